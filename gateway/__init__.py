@@ -1,0 +1,46 @@
+"""gateway: one MCP server for what a person keeps on their own computer.
+
+The public API a plugin uses: the hook marker, the items it registers, what a tool is given and returns,
+the consent gate and the privacy toolkit.
+"""
+
+from gateway.access import Gate, Kept, Project
+from gateway.context import Context, Folders, PluginHost
+from gateway.hookspecs import hookimpl
+from gateway.items import (
+    Answer,
+    Prompt,
+    PromptArgument,
+    Resource,
+    ResourcePage,
+    ResourceTemplate,
+    Setting,
+    Tool,
+    ToolError,
+)
+from gateway.privacy import frame, mask, mask_secrets, one_line
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Answer",
+    "Context",
+    "Folders",
+    "Gate",
+    "Kept",
+    "PluginHost",
+    "Project",
+    "Prompt",
+    "PromptArgument",
+    "Resource",
+    "ResourcePage",
+    "ResourceTemplate",
+    "Setting",
+    "Tool",
+    "ToolError",
+    "frame",
+    "hookimpl",
+    "mask",
+    "mask_secrets",
+    "one_line",
+]

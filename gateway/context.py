@@ -1,0 +1,83 @@
+"""What a plugin is handed: its folders and settings at registration, and a per-call Context when a tool runs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from attrs import field, frozen
+
+from gateway.access import Gate
+from gateway.privacy import framing
+
+APP_NAME = "gateway"
+
+
+@frozen
+class Folders:
+    """The gateway's own platformdirs folders (XDG on Linux), read from the environment when made."""
+
+    config: Path
+    data: Path
+    state: Path
+    cache: Path
+
+    @classmethod
+    def from_environment(cls) -> Folders:
+        return cls(
+            config=Path(platformdirs.user_config_dir(APP_NAME)),
+            data=Path(platformdirs.user_data_dir(APP_NAME)),
+            state=Path(platformdirs.user_state_dir(APP_NAME)),
+            cache=Path(platformdirs.user_cache_dir(APP_NAME)),
+        )
+
+    def for_plugin(self, name: str) -> Folders:
+        """A plugin's own folders: ``<data>/plugins/<name>`` and so on (not created until used)."""
+        return Folders(*(folder / "plugins" / name for folder in (self.config, self.data, self.state, self.cache)))
+
+
+@frozen
+class PluginHost:
+    """What registration hooks get: the plugin's name, its folders and its current settings."""
+
+    name: str
+    folders: Folders
+    settings: Mapping[str, Any] = field(factory=dict)
+
+
+@frozen
+class Context:
+    """Everything a tool needs besides its arguments, fresh for each call.
+
+    ``settings`` is the plugin's config table (with defaults filled in), ``folders`` its own folders, ``gate``
+    the consent gate of this call, ``client`` the host's name. ``frame`` wraps others' words with the mark
+    made for this answer.
+    """
+
+    plugin: str
+    settings: Mapping[str, Any]
+    folders: Folders
+    gate: Gate
+    client: str = "unknown"
+    mark: str = field(factory=framing.new_mark)
+    read_only: bool = False
+
+    def frame(self, text: str) -> str:
+        return framing.frame(text, self.mark)
+
+    @staticmethod
+    def one_line(text: str | None, limit: int | None = None) -> str:
+        return framing.one_line(text, limit)
+
+    @staticmethod
+    def mask(text: str) -> str:
+        from gateway.privacy import mask
+
+        return mask(text)
+
+    def path_setting(self, key: str) -> Path:
+        """A setting holding a path, with ``~`` expanded and relative paths taken from the config folder."""
+        value = Path(str(self.settings[key])).expanduser()
+        return value if value.is_absolute() else self.folders.config.parent.parent / value

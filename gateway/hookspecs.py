@@ -1,0 +1,62 @@
+"""The hooks a plugin implements: the one file a plugin author reads.
+
+A plugin is a module (named by an entry point in the ``gateway.plugins`` group) holding functions marked
+``@hookimpl``. Registration hooks are synchronous and pure: they return lists of plain items and do no
+work; the work happens when a tool runs, through the :class:`gateway.Context` it is given. Each hook gets
+``gateway``, a :class:`gateway.PluginHost` naming the plugin and its folders.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from gateway.context import PluginHost
+    from gateway.items import Prompt, Resource, ResourceTemplate, Setting, Tool
+
+hookspec = pluggy.HookspecMarker("gateway")
+hookimpl = pluggy.HookimplMarker("gateway")
+
+
+@hookspec
+def register_settings(gateway: PluginHost) -> list[Setting]:
+    """The keys your ``[plugins.<name>]`` table accepts; any other key is refused by name."""
+
+
+@hookspec
+def register_tools(gateway: PluginHost) -> list[Tool]:
+    """Your tools, in the order hosts should list them."""
+
+
+@hookspec
+def register_resources(gateway: PluginHost) -> list[Resource]:
+    """Your fixed resources (one URI each)."""
+
+
+@hookspec
+def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
+    """Your resource templates (``scheme://things/{id}``), optionally able to list their resources."""
+
+
+@hookspec
+def register_prompts(gateway: PluginHost) -> list[Prompt]:
+    """Your prompts."""
+
+
+@hookspec
+def register_commands(gateway: PluginHost) -> list[click.Command]:
+    """Click commands (or groups) added under ``gateway`` on the command line, e.g. ``gateway foo import``."""
+
+
+@hookspec
+def startup(gateway: PluginHost) -> None:
+    """Called once when the server starts serving, before the first request."""
+
+
+@hookspec
+def shutdown(gateway: PluginHost) -> None:
+    """Called once when the server stops."""

@@ -1,0 +1,1 @@
+"""The cron plugin (being written)."""

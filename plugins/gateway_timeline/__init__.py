@@ -1,0 +1,1 @@
+"""The timeline plugin (being written)."""
