@@ -4,6 +4,14 @@ The public API a plugin uses: the hook marker, the items it registers, what a to
 the consent gate and the privacy toolkit.
 """
 
+import structlog
+
+if not structlog.is_configured():
+    # structlog's default writes to stdout, which would corrupt a stdio MCP stream.
+    from gateway.log import configure
+
+    configure()
+
 from gateway.access import Gate, Kept, Project
 from gateway.context import Context, Folders, PluginHost
 from gateway.hookspecs import hookimpl

@@ -53,6 +53,11 @@ def register_commands(gateway: PluginHost) -> list[click.Command]:
 
 
 @hookspec
+def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
+    """For ``gateway demo``: write invented data into your folders, return the calls (tool, arguments) to show."""
+
+
+@hookspec
 def startup(gateway: PluginHost) -> None:
     """Called once when the server starts serving, before the first request."""
 

@@ -1,0 +1,87 @@
+"""Arguments checked against a tool's input schema before its function runs (the SDK does not check them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gateway.items import Tool, ToolError
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "an object",
+    "array": "a list",
+    "null": "null",
+}
+_validators: dict[int, Any] = {}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, Mapping):
+        return "object"
+    return "null" if value is None else type(value).__name__
+
+
+def _validator(tool: Tool) -> Any:
+    key = id(tool.input_schema)
+    validator = _validators.get(key)
+    if validator is None:
+        # Imported here: jsonschema is a tenth of a second that only a tool call needs.
+        from jsonschema import Draft202012Validator
+
+        validator = _validators[key] = Draft202012Validator(dict(tool.input_schema))
+    return validator
+
+
+def _takes(tool: Tool, name: str) -> str:
+    names = list(tool.properties)
+    return f"{name} takes: {', '.join(names)}" if names else f"{name} takes no arguments"
+
+
+def check_arguments(tool: Tool, public_name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return the arguments if the schema takes them, else raise ToolError naming what is wrong."""
+    arguments = dict(arguments or {})
+    schema = tool.input_schema
+    if schema.get("additionalProperties", False) is not True:
+        unknown = [key for key in arguments if key not in tool.properties]
+        if unknown:
+            plural = "s" if len(unknown) > 1 else ""
+            raise ToolError(
+                f"unknown argument{plural} {', '.join(repr(u) for u in unknown)}; {_takes(tool, public_name)}."
+            )
+    problems = []
+    for error in sorted(_validator(tool).iter_errors(arguments), key=lambda e: list(e.absolute_path)):
+        problems.append(_sentence(error, tool, public_name))
+    if problems:
+        raise ToolError("; ".join(dict.fromkeys(problems)) + ".")
+    return arguments
+
+
+def _sentence(error: Any, tool: Tool, public_name: str) -> str:
+    path = list(error.absolute_path)
+    where = "argument " + repr(".".join(str(p) for p in path)) if path else "the arguments"
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return f"missing argument {missing!r} (required); {_takes(tool, public_name)}"
+    if error.validator == "type":
+        expected = error.validator_value
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in (expected if isinstance(expected, list) else [expected]))
+        return f"{where} must be {words}, not {_json_type(error.instance)}"
+    if error.validator == "enum":
+        return f"{where} must be one of {', '.join(repr(v) for v in error.validator_value)}"
+    if error.validator == "additionalProperties":
+        return f"{where}: {error.message}"
+    return f"{where}: {error.message}"

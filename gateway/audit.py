@@ -1,0 +1,102 @@
+"""The audit log: one JSON line per call, one file a month, readable by the person alone, never the words.
+
+Lines are written with a single ``os.write`` on a file opened with O_APPEND, so several gateway processes
+appending at once leave whole lines only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gateway.privacy import mask
+
+ARGUMENT_LIMIT = 40
+
+
+def summarise_arguments(arguments: Mapping[str, Any], private: frozenset[str] | set[str] = frozenset()) -> dict:
+    """What the log keeps of a call's arguments: free texts by length, other strings short and masked."""
+    kept: dict[str, Any] = {}
+    for key, value in arguments.items():
+        kept[key] = _summarise(value, key in private)
+    return kept
+
+
+def _summarise(value: Any, private: bool) -> Any:
+    if isinstance(value, str):
+        if private or len(value) > ARGUMENT_LIMIT or "\n" in value:
+            return {"length": len(value)}
+        return mask(value)
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    if isinstance(value, list):
+        return [_summarise(v, private) for v in value[:10]] + (["…"] if len(value) > 10 else [])
+    if isinstance(value, Mapping):
+        return {str(k)[:ARGUMENT_LIMIT]: _summarise(v, private) for k, v in list(value.items())[:10]}
+    return {"type": type(value).__name__}
+
+
+class AuditLog:
+    """Appends entries to ``<folder>/YYYY-MM.jsonl`` (0600, in a 0700 folder) and reads them back."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path_for(self, moment: datetime) -> Path:
+        return self.folder / f"{moment:%Y-%m}.jsonl"
+
+    def write(self, entry: Mapping[str, Any]) -> None:
+        moment = datetime.now(UTC)
+        record = {"time": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"), **entry}
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(self.folder, 0o700)
+        fd = os.open(self.path_for(moment), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+    def read(
+        self,
+        *,
+        since: datetime | None = None,
+        tool: str | None = None,
+        client: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Entries in time order, filtered; a torn or foreign line is skipped, never fatal."""
+        if not self.folder.is_dir():
+            return
+        for path in sorted(self.folder.glob("*.jsonl")):
+            if since is not None and path.stem < f"{since:%Y-%m}":
+                continue
+            with path.open("rb") as handle:
+                for raw in handle:
+                    try:
+                        entry = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if not isinstance(entry, dict):
+                        continue
+                    if since is not None and str(entry.get("time", "")) < since.astimezone(UTC).isoformat()[:19]:
+                        continue
+                    if tool is not None and tool not in (entry.get("tool"), entry.get("uri"), entry.get("prompt")):
+                        continue
+                    if client is not None and entry.get("client") != client:
+                        continue
+                    yield entry
+
+
+class Stopwatch:
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+
+    @property
+    def ms(self) -> float:
+        return round((time.perf_counter() - self.start) * 1000, 3)

@@ -1,0 +1,274 @@
+"""The `gateway` command: serve hosts, show what is installed, call a tool, read the audit log, set up a host."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from gateway.core import Caller, Gateway, NotFound, make_gateway_from_environment
+from gateway.items import ToolError
+
+
+def _gateway() -> Gateway:
+    return make_gateway_from_environment()
+
+
+class PluginCommands(click.Group):
+    """The built-in commands, then those the enabled plugins add (``gateway sessions import``...)."""
+
+    def _plugin_commands(self) -> dict[str, click.Command]:
+        if not hasattr(self, "_found"):
+            found: dict[str, click.Command] = {}
+            try:
+                gateway = _gateway()
+                snapshot = gateway.snapshot()
+                gateway.catalogue(snapshot)
+                names = gateway.enabled(snapshot.config) if snapshot.error is None else gateway.registry.names()
+                for name in names:
+                    gateway.registry.get(name, snapshot.config.table(name))
+                for _plugin, commands in gateway.registry.call_each(
+                    "register_commands", names, lambda n: snapshot.config.table(n)
+                ):
+                    for command in commands or []:
+                        if command.name and command.name not in super().list_commands(click.Context(self)):
+                            found.setdefault(command.name, command)
+            except Exception as error:  # a broken plugin must not take the whole CLI down
+                click.echo(f"warning: plugin commands unavailable: {error}", err=True)
+            self._found = found
+        return self._found
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return super().list_commands(ctx) + sorted(self._plugin_commands())
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return super().get_command(ctx, name) or self._plugin_commands().get(name)
+
+
+@click.group(cls=PluginCommands)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="GATEWAY_CONFIG",
+    help="The config file to use (default: config.toml in the gateway's config folder).",
+)
+@click.option("--log-level", default=None, help="How much to log on stderr: debug, info, warning (default), error.")
+def main(config_file: Path | None, log_level: str | None) -> None:
+    """One MCP server for what you keep on this computer, behind one consent gate, privacy masks and an audit log.
+
+    Point your AI host at `gateway serve` (`gateway setup --host NAME` does it), or try `gateway demo`.
+    """
+    if config_file is not None:
+        os.environ["GATEWAY_CONFIG"] = str(config_file)
+    if log_level:
+        from gateway.log import configure
+
+        configure(log_level)
+
+
+@main.command()
+@click.option("--http", "http", metavar="HOST:PORT", help="Serve Streamable HTTP on this address (loopback only).")
+def serve(http: str | None) -> None:
+    """Serve MCP on stdin/stdout (what a host runs), or over HTTP with --http 127.0.0.1:PORT."""
+    gateway = _gateway()
+    if http:
+        from gateway.http import serve_http
+
+        serve_http(gateway, http)
+        return
+    from gateway.server import serve_stdio
+
+    _lifecycle(gateway, "startup")
+    try:
+        anyio.run(serve_stdio, gateway)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        _lifecycle(gateway, "shutdown")
+
+
+def _lifecycle(gateway: Gateway, hook: str) -> None:
+    snapshot = gateway.snapshot()
+    catalogue = gateway.catalogue(snapshot)
+    gateway.registry.call_each(hook, catalogue.plugin_order, lambda n: snapshot.config.table(n))
+
+
+@main.command()
+def plugins() -> None:
+    """Every plugin found: on or off, version, where it comes from, its tools, or why it failed to load."""
+    gateway = _gateway()
+    snapshot = gateway.snapshot()
+    if snapshot.error:
+        click.echo(f"config problem: {snapshot.error}", err=True)
+    catalogue = gateway.catalogue(snapshot)
+    enabled = set(gateway.enabled(snapshot.config)) if snapshot.error is None else set()
+    names = list(dict.fromkeys(gateway.registry.names() + sorted(enabled)))
+    for name in names:
+        on = name in enabled
+        plugin = gateway.registry.get(name, snapshot.config.table(name)) if on else None
+        candidate = gateway.registry.candidates.get(name)
+        origin = candidate.origin if candidate else "not installed"
+        version = (plugin.version if plugin else "") or (candidate.version if candidate else "")
+        state = "on" if on else "off"
+        click.echo(f"{name} [{state}] {version} ({origin})".replace("  ", " "))
+        if plugin is not None and not plugin.ok:
+            click.echo(f"  error: {plugin.error}")
+        elif plugin is not None:
+            public = [listed.name for listed in catalogue.tools if listed.tool.plugin == name]
+            click.echo(f"  tools: {', '.join(public) or '(none)'}")
+    for problem in catalogue.problems:
+        click.echo(f"problem: {problem}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the tools/list result as JSON, as a host receives it.")
+def tools(as_json: bool) -> None:
+    """The merged tools/list, exactly as a host sees it."""
+    listing = anyio.run(_host_view, _gateway())
+    if as_json:
+        click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
+        return
+    for tool in listing["tools"]:
+        hint = " (read-only)" if tool.get("annotations", {}).get("readOnlyHint") else ""
+        first = (tool.get("description") or "").strip().splitlines()[:1]
+        click.echo(f"{tool['name']}{hint}: {first[0] if first else ''}")
+
+
+async def _host_view(gateway: Gateway) -> dict[str, Any]:
+    from mcp import Client
+
+    from gateway.server import build_server
+
+    tools: list[dict[str, Any]] = []
+    async with Client(build_server(gateway, "cli"), mode="legacy") as client:
+        cursor = None
+        while True:
+            result = await client.list_tools(cursor=cursor) if cursor else await client.list_tools()
+            tools.extend(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in result.tools)
+            cursor = result.next_cursor
+            if not cursor:
+                break
+    return {"tools": tools}
+
+
+@main.command()
+@click.argument("tool")
+@click.argument("arguments", required=False, default="{}")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured answer as JSON.")
+def call(tool: str, arguments: str, as_json: bool) -> None:
+    """Call TOOL with ARGUMENTS (a JSON object) through the same gate, masks and audit as a host's call."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError as error:
+        raise click.UsageError(f"ARGUMENTS must be a JSON object, e.g. '{{\"limit\": 5}}' ({error})") from None
+    if not isinstance(parsed, dict):
+        raise click.UsageError("ARGUMENTS must be a JSON object, e.g. '{\"limit\": 5}'")
+    gateway = _gateway()
+    try:
+        answer = anyio.run(gateway.call_tool, tool, parsed, Caller("gateway-cli", "", "cli"))
+    except NotFound as error:
+        names = ", ".join(listed.name for listed in gateway.catalogue().tools)
+        raise click.ClickException(f"{error}. Tools: {names or '(none)'}") from None
+    if as_json and answer.data is not None:
+        click.echo(json.dumps(dict(answer.data), indent=2, ensure_ascii=False))
+    else:
+        click.echo(answer.text)
+    if answer.is_error:
+        sys.exit(1)
+
+
+_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
+
+
+def parse_since(value: str) -> datetime:
+    """`2h`, `3d`, `1w`, `30m` ago, or an ISO date/time (local time when no zone is given)."""
+    found = _RELATIVE.match(value.strip())
+    if found:
+        amount, unit = int(found.group(1)), found.group(2)
+        delta = {"m": timedelta(minutes=amount), "h": timedelta(hours=amount), "d": timedelta(days=amount),
+                 "w": timedelta(weeks=amount)}[unit]
+        return datetime.now(UTC) - delta
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter("use 30m, 2h, 3d, 1w or an ISO date such as 2026-11-30T08:00") from None
+    return moment.astimezone(UTC) if moment.tzinfo is None else moment
+
+
+@main.command()
+@click.option("--since", help="Only calls after this: 30m, 2h, 3d, 1w, or an ISO date/time.")
+@click.option("--tool", help="Only calls of this tool (or resource URI, or prompt).")
+@click.option("--client", help="Only calls from this host (its client name, e.g. claude-code).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line, as stored.")
+def audit(since: str | None, tool: str | None, client: str | None, as_json: bool) -> None:
+    """Read the audit log back: what was given to which host, when."""
+    gateway = _gateway()
+    moment = parse_since(since) if since else None
+    count = 0
+    for entry in gateway.audit.read(since=moment, tool=tool, client=client):
+        count += 1
+        if as_json:
+            click.echo(json.dumps(entry, ensure_ascii=False))
+            continue
+        what = entry.get("tool") or entry.get("uri") or entry.get("prompt") or "?"
+        given = entry.get("given") or []
+        shown = ", ".join(given[:3]) + (f" and {len(given) - 3} more" if len(given) > 3 else "")
+        left = f" left_out={entry['left_out']}" if entry.get("left_out") else ""
+        click.echo(
+            f"{entry.get('time', '?')} {entry.get('client', '?')} {what} {entry.get('outcome', '?')} "
+            f"length={entry.get('length', 0)}{left}{' given: ' + shown if shown else ''}"
+        )
+    if not count and not as_json:
+        click.echo("(no calls logged)", err=True)
+
+
+@main.command()
+def doctor() -> None:
+    """Check the config, the projects manifest, the plugins and the audit folder; exit 1 on a problem."""
+    from gateway.doctor import run_checks
+
+    problems = run_checks(_gateway(), click.echo)
+    if problems:
+        click.echo(f"{problems} problem(s) found.")
+        sys.exit(1)
+    click.echo("All good.")
+
+
+@main.command()
+@click.option("--host", "host", required=True, help="claude-code, claude-desktop, cursor, vscode, codex or gemini.")
+@click.option("--write", is_flag=True, help="Merge the entry into the host's config file instead of printing it.")
+@click.option("--name", default="gateway", show_default=True, help="The server's name in the host's config.")
+def setup(host: str, write: bool, name: str) -> None:
+    """Print (or with --write, merge into) a host's MCP config so that it starts `gateway serve`."""
+    from gateway.setup import HOSTS, SetupError, entry_for, merge_into
+
+    if host not in HOSTS:
+        raise click.BadParameter(f"unknown host {host!r}; choose one of {', '.join(HOSTS)}", param_hint="--host")
+    try:
+        if write:
+            path = merge_into(host, name)
+            click.echo(f"Added {name!r} to {path}. Restart the host to see the gateway's tools.")
+        else:
+            click.echo(entry_for(host, name))
+    except SetupError as error:
+        raise click.ClickException(str(error)) from None
+
+
+@main.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+def demo(directory: Path | None) -> None:
+    """Make a home of invented data in DIRECTORY (default: a new temporary folder) and tour it as a host would."""
+    from gateway.demo import run_demo
+
+    try:
+        run_demo(directory)
+    except ToolError as error:
+        raise click.ClickException(str(error)) from None

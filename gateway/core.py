@@ -1,0 +1,407 @@
+"""The gateway itself, free of any protocol: the merged catalogue, and every call through gate, masks and audit."""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import json
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import structlog
+
+from gateway.arguments import check_arguments
+from gateway.audit import AuditLog, Stopwatch, summarise_arguments
+from gateway.config import CORE_PLUGIN_KEYS, Config, ConfigSource, Snapshot
+from gateway.context import Context, Folders
+from gateway.items import NAME_PATTERN, Answer, Prompt, Resource, ResourceTemplate, Tool, ToolError
+from gateway.privacy import mask_secrets
+from gateway.registry import Plugin, Registry
+
+log = structlog.get_logger("gateway")
+
+PAGE_SIZE = 100
+
+
+class NotFound(LookupError):
+    """An unknown tool, resource or prompt: a protocol error, not a tool's failure."""
+
+
+@attrs.frozen
+class Caller:
+    """Who is calling, for the audit log and the context."""
+
+    client: str = "unknown"
+    client_version: str = ""
+    transport: str = "direct"
+
+
+@attrs.frozen
+class Listed:
+    """A tool as listed, under its public name (a plugin's prefix applied)."""
+
+    name: str
+    tool: Tool
+
+
+@attrs.define
+class Catalogue:
+    """Everything the enabled plugins offer, merged in config order, for one configuration."""
+
+    tools: list[Listed]
+    tools_by_name: dict[str, Listed]
+    resources: list[Resource]
+    templates: list[ResourceTemplate]
+    prompts: dict[str, Prompt]
+    problems: list[str]
+    plugin_order: list[str]
+
+
+class Gateway:
+    """Merges the enabled plugins and runs every call the same way, whoever calls."""
+
+    def __init__(self, registry: Registry, source: ConfigSource, folders: Folders, audit: AuditLog) -> None:
+        self.registry = registry
+        self.source = source
+        self.folders = folders
+        self.audit = audit
+        self._catalogue: tuple[Config, Catalogue] | None = None
+        self._last_good: Catalogue | None = None
+
+    # -- configuration and catalogue ------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        return self.source.current()
+
+    def enabled(self, config: Config) -> list[str]:
+        return list(config.plugins) if config.plugins is not None else self.registry.names()
+
+    def settings_of(self, plugin: Plugin, config: Config) -> dict[str, Any]:
+        """The plugin's table with its declared defaults filled in (the core's own keys left out)."""
+        table = config.table(plugin.name)
+        values = {name: setting.default for name, setting in plugin.settings.items()}
+        values.update({k: v for k, v in table.items() if k not in CORE_PLUGIN_KEYS})
+        return values
+
+    def catalogue(self, snapshot: Snapshot | None = None) -> Catalogue:
+        snapshot = snapshot or self.snapshot()
+        if snapshot.error is not None:
+            return self._last_good or Catalogue([], {}, [], [], {}, [snapshot.error], [])
+        if self._catalogue is not None and self._catalogue[0] is snapshot.config:
+            return self._catalogue[1]
+        catalogue = self._merge(snapshot.config)
+        self._catalogue = (snapshot.config, catalogue)
+        self._last_good = catalogue
+        return catalogue
+
+    def _merge(self, config: Config) -> Catalogue:
+        tools: list[Listed] = []
+        by_name: dict[str, Listed] = {}
+        resources: list[Resource] = []
+        templates: list[ResourceTemplate] = []
+        prompts: dict[str, Prompt] = {}
+        problems: list[str] = []
+        order = []
+        for name in self.enabled(config):
+            plugin = self.registry.get(name, config.table(name))
+            if not plugin.ok:
+                problems.append(f"plugin {name}: {plugin.error}")
+                continue
+            unknown = sorted(set(config.table(name)) - set(plugin.settings) - CORE_PLUGIN_KEYS)
+            if unknown:
+                known = ", ".join(sorted(set(plugin.settings) | CORE_PLUGIN_KEYS))
+                problems.append(
+                    f"plugin {name}: unknown key(s) in [plugins.{name}]: {', '.join(unknown)} (known: {known}); "
+                    "the plugin is off until the config is fixed"
+                )
+                continue
+            order.append(name)
+            prefix = config.prefix(name)
+            disabled = config.disabled_tools(name)
+            for tool in plugin.tools:
+                public = prefix + tool.name
+                if tool.name in disabled or public in disabled:
+                    continue
+                if config.read_only and not tool.read_only:
+                    continue
+                if not NAME_PATTERN.match(public):
+                    problems.append(f"plugin {name}: tool name {public!r} (with its prefix) is not a valid name")
+                    continue
+                if public in by_name:
+                    problems.append(
+                        f"tool {public!r} of plugin {name} refused: plugin {by_name[public].tool.plugin} already "
+                        f"has a tool of that name; set prefix = \"x_\" in [plugins.{name}] to rename its tools"
+                    )
+                    continue
+                listed = Listed(public, tool)
+                tools.append(listed)
+                by_name[public] = listed
+            resources.extend(plugin.resources)
+            templates.extend(plugin.templates)
+            for prompt in plugin.prompts:
+                prompts.setdefault(prefix + prompt.name, prompt)
+        for problem in problems:
+            log.warning("catalogue problem", problem=problem)
+        return Catalogue(tools, by_name, resources, templates, prompts, problems, order)
+
+    def context(self, plugin_name: str, snapshot: Snapshot, caller: Caller) -> Context:
+        plugin = self.registry.get(plugin_name)
+        return Context(
+            plugin=plugin_name,
+            settings=self.settings_of(plugin, snapshot.config),
+            folders=self.folders.for_plugin(plugin_name),
+            gate=snapshot.gate,
+            client=caller.client,
+            read_only=snapshot.config.read_only,
+        )
+
+    # -- calls ----------------------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller = Caller()) -> Answer:
+        """Run a tool as a host would: raises NotFound for an unknown tool, else always answers."""
+        watch = Stopwatch()
+        snapshot = self.snapshot()
+        catalogue = self.catalogue(snapshot)
+        listed = catalogue.tools_by_name.get(name)
+        if listed is None:
+            if snapshot.error is None:
+                self._audit(caller, {"tool": name, "outcome": "unknown_tool"}, watch)
+                raise NotFound(f"Unknown tool: {name!r}")
+        tool = listed.tool if listed else None
+        private = frozenset(tool.private_arguments) if tool else frozenset()
+        entry: dict[str, Any] = {
+            "plugin": tool.plugin if tool else None,
+            "tool": name,
+            "arguments": summarise_arguments(arguments or {}, private),
+        }
+        if snapshot.error is not None:
+            answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
+            return self._finish(answer, entry, "config_error", caller, watch)
+        assert tool is not None
+        try:
+            checked = check_arguments(tool, name, arguments)
+        except ToolError as error:
+            return self._finish(Answer(text=str(error), is_error=True), entry, "bad_arguments", caller, watch)
+        ctx = self.context(tool.plugin, snapshot, caller)
+        answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin)
+        return self._finish(answer, entry, outcome, caller, watch)
+
+    async def _run(
+        self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str
+    ) -> tuple[Answer, str]:
+        try:
+            result = function(ctx, **arguments) if _wants_ctx(function) else function(**arguments)
+            if inspect.isawaitable(result):
+                result = await result
+            answer = Answer.of(result)
+        except ToolError as error:
+            return Answer(text=str(error), is_error=True), "refused"
+        except Exception as error:
+            log.error("plugin failed", plugin=plugin, what=what, traceback=traceback.format_exc())
+            text = (
+                f"{what} failed inside the {plugin} plugin ({type(error).__name__}). This is a fault of the "
+                "gateway, not of the request; the details are in the gateway's log. Try something else, or tell "
+                "the person."
+            )
+            return Answer(text=text, is_error=True), "plugin_failed"
+        return _masked(answer), "error" if answer.is_error else "ok"
+
+    def _finish(self, answer: Answer, entry: dict[str, Any], outcome: str, caller: Caller, watch: Stopwatch) -> Answer:
+        entry.update(
+            outcome=outcome,
+            given=list(answer.given),
+            left_out=answer.left_out,
+            length=len(answer.text),
+        )
+        self._audit(caller, entry, watch)
+        return answer
+
+    def _audit(self, caller: Caller, entry: dict[str, Any], watch: Stopwatch) -> None:
+        record = {
+            "client": caller.client,
+            "client_version": caller.client_version,
+            "transport": caller.transport,
+            **entry,
+            "ms": watch.ms,
+        }
+        try:
+            self.audit.write(record)
+        except OSError as error:
+            # The call was answered; a log that cannot be written is said loudly on stderr.
+            log.error("audit log cannot be written", error=str(error), folder=str(self.audit.folder))
+
+    # -- resources and prompts ------------------------------------------------------------------------
+
+    def list_resources(self, cursor: str | None, caller: Caller = Caller()) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of every plugin's resources: fixed ones first, then each template's listing."""
+        snapshot = self.snapshot()
+        catalogue = self.catalogue(snapshot)
+        if snapshot.error is not None:
+            raise ToolError(f"The gateway's configuration is unusable: {snapshot.error}")
+        sources: list[Any] = ["fixed", *[t for t in catalogue.templates if t.listing is not None]]
+        index, inner = _decode_cursor(cursor)
+        page: list[dict[str, Any]] = []
+        if index == 0:
+            for resource in catalogue.resources:
+                page.append(_resource_dict(resource))
+            index, inner = 1, None
+        while index < len(sources) and len(page) < PAGE_SIZE:
+            template = sources[index]
+            ctx = self.context(template.plugin, snapshot, caller)
+            try:
+                result = template.listing(ctx, inner, PAGE_SIZE - len(page))
+            except ToolError:
+                result = None
+            except Exception:
+                log.error("resource listing failed", plugin=template.plugin, traceback=traceback.format_exc())
+                result = None
+            if result is not None:
+                for item in result.resources:
+                    page.append(_resource_dict(item, template))
+            if result is not None and result.next_cursor:
+                inner = result.next_cursor
+                break
+            index, inner = index + 1, None
+        next_cursor = _encode_cursor(index, inner) if index < len(sources) else None
+        return page, next_cursor
+
+    def list_templates(self) -> list[ResourceTemplate]:
+        return list(self.catalogue().templates)
+
+    async def read_resource(self, uri: str, caller: Caller = Caller()) -> tuple[Answer, str]:
+        """A resource's text and mime type; NotFound when no plugin serves the URI."""
+        watch = Stopwatch()
+        snapshot = self.snapshot()
+        catalogue = self.catalogue(snapshot)
+        entry: dict[str, Any] = {"uri": mask_secrets(uri)[:200]}
+        if snapshot.error is not None:
+            answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
+            return self._finish(answer, entry, "config_error", caller, watch), "text/plain"
+        for resource in catalogue.resources:
+            if resource.uri == uri:
+                entry["plugin"] = resource.plugin
+                ctx = self.context(resource.plugin, snapshot, caller)
+                answer, outcome = await self._run(resource.read, ctx, {}, f"the resource {uri}", resource.plugin)
+                return self._finish(answer, entry, outcome, caller, watch), resource.mime_type
+        for template in catalogue.templates:
+            params = template.match(uri)
+            if params is not None:
+                entry["plugin"] = template.plugin
+                ctx = self.context(template.plugin, snapshot, caller)
+                answer, outcome = await self._run(template.read, ctx, params, f"the resource {uri}", template.plugin)
+                if not answer.given and not answer.is_error:
+                    answer = attrs.evolve(answer, given=(uri,))
+                return self._finish(answer, entry, outcome, caller, watch), template.mime_type
+        self._audit(caller, {**entry, "outcome": "unknown_resource"}, watch)
+        raise NotFound(f"Unknown resource: {uri}")
+
+    def list_prompts(self) -> list[tuple[str, Prompt]]:
+        return list(self.catalogue().prompts.items())
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller = Caller()) -> Answer:
+        watch = Stopwatch()
+        snapshot = self.snapshot()
+        prompt = self.catalogue(snapshot).prompts.get(name)
+        if prompt is None:
+            raise NotFound(f"Unknown prompt: {name!r}")
+        arguments = dict(arguments or {})
+        entry: dict[str, Any] = {"plugin": prompt.plugin, "prompt": name, "arguments": summarise_arguments(arguments)}
+        known = {a.name for a in prompt.arguments}
+        unknown = sorted(set(arguments) - known)
+        missing = sorted(a.name for a in prompt.arguments if a.required and a.name not in arguments)
+        if unknown or missing:
+            text = "; ".join(
+                filter(None, [unknown and f"unknown argument(s) {', '.join(unknown)}",
+                              missing and f"missing argument(s) {', '.join(missing)}"])
+            ) + f"; {name} takes: {', '.join(sorted(known)) or 'nothing'}."
+            raise ToolError(text)
+        ctx = self.context(prompt.plugin, snapshot, caller)
+        answer, outcome = await self._run(prompt.render, ctx, arguments, f"the prompt {name}", prompt.plugin)
+        return self._finish(answer, entry, outcome, caller, watch)
+
+
+def _wants_ctx(function: Any) -> bool:
+    try:
+        return function.__gateway_wants_ctx__  # cached below
+    except AttributeError:
+        pass
+    try:
+        params = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        params = []
+    wants = bool(params) and params[0] == "ctx"
+    try:
+        function.__gateway_wants_ctx__ = wants
+    except (AttributeError, TypeError):
+        pass
+    return wants
+
+
+def _mask_data(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, Mapping):
+        return {k: _mask_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_mask_data(v) for v in value]
+    return value
+
+
+def _masked(answer: Answer) -> Answer:
+    """The core's safety net: secrets masked in the lines and in the data, whatever the plugin did."""
+    return attrs.evolve(
+        answer,
+        text=mask_secrets(answer.text),
+        data=_mask_data(answer.data) if answer.data is not None else None,
+    )
+
+
+def _resource_dict(item: Resource | Mapping[str, Any], template: ResourceTemplate | None = None) -> dict[str, Any]:
+    if isinstance(item, Resource):
+        return {
+            "uri": item.uri,
+            "name": item.name,
+            "title": item.title,
+            "description": item.description,
+            "mime_type": item.mime_type,
+        }
+    found = dict(item)
+    found.setdefault("mime_type", template.mime_type if template else "text/plain")
+    found.setdefault("name", found.get("uri", ""))
+    return found
+
+
+def _encode_cursor(index: int, inner: str | None) -> str:
+    raw = json.dumps([index, inner], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str | None) -> tuple[int, str | None]:
+    if not cursor:
+        return 0, None
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        index, inner = json.loads(base64.urlsafe_b64decode(padded))
+        if not isinstance(index, int) or index < 0 or not (inner is None or isinstance(inner, str)):
+            raise ValueError
+        return index, inner
+    except (ValueError, TypeError):
+        raise ToolError("the cursor is not one this gateway gave; list again from the start") from None
+
+
+def make_gateway_from_environment(
+    *,
+    config_file: Path | None = None,
+    plugins: list[Any] | None = None,
+    entrypoints: bool = True,
+) -> Gateway:
+    """A gateway on the person's own folders (platformdirs), as `gateway serve` builds it."""
+    from gateway.config import config_path
+
+    folders = Folders.from_environment()
+    path = config_file or config_path(folders.config)
+    registry = Registry(folders, plugins=plugins or (), entrypoints=entrypoints)
+    return Gateway(registry, ConfigSource(path), folders, AuditLog(folders.state / "audit"))

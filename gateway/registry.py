@@ -1,0 +1,202 @@
+"""Plugin discovery and loading: entry points in the ``gateway.plugins`` group, each loaded in isolation.
+
+A plugin that fails to import or to register is unregistered, logged and remembered with its error; the
+others serve. Plugins are imported only when enabled, and each only once.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+import attrs
+import pluggy
+import structlog
+
+from gateway import hookspecs
+from gateway.context import Folders, PluginHost
+from gateway.items import Prompt, Resource, ResourceTemplate, Setting, Tool
+
+GROUP = "gateway.plugins"
+DISTRIBUTION = "mcp-gateway"
+# The built-in plugins, in the order used when no config chooses; the others follow by name.
+BUILT_IN_ORDER = ("sessions", "cron", "timeline", "mail", "spam")
+
+log = structlog.get_logger("gateway.registry")
+
+
+@attrs.define
+class Plugin:
+    """One plugin as loaded: what it registered, or why it could not be."""
+
+    name: str
+    origin: str = "given"
+    version: str = ""
+    module: Any = None
+    error: str | None = None
+    settings: dict[str, Setting] = attrs.field(factory=dict)
+    tools: list[Tool] = attrs.field(factory=list)
+    resources: list[Resource] = attrs.field(factory=list)
+    templates: list[ResourceTemplate] = attrs.field(factory=list)
+    prompts: list[Prompt] = attrs.field(factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@attrs.frozen
+class Candidate:
+    """A plugin that could be loaded: its name, where it comes from, and how to import it."""
+
+    name: str
+    origin: str
+    version: str
+    load: Callable[[], Any]
+
+
+def discover_entry_points() -> list[Candidate]:
+    """Every installed plugin, without importing any."""
+    found: dict[str, Candidate] = {}
+    for entry in importlib.metadata.entry_points(group=GROUP):
+        dist = getattr(entry, "dist", None)
+        dist_name = dist.name if dist is not None else "?"
+        origin = "built-in" if dist_name == DISTRIBUTION else dist_name
+        version = dist.version if dist is not None else ""
+        if entry.name in found:
+            log.warning("plugin name taken twice; keeping the first", plugin=entry.name, origin=origin)
+            continue
+        found[entry.name] = Candidate(entry.name, origin, version, entry.load)
+    return list(found.values())
+
+
+def default_order(names: Iterable[str]) -> list[str]:
+    names = list(names)
+    first = [n for n in BUILT_IN_ORDER if n in names]
+    return first + sorted(n for n in names if n not in BUILT_IN_ORDER)
+
+
+def _module_version(module: Any) -> str:
+    return str(getattr(module, "__version__", ""))
+
+
+class Registry:
+    """Knows the candidates, loads each on first use, and keeps what it registered."""
+
+    def __init__(
+        self,
+        folders: Folders,
+        *,
+        plugins: Sequence[ModuleType | object | tuple[str, Any]] = (),
+        entrypoints: bool = True,
+    ) -> None:
+        self.folders = folders
+        self.manager = pluggy.PluginManager("gateway")
+        self.manager.add_hookspecs(hookspecs)
+        candidates: dict[str, Candidate] = {}
+        for given in plugins:
+            name, module = given if isinstance(given, tuple) else (_plugin_name(given), given)
+            candidates[name] = Candidate(name, "given", _module_version(module), lambda m=module: m)
+        if entrypoints:
+            for candidate in discover_entry_points():
+                candidates.setdefault(candidate.name, candidate)
+        self.candidates = candidates
+        self._loaded: dict[str, Plugin] = {}
+
+    def names(self) -> list[str]:
+        return default_order(self.candidates)
+
+    def get(self, name: str, settings: Mapping[str, Any] | None = None) -> Plugin:
+        plugin = self._loaded.get(name)
+        if plugin is None:
+            plugin = self._loaded[name] = self._load(name, settings or {})
+        return plugin
+
+    def loaded(self) -> list[Plugin]:
+        return list(self._loaded.values())
+
+    def _load(self, name: str, settings: Mapping[str, Any]) -> Plugin:
+        candidate = self.candidates.get(name)
+        if candidate is None:
+            known = ", ".join(self.names()) or "none"
+            return Plugin(name, origin="?", error=f"no plugin named {name!r} is installed (installed: {known})")
+        plugin = Plugin(name, origin=candidate.origin, version=candidate.version)
+        try:
+            module = candidate.load()
+        except ImportError as error:
+            plugin.error = f"cannot be imported: {error}"
+            log.warning("plugin failed to import", plugin=name, error=str(error))
+            return plugin
+        except Exception as error:
+            plugin.error = f"failed while importing: {type(error).__name__}: {error}"
+            log.error("plugin failed to import", plugin=name, traceback=traceback.format_exc())
+            return plugin
+        plugin.module = module
+        plugin.version = plugin.version or _module_version(module)
+        try:
+            self.manager.register(module, name=name)
+            self.manager.check_pending()
+        except Exception as error:
+            self._unregister(name)
+            plugin.error = f"cannot be registered: {error}"
+            log.warning("plugin failed to register", plugin=name, error=str(error))
+            return plugin
+        host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=settings)
+        try:
+            plugin.settings = {s.name: s for s in self._call(name, "register_settings", host, Setting)}
+            plugin.tools = [attrs.evolve(t, plugin=name) for t in self._call(name, "register_tools", host, Tool)]
+            plugin.resources = [
+                attrs.evolve(r, plugin=name) for r in self._call(name, "register_resources", host, Resource)
+            ]
+            plugin.templates = [
+                attrs.evolve(t, plugin=name)
+                for t in self._call(name, "register_resource_templates", host, ResourceTemplate)
+            ]
+            plugin.prompts = [attrs.evolve(p, plugin=name) for p in self._call(name, "register_prompts", host, Prompt)]
+        except Exception as error:
+            self._unregister(name)
+            plugin.error = f"failed while registering: {type(error).__name__}: {error}"
+            log.error("plugin failed to register", plugin=name, traceback=traceback.format_exc())
+        return plugin
+
+    def _unregister(self, name: str) -> None:
+        module = self.manager.get_plugin(name)
+        if module is not None:
+            self.manager.unregister(module, name=name)
+
+    def _call(self, name: str, hook: str, host: PluginHost, kind: type) -> list[Any]:
+        items: list[Any] = []
+        for impl in getattr(self.manager.hook, hook).get_hookimpls():
+            if impl.plugin_name != name:
+                continue
+            result = impl.function(gateway=host) if "gateway" in impl.argnames else impl.function()
+            for item in result or []:
+                if not isinstance(item, kind):
+                    raise TypeError(f"{hook} returned a {type(item).__name__}; expected {kind.__name__}")
+                items.append(item)
+        return items
+
+    def call_each(self, hook: str, names: Iterable[str], settings: Callable[[str], Mapping[str, Any]]) -> list:
+        """Call a hook of each named, loaded plugin in turn; a failure is logged and skipped."""
+        results = []
+        for name in names:
+            plugin = self._loaded.get(name)
+            if plugin is None or not plugin.ok:
+                continue
+            host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=settings(name))
+            for impl in getattr(self.manager.hook, hook).get_hookimpls():
+                if impl.plugin_name != name:
+                    continue
+                try:
+                    results.append((name, impl.function(gateway=host) if "gateway" in impl.argnames else impl.function()))
+                except Exception:
+                    log.error("plugin hook failed", plugin=name, hook=hook, traceback=traceback.format_exc())
+        return results
+
+
+def _plugin_name(module: Any) -> str:
+    name = getattr(module, "PLUGIN_NAME", None) or getattr(module, "__name__", type(module).__name__)
+    return str(name).rpartition(".")[2].removeprefix("gateway_")

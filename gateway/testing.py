@@ -1,0 +1,148 @@
+"""Test helpers for the gateway and its plugins, shipped as a pytest plugin (``-p gateway.testing`` is automatic).
+
+- ``gateway_home``: a temporary HOME with every XDG folder inside it.
+- ``make_gateway(plugins=[...], entrypoints=False, config={...}, projects=[...], home=path)``: a gateway
+  built from the given plugin modules; ``.call(tool, arguments)`` answers exactly as a host's call would
+  (arguments checked, gate, masks, audit), ``.read(uri)``, ``.list_tools()``, ``.list_resources()``.
+- ``audit_lines``: the parsed audit log of ``gateway_home``.
+- ``serve_client(home, ...)``: the SDK's own client connected to a real ``gateway serve`` subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import tomli_w
+
+from gateway.audit import AuditLog
+from gateway.config import ConfigSource
+from gateway.context import Folders
+from gateway.core import Caller, Gateway
+from gateway.items import Answer
+from gateway.registry import Registry
+
+
+def home_environment(home: Path) -> dict[str, str]:
+    """The variables that point a process's home and XDG folders at `home`."""
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
+
+
+def folders_of(home: Path) -> Folders:
+    env = home_environment(home)
+    return Folders(
+        config=Path(env["XDG_CONFIG_HOME"]) / "gateway",
+        data=Path(env["XDG_DATA_HOME"]) / "gateway",
+        state=Path(env["XDG_STATE_HOME"]) / "gateway",
+        cache=Path(env["XDG_CACHE_HOME"]) / "gateway",
+    )
+
+
+def write_config(
+    home: Path, config: Mapping[str, Any] | None = None, projects: Iterable[Mapping[str, Any]] | None = None
+) -> Path:
+    """Write config.toml (and projects.toml when `projects` is given) in `home`'s gateway config folder."""
+    folder = folders_of(home).config
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "config.toml"
+    if config is not None:
+        path.write_text(tomli_w.dumps(dict(config)))
+    if projects is not None:
+        (folder / "projects.toml").write_text(tomli_w.dumps({"project": [dict(p) for p in projects]}))
+    return path
+
+
+class TestGateway(Gateway):
+    """A Gateway with synchronous helpers for tests."""
+
+    __test__ = False
+
+    def call(self, tool: str, arguments: Mapping[str, Any] | None = None, client: str = "test") -> Answer:
+        return anyio.run(self.call_tool, tool, dict(arguments or {}), Caller(client, "1", "test"))
+
+    def read(self, uri: str, client: str = "test") -> Answer:
+        answer, _mime = anyio.run(self.read_resource, uri, Caller(client, "1", "test"))
+        return answer
+
+    def prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> Answer:
+        return anyio.run(self.get_prompt, name, dict(arguments or {}), Caller("test", "1", "test"))
+
+    def list_tools(self) -> list[str]:
+        return [listed.name for listed in self.catalogue().tools]
+
+    def all_resources(self) -> list[dict[str, Any]]:
+        found, cursor = [], None
+        while True:
+            page, cursor = self.list_resources(cursor)
+            found.extend(page)
+            if not cursor:
+                return found
+
+
+def make_gateway(
+    plugins: Iterable[Any] = (),
+    *,
+    entrypoints: bool = False,
+    config: Mapping[str, Any] | None = None,
+    projects: Iterable[Mapping[str, Any]] | None = None,
+    home: Path,
+) -> TestGateway:
+    """A gateway on `home`'s folders, with the given plugin modules (and the installed ones if asked)."""
+    path = write_config(home, config, projects)
+    folders = folders_of(home)
+    registry = Registry(folders, plugins=list(plugins), entrypoints=entrypoints)
+    return TestGateway(registry, ConfigSource(path), folders, AuditLog(folders.state / "audit"))
+
+
+def read_audit(home: Path) -> list[dict[str, Any]]:
+    return list(AuditLog(folders_of(home).state / "audit").read())
+
+
+@asynccontextmanager
+async def serve_client(
+    home: Path,
+    *,
+    mode: str = "legacy",
+    extra_env: Mapping[str, str] | None = None,
+    client_name: str = "test-host",
+) -> AsyncIterator[Any]:
+    """The SDK's own client, talking to a real `gateway serve` subprocess whose home is `home`."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+    from mcp_types import Implementation
+
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), **(extra_env or {})}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", "serve"], env=env)
+    async with Client(
+        params, mode=mode, client_info=Implementation(name=client_name, version="1.0"), read_timeout_seconds=60
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+def gateway_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh home in a temporary folder; HOME and XDG_* point inside it for the whole test."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for key, value in home_environment(home).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("GATEWAY_CONFIG", raising=False)
+    return home
+
+
+@pytest.fixture
+def audit_lines(gateway_home: Path) -> Callable[[], list[dict[str, Any]]]:
+    """Call it to get the audit log's entries so far, parsed."""
+    return lambda: read_audit(gateway_home)
