@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -86,19 +87,8 @@ def serve(http: str | None) -> None:
         return
     from gateway.server import serve_stdio
 
-    _lifecycle(gateway, "startup")
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         anyio.run(serve_stdio, gateway)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        _lifecycle(gateway, "shutdown")
-
-
-def _lifecycle(gateway: Gateway, hook: str) -> None:
-    snapshot = gateway.snapshot()
-    catalogue = gateway.catalogue(snapshot)
-    gateway.registry.call_each(hook, catalogue.plugin_order, lambda n: snapshot.config.table(n))
 
 
 @main.command()

@@ -38,6 +38,17 @@ class Folders:
         return Folders(*(folder / "plugins" / name for folder in (self.config, self.data, self.state, self.cache)))
 
 
+def home_environment(home: Path) -> dict[str, str]:
+    """The variables that point a process's home and XDG folders at `home` (tests, the demo)."""
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
+
+
 @frozen
 class PluginHost:
     """What registration hooks get: the plugin's name, its folders and its current settings."""

@@ -17,7 +17,16 @@ from gateway.arguments import check_arguments
 from gateway.audit import AuditLog, Stopwatch, summarise_arguments
 from gateway.config import CORE_PLUGIN_KEYS, Config, ConfigSource, Snapshot
 from gateway.context import Context, Folders
-from gateway.items import NAME_PATTERN, Answer, Prompt, Resource, ResourceTemplate, Tool, ToolError
+from gateway.items import (
+    NAME_PATTERN,
+    Answer,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Tool,
+    ToolError,
+    wants_context,
+)
 from gateway.privacy import mask_secrets
 from gateway.registry import Plugin, Registry
 
@@ -166,10 +175,9 @@ class Gateway:
         snapshot = self.snapshot()
         catalogue = self.catalogue(snapshot)
         listed = catalogue.tools_by_name.get(name)
-        if listed is None:
-            if snapshot.error is None:
-                self._audit(caller, {"tool": name, "outcome": "unknown_tool"}, watch)
-                raise NotFound(f"Unknown tool: {name!r}")
+        if listed is None and snapshot.error is None:
+            self._audit(caller, {"tool": name, "outcome": "unknown_tool"}, watch)
+            raise NotFound(f"Unknown tool: {name!r}")
         tool = listed.tool if listed else None
         private = frozenset(tool.private_arguments) if tool else frozenset()
         entry: dict[str, Any] = {
@@ -193,7 +201,7 @@ class Gateway:
         self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str
     ) -> tuple[Answer, str]:
         try:
-            result = function(ctx, **arguments) if _wants_ctx(function) else function(**arguments)
+            result = function(ctx, **arguments) if wants_context(function) else function(**arguments)
             if inspect.isawaitable(result):
                 result = await result
             answer = Answer.of(result)
@@ -321,23 +329,6 @@ class Gateway:
         ctx = self.context(prompt.plugin, snapshot, caller)
         answer, outcome = await self._run(prompt.render, ctx, arguments, f"the prompt {name}", prompt.plugin)
         return self._finish(answer, entry, outcome, caller, watch)
-
-
-def _wants_ctx(function: Any) -> bool:
-    try:
-        return function.__gateway_wants_ctx__  # cached below
-    except AttributeError:
-        pass
-    try:
-        params = list(inspect.signature(function).parameters)
-    except (TypeError, ValueError):
-        params = []
-    wants = bool(params) and params[0] == "ctx"
-    try:
-        function.__gateway_wants_ctx__ = wants
-    except (AttributeError, TypeError):
-        pass
-    return wants
 
 
 def _mask_data(value: Any) -> Any:

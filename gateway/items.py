@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import types
@@ -105,7 +106,7 @@ class Tool:
 
     @property
     def wants_context(self) -> bool:
-        return _wants_context(self.function)
+        return wants_context(self.function)
 
     @property
     def properties(self) -> Mapping[str, Any]:
@@ -188,7 +189,9 @@ class Setting:
 # --- helpers -----------------------------------------------------------------------------------------
 
 
-def _wants_context(function: Callable[..., Any]) -> bool:
+@functools.lru_cache(maxsize=4096)
+def wants_context(function: Callable[..., Any]) -> bool:
+    """Does this plugin function take the per-call Context (its first parameter is named ``ctx``)?"""
     try:
         parameters = list(inspect.signature(function).parameters)
     except (TypeError, ValueError):

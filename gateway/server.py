@@ -218,13 +218,26 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
     return server
 
 
+def lifecycle(gateway: Gateway, hook: str) -> None:
+    """Call `startup` or `shutdown` on each enabled plugin (loading them, so imports happen here)."""
+    snapshot = gateway.snapshot()
+    catalogue = gateway.catalogue(snapshot)
+    gateway.registry.call_each(hook, catalogue.plugin_order, lambda name: snapshot.config.table(name))
+
+
 async def serve_stdio(gateway: Gateway) -> None:
-    """Serve one host over stdin and stdout until stdin closes."""
+    """Serve one host over stdin and stdout until stdin closes.
+
+    The transport takes fd 1 for the wire first, so that whatever a plugin prints while it is imported or
+    called lands on stderr, never in the protocol.
+    """
+    from gateway.transport import stdio_transport
+
     server = build_server(gateway, "stdio")
-    try:
-        from gateway.transport import stdio_transport
-    except ImportError:  # pragma: no cover - the transport is part of the core
-        from mcp.server.stdio import stdio_server as stdio_transport
     options = server.create_initialization_options()
     async with stdio_transport() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, options)
+        lifecycle(gateway, "startup")
+        try:
+            await server.run(read_stream, write_stream, options)
+        finally:
+            lifecycle(gateway, "shutdown")

@@ -23,21 +23,10 @@ import tomli_w
 
 from gateway.audit import AuditLog
 from gateway.config import ConfigSource
-from gateway.context import Folders
+from gateway.context import Folders, home_environment
 from gateway.core import Caller, Gateway
 from gateway.items import Answer
 from gateway.registry import Registry
-
-
-def home_environment(home: Path) -> dict[str, str]:
-    """The variables that point a process's home and XDG folders at `home`."""
-    return {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-    }
 
 
 def folders_of(home: Path) -> Folders:
@@ -146,3 +135,33 @@ def gateway_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def audit_lines(gateway_home: Path) -> Callable[[], list[dict[str, Any]]]:
     """Call it to get the audit log's entries so far, parsed."""
     return lambda: read_audit(gateway_home)
+
+
+def inline_plugin(
+    name: str,
+    *,
+    tools: Iterable[Any] = (),
+    resources: Iterable[Any] = (),
+    templates: Iterable[Any] = (),
+    prompts: Iterable[Any] = (),
+    settings: Iterable[Any] = (),
+    version: str = "0.0.1",
+) -> tuple[str, Any]:
+    """A plugin made on the spot from items, for `make_gateway(plugins=[inline_plugin("x", tools=[...])])`."""
+    from types import SimpleNamespace
+
+    from gateway.hookspecs import hookimpl
+
+    def hook(items: Iterable[Any]) -> Callable[..., list[Any]]:
+        frozen_items = list(items)
+        return hookimpl(lambda gateway: list(frozen_items))
+
+    plugin = SimpleNamespace(
+        __version__=version,
+        register_tools=hook(tools),
+        register_resources=hook(resources),
+        register_resource_templates=hook(templates),
+        register_prompts=hook(prompts),
+        register_settings=hook(settings),
+    )
+    return name, plugin

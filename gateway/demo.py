@@ -1,0 +1,98 @@
+"""`gateway demo`: a home of invented data, and a tour of it through a real MCP client session."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from gateway.context import home_environment
+
+# Invented projects (reserved domains only): one open to agents, one closed, to show what the gate does.
+DEMO_PROJECTS = """\
+[[project]]
+id = "garden"
+name = "Community garden"
+ai = true
+paths = ["~/projects/garden"]
+senders = ["@garden.example.org"]
+apps = ["Garden Planner"]
+urls = ["garden.example.org"]
+
+[[project]]
+id = "lawsuit"
+name = "Neighbour dispute (private)"
+ai = false
+paths = ["~/projects/lawsuit"]
+senders = ["@law.example.net"]
+urls = ["law.example.net"]
+"""
+
+
+def _show(text: str, limit: int = 14) -> None:
+    lines = text.splitlines() or [""]
+    for line in lines[:limit]:
+        click.echo("    " + textwrap.shorten(line, 150, placeholder=" …") if len(line) > 150 else "    " + line)
+    if len(lines) > limit:
+        click.echo(f"    … ({len(lines) - limit} more lines)")
+
+
+def run_demo(directory: Path | None) -> Path:
+    home = (directory or Path(tempfile.mkdtemp(prefix="gateway-demo-"))).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    env = home_environment(home)
+    os.environ.update(env)
+    os.environ.pop("GATEWAY_CONFIG", None)
+    from gateway.core import make_gateway_from_environment
+
+    gateway = make_gateway_from_environment()
+    gateway.folders.config.mkdir(parents=True, exist_ok=True)
+    manifest = gateway.folders.config / "projects.toml"
+    if not manifest.exists():
+        manifest.write_text(DEMO_PROJECTS)
+    snapshot = gateway.snapshot()
+    catalogue = gateway.catalogue(snapshot)
+    click.echo(f"Demo home: {home} (invented people, reserved domains)")
+    for problem in catalogue.problems:
+        click.echo(f"  note: {problem}")
+    calls: list[tuple[str, str, dict[str, Any]]] = []
+    for plugin, demo_calls in gateway.registry.call_each(
+        "register_demo", catalogue.plugin_order, lambda n: gateway.settings_of(gateway.registry.get(n), snapshot.config)
+    ):
+        for tool, arguments in demo_calls or []:
+            calls.append((plugin, tool, dict(arguments)))
+    anyio.run(_tour, home, calls)
+    program = " ".join(f"{k}={v}" for k, v in env.items() if k != "HOME")
+    click.echo("\nTo point a host at this demo home:")
+    click.echo(f"  env {program} gateway serve")
+    click.echo("To point a host at your own data: gateway setup --host claude-code   (or claude-desktop, cursor, ...)")
+    return home
+
+
+async def _tour(home: Path, calls: list[tuple[str, str, dict[str, Any]]]) -> None:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+    from mcp_types import Implementation
+
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", "serve"], env=env)
+    async with Client(params, mode="legacy", client_info=Implementation(name="gateway-demo", version="1")) as client:
+        info = client.server_info
+        click.echo(f"\n→ initialize: {info.name if info else '?'} {info.version if info else ''}, "
+                   f"protocol {client.protocol_version}")
+        tools = (await client.list_tools()).tools
+        click.echo(f"→ tools/list: {len(tools)} tools: {', '.join(t.name for t in tools)}")
+        resources = (await client.list_resources()).resources
+        click.echo(f"→ resources/list: {len(resources)} on the first page")
+        for plugin, tool, arguments in calls:
+            click.echo(f"\n→ tools/call {tool} {arguments}   [{plugin}]")
+            result = await client.call_tool(tool, arguments)
+            text = "\n".join(getattr(c, "text", "") for c in result.content)
+            _show(("(error) " if result.is_error else "") + text)
+    click.echo("\nEvery call above is in the audit log: gateway audit")

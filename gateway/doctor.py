@@ -1,0 +1,59 @@
+"""`gateway doctor`: every check a person needs before pointing a host at the gateway."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+
+from gateway.core import Gateway
+
+
+def run_checks(gateway: Gateway, say: Callable[[str], None]) -> int:
+    """Say what is fine and what is not; return how many problems there are."""
+    problems = 0
+
+    def problem(text: str) -> None:
+        nonlocal problems
+        problems += 1
+        say(f"PROBLEM  {text}")
+
+    snapshot = gateway.snapshot()
+    path = gateway.source.path
+    if snapshot.error:
+        problem(snapshot.error)
+    elif path.exists():
+        say(f"ok       config {path}")
+    else:
+        say(f"ok       no config at {path}: every installed plugin is on, with its defaults")
+    manifest = snapshot.config.projects_path
+    if snapshot.error is None and manifest is not None:
+        projects = snapshot.gate.projects
+        opened = sum(p.ai for p in projects)
+        where = manifest if manifest.exists() else f"{manifest} (absent: no projects)"
+        say(f"ok       projects {where}: {len(projects)} project(s), {opened} open to agents")
+        say(f"ok       things outside projects are {'open' if snapshot.gate.outside_projects else 'closed'}")
+    catalogue = gateway.catalogue(snapshot)
+    for name in gateway.enabled(snapshot.config) if snapshot.error is None else []:
+        plugin = gateway.registry.get(name)
+        if plugin.ok:
+            tools = sum(1 for listed in catalogue.tools if listed.tool.plugin == name)
+            say(f"ok       plugin {name} {plugin.version} ({plugin.origin}): {tools} tool(s)")
+    for text in catalogue.problems:
+        problem(text)
+    audit = gateway.audit.folder
+    if audit.exists():
+        mode = stat.S_IMODE(audit.stat().st_mode)
+        if mode & 0o077:
+            problem(f"the audit folder {audit} is open to others (mode {mode:o}); run: chmod 700 {audit}")
+        for log_file in audit.glob("*.jsonl"):
+            file_mode = stat.S_IMODE(log_file.stat().st_mode)
+            if file_mode & 0o077:
+                problem(f"the audit file {log_file} is readable by others; run: chmod 600 {log_file}")
+        if not os.access(audit, os.W_OK):
+            problem(f"the audit folder {audit} cannot be written; calls would go unlogged")
+        else:
+            say(f"ok       audit log in {audit}")
+    else:
+        say(f"ok       audit log will be written in {audit}")
+    return problems

@@ -1,0 +1,619 @@
+"""The gateway's stdio transport: newline-delimited JSON-RPC in front of the SDK's session streams.
+
+It keeps the contract of `mcp.server.stdio.stdio_server()` (yields a read stream of
+`SessionMessage | Exception` and a write stream of `SessionMessage` for `Server.run`) and changes what
+the SDK's version does badly for a long-lived gateway:
+
+* input is read in large chunks from a watched descriptor and split here, not one worker-thread hop
+  per line, and the answers that are ready together go out in one write;
+* every frame the SDK would drop in silence (not JSON, not UTF-8, too long, too deep, a batch, a bad
+  id...) gets a JSON-RPC error, so a client sees a reason instead of waiting for its own timeout;
+* end of input does not cancel the calls in flight: the read stream stays open until each forwarded
+  request has been answered (or a time limit passes), then closes so `Server.run` returns normally.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import stat
+import sys
+import threading
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from functools import partial
+from typing import Any, BinaryIO, cast
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+import structlog
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp.types import (
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
+
+__all__ = ["MAX_DEPTH", "MAX_LINE", "stdio_transport"]
+
+log = structlog.get_logger()
+
+MAX_LINE = 8 * 1024 * 1024
+MAX_DEPTH = 64
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+
+# Large reads keep the syscall count per message low when a client pipelines; a pipe rarely holds more.
+READ_CHUNK = 256 * 1024
+# Both queues are bounded so a client that floods us, or stops reading, applies back-pressure
+# instead of growing memory; a little slack lets ready answers be coalesced into one write.
+_INBOUND_SLACK = 64
+_OUTBOUND_SLACK = 256
+# One write carries at most about this much, so a burst of large answers does not build one huge buffer.
+_BATCH_BYTES = 4 * 1024 * 1024
+# At exit, how long the answers still queued may take to reach a client that has stopped reading.
+_FLUSH_TIMEOUT = 5.0
+# Requests that stay open for the life of the connection: nobody waits for their answer at end of input.
+_OPEN_ENDED = frozenset({"subscriptions/listen"})
+
+_YIELD = bool(os.environ.get('TY'))
+_JSON_SPACE = b" \t\r\n"
+# An escaped UTF-16 surrogate; only then can the decoded text hold a lone one, which cannot be re-encoded.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_MISSING = object()
+
+_claimed: set[int] = set()
+_claim_lock = threading.Lock()
+
+
+class _Refused(Exception):
+    """A frame answered with an error instead of being forwarded."""
+
+    def __init__(self, code: int, reason: str, request_id: Any = None) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+        self.request_id = request_id
+
+
+def _error_json(code: int, message: str, request_id: Any) -> bytes:
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _error_line(code: int, message: str, request_id: Any) -> bytes:
+    return _error_json(code, message, request_id) + b"\n"
+
+
+def _refusal_line(refused: _Refused) -> bytes:
+    prefix = "Parse error" if refused.code == PARSE_ERROR else "Invalid Request"
+    return _error_line(refused.code, f"{prefix}: {refused.reason}", refused.request_id)
+
+
+def _no_constants(name: str) -> Any:
+    # NaN and Infinity are accepted by Python's json but are not JSON; refusing them here keeps
+    # the answer honest instead of echoing values no other parser would read.
+    raise ValueError(f"{name} is not JSON")
+
+
+def _valid_id(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, str | int):
+        return True
+    return isinstance(value, float) and value.is_integer()
+
+
+def _deeper_than(obj: Any, limit: int) -> bool:
+    # Iterative, so depth itself can never exhaust the Python stack.
+    stack = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _has_lone_surrogate(obj: Any) -> bool:
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _fd_of(stream: int | BinaryIO) -> int | None:
+    if isinstance(stream, int):
+        return stream
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _watchable(fd: int) -> bool:
+    """Whether readiness can be waited on: pipes, sockets and terminals, not files or /dev/null."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+
+
+def _claim(fd: int) -> int:
+    """Point fd 0 or 1 away from the wire and return a private duplicate that carries the wire.
+
+    Handlers and the children they start then read EOF on fd 0, and their stray prints on fd 1 land
+    on stderr instead of corrupting the protocol.
+    """
+    with _claim_lock:
+        if fd in _claimed:
+            raise RuntimeError(f"fd {fd} already serves a stdio transport in this process")
+        _claimed.add(fd)
+    try:
+        if fd == 1 and sys.stdout is not None:
+            # What was printed before serving started was meant for the real stdout.
+            with suppress(Exception):
+                sys.stdout.flush()
+        private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+        try:
+            diversion = os.open(os.devnull, os.O_RDONLY) if fd == 0 else os.dup(2)
+            try:
+                os.dup2(diversion, fd)
+            finally:
+                os.close(diversion)
+        except BaseException:
+            os.close(private)
+            raise
+    except BaseException:
+        with _claim_lock:
+            _claimed.discard(fd)
+        raise
+    return private
+
+
+def _release(fd: int, private: int, close_private: bool) -> None:
+    try:
+        if fd == 1 and sys.stdout is not None:
+            # Stray output buffered while serving belongs on stderr, not on the restored wire.
+            with suppress(Exception):
+                sys.stdout.flush()
+        os.dup2(private, fd)
+    finally:
+        if close_private:
+            os.close(private)
+        with _claim_lock:
+            _claimed.discard(fd)
+
+
+class _Source:
+    """Chunks from the input: readiness plus one read where it can be watched, a worker thread otherwise."""
+
+    def __init__(self, stdin: int | BinaryIO) -> None:
+        self.fd = _fd_of(stdin)
+        self.file = None if self.fd is not None else stdin
+        self.watch = self.fd is not None and _watchable(self.fd)
+        # True while a worker thread may still be blocked reading: the descriptor must then outlive us.
+        self.thread_busy = False
+
+    async def read(self) -> bytes:
+        while self.watch:
+            assert self.fd is not None
+            try:
+                await anyio.wait_readable(self.fd)
+            except (OSError, NotImplementedError):
+                # A terminal the event loop cannot watch: fall back to the thread.
+                self.watch = False
+                break
+            try:
+                return os.read(self.fd, READ_CHUNK)
+            except BlockingIOError:
+                # Another reader of the same description won the race; wait again.
+                continue
+            except OSError as exc:
+                log.debug("stdio_read_failed", errno=exc.errno)
+                return b""
+        if self.fd is not None:
+            reader: Any = partial(os.read, self.fd)
+        else:
+            reader = getattr(self.file, "read1", None) or cast(BinaryIO, self.file).read
+        # Left set if we are cancelled mid-read: the abandoned thread may still be inside the read.
+        self.thread_busy = True
+        try:
+            chunk = bytes(await anyio.to_thread.run_sync(reader, READ_CHUNK, abandon_on_cancel=True))
+        except OSError as exc:
+            log.debug("stdio_read_failed", errno=exc.errno)
+            chunk = b""
+        self.thread_busy = False
+        return chunk
+
+
+class _Sink:
+    """Whole buffers to the output: non-blocking writes on a pipe or socket, a worker thread otherwise."""
+
+    def __init__(self, stdout: int | BinaryIO) -> None:
+        self.fd = _fd_of(stdout)
+        self.file = None if self.fd is not None else stdout
+        self.broken = False
+        self.saved_flags: int | None = None
+        if self.fd is not None:
+            if not isinstance(stdout, int):
+                # Whatever the caller's file object still buffers must precede our frames.
+                with suppress(Exception):
+                    stdout.flush()
+            mode = os.fstat(self.fd).st_mode
+            if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+                # Non-blocking, so a client slow to read stalls only this task, not the event loop.
+                self.saved_flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
+                fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags | os.O_NONBLOCK)
+
+    def restore(self) -> None:
+        if self.saved_flags is not None and self.fd is not None:
+            with suppress(OSError):
+                fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags)
+
+    async def write(self, data: bytes) -> None:
+        if self.broken:
+            return
+        try:
+            if self.saved_flags is not None:
+                assert self.fd is not None
+                view = memoryview(data)
+                while view:
+                    try:
+                        view = view[os.write(self.fd, view) :]
+                    except BlockingIOError:
+                        await anyio.wait_writable(self.fd)
+            elif self.fd is not None:
+                await anyio.to_thread.run_sync(_write_all, self.fd, data)
+            else:
+                await anyio.to_thread.run_sync(_write_flush, self.file, data)
+        except (OSError, ValueError) as exc:
+            # The client has gone: keep consuming answers so the server never blocks, but drop them.
+            self.broken = True
+            log.debug("stdio_write_failed", error=type(exc).__name__)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_flush(file: Any, data: bytes) -> None:
+    file.write(data)
+    file.flush()
+
+
+class _Wire:
+    """The state of one served connection: framing, refusals, and what is still owed an answer."""
+
+    def __init__(self, source: _Source, sink: _Sink, max_line: int, max_depth: int, drain_timeout: float) -> None:
+        self.source = source
+        self.sink = sink
+        self.max_line = max_line
+        self.max_depth = max_depth
+        self.drain_timeout = drain_timeout
+        # Plain memory streams: stdio has no per-message sender context (no ASGI middleware) to carry,
+        # and the SDK's dispatcher accepts any stream with this shape.
+        self.in_send, self.read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](
+            _INBOUND_SLACK
+        )
+        out_send, self.out_recv = anyio.create_memory_object_stream[SessionMessage | bytes](_OUTBOUND_SLACK)
+        self.write_stream = out_send
+        # Our own refusals share the writer with the server's answers, so both keep line order and batching.
+        self.reply_send = out_send.clone()
+        # Client requests forwarded and not yet answered (a multiset: a client may reuse an id).
+        self.owed: Counter[int | str] = Counter()
+        # Requests the server sent the client and still waits on; after end of input none can come back.
+        self.asked: set[int | str] = set()
+        self.changed = anyio.Event()
+        self.writer_done = anyio.Event()
+
+    # -- input ------------------------------------------------------------------------------------
+
+    async def read_loop(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            try:
+                await self._read_lines()
+                await self._drain()
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                # The server stopped reading before end of input; nothing left to serve.
+                log.debug("stdio_server_stopped_reading")
+            finally:
+                self.in_send.close()
+                self.reply_send.close()
+
+    async def _read_lines(self) -> None:
+        pending = bytearray()  # the start of a line whose newline has not arrived yet
+        too_long = False  # inside a line already over the limit: discard until its newline
+        while chunk := await self.source.read():
+            *complete, tail = chunk.split(b"\n")
+            for part in complete:
+                if too_long:
+                    too_long = False
+                    await self._reply(self._refuse_long())
+                    continue
+                if pending:
+                    pending += part
+                    line: bytes | bytearray = pending
+                    pending = bytearray()
+                else:
+                    line = part
+                await self._line(line)
+            if too_long:
+                continue
+            if len(pending) + len(tail) > self.max_line:
+                too_long = True
+                pending = bytearray()
+            else:
+                pending += tail
+        # A last line without its newline still counts; so does one cut short over the limit.
+        if too_long:
+            await self._reply(self._refuse_long())
+        elif pending:
+            await self._line(pending)
+
+    def _refuse_long(self) -> bytes:
+        return self._refusal(_Refused(PARSE_ERROR, f"line longer than {self.max_line} bytes"), self.max_line)
+
+    async def _line(self, line: bytes | bytearray) -> None:
+        if len(line) > self.max_line:
+            await self._reply(self._refuse_long())
+            return
+        line = line.strip(_JSON_SPACE)
+        if not line:
+            return
+        try:
+            message = self._frame(line)
+        except _Refused as refused:
+            await self._reply(self._refusal(refused, len(line)))
+            return
+        except Exception as exc:
+            # A defect here must cost one frame, never the connection.
+            log.warning("stdio_frame_failed", error=type(exc).__name__, size=len(line))
+            await self._reply(_error_line(INTERNAL_ERROR, "Internal error", None))
+            return
+        if message is not None:
+            await self.in_send.send(message)
+
+    def _frame(self, line: bytes | bytearray) -> SessionMessage | None:
+        """The message a line carries, None for a reply not worth forwarding; raises _Refused."""
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Refused(PARSE_ERROR, "invalid UTF-8") from None
+        try:
+            obj = json.loads(text, parse_constant=_no_constants)
+        except RecursionError:
+            raise _Refused(PARSE_ERROR, f"nested deeper than {self.max_depth}") from None
+        except ValueError as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not JSON"
+            raise _Refused(PARSE_ERROR, f"invalid JSON ({reason})") from None
+        if (
+            isinstance(obj, dict | list)
+            # Counting brackets bounds the depth from above; only a line with many needs the exact walk.
+            and line.count(b"{") + line.count(b"[") > self.max_depth
+            and _deeper_than(obj, self.max_depth)
+        ):
+            raise _Refused(PARSE_ERROR, f"nested deeper than {self.max_depth}")
+        if _SURROGATE_ESCAPE.search(line) and _has_lone_surrogate(obj):
+            raise _Refused(PARSE_ERROR, "lone UTF-16 surrogate escape (not Unicode)")
+        if isinstance(obj, list):
+            raise _Refused(INVALID_REQUEST, "batches are not supported (one JSON-RPC message per line)")
+        if not isinstance(obj, dict):
+            raise _Refused(INVALID_REQUEST, "not a JSON object")
+
+        request_id = obj.get("id", _MISSING)
+        id_ok = _valid_id(request_id)
+        if isinstance(request_id, float) and id_ok:
+            # 1.0 is the number 1; the SDK's id type is strictly int or str.
+            request_id = obj["id"] = int(request_id)
+        echo = request_id if id_ok else None
+        has_method = "method" in obj
+        is_reply = "result" in obj or "error" in obj
+
+        if is_reply and not has_method:
+            return self._reply_frame(obj, request_id if id_ok else None)
+        if is_reply:
+            raise _Refused(INVALID_REQUEST, "both a method and a result or error", echo)
+        if not has_method:
+            raise _Refused(INVALID_REQUEST, "neither a method nor a result or error", echo)
+        if obj.get("jsonrpc") != "2.0":
+            raise _Refused(INVALID_REQUEST, '"jsonrpc" must be "2.0"', echo)
+        if request_id is not _MISSING and not id_ok:
+            raise _Refused(INVALID_REQUEST, "id must be a string or an integer")
+        method = obj["method"]
+        if not isinstance(method, str):
+            raise _Refused(INVALID_REQUEST, "method must be a string", echo)
+        if "params" in obj and not isinstance(obj["params"], dict):
+            raise _Refused(INVALID_REQUEST, "params must be an object", echo)
+        try:
+            message = jsonrpc_message_adapter.validate_python(obj)
+        except ValidationError:
+            raise _Refused(INVALID_REQUEST, "not a JSON-RPC request or notification", echo) from None
+        expected = JSONRPCNotification if request_id is _MISSING else JSONRPCRequest
+        if type(message) is not expected:
+            raise _Refused(INVALID_REQUEST, "not a JSON-RPC request or notification", echo)
+        if isinstance(message, JSONRPCRequest) and method not in _OPEN_ENDED:
+            self.owed[message.id] += 1
+            hook = partial(self._unanswered, message.id)
+            return SessionMessage(message, ServerMessageMetadata(on_request_unanswered=hook))
+        return SessionMessage(message)
+
+    def _reply_frame(self, obj: dict[str, Any], request_id: Any) -> SessionMessage | None:
+        # A reply is never answered, even a broken one: an error sent back for a reply invites a peer
+        # that does the same into an endless exchange. It is logged and dropped instead.
+        if obj.get("jsonrpc") == "2.0" and (request_id is not None or "error" in obj):
+            try:
+                message = jsonrpc_message_adapter.validate_python(obj)
+            except ValidationError:
+                message = None
+            if isinstance(message, JSONRPCResponse | JSONRPCError):
+                if message.id is not None:
+                    self._settle(self.asked, message.id)
+                return SessionMessage(message)
+        log.debug("stdio_frame_dropped", reason="malformed reply")
+        return None
+
+    def _refusal(self, refused: _Refused, size: int) -> bytes:
+        # Never the frame's contents: only what was wrong and how big it was.
+        log.debug("stdio_frame_refused", code=refused.code, reason=refused.reason, size=size)
+        return _refusal_line(refused)
+
+    async def _reply(self, data: bytes) -> None:
+        await self.reply_send.send(data)
+
+    # -- end of input -----------------------------------------------------------------------------
+
+    def _calls_in_flight(self) -> bool:
+        owed = self.owed.total()
+        # A call left waiting on an answer from the client can no longer get one: those do not hold us.
+        return owed > 0 and owed > len(self.asked)
+
+    async def _drain(self) -> None:
+        if not self._calls_in_flight():
+            return
+        log.debug("stdio_eof_draining", in_flight=self.owed.total())
+        with anyio.move_on_after(self.drain_timeout) as scope:
+            while self._calls_in_flight():
+                self.changed = anyio.Event()
+                await self.changed.wait()
+        if scope.cancelled_caught:
+            log.warning("stdio_eof_drain_timeout", unanswered=self.owed.total(), seconds=self.drain_timeout)
+
+    def _settle(self, table: Counter[int | str] | set[int | str], request_id: int | str) -> None:
+        if isinstance(table, Counter):
+            if table.get(request_id, 0) <= 0:
+                return
+            table[request_id] -= 1
+            if not table[request_id]:
+                del table[request_id]
+        elif request_id in table:
+            table.discard(request_id)
+        else:
+            return
+        self.changed.set()
+
+    async def _unanswered(self, request_id: int | str) -> None:
+        # The dispatcher settled this request without a response (the client cancelled it).
+        self._settle(self.owed, request_id)
+
+    # -- output -----------------------------------------------------------------------------------
+
+    async def write_loop(self) -> None:
+        try:
+            async with self.out_recv:
+                async for item in self.out_recv:
+                    parts = [self._encode(item)]
+                    size = len(parts[0])
+                    # Everything already queued goes out in the same write. One yield first lets the
+                    # other answers finishing in this same turn of the event loop join the batch.
+                    if _YIELD:
+                        await anyio.lowlevel.checkpoint()
+                    while size < _BATCH_BYTES:
+                        try:
+                            item = self.out_recv.receive_nowait()
+                        except (anyio.WouldBlock, anyio.EndOfStream):
+                            break
+                        parts.append(self._encode(item))
+                        size += len(parts[-1])
+                    await self.sink.write(parts[0] if len(parts) == 1 else b"".join(parts))
+        finally:
+            self.writer_done.set()
+
+    def _encode(self, item: SessionMessage | bytes) -> bytes:
+        if isinstance(item, bytes):
+            return item
+        message = item.message
+        try:
+            # The SDK's own serialisation (model_dump_json with these options), kept as bytes.
+            data = message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+        except Exception as exc:
+            log.warning("stdio_unencodable_message", kind=type(message).__name__, error=type(exc).__name__)
+            request_id = getattr(message, "id", None)
+            if isinstance(message, JSONRPCRequest | JSONRPCNotification) or request_id is None:
+                return b""
+            data = _error_json(INTERNAL_ERROR, "Internal error: the response could not be encoded", request_id)
+        match message:
+            case JSONRPCResponse(id=request_id) | JSONRPCError(id=request_id) if request_id is not None:
+                self._settle(self.owed, request_id)
+            case JSONRPCRequest(id=request_id):
+                self.asked.add(request_id)
+            case JSONRPCNotification(method="notifications/cancelled", params={"requestId": request_id}):
+                # The server gave up on one of its own requests.
+                if isinstance(request_id, int | str):
+                    self._settle(self.asked, request_id)
+            case _:
+                pass
+        return data + b"\n"
+
+
+@asynccontextmanager
+async def stdio_transport(
+    stdin: int | BinaryIO | None = None,
+    stdout: int | BinaryIO | None = None,
+    *,
+    max_line: int = MAX_LINE,
+    max_depth: int = MAX_DEPTH,
+    drain_timeout: float = 30.0,
+) -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+]:
+    """Serve JSON-RPC over stdio: yields (read_stream, write_stream) for `Server.run`.
+
+    `stdin`/`stdout` default to the process's fd 0 and 1, which are then pointed at /dev/null and
+    stderr while serving (the wire is kept on private duplicates) and restored on exit. A descriptor
+    or binary file passed in is used as it is and not closed. `max_line` bounds one line in bytes,
+    `max_depth` the nesting of its JSON; `drain_timeout` caps the wait for calls in flight at end of
+    input.
+    """
+    if max_line < 1 or max_depth < 1:
+        raise ValueError("max_line and max_depth must be positive")
+    claims: list[tuple[int, int]] = []
+    sink: _Sink | None = None
+    source: _Source | None = None
+    try:
+        if stdin is None:
+            stdin = _claim(0)
+            claims.append((0, stdin))
+        if stdout is None:
+            stdout = _claim(1)
+            claims.append((1, stdout))
+        source = _Source(stdin)
+        sink = _Sink(stdout)
+        wire = _Wire(source, sink, max_line, max_depth, drain_timeout)
+        async with anyio.create_task_group() as tg:
+            reading = anyio.CancelScope()
+            tg.start_soon(wire.read_loop, reading)
+            tg.start_soon(wire.write_loop)
+            try:
+                yield wire.read_stream, cast(MemoryObjectSendStream[SessionMessage], wire.write_stream)
+            finally:
+                # Stop reading, then let the writer flush what the server already answered, briefly.
+                reading.cancel()
+                wire.write_stream.close()
+                with anyio.move_on_after(_FLUSH_TIMEOUT, shield=True):
+                    await wire.writer_done.wait()
+                tg.cancel_scope.cancel()
+    finally:
+        if sink is not None:
+            sink.restore()
+        for fd, private in reversed(claims):
+            # A worker thread still blocked on the input keeps its descriptor: closing it could hand
+            # the number to an unrelated file under the thread.
+            keep = fd == 0 and source is not None and source.thread_busy
+            _release(fd, private, close_private=not keep)

@@ -1,0 +1,91 @@
+"""The audit log: what was given, never the words; the person's alone; whole lines with several writers."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+
+from gateway import Answer, Tool
+from gateway.audit import AuditLog, summarise_arguments
+from gateway.testing import inline_plugin, make_gateway
+
+CANARY = "zebracanary"
+
+
+def echo(ctx, text: str, query: str = "") -> Answer:
+    return Answer(text=f"you said: {text} {query}", data={"echo": text}, given=("note:canary-note",), left_out=2)
+
+
+def test_a_canary_in_arguments_and_answers_never_reaches_the_log(gateway_home, audit_lines):
+    gw = make_gateway([inline_plugin("notes", tools=[Tool.from_function(echo, private_arguments=["text"])])],
+                      home=gateway_home)
+    long_query = f"a long query that holds the word {CANARY} far along its length"
+    answer = gw.call("echo", {"text": f"my {CANARY} secret", "query": long_query})
+    assert CANARY in answer.text
+    lines = audit_lines()
+    assert len(lines) == 1
+    raw = "".join(path.read_text() for path in gw.audit.folder.glob("*.jsonl"))
+    assert CANARY not in raw
+    entry = lines[0]
+    assert entry["tool"] == "echo" and entry["plugin"] == "notes" and entry["outcome"] == "ok"
+    assert entry["arguments"]["text"] == {"length": len(f"my {CANARY} secret")}
+    assert entry["given"] == ["note:canary-note"] and entry["left_out"] == 2
+    assert entry["length"] == len(answer.text) and entry["client"] == "test"
+
+
+def test_short_arguments_are_kept_masked():
+    card = "4111 1111 1111 1111"
+    kept = summarise_arguments({"limit": 5, "id": "abc", "number": card})
+    assert kept["limit"] == 5 and kept["id"] == "abc"
+    assert "1111 1111 1111" not in json.dumps(kept)
+
+
+def test_the_log_is_the_persons_alone(gateway_home):
+    log = AuditLog(gateway_home / "state" / "audit")
+    log.write({"tool": "x"})
+    assert stat.S_IMODE(log.folder.stat().st_mode) == 0o700
+    (path,) = log.folder.glob("*.jsonl")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.name == f"{datetime.now(UTC):%Y-%m}.jsonl"
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from gateway.audit import AuditLog
+log = AuditLog(Path(sys.argv[1]))
+for i in range(int(sys.argv[2])):
+    log.write({"tool": "t", "writer": sys.argv[3], "i": i, "pad": "x" * 3000})
+"""
+
+
+def test_two_processes_appending_at_once_leave_whole_lines(tmp_path):
+    folder = tmp_path / "audit"
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(folder), "400", name]) for name in ("a", "b", "c")
+    ]
+    for writer in writers:
+        assert writer.wait(60) == 0
+    (path,) = folder.glob("*.jsonl")
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    entries = [json.loads(line) for line in lines[:-1]]
+    assert len(entries) == 1200
+    for name in "abc":
+        assert sorted(e["i"] for e in entries if e["writer"] == name) == list(range(400))
+
+
+def test_reading_back_filters_and_skips_torn_lines(tmp_path):
+    log = AuditLog(tmp_path / "audit")
+    log.write({"tool": "a", "client": "claude-code"})
+    log.write({"tool": "b", "client": "cursor"})
+    (path,) = log.folder.glob("*.jsonl")
+    with path.open("a") as out:
+        out.write('{"tool": "torn\n')
+    assert [e["tool"] for e in log.read()] == ["a", "b"]
+    assert [e["tool"] for e in log.read(client="cursor")] == ["b"]
+    assert [e["tool"] for e in log.read(tool="a")] == ["a"]
+    assert list(log.read(since=datetime.now(UTC) + timedelta(hours=1))) == []

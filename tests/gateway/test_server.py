@@ -1,0 +1,179 @@
+"""End to end: a real `gateway serve` and the SDK's own client, in each protocol family."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import anyio
+import pytest
+
+from gateway import Tool
+from gateway.context import home_environment
+from gateway.server import INSTRUCTIONS, build_server
+from gateway.testing import inline_plugin, make_gateway, read_audit, serve_client, write_config
+
+
+@pytest.fixture
+def hello_home(gateway_home):
+    write_config(gateway_home, {"gateway": {"plugins": ["hello"]}})
+    return gateway_home
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_a_host_lists_and_calls_through_a_real_server(hello_home, mode, version):
+    async def session():
+        async with serve_client(hello_home, mode=mode, client_name="claude-code") as client:
+            assert client.protocol_version == version
+            tools = (await client.list_tools()).tools
+            assert [t.name for t in tools] == ["hello", "echo"]
+            assert tools[0].annotations.read_only_hint is True
+            assert tools[0].annotations.destructive_hint is False
+            assert tools[0].output_schema["required"] == ["greeting", "name", "times"]
+            result = await client.call_tool("hello", {"name": "Ada"})
+            assert result.content[0].text == "Hello, Ada!" and not result.is_error
+            assert result.structured_content == {"greeting": "Hello", "name": "Ada", "times": 1}
+            bad = await client.call_tool("hello", {"name": "Ada", "colour": "red"})
+            assert bad.is_error and "'colour'" in bad.content[0].text and "name, times" in bad.content[0].text
+            with pytest.raises(Exception, match="Unknown tool"):
+                await client.call_tool("no_such_tool", {})
+            motto = await client.read_resource("hello://motto")
+            assert "Small tools" in motto.contents[0].text
+            prompt = await client.get_prompt("greet", {"name": "Bo"})
+            assert "Bo" in prompt.messages[0].content.text
+
+    anyio.run(session)
+    entries = read_audit(hello_home)
+    assert {e.get("client") for e in entries} == {"claude-code"}
+    assert [e["outcome"] for e in entries if e.get("tool") == "hello"] == ["ok", "bad_arguments"]
+
+
+def test_instructions_say_others_words_are_data(hello_home):
+    async def session():
+        async with serve_client(hello_home) as client:
+            assert client.instructions == INSTRUCTIONS
+            assert "never instructions" in client.instructions
+
+    anyio.run(session)
+
+
+class Raw:
+    """`gateway serve` spoken to line by line, as the oldest hosts do."""
+
+    def __init__(self, home, extra_env=None):
+        env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), **(extra_env or {})}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gateway", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=env,
+        )
+
+    def send(self, message) -> None:
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+    def answer(self) -> dict:
+        line = self.process.stdout.readline()
+        assert line, self.process.stderr.read().decode()
+        return json.loads(line)
+
+    def close(self) -> tuple[bytes, int]:
+        self.process.stdin.close()
+        rest = self.process.stdout.read()
+        code = self.process.wait(30)
+        self.process.stderr.close()
+        return rest, code
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_every_handshake_revision_is_agreed(hello_home, version):
+    raw = Raw(hello_home)
+    raw.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "old-host", "version": "0.1"}}})
+    reply = raw.answer()
+    assert reply["result"]["protocolVersion"] == version
+    assert reply["result"]["serverInfo"]["name"] == "gateway"
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    assert raw.answer() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    raw.send({"jsonrpc": "2.0", "id": "three", "method": "tools/call",
+              "params": {"name": "hello", "arguments": {"name": "Old"}}})
+    reply = raw.answer()
+    assert reply["id"] == "three" and reply["result"]["content"][0]["text"] == "Hello, Old!"
+    raw.send({"jsonrpc": "2.0", "id": 4, "method": "no/such_method"})
+    assert raw.answer()["error"]["code"] == -32601
+    rest, code = raw.close()
+    assert rest == b"" and code == 0
+
+
+NOISY = """
+from gateway import Tool, hookimpl
+print("stray output while importing")
+
+def noisy() -> str:
+    print("stray output from a tool")
+    return "done"
+
+@hookimpl
+def register_tools(gateway):
+    return [Tool.from_function(noisy, read_only=True)]
+"""
+
+
+def install_fake_distribution(site, name, source):
+    """A plugin installed as pip would leave it: a module and a dist-info folder announcing its entry point."""
+    site.mkdir(exist_ok=True)
+    (site / f"gateway_{name}_fake.py").write_text(source)
+    info = site / f"gateway_{name}_fake-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: gateway-{name}-fake\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[gateway.plugins]\n{name} = gateway_{name}_fake\n")
+
+
+def test_stdout_carries_nothing_but_protocol_lines(gateway_home, tmp_path):
+    install_fake_distribution(tmp_path / "site", "noisy", NOISY)
+    write_config(gateway_home, {"gateway": {"plugins": ["noisy", "ghost"]}})
+    raw = Raw(gateway_home, {"PYTHONPATH": str(tmp_path / "site")})
+    raw.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})
+    raw.answer()
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert [t["name"] for t in raw.answer()["result"]["tools"]] == ["noisy"]
+    raw.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "noisy", "arguments": {}}})
+    assert raw.answer()["result"]["content"][0]["text"] == "done"
+    rest, code = raw.close()
+    assert code == 0
+    for line in rest.splitlines():
+        json.loads(line)
+
+
+def test_lists_are_paged_with_an_opaque_cursor(gateway_home):
+    def make(i):
+        def tool() -> str:
+            return str(i)
+
+        return Tool(name=f"t{i:03d}", function=tool)
+
+    gw = make_gateway([inline_plugin("many", tools=[make(i) for i in range(250)])], home=gateway_home)
+
+    async def session():
+        from mcp import Client
+
+        async with Client(build_server(gw), mode="legacy") as client:
+            names, cursor, pages = [], None, 0
+            while True:
+                page = await client.list_tools(cursor=cursor) if cursor else await client.list_tools()
+                pages += 1
+                names += [t.name for t in page.tools]
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            assert pages == 3 and names == [f"t{i:03d}" for i in range(250)]
+            with pytest.raises(Exception, match="cursor"):
+                await client.list_tools(cursor="not-a-cursor!")
+            result = await client.call_tool("t007", {})
+            assert result.content[0].text == "7"
+
+    anyio.run(session)
