@@ -28,6 +28,15 @@ def echo(ctx, text: str) -> Answer:
     return Answer(text=ctx.frame(ctx.mask(text)), data={"length": len(text)})
 
 
+def whose(ctx, path: str) -> Answer:
+    """Say which project a path of this computer belongs to (refused when that project is closed to agents)."""
+    owners = ctx.gate.owners_of(path=path)
+    ctx.gate.check_read(owners, f"the path {ctx.one_line(path, 200)}")
+    names = sorted(ctx.gate.project(owner).label for owner in owners)
+    text = f"{path} belongs to: {', '.join(names)}" if names else f"{path} is in no project"
+    return Answer(text=text, data={"projects": names})
+
+
 def motto(ctx) -> str:
     return f"Our motto: {ctx.settings['motto']}"
 
@@ -52,6 +61,7 @@ def register_tools(gateway):
                                "greeting": {"type": "string"}, "name": {"type": "string"},
                                "times": {"type": "integer"}}, "required": ["greeting", "name", "times"]}),
         Tool.from_function(echo, title="Echo a text", read_only=True, private_arguments=["text"]),
+        Tool.from_function(whose, title="Whose is this path", read_only=True),
     ]
 
 

@@ -1,0 +1,137 @@
+"""Side by side, one run, same client: the gateway (example plugin), a bare SDK server, and a plain loop.
+
+    .venv/bin/python bench/bench_gateway.py [--rounds 5] [--calls 2000]
+
+Reports medians over interleaved rounds: cold start to the tools/list answer, sequential and pipelined
+tools/call throughput, p50/p99 latency of sequential calls, peak RSS; and the ratios against the bare SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from gateway.context import home_environment  # noqa: E402
+from gateway.testing import write_config  # noqa: E402
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call(i: int) -> bytes:
+    return (json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                        "params": {"name": "hello", "arguments": {"name": f"Ada {i}"}}}) + "\n").encode()
+
+
+def line(message: dict) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+class Server:
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=env, bufsize=0)
+
+    def send(self, data: bytes) -> None:
+        self.process.stdin.write(data)
+
+    def read(self) -> dict:
+        return json.loads(self.process.stdout.readline())
+
+    def peak_rss_mb(self) -> float:
+        for text in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if text.startswith("VmHWM:"):
+                return int(text.split()[1]) / 1024
+        return float("nan")
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(30)
+        self.process.stdout.close()
+
+
+def one_round(command: list[str], env: dict[str, str], calls: int) -> dict[str, float]:
+    server = Server(command, env)
+    server.send(line(INIT))
+    server.read()
+    server.send(line(INITIALIZED))
+    server.send(line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+    server.read()
+    cold = time.perf_counter() - server.started
+    for i in range(50):  # warm up
+        server.send(call(10 + i))
+        server.read()
+    latencies = []
+    start = time.perf_counter()
+    for i in range(calls):
+        before = time.perf_counter()
+        server.send(call(1000 + i))
+        answer = server.read()
+        latencies.append(time.perf_counter() - before)
+        assert "result" in answer, answer
+    sequential = calls / (time.perf_counter() - start)
+    payload = b"".join(call(100000 + i) for i in range(calls))
+    start = time.perf_counter()
+    writer = threading.Thread(target=server.send, args=(payload,))
+    writer.start()
+    for _ in range(calls):
+        server.read()
+    pipelined = calls / (time.perf_counter() - start)
+    writer.join()
+    latencies.sort()
+    rss = server.peak_rss_mb()
+    server.close()
+    return {
+        "cold_start_ms": cold * 1000,
+        "sequential_calls_per_s": sequential,
+        "pipelined_calls_per_s": pipelined,
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+        "peak_rss_mb": rss,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=2000)
+    options = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
+    write_config(home, {"gateway": {"plugins": ["hello"]}})
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
+    python = sys.executable
+    servers = {
+        "gateway": [python, "-m", "gateway", "serve"],
+        "bare SDK": [python, str(HERE / "servers" / "bare_sdk.py")],
+        "plain loop": [python, str(HERE / "servers" / "floor.py")],
+    }
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
+    for round_number in range(options.rounds):
+        for name, command in servers.items():  # interleaved, so drift hits all three alike
+            results[name].append(one_round(command, env, options.calls))
+        print(f"round {round_number + 1}/{options.rounds} done", file=sys.stderr)
+    medians = {name: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for name, runs in results.items()}
+    keys = list(next(iter(medians.values())))
+    print(f"{'':24}" + "".join(f"{name:>14}" for name in servers) + f"{'gateway/SDK':>14}")
+    for key in keys:
+        ratio = medians["gateway"][key] / medians["bare SDK"][key]
+        print(f"{key:24}" + "".join(f"{medians[n][key]:14.2f}" for n in servers) + f"{ratio:14.2f}")
+    print(f"\n{options.rounds} rounds, {options.calls} calls each; medians. Targets: cold start ratio <= 1.1, "
+          "throughput ratio >= 1.5.")
+
+
+if __name__ == "__main__":
+    main()

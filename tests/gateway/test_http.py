@@ -1,0 +1,91 @@
+"""Streamable HTTP: loopback only, a bearer token, the Origin checked, and the same gateway behind it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import anyio
+import httpx2
+import pytest
+
+from gateway.context import home_environment
+from gateway.http import parse_address
+from gateway.testing import folders_of, read_audit, write_config
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "web-host", "version": "1"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(gateway_home):
+    write_config(gateway_home, {"gateway": {"plugins": ["hello"]}})
+    port = free_port()
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
+    process = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--http", f"127.0.0.1:{port}"],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert process.poll() is None, process.stderr.read().decode()
+            time.sleep(0.1)
+    token = (folders_of(gateway_home).state / "http-token").read_text().strip()
+    yield f"http://127.0.0.1:{port}/mcp", token, gateway_home
+    process.terminate()
+    process.wait(10)
+    process.stderr.close()
+
+
+def test_a_request_without_the_token_is_refused(http_server):
+    url, _token, _home = http_server
+    assert httpx2.post(url, json=INIT, headers=ACCEPT).status_code == 401
+    assert httpx2.post(url, json=INIT, headers={**ACCEPT, "Authorization": "Bearer wrong"}).status_code == 401
+
+
+def test_a_foreign_origin_is_refused(http_server):
+    url, token, _home = http_server
+    headers = {**ACCEPT, "Authorization": f"Bearer {token}", "Origin": "http://evil.example.com"}
+    assert httpx2.post(url, json=INIT, headers=headers).status_code == 403
+
+
+def test_the_token_file_is_the_persons_alone(http_server):
+    _url, _token, home = http_server
+    assert (folders_of(home).state / "http-token").stat().st_mode & 0o077 == 0
+
+
+def test_a_host_calls_a_tool_over_http_with_the_sdk_client(http_server):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    url, token, home = http_server
+
+    async def session():
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                assert [t.name for t in (await client.list_tools()).tools] == ["hello", "echo", "whose"]
+                result = await client.call_tool("hello", {"name": "Web"})
+                assert result.content[0].text == "Hello, Web!"
+
+    anyio.run(session)
+    assert [e["transport"] for e in read_audit(home) if e.get("tool") == "hello"] == ["http"]
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0:8000", "192.0.2.1:80", "example.com:80", "127.0.0.1:99999", "x"])
+def test_only_loopback_addresses_are_served(address):
+    import click
+
+    with pytest.raises(click.BadParameter):
+        parse_address(address)
