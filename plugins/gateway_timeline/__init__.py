@@ -1,1 +1,52 @@
-"""The timeline plugin (being written)."""
+"""The activity timeline: what the person was doing, from ActivityWatch or any tadoru-envelope recorder.
+
+Tools get_timeline, query_events and get_status (read-only); resources timeline://recent, timeline://config
+and timeline://events/{id}; the resume_my_work prompt; `gateway timeline import activitywatch` and
+`gateway timeline ingest`. See README.md beside this file for the inputs, outputs and choices.
+"""
+
+from __future__ import annotations
+
+from gateway import PluginHost, hookimpl
+
+
+@hookimpl
+def register_settings(gateway: PluginHost):
+    from gateway_timeline.settings import SETTINGS
+
+    return list(SETTINGS)
+
+
+@hookimpl
+def register_tools(gateway: PluginHost):
+    from gateway_timeline.tools import tool_list
+
+    return tool_list()
+
+
+@hookimpl
+def register_resources(gateway: PluginHost):
+    from gateway_timeline.resources import resource_list
+
+    return resource_list()
+
+
+@hookimpl
+def register_resource_templates(gateway: PluginHost):
+    from gateway_timeline.resources import template_list
+
+    return template_list()
+
+
+@hookimpl
+def register_prompts(gateway: PluginHost):
+    from gateway_timeline.resources import prompt_list
+
+    return prompt_list()
+
+
+@hookimpl
+def register_commands(gateway: PluginHost):
+    from gateway_timeline.cli import make_group
+
+    return [make_group(gateway)]

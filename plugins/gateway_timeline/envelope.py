@@ -1,0 +1,195 @@
+"""The tadoru event envelope: checking what recorders give, and making what agents are given safe to show.
+
+A stored event keeps what the recorder wrote (its redactions included); what leaves the plugin has every
+string of others' words on one line and masked, URLs without the secrets of their query strings, and
+never an event from a private (incognito) window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from gateway import mask, one_line
+
+VERSION = 1
+TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$")
+FIELD_LIMIT = 300  # a window title or URL longer than this is cut: it is a label, not a document
+
+# Query-string and fragment keys whose values are credentials or one-time secrets.
+_SECRET_KEYS = re.compile(
+    r"(token|secret|password|passwd|pwd|auth|session|sid|key|sig|signature|code|otp|nonce|state|ticket|"
+    r"credential|saml|jwt|hash|magic|reset|confirm|verify)",
+    re.IGNORECASE,
+)
+PRIVATE_MODES = {"private", "incognito", "inprivate"}
+
+
+class EnvelopeError(ValueError):
+    """A recorder's line is not an event we can keep; the message says what is wrong."""
+
+
+def parse_ts(value: Any) -> int:
+    """An envelope `ts` (ISO-8601; a zone is required, Z or offset) as milliseconds since the epoch."""
+    if not isinstance(value, str) or not value:
+        raise EnvelopeError("ts must be an ISO-8601 time with a zone, such as 2026-08-16T08:46:12.120Z")
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise EnvelopeError(f"ts {value[:40]!r} is not ISO-8601") from None
+    if moment.tzinfo is None:
+        raise EnvelopeError(f"ts {value[:40]!r} has no zone; recorders write UTC with a Z")
+    return int(moment.astimezone(UTC).timestamp() * 1000)
+
+
+def _object_or_none(event: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    value = event.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise EnvelopeError(f"{key} must be an object or null")
+    return value
+
+
+def normalise(event: Any) -> dict[str, Any]:
+    """A recorder's event as a complete envelope (v, id, ts, ... redaction); EnvelopeError if it is not one."""
+    if not isinstance(event, dict):
+        raise EnvelopeError("the line is not a JSON object")
+    version = event.get("v", VERSION)
+    if version != VERSION:
+        raise EnvelopeError(f"envelope version {version!r} is not supported (only v {VERSION})")
+    kind = event.get("type")
+    if not isinstance(kind, str) or not TYPE_PATTERN.match(kind):
+        raise EnvelopeError("type must be a dotted lower-case name such as app.focus or browser.navigate")
+    ts_ms = parse_ts(event.get("ts"))
+    app = _object_or_none(event, "app")
+    window = _object_or_none(event, "window")
+    element = _object_or_none(event, "element")
+    data = _object_or_none(event, "data") or {}
+    redaction = _object_or_none(event, "redaction") or {"applied": False, "rules": []}
+    if app is not None and not isinstance(app.get("name", ""), str | None):
+        raise EnvelopeError("app.name must be a string")
+    if window is not None and not isinstance(window.get("title", ""), str | None):
+        raise EnvelopeError("window.title must be a string")
+    mono = event.get("mono_ns")
+    if mono is not None and (not isinstance(mono, int) or isinstance(mono, bool)):
+        raise EnvelopeError("mono_ns must be an integer or null")
+    source = event.get("source") or "unknown"
+    if not isinstance(source, str):
+        raise EnvelopeError("source must be a string")
+    envelope = {
+        "v": VERSION,
+        "id": "",
+        "ts": event["ts"],
+        "mono_ns": mono,
+        "source": source,
+        "type": kind,
+        "app": app,
+        "window": window,
+        "element": element,
+        "data": data,
+        "redaction": redaction,
+    }
+    given_id = event.get("id")
+    if given_id is not None and (not isinstance(given_id, str) or not given_id or len(given_id) > 200):
+        raise EnvelopeError("id must be a non-empty string (at most 200 characters)")
+    # An event without an id gets one from its content, so ingesting the same file twice adds nothing.
+    envelope["id"] = given_id or "evt_" + hashlib.sha256(
+        json.dumps(envelope, sort_keys=True, ensure_ascii=False).encode()
+    ).hexdigest()[:26]
+    envelope["_ts_ms"] = ts_ms
+    return envelope
+
+
+def is_private(event: Mapping[str, Any]) -> bool:
+    """An event from a private or incognito window (by the browser's flag or the recorder's mode)."""
+    for part in (event.get("data"), event.get("window"), event.get("app")):
+        if isinstance(part, Mapping):
+            if part.get("incognito") is True or part.get("private") is True:
+                return True
+            mode = part.get("mode")
+            if isinstance(mode, str) and mode.strip().lower() in PRIVATE_MODES:
+                return True
+    return False
+
+
+def strip_url_secrets(url: str) -> str:
+    """A URL without user:password, and with credential-like query or fragment values replaced by `[masked]`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not parts.scheme or not parts.netloc:
+        return url
+    netloc = parts.netloc.rpartition("@")[2]
+
+    def clean(text: str) -> str:
+        if "=" not in text:
+            return text
+        pairs = parse_qsl(text, keep_blank_values=True)
+        if not pairs:
+            return text
+        cleaned = [(k, "[masked]" if v and _SECRET_KEYS.search(k) else v) for k, v in pairs]
+        return urlencode(cleaned, safe="[]/:,")
+
+    return urlunsplit((parts.scheme, netloc, parts.path, clean(parts.query), clean(parts.fragment)))
+
+
+def safe_text(value: str, limit: int = FIELD_LIMIT) -> str:
+    """Others' words for display: one line, masked, cut; a URL also loses its query-string secrets."""
+    text = one_line(value, limit * 2)
+    if "://" in text:
+        text = " ".join(strip_url_secrets(word) if "://" in word else word for word in text.split(" "))
+    return one_line(mask(text), limit)
+
+
+def _safe_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {str(k): _safe_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_safe_value(v) for v in value[:50]]
+    return value
+
+
+def for_agent(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The envelope as given to an agent: every string of window, element and data one line and masked."""
+    app = event.get("app")
+    return {
+        "v": event.get("v", VERSION),
+        "id": event["id"],
+        "ts": event["ts"],
+        "mono_ns": event.get("mono_ns"),
+        "source": one_line(event.get("source"), 100),
+        "type": event["type"],
+        "app": _safe_value(app) if isinstance(app, dict) else None,
+        "window": _safe_value(event.get("window")) if isinstance(event.get("window"), dict) else None,
+        "element": _safe_value(event.get("element")) if isinstance(event.get("element"), dict) else None,
+        "data": _safe_value(event.get("data") or {}),
+        "redaction": event.get("redaction") or {"applied": False, "rules": []},
+    }
+
+
+def traits(event: Mapping[str, Any]) -> dict[str, str | None]:
+    """What the store indexes and the gate routes on: app name, bundle id, label, URL, file path."""
+    app = event.get("app") or {}
+    window = event.get("window") or {}
+    data = event.get("data") or {}
+    url = data.get("url") if isinstance(data.get("url"), str) else None
+    path = next((data[k] for k in ("path", "file") if isinstance(data.get(k), str) and data[k]), None)
+    title = window.get("title") if isinstance(window.get("title"), str) else None
+    tab_title = data.get("tab_title") if isinstance(data.get("tab_title"), str) else None
+    label = (tab_title if event.get("type", "").startswith("browser.") else None) or title or tab_title
+    return {
+        "app": app.get("name") if isinstance(app.get("name"), str) else None,
+        "bundle_id": app.get("bundle_id") if isinstance(app.get("bundle_id"), str) else None,
+        "label": label[:1000] if label else None,
+        "url": url[:2000] if url else None,
+        "path": path[:1000] if path else None,
+    }

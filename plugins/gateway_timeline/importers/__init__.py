@@ -1,0 +1,1 @@
+"""Importers that fill the event store: ActivityWatch's database, and JSONL from any envelope recorder."""

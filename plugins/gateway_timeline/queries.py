@@ -1,0 +1,171 @@
+"""The three answers as pure functions of a store, the gate's verdicts, a range and a clock.
+
+The tools (tools.py) only resolve arguments, open the store and wrap these in an Answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import tzinfo
+from typing import Any
+
+from gateway_timeline import render, sessions
+from gateway_timeline.envelope import for_agent, is_private
+from gateway_timeline.gating import Gatekeeper
+from gateway_timeline.store import Store, filter_clause
+from gateway_timeline.timeexpr import iso_ms
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+DEFAULT_MAX_TOKENS = 4000
+EVENT_ADDRESS = "timeline://events/{}"
+
+
+def _range(since_ms: int, until_ms: int) -> dict[str, str]:
+    return {"since": iso_ms(since_ms).replace(".000Z", "Z"), "until": iso_ms(until_ms).replace(".000Z", "Z")}
+
+
+def timeline(
+    store: Store | None,
+    keeper: Gatekeeper,
+    since_ms: int,
+    until_ms: int,
+    *,
+    oldest_ms: int,
+    zone: tzinfo | None,
+    format: str = "markdown",
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+) -> dict[str, Any]:
+    """get_timeline's result: range, format, content or sessions, token_estimate, truncated, left_out."""
+    rows: list[tuple[Any, ...]] = []
+    left_out = 0
+    if store is not None and max(since_ms, oldest_ms) < until_ms:
+        for row in store.summary(max(since_ms, oldest_ms), until_ms):
+            # row: minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms
+            if keeper.allows(row[2], row[5], row[6]):
+                rows.append(row)
+            else:
+                left_out += row[7]
+    found = sessions.build(rows, max(since_ms, oldest_ms), until_ms)
+    result: dict[str, Any] = {"range": _range(since_ms, until_ms), "format": format}
+    if format == "structured":
+        items, truncated, tokens = render.structured(found, max_tokens)
+        result.update(sessions=items, token_estimate=tokens, truncated=truncated)
+    else:
+        content, truncated = render.markdown(found, zone, max_tokens)
+        result.update(content=content, token_estimate=render.token_estimate(content), truncated=truncated)
+    result["left_out"] = left_out
+    return result
+
+
+def events(
+    store: Store | None,
+    keeper: Gatekeeper,
+    since_ms: int,
+    until_ms: int,
+    *,
+    oldest_ms: int,
+    types: Sequence[str] | None = None,
+    app: str | None = None,
+    bundle_id: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    newest_first: bool = False,
+) -> dict[str, Any]:
+    """query_events' result: range, count (of every match), truncated, events (at most `limit`), left_out.
+
+    `left_out` counts what the gate kept back in the whole range, whatever the filters, so that narrowing
+    by app or type cannot tell which closed events exist.
+    """
+    result: dict[str, Any] = {"range": _range(since_ms, until_ms), "count": 0, "truncated": False, "events": []}
+    start = max(since_ms, oldest_ms)
+    if store is None or start >= until_ms:
+        return {**result, "left_out": 0}
+    where, params = filter_clause(types, app, bundle_id)
+    if keeper.uniform:
+        if not keeper.default:
+            everything = store.count(start, until_ms)
+            return {**result, "left_out": everything}
+        count, left_out, closed = store.count(start, until_ms, where, params), 0, None
+    else:
+        closed = set()
+        left_out = 0
+        for group_app, url, path, n in store.owner_groups(start, until_ms):
+            if not keeper.allows(group_app, url, path):
+                closed.add((group_app, url, path))
+                left_out += n
+        count = sum(
+            n for group_app, url, path, n in store.owner_groups(start, until_ms, where, params)
+            if (group_app, url, path) not in closed
+        ) if closed else store.count(start, until_ms, where, params)
+    given: list[dict[str, Any]] = []
+    for body, row_app, url, path in store.events(start, until_ms, where, params, newest_first):
+        if closed and (row_app, url, path) in closed:
+            continue
+        event = json.loads(body)
+        if is_private(event):  # never stored by our importers; a store written by others may hold some
+            count -= 1
+            continue
+        given.append(for_agent(event))
+        if len(given) >= limit:
+            break
+    result.update(count=count, truncated=count > len(given), events=given, left_out=left_out)
+    return result
+
+
+def event(store: Store | None, keeper: Gatekeeper, event_id: str, oldest_ms: int) -> dict[str, Any] | None:
+    """One event by id, or None when there is none to give; PermissionError(owners) when its project is closed."""
+    found = store.event_by_id(event_id) if store is not None else None
+    if found is None:
+        return None
+    body, app, url, path, ts_ms, private = found
+    envelope = json.loads(body)
+    if private or is_private(envelope) or ts_ms < oldest_ms:
+        return None
+    if not keeper.allows(app, url, path):
+        raise PermissionError(keeper.owners(app, url, path))
+    return for_agent(envelope)
+
+
+def status(
+    store: Store | None,
+    settings: Mapping[str, Any],
+    *,
+    now_ms: int,
+    retention_ms: int,
+    running_within_ms: int,
+    live_server: bool,
+) -> dict[str, Any]:
+    """get_status's fields; `running` from a fresh heartbeat or a live ActivityWatch server."""
+    beat = (store.meta("heartbeat") if store is not None else None) or {}
+    fresh = bool(beat) and now_ms - int(beat.get("at_ms", 0)) <= running_within_ms
+    oldest, newest = store.bounds() if store is not None else (None, None)
+    limit = now_ms - retention_ms
+    if oldest is not None and oldest < limit:
+        oldest = limit if newest is not None and newest >= limit else None
+    if newest is not None and newest < limit:
+        newest = None
+    degraded = dict(beat.get("degraded") or {}) if isinstance(beat.get("degraded"), dict) else {}
+    if store is None:
+        degraded["store"] = "no event store yet: run `gateway timeline import activitywatch` or `gateway timeline ingest`"
+    last_import = store.meta("last_import_error") if store is not None else None
+    if last_import:
+        degraded["import"] = str(last_import)[:300]
+    seen = store.seen_types() if store is not None else []
+    capture = beat.get("capture") if isinstance(beat.get("capture"), dict) else {}
+    dropped = beat.get("events_dropped")
+    bad_lines = int(store.meta("bad_lines", 0)) if store is not None else 0
+    return {
+        "running": fresh or live_server,
+        "paused": bool(beat.get("paused", False)) if fresh else False,
+        "last_event_ts": None if newest is None else iso_ms(newest).replace(".000Z", "Z"),
+        "events_dropped": (int(dropped) if isinstance(dropped, int) else 0) + bad_lines,
+        "degraded": degraded,
+        "retention_hours": round(retention_ms / 3_600_000, 2) if retention_ms % 3_600_000 else retention_ms // 3_600_000,
+        "oldest_event_ts": None if oldest is None else iso_ms(oldest).replace(".000Z", "Z"),
+        "capture": {
+            "sources": capture.get("sources") or sorted({kind.split(".", 1)[0] for kind in seen}),
+            "text_content": bool(capture.get("text_content", False)),
+        },
+        "permissions_ok": bool(beat.get("permissions_ok", True)) and "store" not in degraded,
+    }

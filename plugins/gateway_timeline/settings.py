@@ -1,0 +1,87 @@
+"""The keys of the `[plugins.timeline]` table, their defaults, and where they point."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gateway import Setting
+
+RETENTION_HOURS = 168  # a week: "resume my work" on a Monday must still see Friday
+RUNNING_WITHIN_SECONDS = 120
+
+SETTINGS = [
+    Setting("store", "", "the event store's SQLite file (default: timeline.db in the plugin's data folder)"),
+    Setting(
+        "retention_hours",
+        RETENTION_HOURS,
+        "events older than this many hours are never served, and the importers delete them",
+    ),
+    Setting(
+        "activitywatch",
+        "",
+        "the ActivityWatch database to import (default: the first found of aw-server-rust's sqlite.db and "
+        "aw-server's peewee-sqlite.v2.db in the usual places)",
+    ),
+    Setting(
+        "running_within_seconds",
+        RUNNING_WITHIN_SECONDS,
+        "get_status says running when a recorder's heartbeat is at most this old",
+    ),
+    Setting(
+        "probe_activitywatch",
+        True,
+        "get_status also asks a live ActivityWatch server on 127.0.0.1:5600 (loopback only, short timeout)",
+    ),
+    Setting("timezone", "", "the person's zone for today, yesterday and HH:MM (default: the system's)"),
+]
+
+
+def store_path(settings: Mapping[str, Any], data_folder: Path) -> Path:
+    configured = str(settings.get("store") or "")
+    return Path(configured).expanduser() if configured else data_folder / "timeline.db"
+
+
+def retention_ms(settings: Mapping[str, Any]) -> int:
+    hours = settings.get("retention_hours", RETENTION_HOURS)
+    try:
+        hours = float(hours)
+    except (TypeError, ValueError):
+        hours = RETENTION_HOURS
+    return int(max(hours, 1) * 3_600_000)
+
+
+def running_within_ms(settings: Mapping[str, Any]) -> int:
+    try:
+        return int(float(settings.get("running_within_seconds", RUNNING_WITHIN_SECONDS)) * 1000)
+    except (TypeError, ValueError):
+        return RUNNING_WITHIN_SECONDS * 1000
+
+
+def activitywatch_candidates(home: Path | None = None) -> list[Path]:
+    """Where ActivityWatch keeps its database on Linux, macOS and Windows, the Rust server's first."""
+    import os
+    import sys
+
+    home = home or Path.home()
+    roots = []
+    if sys.platform == "darwin":
+        roots.append(home / "Library" / "Application Support" / "activitywatch")
+    elif sys.platform == "win32":
+        roots.append(Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local")) / "activitywatch")
+        roots.append(Path(os.environ.get("LOCALAPPDATA", home / "AppData" / "Local")) / "activitywatch" / "activitywatch")
+        roots.append(Path(os.environ.get("APPDATA", home / "AppData" / "Roaming")) / "activitywatch")
+    roots.append(Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share") / "activitywatch")
+    found = []
+    for root in roots:
+        found.append(root / "aw-server-rust" / "sqlite.db")
+        found.append(root / "aw-server" / "peewee-sqlite.v2.db")
+    return found
+
+
+def activitywatch_path(settings: Mapping[str, Any]) -> Path | None:
+    configured = str(settings.get("activitywatch") or "")
+    if configured:
+        return Path(configured).expanduser()
+    return next((p for p in activitywatch_candidates() if p.exists()), None)

@@ -1,0 +1,322 @@
+"""The event store: one SQLite file of envelopes, indexed by time, with a per-minute summary for timelines.
+
+`events` keeps each envelope as the recorder wrote it plus the traits the gate routes on; `minutes` holds,
+for each minute, one row per (type, app, label, URL, path) with a count and the span covered, so a day's
+timeline reads thousands of rows rather than millions. Importers write; the tools only read.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+PRAGMA journal_mode = WAL;
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    ts_ms INTEGER NOT NULL,
+    end_ms INTEGER,
+    type TEXT NOT NULL,
+    source TEXT,
+    app TEXT,
+    bundle_id TEXT,
+    label TEXT,
+    url TEXT,
+    path TEXT,
+    private INTEGER NOT NULL DEFAULT 0,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_time ON events (ts_ms);
+CREATE TABLE IF NOT EXISTS minutes (
+    minute INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    app TEXT,
+    bundle_id TEXT,
+    label TEXT,
+    url TEXT,
+    path TEXT,
+    n INTEGER NOT NULL,
+    first_ms INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS minutes_by_minute ON minutes (minute);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS cursors (
+    origin TEXT NOT NULL,
+    bucket TEXT NOT NULL,
+    last_id INTEGER NOT NULL,
+    app_before TEXT,
+    PRIMARY KEY (origin, bucket)
+);
+CREATE TABLE IF NOT EXISTS seen_types (type TEXT PRIMARY KEY);
+"""
+
+MINUTE_MS = 60_000
+_EVENT_COLUMNS = "id, ts_ms, end_ms, type, source, app, bundle_id, label, url, path, private, body"
+_GROUP_COLUMNS = "type, app, bundle_id, label, url, path"
+
+
+def type_clause(types: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """SQL for a list of exact types and `prefix.*` patterns (`*` alone is every type)."""
+    if not types or "*" in types:
+        return "", []
+    parts, params = [], []
+    for kind in types:
+        if kind.endswith(".*"):
+            prefix = kind[:-1]
+            parts.append("(type >= ? AND type < ?)")
+            params += [prefix, prefix[:-1] + "/"]  # '/' sorts right after '.'
+        else:
+            parts.append("type = ?")
+            params.append(kind)
+    return " AND (" + " OR ".join(parts) + ")", params
+
+
+def filter_clause(
+    types: Sequence[str] | None = None, app: str | None = None, bundle_id: str | None = None
+) -> tuple[str, list[Any]]:
+    sql, params = type_clause(types)
+    if app:
+        sql += " AND app = ? COLLATE NOCASE"
+        params.append(app)
+    if bundle_id:
+        sql += " AND bundle_id = ?"
+        params.append(bundle_id)
+    return sql, params
+
+
+class Store:
+    """One open store file; `Store.open(path)` for the importers, `Store.reader(path)` for the tools."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self.db = connection
+        self.path = path
+        self._touched: set[int] = set()
+
+    @classmethod
+    def open(cls, path: Path) -> Store:
+        """Open (creating it and its folder if needed) for writing."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+        connection.executescript(SCHEMA)
+        connection.execute("PRAGMA synchronous = NORMAL")
+        return cls(connection, path)
+
+    @classmethod
+    def reader(cls, path: Path) -> Store | None:
+        """Open read-only; None when nothing was ever imported (no file yet)."""
+        if not path.exists():
+            return None
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5, isolation_level=None)
+        connection.execute("PRAGMA query_only = 1")
+        try:
+            connection.execute("SELECT 1 FROM events LIMIT 1")
+        except sqlite3.OperationalError:
+            connection.close()
+            return None
+        return cls(connection, path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writing -----------------------------------------------------------------------------------
+
+    def begin(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def add(self, rows: Iterable[tuple[Any, ...]]) -> int:
+        """Insert or replace rows shaped like `_EVENT_COLUMNS` (same id = same event, so re-imports add nothing)."""
+        touched = self._touched
+        rows = list(rows)
+        for row in rows:
+            touched.add(row[1] // MINUTE_MS)
+        self.db.executemany(
+            f"INSERT OR REPLACE INTO events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows
+        )
+        return len(rows)
+
+    def commit(self) -> None:
+        """Bring the minute summary up to date for what was added, note the types seen, and commit."""
+        for first, last in _runs(sorted(self._touched)):
+            self.db.execute("DELETE FROM minutes WHERE minute BETWEEN ? AND ?", (first, last))
+            self.db.execute(
+                f"INSERT INTO minutes (minute, {_GROUP_COLUMNS}, n, first_ms, last_ms) "
+                f"SELECT ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}, COUNT(*), MIN(ts_ms), MAX(COALESCE(end_ms, ts_ms)) "
+                f"FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0 "
+                f"GROUP BY ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}",
+                (first * MINUTE_MS, (last + 1) * MINUTE_MS),
+            )
+            self.db.execute(
+                "INSERT OR IGNORE INTO seen_types (type) SELECT DISTINCT type FROM minutes "
+                "WHERE minute BETWEEN ? AND ?",
+                (first, last),
+            )
+        self._touched.clear()
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
+
+    def prune(self, before_ms: int) -> int:
+        """Forget events older than `before_ms` (the retention limit); the count forgotten."""
+        gone = self.db.execute("DELETE FROM events WHERE ts_ms < ?", (before_ms,)).rowcount
+        self.db.execute("DELETE FROM minutes WHERE minute < ?", (before_ms // MINUTE_MS,))
+        if gone:
+            self._touched.add(before_ms // MINUTE_MS)
+        return gone
+
+    def set_meta(self, key: str, value: Any) -> None:
+        self.db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, json.dumps(value)),
+        )
+
+    def add_to_counter(self, key: str, amount: int) -> None:
+        self.set_meta(key, int(self.meta(key, 0)) + amount)
+
+    def cursor(self, origin: str, bucket: str) -> tuple[int, str | None]:
+        row = self.db.execute(
+            "SELECT last_id, app_before FROM cursors WHERE origin = ? AND bucket = ?", (origin, bucket)
+        ).fetchone()
+        return (row[0], row[1]) if row else (0, None)
+
+    def set_cursor(self, origin: str, bucket: str, last_id: int, app_before: str | None) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO cursors (origin, bucket, last_id, app_before) VALUES (?, ?, ?, ?)",
+            (origin, bucket, last_id, app_before),
+        )
+
+    # --- reading -----------------------------------------------------------------------------------
+
+    def meta(self, key: str, default: Any = None) -> Any:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def events(
+        self,
+        since_ms: int,
+        until_ms: int,
+        where: str = "",
+        params: Sequence[Any] = (),
+        newest_first: bool = False,
+    ) -> Iterator[tuple[str, str | None, str | None, str | None]]:
+        """(body, app, url, path) of the events in [since, until) matching `where`, in time order."""
+        order = "DESC" if newest_first else "ASC"
+        return self.db.execute(
+            f"SELECT body, app, url, path FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
+            f"ORDER BY ts_ms {order}, seq {order}",
+            (since_ms, until_ms, *params),
+        )
+
+    def count(self, since_ms: int, until_ms: int, where: str = "", params: Sequence[Any] = ()) -> int:
+        return self.db.execute(
+            f"SELECT COUNT(*) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where}",
+            (since_ms, until_ms, *params),
+        ).fetchone()[0]
+
+    def owner_groups(
+        self, since_ms: int, until_ms: int, where: str = "", params: Sequence[Any] = ()
+    ) -> list[tuple[str | None, str | None, str | None, int]]:
+        """(app, url, path, count) of the events in the range: what the gate decides on, with how many each."""
+        return self.db.execute(
+            f"SELECT app, url, path, COUNT(*) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
+            "GROUP BY app, url, path",
+            (since_ms, until_ms, *params),
+        ).fetchall()
+
+    def summary(self, since_ms: int, until_ms: int) -> list[tuple[Any, ...]]:
+        """Summary rows (minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms) for [since, until).
+
+        Whole minutes come from the summary table; the partial minutes at either end are grouped from the
+        events themselves, and spans begun in the hour before `since` that reach into it come clipped, with
+        no count (their events are outside the range).
+        """
+        first_full = -(-since_ms // MINUTE_MS)
+        last_full = until_ms // MINUTE_MS  # exclusive
+        rows: list[tuple[Any, ...]] = []
+        rows += [
+            (m, t, a, b, lab, u, p, 0, since_ms, last)
+            for (m, t, a, b, lab, u, p, _n, _first, last) in self.db.execute(
+                "SELECT * FROM minutes WHERE minute >= ? AND minute < ? AND last_ms > ?",
+                (since_ms // MINUTE_MS - 60, first_full, since_ms),
+            )
+            if _first < since_ms
+        ]
+        if first_full > last_full:  # the whole range sits inside one minute
+            return rows + self._grouped(since_ms, until_ms)
+        rows += self._grouped(since_ms, first_full * MINUTE_MS)
+        rows += self.db.execute(
+            "SELECT * FROM minutes WHERE minute >= ? AND minute < ?", (first_full, last_full)
+        ).fetchall()
+        rows += self._grouped(last_full * MINUTE_MS, until_ms)
+        return rows
+
+    def _grouped(self, since_ms: int, until_ms: int) -> list[tuple[Any, ...]]:
+        if since_ms >= until_ms:
+            return []
+        return self.db.execute(
+            f"SELECT ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}, COUNT(*), MIN(ts_ms), MAX(COALESCE(end_ms, ts_ms)) "
+            f"FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0 GROUP BY ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}",
+            (since_ms, until_ms),
+        ).fetchall()
+
+    def bounds(self) -> tuple[int | None, int | None]:
+        """The oldest and newest event times (ms), or Nones for an empty store."""
+        oldest = self.db.execute("SELECT MIN(ts_ms) FROM events").fetchone()[0]
+        newest = self.db.execute("SELECT MAX(ts_ms) FROM events").fetchone()[0]
+        return oldest, newest
+
+    def event_by_id(self, event_id: str) -> tuple[str, str | None, str | None, str | None, int, int] | None:
+        return self.db.execute(
+            "SELECT body, app, url, path, ts_ms, private FROM events WHERE id = ?", (event_id,)
+        ).fetchone()
+
+    def seen_types(self) -> list[str]:
+        return [row[0] for row in self.db.execute("SELECT type FROM seen_types ORDER BY type")]
+
+
+def _runs(values: Sequence[int]) -> Iterator[tuple[int, int]]:
+    """Consecutive runs in sorted integers: [1, 2, 3, 7] -> (1, 3), (7, 7)."""
+    start = previous = None
+    for value in values:
+        if start is None:
+            start = previous = value
+        elif value == previous + 1:
+            previous = value
+        else:
+            yield start, previous
+            start = previous = value
+    if start is not None:
+        yield start, previous
+
+
+def row_of(envelope: Mapping[str, Any], ts_ms: int, end_ms: int | None, traits: Mapping[str, Any], private: bool) -> tuple:
+    """The row `Store.add` takes for one envelope."""
+    return (
+        envelope["id"],
+        ts_ms,
+        end_ms,
+        envelope["type"],
+        envelope.get("source"),
+        traits["app"],
+        traits["bundle_id"],
+        traits["label"],
+        traits["url"],
+        traits["path"],
+        1 if private else 0,
+        json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
+    )
+
+
+def open_reader(path: Path) -> closing[Store] | None:
+    store = Store.reader(path)
+    return None if store is None else closing(store)

@@ -1,0 +1,315 @@
+"""The three read-only tools: get_timeline, query_events, get_status (inputs, outputs, and their plumbing)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from gateway import Answer, Context, Tool, ToolError
+from gateway_timeline import queries, settings
+from gateway_timeline.gating import Gatekeeper
+from gateway_timeline.store import Store
+from gateway_timeline.timeexpr import FORMS, local_zone, resolve_range, to_ms
+
+TIME_HELP = f"Accepted forms: {FORMS}."
+NOTHING_YET = (
+    "Nothing has been imported into the timeline yet; the person can run `gateway timeline import "
+    "activitywatch` (or `gateway timeline ingest FILE.jsonl`)."
+)
+
+RANGE_PROPERTIES = {
+    "since": {"type": "string", "description": f"Start of the range (included). {TIME_HELP}"},
+    "until": {"type": "string", "description": f"End of the range (excluded); default now. {TIME_HELP}"},
+}
+
+TIMELINE_INPUT = {
+    "type": "object",
+    "properties": {
+        "since": {**RANGE_PROPERTIES["since"], "default": "1h"},
+        "until": {**RANGE_PROPERTIES["until"], "default": "now"},
+        "format": {
+            "enum": ["markdown", "structured"],
+            "default": "markdown",
+            "description": "markdown: a heading and a few bullets per session; structured: a sessions[] array.",
+        },
+        "max_tokens": {
+            "type": "integer",
+            "minimum": 200,
+            "maximum": 32000,
+            "default": queries.DEFAULT_MAX_TOKENS,
+            "description": "Bound on the answer's size (tokens estimated as characters / 4); older sessions are cut first.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+EVENTS_INPUT = {
+    "type": "object",
+    "properties": {
+        "since": {**RANGE_PROPERTIES["since"], "default": "15m"},
+        "until": {**RANGE_PROPERTIES["until"], "default": "now"},
+        "types": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "maxItems": 50,
+            "description": "Event types to keep: exact (app.focus) or a prefix with .* (browser.*). Default: all.",
+        },
+        "app": {"type": "string", "description": "Only this app (its name, any case). Narrows; not a privacy boundary."},
+        "bundle_id": {"type": "string", "description": "Only this bundle id (com.google.Chrome)."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": queries.MAX_LIMIT,
+            "default": queries.DEFAULT_LIMIT,
+            "description": f"At most this many events (default {queries.DEFAULT_LIMIT}, at most {queries.MAX_LIMIT}); "
+            "count still says how many matched.",
+        },
+        "order": {
+            "enum": ["oldest_first", "newest_first"],
+            "default": "oldest_first",
+            "description": "Which end of the range comes first, and is kept when the limit cuts.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+RANGE_OUTPUT = {
+    "type": "object",
+    "properties": {"since": {"type": "string"}, "until": {"type": "string"}},
+    "required": ["since", "until"],
+}
+
+TIMELINE_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "range": RANGE_OUTPUT,
+        "format": {"enum": ["markdown", "structured"]},
+        "content": {"type": "string"},
+        "sessions": {"type": "array", "items": {"type": "object"}},
+        "token_estimate": {"type": "integer"},
+        "truncated": {"type": "boolean"},
+        "left_out": {"type": "integer"},
+    },
+    "required": ["range", "format", "token_estimate", "truncated"],
+}
+
+EVENTS_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "range": RANGE_OUTPUT,
+        "count": {"type": "integer"},
+        "truncated": {"type": "boolean"},
+        "events": {"type": "array", "items": {"type": "object"}},
+        "left_out": {"type": "integer"},
+    },
+    "required": ["range", "count", "truncated", "events"],
+}
+
+STATUS_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "running": {"type": "boolean"},
+        "paused": {"type": "boolean"},
+        "last_event_ts": {"type": ["string", "null"]},
+        "events_dropped": {"type": "integer"},
+        "degraded": {"type": "object"},
+        "retention_hours": {"type": "number"},
+        "oldest_event_ts": {"type": ["string", "null"]},
+        "capture": {"type": "object"},
+        "permissions_ok": {"type": "boolean"},
+    },
+    "required": ["running", "paused", "last_event_ts", "retention_hours"],
+}
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def open_store(ctx: Context) -> Store | None:
+    return Store.reader(settings.store_path(ctx.settings, ctx.folders.data))
+
+
+def _left_out_line(left_out: int) -> str:
+    if not left_out:
+        return ""
+    return f"\n{left_out} event{'s' if left_out != 1 else ''} left out: their projects are closed to AI agents."
+
+
+def _timeline(ctx: Context, since: str, until: str, format: str, max_tokens: int) -> Answer:
+    zone = local_zone(ctx.settings.get("timezone"))
+    start, end = resolve_range(since, until, now(), zone)
+    store = open_store(ctx)
+    try:
+        result = queries.timeline(
+            store,
+            Gatekeeper(ctx.gate),
+            to_ms(start),
+            to_ms(end),
+            oldest_ms=to_ms(now()) - settings.retention_ms(ctx.settings),
+            zone=zone,
+            format=format,
+            max_tokens=max_tokens,
+        )
+    finally:
+        if store is not None:
+            store.close()
+    span = f"{result['range']['since']} to {result['range']['until']}"
+    if format == "structured":
+        body = json.dumps(result["sessions"], ensure_ascii=False, indent=1)
+        found = len(result["sessions"])
+    else:
+        body, found = result["content"], bool(result["content"])
+    if not found:
+        head = f"No activity recorded from {span}." + (f" {NOTHING_YET}" if store is None else "")
+        text = head + _left_out_line(result["left_out"])
+    else:
+        cut = " Older sessions were cut to fit max_tokens." if result["truncated"] else ""
+        text = (
+            f"Timeline from {span} (headings in the person's local time), about {result['token_estimate']} "
+            f"tokens.{cut}\n{ctx.frame(body)}{_left_out_line(result['left_out'])}"
+        )
+    given = (f"timeline://range/{result['range']['since']}/{result['range']['until']}",) if found else ()
+    return Answer(text=text, data=result, given=given, left_out=result["left_out"])
+
+
+async def get_timeline(
+    ctx: Context, since: str = "1h", until: str = "now", format: str = "markdown",
+    max_tokens: int = queries.DEFAULT_MAX_TOKENS,
+) -> Answer:
+    """The person's activity over a range as sessions (app, what, when), small enough for a model's context.
+
+    Start narrow (the last hour), widen only when needed. Use query_events for the raw events behind it.
+    """
+    import anyio
+
+    return await anyio.to_thread.run_sync(partial(_timeline, ctx, since, until, format, max_tokens))
+
+
+def _events(
+    ctx: Context, since: str, until: str, types: list[str] | None, app: str | None, bundle_id: str | None,
+    limit: int, order: str,
+) -> Answer:
+    check_types(types)
+    zone = local_zone(ctx.settings.get("timezone"))
+    start, end = resolve_range(since, until, now(), zone)
+    store = open_store(ctx)
+    try:
+        result = queries.events(
+            store,
+            Gatekeeper(ctx.gate),
+            to_ms(start),
+            to_ms(end),
+            oldest_ms=to_ms(now()) - settings.retention_ms(ctx.settings),
+            types=types,
+            app=app,
+            bundle_id=bundle_id,
+            limit=limit,
+            newest_first=order == "newest_first",
+        )
+    finally:
+        if store is not None:
+            store.close()
+    span = f"{result['range']['since']} to {result['range']['until']}"
+    shown = len(result["events"])
+    if not shown:
+        text = f"No events matched from {span}." + (f" {NOTHING_YET}" if store is None else "")
+    else:
+        more = f"; the first {shown} ({order.replace('_', ' ')}) are below, narrow the range for the rest" if result[
+            "truncated"] else ""
+        lines = "\n".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in result["events"])
+        text = f"{result['count']} events from {span}{more}.\n{ctx.frame(lines)}"
+    text += _left_out_line(result["left_out"])
+    given = tuple(queries.EVENT_ADDRESS.format(e["id"]) for e in result["events"])
+    return Answer(text=text, data=result, given=given, left_out=result["left_out"])
+
+
+async def query_events(
+    ctx: Context, since: str = "15m", until: str = "now", types: list[str] | None = None,
+    app: str | None = None, bundle_id: str | None = None, limit: int = queries.DEFAULT_LIMIT,
+    order: str = "oldest_first",
+) -> Answer:
+    """Raw activity events in the tadoru envelope for a range, filtered by type, app or bundle id."""
+    import anyio
+
+    return await anyio.to_thread.run_sync(
+        partial(_events, ctx, since, until, types, app, bundle_id, limit, order)
+    )
+
+
+def live_activitywatch(timeout: float = 0.3) -> bool:
+    """Is an ActivityWatch server answering on loopback (127.0.0.1:5600)?"""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:5600/api/0/info", timeout=timeout) as response:
+            return response.status == 200
+    except (OSError, urllib.error.URLError, ValueError):
+        return False
+
+
+def status_of(ctx: Context) -> dict[str, Any]:
+    store = open_store(ctx)
+    try:
+        live = bool(ctx.settings.get("probe_activitywatch", True)) and live_activitywatch()
+        return queries.status(
+            store,
+            ctx.settings,
+            now_ms=int(time.time() * 1000),
+            retention_ms=settings.retention_ms(ctx.settings),
+            running_within_ms=settings.running_within_ms(ctx.settings),
+            live_server=live,
+        )
+    finally:
+        if store is not None:
+            store.close()
+
+
+async def get_status(ctx: Context) -> Answer:
+    """Is activity being recorded right now, and what does the store hold? If running is false, say so."""
+    import anyio
+
+    result = await anyio.to_thread.run_sync(partial(status_of, ctx))
+    if result["running"]:
+        head = "Activity is being recorded" + (" (paused)." if result["paused"] else ".")
+    else:
+        head = "Activity is not being recorded right now: no recorder has written recently."
+    last = result["last_event_ts"] or "none"
+    text = f"{head} Last event: {last}. Oldest kept: {result['oldest_event_ts'] or 'none'}."
+    if result["degraded"]:
+        text += " Problems: " + "; ".join(f"{k}: {v}" for k, v in result["degraded"].items())
+    return Answer(text=text, data=result)
+
+
+def tool_list() -> list[Tool]:
+    return [
+        Tool.from_function(
+            get_timeline, input_schema=TIMELINE_INPUT, output_schema=TIMELINE_OUTPUT, title="Activity timeline",
+            read_only=True, idempotent=True,
+        ),
+        Tool.from_function(
+            query_events, input_schema=EVENTS_INPUT, output_schema=EVENTS_OUTPUT, title="Activity events",
+            read_only=True, idempotent=True,
+        ),
+        Tool.from_function(
+            get_status, input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+            output_schema=STATUS_OUTPUT, title="Recording status", read_only=True, idempotent=True,
+        ),
+    ]
+
+
+_TYPE_ENTRY = re.compile(r"^(\*|[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*(\.\*)?)$")
+
+
+def check_types(types: list[str] | None) -> None:
+    for kind in types or ():
+        if not _TYPE_ENTRY.match(kind):
+            raise ToolError(
+                f"types entry {kind!r} is not an event type; give exact types (app.focus) or prefixes "
+                "ending in .* (browser.*)"
+            )
