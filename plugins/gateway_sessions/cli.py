@@ -1,0 +1,98 @@
+"""``gateway sessions import|show|list``: the person's own view of the store, and the only way anything is written to it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from gateway import PluginHost
+from gateway_sessions import render, store
+from gateway_sessions.importers import AGENTS
+
+AGENT_SETTINGS = {agent: agent.replace("-", "_") for agent in AGENTS}
+
+
+def store_path(host: PluginHost) -> Path:
+    return _path(host, host.settings.get("store")) or store.default_path(host.folders.data)
+
+
+def _path(host: PluginHost, value: object) -> Path | None:
+    if not value:
+        return None
+    path = Path(str(value)).expanduser()
+    return path if path.is_absolute() else host.folders.config.parent.parent / path
+
+
+def _progress(label: str):
+    if not sys.stderr.isatty():
+        return None
+
+    def wrap(paths):
+        with click.progressbar(paths, label=label, file=sys.stderr) as bar:
+            yield from bar
+
+    return wrap
+
+
+def commands(host: PluginHost) -> list[click.Command]:
+    @click.group("sessions")
+    def sessions() -> None:
+        """Past agent sessions (Claude Code, Codex, Gemini CLI, opencode) in one searchable store."""
+
+    @sessions.command("import")
+    @click.argument("agent", type=click.Choice([*AGENTS, "all"]), default="all")
+    @click.argument("path", type=click.Path(path_type=Path), required=False)
+    def import_(agent: str, path: Path | None) -> None:
+        """Copy the agents' transcripts into the store; run it again at any time, only changed files are read.
+
+        AGENT is claude-code, codex, gemini, opencode or all (the default). PATH, for one agent, replaces where
+        it keeps its files (for Claude Code the folder of per-project folders, ~/.claude/projects; for Codex
+        ~/.codex/sessions; for Gemini CLI ~/.gemini/tmp; for opencode its opencode.db). The agents' files are only
+        read.
+        """
+        from gateway_sessions.importing import import_agent
+
+        if path is not None and agent == "all":
+            raise click.UsageError(
+                "PATH belongs to one agent: name it, e.g. `gateway sessions import codex PATH`"
+            )
+        connection = store.open_for_writing(store_path(host))
+        trouble = False
+        try:
+            for name in AGENTS if agent == "all" else (agent,):
+                root = path or _path(host, host.settings.get(AGENT_SETTINGS[name]))
+                report = import_agent(connection, name, root, progress=_progress(f"{name}"))
+                trouble = trouble or bool(report.failed)
+                for line in report.lines():
+                    click.echo(line)
+        finally:
+            connection.close()
+        if trouble:
+            sys.exit(1)
+
+    @sessions.command("show")
+    @click.argument("session_id", metavar="ID")
+    def show(session_id: str) -> None:
+        """Print one session in full, tool calls and their results included."""
+        reader = store.reader(store_path(host))
+        row = reader.find(session_id) if reader is not None and reader.has_sessions_table() else None
+        if row is None:
+            raise click.ClickException(f"session not found: {session_id}")
+        click.echo(render.full_transcript(row, reader.messages(row)))
+
+    @sessions.command("list")
+    @click.option(
+        "--limit", default=20, show_default=True, type=click.IntRange(min=1), help="How many to show."
+    )
+    def list_(limit: int) -> None:
+        """The sessions in the store, newest first."""
+        reader = store.reader(store_path(host))
+        rows = reader.recent(limit) if reader is not None and reader.has_sessions_table() else []
+        for row in rows:
+            click.echo(render.row_line(row.id, row.title, row.message_count, row.updated_at))
+        if not rows:
+            click.echo("(no sessions)")
+
+    return [sessions]

@@ -1,0 +1,100 @@
+"""Claude Code: ``~/.claude/projects/<folder>/<sessionId>.jsonl``, one JSON object per line, plus subagent files.
+
+Subagent transcripts (``<sessionId>/subagents/agent-<id>.jsonl``, or ``agent-<id>.jsonl`` beside the sessions in older
+versions) become sessions of their own, ``<sessionId>:agent-<id>``, whose parent is the session that started them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gateway_sessions.importers import Parsed, blocks_of, json_lines, one_line, open_text
+from gateway_sessions.model import Message, Session, first_words, iso
+
+AGENT = "claude-code"
+
+
+def default_root() -> Path:
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(base).expanduser() if base else Path.home() / ".claude") / "projects"
+
+
+def sources(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    return sorted(root.glob("*/*.jsonl")) + sorted(root.glob("*/*/subagents/*.jsonl"))
+
+
+def _is_subagent(path: Path) -> bool:
+    return path.name.startswith("agent-") or path.parent.name == "subagents"
+
+
+def read(path: Path) -> Parsed:
+    parsed = Parsed()
+    messages: dict[str, Message] = {}
+    uuids: set[str] = set()
+    summaries: list[tuple[str, str]] = []
+    custom_title = ai_title = ""
+    session_id = cwd = ""
+    first_seen = last_seen = ""
+    with open_text(path) as lines:
+        for line in json_lines(lines, parsed):
+            kind = line.get("type")
+            if kind == "summary":
+                if isinstance(line.get("summary"), str):
+                    summaries.append((str(line.get("leafUuid", "")), line["summary"]))
+                continue
+            if kind == "custom-title" and isinstance(line.get("customTitle"), str):
+                custom_title = line["customTitle"]
+                continue
+            if kind == "ai-title" and isinstance(line.get("aiTitle"), str):
+                ai_title = line["aiTitle"]
+                continue
+            if kind not in ("user", "assistant"):
+                continue
+            if isinstance(line.get("uuid"), str):
+                uuids.add(line["uuid"])
+            session_id = session_id or str(line.get("sessionId") or "")
+            cwd = cwd or str(line.get("cwd") or "")
+            when = iso(line.get("timestamp"))
+            if when:
+                first_seen = min(first_seen, when) if first_seen else when
+                last_seen = max(last_seen, when)
+            message = line.get("message")
+            if line.get("isMeta") or not isinstance(message, dict):
+                continue
+            blocks = blocks_of(message.get("content"))
+            role = "summary" if line.get("isCompactSummary") else str(message.get("role") or kind)
+            # A streamed reply repeats its message.id on one line per content block: one message, blocks merged.
+            key = str((message.get("id") if kind == "assistant" else None) or line.get("uuid") or "")
+            if not key:
+                parsed.broken_lines += 1
+                continue
+            known = messages.get(key)
+            if known is None:
+                messages[key] = Message(key=key, role=role, blocks=blocks, timestamp=when)
+            else:
+                known.blocks.extend(block for block in blocks if block not in known.blocks)
+    if not messages and not session_id:
+        return parsed
+    parent_id = ""
+    session_id = session_id or path.stem
+    if _is_subagent(path):
+        parent_id, session_id = session_id, f"{session_id}:{path.stem}"
+    # A summary line may describe another session: trust it only when its leaf is in this file.
+    summary = next((text for leaf, text in reversed(summaries) if leaf in uuids), "")
+    session = Session(
+        agent=AGENT,
+        id=session_id,
+        cwd=cwd,
+        parent_id=parent_id,
+        created_at=first_seen,
+        updated_at=last_seen,
+        messages=list(messages.values()),
+    )
+    if not session.created_at:
+        session.created_at = session.updated_at = iso(path.stat().st_mtime)
+    session.title = one_line(custom_title or ai_title or summary) or first_words(session)
+    parsed.sessions.append(session)
+    return parsed

@@ -1,0 +1,80 @@
+"""Importing: every changed source file of an agent read once and upserted, a file's trouble reported, never fatal."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from attrs import define, field
+
+from gateway_sessions import store
+from gateway_sessions.importers import module
+
+
+@define
+class Report:
+    agent: str
+    root: str
+    files_read: int = 0
+    files_unchanged: int = 0
+    sessions: int = 0
+    messages: int = 0
+    broken_lines: int = 0
+    failed: list[tuple[str, str]] = field(factory=list)
+
+    def lines(self) -> list[str]:
+        said = [
+            f"{self.agent}: {self.sessions} sessions, {self.messages} messages from {self.files_read} files "
+            f"({self.files_unchanged} unchanged) in {self.root}"
+        ]
+        if self.broken_lines:
+            said.append(f"{self.agent}: {self.broken_lines} lines could not be read and were passed over")
+        said.extend(f"{self.agent}: {path} was not imported: {reason}" for path, reason in self.failed)
+        return said
+
+
+Progress = Callable[[list[Path]], Iterable[Path]]
+
+
+def import_agent(
+    connection: sqlite3.Connection, agent: str, root: Path | None = None, progress: Progress | None = None
+) -> Report:
+    """Import what one agent recorded under `root` (its default place when None) into an open store."""
+    importer = module(agent)
+    root = (root or importer.default_root()).expanduser()
+    report = Report(agent=agent, root=str(root))
+    if not root.exists():
+        return report
+    signature = getattr(importer, "signature", store.file_signature)
+    paths = importer.sources(root)
+    for path in progress(paths) if progress else paths:
+        try:
+            size, mtime_ns = signature(path)
+        except OSError as error:
+            report.failed.append((str(path), error.strerror or str(error)))
+            continue
+        if store.source_unchanged(connection, str(path), size, mtime_ns):
+            report.files_unchanged += 1
+            continue
+        try:
+            parsed = importer.read(path)
+        except Exception as error:  # a foreign file may break any way; the others still import
+            report.failed.append((str(path), f"{type(error).__name__}: {error}"))
+            continue
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for session in parsed.sessions:
+                store.upsert(
+                    connection, session, source=str(path), dropped=parsed.dropped.get(session.id, ())
+                )
+            store.record_source(connection, str(path), agent, size, mtime_ns, parsed.broken_lines)
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+        report.files_read += 1
+        report.sessions += len(parsed.sessions)
+        report.messages += sum(len(session.messages) for session in parsed.sessions)
+        report.broken_lines += parsed.broken_lines
+    return report
