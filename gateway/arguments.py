@@ -17,6 +17,7 @@ _TYPE_WORDS = {
     "null": "null",
 }
 _validators: dict[int, Any] = {}
+_fast: dict[int, Any] = {}
 
 
 def _json_type(value: Any) -> str:
@@ -46,6 +47,30 @@ def _validator(tool: Tool) -> Any:
     return validator
 
 
+def _fast_check(tool: Tool) -> Any:
+    """A validator compiled to Python (fastjsonschema): the cheap yes; jsonschema only explains a no."""
+    key = id(tool.input_schema)
+    check = _fast.get(key)
+    if check is None:
+        import fastjsonschema
+
+        try:
+            check = fastjsonschema.compile(_plain(tool.input_schema), use_default=False)
+        except Exception:
+            # A schema fastjsonschema cannot compile is still checked, by jsonschema alone.
+            check = False
+        _fast[key] = check
+    return check
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _takes(tool: Tool, name: str) -> str:
     names = list(tool.properties)
     return f"{name} takes: {', '.join(names)}" if names else f"{name} takes no arguments"
@@ -62,6 +87,13 @@ def check_arguments(tool: Tool, public_name: str, arguments: Mapping[str, Any] |
             raise ToolError(
                 f"unknown argument{plural} {', '.join(repr(u) for u in unknown)}; {_takes(tool, public_name)}."
             )
+    fast = _fast_check(tool)
+    if fast:
+        try:
+            fast(arguments)
+            return arguments
+        except Exception:  # fastjsonschema.JsonSchemaException: jsonschema says what is wrong below
+            pass
     problems = []
     for error in sorted(_validator(tool).iter_errors(arguments), key=lambda e: list(e.absolute_path)):
         problems.append(_sentence(error, tool, public_name))

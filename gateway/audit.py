@@ -46,22 +46,44 @@ class AuditLog:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._month = ""
+        self._fd: int | None = None
 
     def path_for(self, moment: datetime) -> Path:
         return self.folder / f"{moment:%Y-%m}.jsonl"
+
+    def _open(self, moment: datetime) -> int:
+        """The month's file, opened once (O_APPEND), made the person's alone when first opened."""
+        month = f"{moment:%Y-%m}"
+        if self._fd is not None and month == self._month:
+            return self._fd
+        self.close()
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(self.folder, 0o700)
+        fd = os.open(self.path_for(moment), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        os.fchmod(fd, 0o600)
+        self._fd, self._month = fd, month
+        return fd
 
     def write(self, entry: Mapping[str, Any]) -> None:
         moment = datetime.now(UTC)
         record = {"time": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"), **entry}
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(self.folder, 0o700)
-        fd = os.open(self.path_for(moment), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = self._open(moment)
         try:
-            os.fchmod(fd, 0o600)
+            # One write of one whole line: O_APPEND keeps lines whole with several writers.
             os.write(fd, line)
-        finally:
-            os.close(fd)
+        except OSError:
+            # The file may have been removed or its disk changed under us: open again once.
+            self.close()
+            os.write(self._open(moment), line)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            finally:
+                self._fd = None
 
     def read(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ class Folders:
 
     def for_plugin(self, name: str) -> Folders:
         """A plugin's own folders: ``<data>/plugins/<name>`` and so on (not created until used)."""
-        return Folders(*(folder / "plugins" / name for folder in (self.config, self.data, self.state, self.cache)))
+        return _plugin_folders(self, name)
 
 
 def home_environment(home: Path) -> dict[str, str]:
@@ -47,6 +48,11 @@ def home_environment(home: Path) -> dict[str, str]:
         "XDG_STATE_HOME": str(home / ".local" / "state"),
         "XDG_CACHE_HOME": str(home / ".cache"),
     }
+
+
+@functools.lru_cache(maxsize=256)
+def _plugin_folders(folders: Folders, name: str) -> Folders:
+    return Folders(*(f / "plugins" / name for f in (folders.config, folders.data, folders.state, folders.cache)))
 
 
 @frozen

@@ -7,8 +7,11 @@ others serve. Plugins are imported only when enabled, and each only once.
 from __future__ import annotations
 
 import importlib.metadata
+import os
+import sys
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -58,18 +61,46 @@ class Candidate:
     load: Callable[[], Any]
 
 
+def _announcing_distributions() -> Iterator[importlib.metadata.Distribution]:
+    """Installed distributions whose entry points mention our group, first on sys.path first.
+
+    importlib.metadata.entry_points() parses every installed distribution (tens of milliseconds in a
+    full environment, on every start of every host); reading each entry_points.txt and looking for the
+    group's name first costs about one millisecond.
+    """
+    seen: set[str] = set()
+    for folder in sys.path:
+        try:
+            entries = os.scandir(folder or ".")
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if not entry.name.endswith((".dist-info", ".egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(entry.path, "entry_points.txt"), encoding="utf-8") as handle:
+                        if GROUP not in handle.read():
+                            continue
+                except OSError:
+                    continue
+                dist = importlib.metadata.PathDistribution(Path(entry.path))
+                name = (dist.metadata["Name"] or entry.name).lower().replace("_", "-")
+                if name not in seen:
+                    seen.add(name)
+                    yield dist
+
+
 def discover_entry_points() -> list[Candidate]:
     """Every installed plugin, without importing any."""
     found: dict[str, Candidate] = {}
-    for entry in importlib.metadata.entry_points(group=GROUP):
-        dist = getattr(entry, "dist", None)
-        dist_name = dist.name if dist is not None else "?"
-        origin = "built-in" if dist_name == DISTRIBUTION else dist_name
-        version = dist.version if dist is not None else ""
-        if entry.name in found:
-            log.warning("plugin name taken twice; keeping the first", plugin=entry.name, origin=origin)
-            continue
-        found[entry.name] = Candidate(entry.name, origin, version, entry.load)
+    for dist in _announcing_distributions():
+        origin = "built-in" if dist.metadata["Name"] == DISTRIBUTION else dist.metadata["Name"]
+        for entry in dist.entry_points.select(group=GROUP):
+            if entry.name in found:
+                log.warning("plugin name taken twice; keeping the first", plugin=entry.name, origin=origin)
+                continue
+            found[entry.name] = Candidate(entry.name, origin, dist.version, entry.load)
     return list(found.values())
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import sys
 import textwrap
 
@@ -26,26 +25,20 @@ def register_tools(gateway):
 
 @pytest.fixture
 def fake_entry_points(tmp_path, monkeypatch):
-    """Plugins written to a folder on sys.path, announced by entry points of our making."""
+    """Plugins installed as pip leaves them: a module and a dist-info folder announcing an entry point."""
     folder = tmp_path / "site"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))
-    entries = []
 
     def add(name: str, source: str) -> None:
         module = f"fake_plugin_{name}"
         (folder / f"{module}.py").write_text(textwrap.dedent(source))
-        entries.append(importlib.metadata.EntryPoint(name=name, value=module, group="gateway.plugins"))
+        info = folder / f"fake_plugin_{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fake-plugin-{name}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[gateway.plugins]\n{name} = {module}\n")
         sys.modules.pop(module, None)
 
-    real = importlib.metadata.entry_points
-
-    def entry_points(**params):
-        if params.get("group") == "gateway.plugins":
-            return importlib.metadata.EntryPoints(entries)
-        return real(**params)
-
-    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
     return add
 
 
@@ -59,6 +52,7 @@ def test_installed_plugins_are_found_and_ordered(fake_entry_points, gateway_home
     gw = make_gateway(entrypoints=True, home=gateway_home)
     tools = gw.list_tools()
     assert tools.index("alpha_ping") < tools.index("zeta_ping")
+    assert gw.registry.get("zeta").origin == "fake-plugin-zeta" and gw.registry.get("zeta").version == "1.0"
 
 
 def test_the_config_is_the_allow_list_and_the_order(fake_entry_points, gateway_home):
