@@ -73,11 +73,13 @@ def test_a_host_calls_a_tool_over_http_with_the_sdk_client(http_server):
     url, token, home = http_server
 
     async def session():
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
-            async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
-                assert [t.name for t in (await client.list_tools()).tools] == ["hello", "echo", "whose"]
-                result = await client.call_tool("hello", {"name": "Web"})
-                assert result.content[0].text == "Hello, Web!"
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+        ):
+            assert [t.name for t in (await client.list_tools()).tools] == ["hello", "echo", "whose"]
+            result = await client.call_tool("hello", {"name": "Web"})
+            assert result.content[0].text == "Hello, Web!"
 
     anyio.run(session)
     assert [e["transport"] for e in read_audit(home) if e.get("tool") == "hello"] == ["http"]
