@@ -1,1 +1,68 @@
-"""The cron plugin (being written)."""
+"""Scheduled agent jobs, read-only for agents: ``rousseau_cron_list`` and ``rousseau://cron/{name}``.
+
+Jobs live in the ``cron_jobs`` table of the sessions plugin's SQLite file (setting ``store``); ``gateway cron`` is the
+only way to add, remove, enable or disable them.
+"""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+from gateway import PluginHost, ResourceTemplate, Setting, Tool, hookimpl
+
+if find_spec("croniter") is None:  # checked without importing it: importing croniter is slow
+    raise ImportError("the cron plugin needs croniter: pip install 'mcp-gateway[cron]'")
+
+from gateway_cron import store, tools  # noqa: E402
+
+
+@hookimpl
+def register_settings(gateway: PluginHost) -> list[Setting]:
+    return [
+        Setting(
+            "store",
+            str(store.default_path(gateway.folders.data)),
+            "the SQLite file holding the cron_jobs table (shared with the sessions plugin)",
+        )
+    ]
+
+
+@hookimpl
+def register_tools(gateway: PluginHost) -> list[Tool]:
+    return [
+        Tool(
+            name="rousseau_cron_list",
+            function=tools.rousseau_cron_list,
+            title="List scheduled jobs",
+            description=(
+                "The scheduled agent jobs on this computer: name, on or off, cron schedule, prompt and where the "
+                "answer is delivered, and (in the structured data) when each runs next. Read-only: jobs are changed "
+                "with `gateway cron` on the command line."
+            ),
+            input_schema={"type": "object", "properties": {}},
+            output_schema=tools.LIST_OUTPUT,
+            read_only=True,
+        )
+    ]
+
+
+@hookimpl
+def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
+    return [
+        ResourceTemplate(
+            uri_template=tools.URI,
+            name="cron_job",
+            title="Scheduled job",
+            description="One scheduled job: its schedule, prompt, delivery target, last and next run.",
+            read=tools.read_job,
+            listing=tools.list_resources,
+            mime_type="text/plain",
+        )
+    ]
+
+
+@hookimpl
+def register_commands(gateway: PluginHost) -> list:
+    from gateway_cron.cli import commands
+
+    return commands(gateway)

@@ -1,0 +1,132 @@
+"""``rousseau_cron_list`` and the ``rousseau://cron/{name}`` resources: the jobs, read-only, behind the gate.
+
+A job with a working directory (``gateway cron add --cwd``) belongs to the projects whose ``paths`` take it; a job
+without one is outside projects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from gateway import Answer, Context, ResourcePage, ToolError
+from gateway_cron import store
+
+URI = "rousseau://cron/{name}"
+
+
+def address(name: str) -> str:
+    return f"rousseau://cron/{name}"
+
+
+def job_line(name: str, enabled: bool, schedule: str, prompt: str, deliver_to: str) -> str:
+    state = "on" if enabled else "off"
+    quoted = prompt.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{name} [{state}] {schedule} → {deliver_to} prompt="{quoted}" deliver={deliver_to}'
+
+
+def _owners(ctx: Context, job: store.Job) -> frozenset[str]:
+    return ctx.gate.owners_of(path=job.cwd) if job.cwd else frozenset()
+
+
+def _kept(ctx: Context) -> tuple[list[store.Job], int]:
+    kept = ctx.gate.keep(store.read_jobs(ctx.path_setting("store")), lambda job: _owners(ctx, job))
+    return kept.items, kept.left_out
+
+
+def describe(ctx: Context, job: store.Job, now: dt.datetime | None = None) -> dict[str, Any]:
+    """A job as hosts see it: others' words masked and on one line, and when it runs next (None when off)."""
+    from gateway_cron.schedule import next_run
+
+    return {
+        "name": job.name,
+        "enabled": job.enabled,
+        "schedule": job.schedule,
+        "timezone": job.timezone or "local",
+        "prompt": ctx.one_line(ctx.mask(job.prompt)),
+        "deliver_to": ctx.one_line(ctx.mask(job.deliver_to)),
+        "cwd": job.cwd,
+        "last_run": job.last_run_at or None,
+        "next_run": next_run(job.schedule, job.timezone, now) if job.enabled else None,
+    }
+
+
+def rousseau_cron_list(ctx: Context) -> Answer:
+    jobs, left_out = _kept(ctx)
+    described = [describe(ctx, job) for job in jobs]
+    lines = [
+        job_line(j["name"], j["enabled"], j["schedule"], j["prompt"], j["deliver_to"]) for j in described
+    ] or ["(no jobs)"]
+    if left_out:
+        noun = "job" if left_out == 1 else "jobs"
+        lines.append(f"{left_out} {noun} left out: their projects are closed to AI agents.")
+    return Answer(
+        text="\n".join(lines),
+        data={"jobs": described, "left_out": left_out},
+        given=tuple(address(j["name"]) for j in described),
+        left_out=left_out,
+    )
+
+
+def read_job(ctx: Context, name: str) -> Answer:
+    job = next((j for j in store.read_jobs(ctx.path_setting("store")) if j.name == name), None)
+    if job is None:
+        raise ToolError(f"no cron job named {name!r} (rousseau_cron_list lists them)")
+    ctx.gate.check_read(_owners(ctx, job), what=f"the cron job {name}")
+    described = describe(ctx, job)
+    text = "\n".join(
+        [
+            f"name: {job.name}",
+            f"enabled: {'on' if job.enabled else 'off'}",
+            f"schedule: {job.schedule} ({described['timezone']})",
+            f"deliver: {described['deliver_to']}",
+            f"last run: {described['last_run'] or 'never'}",
+            f"next run: {described['next_run'] or 'none'}",
+            "prompt:",
+            ctx.frame(ctx.mask(job.prompt)),
+        ]
+    )
+    return Answer(text=text, data=described, given=(address(job.name),))
+
+
+def list_resources(ctx: Context, cursor: str | None, limit: int) -> ResourcePage:
+    """The jobs by name; few enough that the cursor is simply the last name given."""
+    jobs, _ = _kept(ctx)
+    after = [job for job in jobs if cursor is None or job.name > cursor]
+    page = after[: max(1, limit)]
+    next_cursor = page[-1].name if len(after) > len(page) else None
+    return ResourcePage(
+        resources=[
+            {
+                "uri": address(job.name),
+                "name": job.name,
+                "title": f"cron job {job.name}",
+                "description": f"{job.schedule} ({'on' if job.enabled else 'off'})",
+                "mime_type": "text/plain",
+            }
+            for job in page
+        ],
+        next_cursor=next_cursor,
+    )
+
+
+_JOB = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "enabled": {"type": "boolean"},
+        "schedule": {"type": "string"},
+        "timezone": {"type": "string"},
+        "prompt": {"type": "string"},
+        "deliver_to": {"type": "string"},
+        "cwd": {"type": "string"},
+        "last_run": {"type": ["string", "null"]},
+        "next_run": {"type": ["string", "null"]},
+    },
+    "required": ["name", "enabled", "schedule", "prompt", "deliver_to", "next_run"],
+}
+LIST_OUTPUT = {
+    "type": "object",
+    "properties": {"jobs": {"type": "array", "items": _JOB}, "left_out": {"type": "integer"}},
+    "required": ["jobs", "left_out"],
+}
