@@ -54,9 +54,9 @@ CREATE INDEX IF NOT EXISTS idx_messages_session_seq ON messages(session, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     text, content='messages', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER IF NOT EXISTS messages_fts_insert AFTER INSERT ON messages BEGIN
-    INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
+DROP TRIGGER IF EXISTS messages_fts_insert;
+-- New messages are indexed a session at a time by upsert() (one INSERT ... SELECT is several times faster than a
+-- trigger per row); changed and deleted ones by these triggers.
 CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
     INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
 END;
@@ -204,6 +204,9 @@ def upsert(
             "source": source,
         },
     ).fetchone()[0]
+    # Every message row is in the index before anything can update or delete it: the triggers rely on that.
+    high_water = connection.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
+    latest = {message.key: message for message in session.messages}  # one row per key, the last version
     connection.executemany(
         _UPSERT_MESSAGE,
         (
@@ -216,8 +219,12 @@ def upsert(
                 text_of(message.blocks),
                 json.dumps(message.blocks, ensure_ascii=False, separators=(",", ":")),
             )
-            for seq, message in enumerate(session.messages)
+            for seq, message in enumerate(latest.values())
         ),
+    )
+    connection.execute(
+        "INSERT INTO messages_fts(rowid, text) SELECT rowid, text FROM messages WHERE rowid > ?",
+        (high_water,),
     )
     if dropped:
         connection.executemany(
@@ -285,6 +292,15 @@ class Reader:
             (session_id,),
         ).fetchone()
         return None if row is None else Row(*row)
+
+    def texts(self, session: Row) -> Iterator[tuple[int, str, str, str]]:
+        """(index, role, timestamp, text) of each message, without decoding the content blocks."""
+        rows = self.connection.execute(
+            "SELECT role, created_at, text FROM messages WHERE session = ? ORDER BY seq, rowid",
+            (session.rowid,),
+        )
+        for index, (role, created_at, text) in enumerate(rows):
+            yield index, role, created_at, text
 
     def messages(self, session: Row) -> Iterator[StoredMessage]:
         rows = self.connection.execute(

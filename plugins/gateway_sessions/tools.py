@@ -142,9 +142,9 @@ def rousseau_read_session(ctx: Context, id: str) -> Answer:  # noqa: A002 - the 
     title = _title(ctx, row.title)
     # Only what people and the model wrote: tool calls, tool results and thinking stay out (the CLI shows them).
     shown = [
-        {"index": m.index, "role": m.role, "text": ctx.mask(m.text), "timestamp": m.created_at}
-        for m in reader.messages(row)
-        if m.text
+        {"index": index, "role": role, "text": ctx.mask(text), "timestamp": timestamp}
+        for index, role, timestamp, text in reader.texts(row)
+        if text
     ]
     body = "\n".join(render.transcript_lines((m["index"], m["role"], m["text"]) for m in shown))
     lines = render.header_lines(row, title)

@@ -28,6 +28,13 @@ def _messages(home: Path, session_id: str) -> list[store.StoredMessage]:
     return list(reader.messages(reader.find(session_id)))
 
 
+def _check_index(home: Path) -> None:
+    """FTS5's own check that the index holds exactly the stored texts (it raises when it does not)."""
+    connection = store.open_for_writing(store_path(home))
+    connection.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+    connection.close()
+
+
 def _tree_fingerprint(root: Path) -> dict[str, tuple[str, int]]:
     return {
         str(path): (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
@@ -163,6 +170,7 @@ def test_reimport_picks_up_appended_and_edited_messages(imported_home: Path):
     assert reader.find(NOTES).message_count == 3
     assert [h.session.id for h in reader.search("loquat", 5)] == [NOTES]
     assert reader.search("drafted", 5) == []
+    _check_index(imported_home)
 
 
 def test_sessions_stay_when_the_agent_deletes_its_transcripts(imported_home: Path):
@@ -262,6 +270,7 @@ def test_gemini_rewind_removes_what_an_earlier_import_kept(gateway_home: Path):
     import_all(gateway_home, agents=("gemini",))
     texts = [m.text for m in _messages(gateway_home, "1a2b3c4d-5555-4e6f-9a0b-112233445566")]
     assert not any("pomegranate" in text for text in texts)
+    _check_index(gateway_home)
 
 
 def test_opencode_sessions_messages_and_parts_are_read_from_its_database(tmp_path: Path):
