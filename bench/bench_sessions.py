@@ -131,26 +131,34 @@ def median_ms(function, repeat: int) -> float:
 
 
 def direct_search(path: Path, query: str, limit: int = 20):
-    """The SQL the search tool runs, on a plain connection: the match, best first, then a highlight per hit."""
+    """The SQL the search tool runs, on a plain connection: the best messages by rank, their sessions, and a
+    highlight per hit (none of the gate, masks, snippets, rendering or audit)."""
     connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
 
     def run():
-        cursor = connection.execute(
-            f"SELECT {store._SESSION_COLUMNS}, f.rank, f.rowid FROM messages_fts AS f "
-            "JOIN messages AS m ON m.rowid = f.rowid JOIN sessions AS s ON s.rowid = m.session "
-            "WHERE messages_fts MATCH ? ORDER BY f.rank",
-            (query,),
-        )
-        seen: dict[int, int] = {}
-        while len(seen) < limit:
-            batch = cursor.fetchmany(limit * 4)
-            if not batch:
+        window = max(limit * 5, 50)
+        while True:
+            best = connection.execute(
+                "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+                (query, window),
+            ).fetchall()
+            rows = {
+                row[0]: row[1]
+                for row in connection.execute(
+                    f"SELECT m.rowid, {store._SESSION_COLUMNS} FROM messages AS m "
+                    "JOIN sessions AS s ON s.rowid = m.session WHERE m.rowid IN (SELECT value FROM json_each(?))",
+                    (json.dumps([rowid for rowid, _rank in best]),),
+                )
+            }
+            seen: dict[int, int] = {}
+            for rowid, _rank in best:
+                if rowid in rows and rows[rowid] not in seen:
+                    seen[rows[rowid]] = rowid
+                    if len(seen) == limit:
+                        break
+            if len(seen) >= limit or len(best) < window:
                 break
-            for row in batch:
-                seen.setdefault(row[0], row[10])
-                if len(seen) == limit:
-                    break
-        cursor.close()
+            window *= 8
         for rowid in seen.values():
             connection.execute(
                 "SELECT highlight(messages_fts, 0, char(2), char(3)) FROM messages_fts "

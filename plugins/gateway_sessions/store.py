@@ -311,29 +311,45 @@ class Reader:
             yield StoredMessage(index, role, created_at, text, json.loads(blocks))
 
     def search(self, query: str, limit: int, closed: Sequence[str] = ()) -> list[Hit]:
-        """Sessions whose messages match an FTS5 query, best first: each session ranked by its best message."""
+        """Sessions whose messages match an FTS5 query, best first: each session ranked by its best message.
+
+        The best `window` messages are ranked by FTS5 alone (its ORDER BY rank LIMIT is far cheaper than sorting
+        every match joined to its session); the window grows until it holds `limit` sessions or every match. The
+        first `limit` sessions of a window are the first of the whole ranking, so the answer is the same.
+        """
         where, params = _closed_clause(closed, prefix="AND")
-        sql = (
-            f"SELECT {_SESSION_COLUMNS}, f.rank, f.rowid FROM messages_fts AS f "
-            "JOIN messages AS m ON m.rowid = f.rowid JOIN sessions AS s ON s.rowid = m.session "
-            f"WHERE messages_fts MATCH ? {where} ORDER BY f.rank"
-        )
-        hits: dict[int, Hit] = {}
+        window = max(limit * 5, 50)
         try:
-            cursor = self.connection.execute(sql, (query, *params))
-            while len(hits) < limit:
-                batch = cursor.fetchmany(max(limit * 4, 64))
-                if not batch:
-                    break
-                for row in batch:
-                    session = Row(*row[:9])
-                    if session.rowid not in hits:
-                        hits[session.rowid] = Hit(session, row[9], row[10])
-                        if len(hits) == limit:
-                            break
-            cursor.close()
+            while True:
+                best = self.connection.execute(
+                    "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+                    (query, window),
+                ).fetchall()
+                hits = self._sessions_of(best, limit, where, params)
+                if len(hits) >= limit or len(best) < window:
+                    return hits
+                window *= 8
         except sqlite3.OperationalError as error:
             raise SearchError(str(error)) from error
+
+    def _sessions_of(
+        self, best: list[tuple[int, float]], limit: int, where: str, params: tuple[str, ...]
+    ) -> list[Hit]:
+        rows = {
+            row[0]: row[1:]
+            for row in self.connection.execute(
+                f"SELECT m.rowid, {_SESSION_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.rowid = m.session "
+                f"WHERE m.rowid IN (SELECT value FROM json_each(?)) {where}",
+                (json.dumps([rowid for rowid, _rank in best]), *params),
+            )
+        }
+        hits: dict[int, Hit] = {}
+        for rowid, rank in best:
+            row = rows.get(rowid)
+            if row is not None and row[0] not in hits:
+                hits[row[0]] = Hit(Row(*row), rank, rowid)
+                if len(hits) == limit:
+                    break
         return list(hits.values())
 
     def marked(self, query: str, message_rowid: int) -> str:
