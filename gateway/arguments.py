@@ -36,31 +36,36 @@ def _json_type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _cached(cache: dict[int, Any], schema: Any, make: Any) -> Any:
+    """A per-schema object, keyed by identity; the schema is kept with it so a reused id never matches."""
+    found = cache.get(id(schema))
+    if found is None or found[0] is not schema:
+        found = cache[id(schema)] = (schema, make(schema))
+    return found[1]
+
+
 def _validator(tool: Tool) -> Any:
-    key = id(tool.input_schema)
-    validator = _validators.get(key)
-    if validator is None:
-        # Imported here: jsonschema is a tenth of a second that only a tool call needs.
+    def make(schema: Any) -> Any:
+        # Imported here: jsonschema is a tenth of a second that only a failed check needs.
         from jsonschema import Draft202012Validator
 
-        validator = _validators[key] = Draft202012Validator(dict(tool.input_schema))
-    return validator
+        return Draft202012Validator(_plain(schema))
+
+    return _cached(_validators, tool.input_schema, make)
 
 
 def _fast_check(tool: Tool) -> Any:
     """A validator compiled to Python (fastjsonschema): the cheap yes; jsonschema only explains a no."""
-    key = id(tool.input_schema)
-    check = _fast.get(key)
-    if check is None:
+    def make(schema: Any) -> Any:
         import fastjsonschema
 
         try:
-            check = fastjsonschema.compile(_plain(tool.input_schema), use_default=False)
+            return fastjsonschema.compile(_plain(schema), use_default=False)
         except Exception:
             # A schema fastjsonschema cannot compile is still checked, by jsonschema alone.
-            check = False
-        _fast[key] = check
-    return check
+            return False
+
+    return _cached(_fast, tool.input_schema, make)
 
 
 def _plain(value: Any) -> Any:

@@ -25,8 +25,13 @@ def _gateway() -> Gateway:
 class PluginCommands(click.Group):
     """The built-in commands, then those the enabled plugins add (``gateway sessions import``...)."""
 
+    _found: dict[tuple[str | None, ...], dict[str, click.Command]] = {}
+
     def _plugin_commands(self) -> dict[str, click.Command]:
-        if not hasattr(self, "_found"):
+        # Keyed by the environment that chooses the config and folders, so a process (a test run) that
+        # changes home sees that home's plugins.
+        key = tuple(os.environ.get(k) for k in ("GATEWAY_CONFIG", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"))
+        if key not in self._found:
             found: dict[str, click.Command] = {}
             try:
                 gateway = _gateway()
@@ -43,8 +48,8 @@ class PluginCommands(click.Group):
                             found.setdefault(command.name, command)
             except Exception as error:  # a broken plugin must not take the whole CLI down
                 click.echo(f"warning: plugin commands unavailable: {error}", err=True)
-            self._found = found
-        return self._found
+            self._found[key] = found
+        return self._found[key]
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return super().list_commands(ctx) + sorted(self._plugin_commands())

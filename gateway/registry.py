@@ -158,7 +158,12 @@ class Registry:
         try:
             module = candidate.load()
         except ImportError as error:
-            plugin.error = f"cannot be imported: {error}"
+            fix = (
+                f"pip install 'mcp-gateway[{name}]'" if candidate.origin == "built-in"
+                else f"pip install --upgrade {candidate.origin}"
+            )
+            message = str(error)
+            plugin.error = f"cannot be imported: {message}" + ("" if "pip install" in message else f" (try: {fix})")
             log.warning("plugin failed to import", plugin=name, error=str(error))
             return plugin
         except Exception as error:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import traceback
 from typing import Any
 
 import mcp_types as types
@@ -213,9 +214,22 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
-    # We keep no OpenTelemetry; its middleware is per-call cost for nothing here.
-    server.middleware = []
+    # We keep no OpenTelemetry (its middleware is per-call cost for nothing here); our one middleware keeps
+    # the core's own faults from reaching the wire as the SDK's code-0 error with the exception's text.
+    server.middleware = [_shield]
     return server
+
+
+async def _shield(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+    try:
+        return await call_next(ctx)
+    except MCPError:
+        raise
+    except Exception as error:
+        if type(error).__name__ == "ValidationError":
+            raise  # the SDK turns a malformed request's params into -32602 itself
+        log.error("request failed inside the gateway", method=ctx.method, traceback=traceback.format_exc())
+        raise MCPError(-32603, "Internal error in the gateway; the details are in its log (stderr).") from None
 
 
 def lifecycle(gateway: Gateway, hook: str) -> None:

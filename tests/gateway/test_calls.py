@@ -205,3 +205,19 @@ def test_settings_reach_the_tool_with_defaults_and_are_read_again(gateway_home):
     write_config(gateway_home, {"plugins": {"alpha": {"colour": "green"}}})
     _touch_later(gw.source.path)
     assert gw.call("show").text == "green"
+
+
+def test_each_tool_is_checked_against_its_own_schema_even_when_gateways_come_and_go(gateway_home):
+    # Schemas of freed gateways may leave their memory addresses to new ones: the checks must not mix up.
+    def takes_query(query: str) -> str:
+        return query
+
+    def takes_limit(limit: int = 5) -> str:
+        return str(limit)
+
+    for round_number in range(30):
+        tool = Tool.from_function(takes_query if round_number % 2 else takes_limit, name="t")
+        gw = make_gateway([inline_plugin("p", tools=[tool])], home=gateway_home)
+        arguments = {"query": "x"} if round_number % 2 else {}
+        assert not gw.call("t", arguments).is_error
+        del gw, tool
