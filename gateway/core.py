@@ -271,7 +271,9 @@ class Gateway:
                     page.append(_resource_dict(item, template))
             if result is not None and result.next_cursor:
                 inner = result.next_cursor
-                break
+                if not result.resources:
+                    break  # a listing that gives nothing but a cursor: hand the cursor on rather than loop
+                continue
             index, inner = index + 1, None
         next_cursor = _encode_cursor(index, inner) if index < len(sources) else None
         return page, next_cursor
