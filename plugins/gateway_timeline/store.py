@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -208,11 +207,11 @@ class Store:
         where: str = "",
         params: Sequence[Any] = (),
         newest_first: bool = False,
-    ) -> Iterator[tuple[str, str | None, str | None, str | None]]:
-        """(body, app, url, path) of the events in [since, until) matching `where`, in time order."""
+    ) -> Iterator[tuple[str, str | None, str | None, str | None, str | None]]:
+        """(body, app, url, path, label) of the events in [since, until) matching `where`, in time order."""
         order = "DESC" if newest_first else "ASC"
         return self.db.execute(
-            f"SELECT body, app, url, path FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
+            f"SELECT body, app, url, path, label FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
             f"ORDER BY ts_ms {order}, seq {order}",
             (since_ms, until_ms, *params),
         )
@@ -225,11 +224,11 @@ class Store:
 
     def owner_groups(
         self, since_ms: int, until_ms: int, where: str = "", params: Sequence[Any] = ()
-    ) -> list[tuple[str | None, str | None, str | None, int]]:
-        """(app, url, path, count) of the events in the range: what the gate decides on, with how many each."""
+    ) -> list[tuple[str | None, str | None, str | None, str | None, int]]:
+        """(app, url, path, label, count) of the events in the range: what the gate decides on, with how many."""
         return self.db.execute(
-            f"SELECT app, url, path, COUNT(*) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
-            "GROUP BY app, url, path",
+            f"SELECT app, url, path, label, COUNT(*) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
+            "GROUP BY app, url, path, label",
             (since_ms, until_ms, *params),
         ).fetchall()
 
@@ -275,9 +274,10 @@ class Store:
         newest = self.db.execute("SELECT MAX(ts_ms) FROM events").fetchone()[0]
         return oldest, newest
 
-    def event_by_id(self, event_id: str) -> tuple[str, str | None, str | None, str | None, int, int] | None:
+    def event_by_id(self, event_id: str) -> tuple[Any, ...] | None:
+        """(body, app, url, path, label, ts_ms, private) of one event."""
         return self.db.execute(
-            "SELECT body, app, url, path, ts_ms, private FROM events WHERE id = ?", (event_id,)
+            "SELECT body, app, url, path, label, ts_ms, private FROM events WHERE id = ?", (event_id,)
         ).fetchone()
 
     def seen_types(self) -> list[str]:
@@ -315,8 +315,3 @@ def row_of(envelope: Mapping[str, Any], ts_ms: int, end_ms: int | None, traits: 
         1 if private else 0,
         json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
     )
-
-
-def open_reader(path: Path) -> closing[Store] | None:
-    store = Store.reader(path)
-    return None if store is None else closing(store)

@@ -77,8 +77,14 @@ def make_context(
     projects: Sequence[Mapping[str, Any]] = (),
     outside_projects: bool = True,
 ) -> Context:
-    base = {"store": "", "retention_hours": RETENTION_HOURS, "activitywatch": "", "running_within_seconds": 120,
-            "probe_activitywatch": False, "timezone": "UTC"}
+    base = {
+        "store": "",
+        "retention_hours": RETENTION_HOURS,
+        "activitywatch": "",
+        "running_within_seconds": 120,
+        "probe_activitywatch": False,
+        "timezone": "UTC",
+    }
     return Context(
         plugin="timeline",
         settings={**base, **(settings or {})},
@@ -95,26 +101,58 @@ def work_morning(start: datetime) -> list[dict[str, Any]]:
     """Forty minutes of invented work: an editor, a browser on two pages, a chat, key presses."""
     events = [
         envelope(start, "app.focus", "Code", "store.py — gateway", bundle_id="com.microsoft.VSCode"),
-        envelope(start + timedelta(minutes=1), "editor.activity", "Code", None,
-                 data={"path": "/home/ada/src/gateway/store.py"}),
+        envelope(
+            start + timedelta(minutes=1),
+            "editor.activity",
+            "Code",
+            None,
+            data={"path": "/home/ada/src/gateway/store.py"},
+        ),
     ]
     for second in range(0, 600, 20):
-        events.append(envelope(start + timedelta(seconds=second + 5), "input.key", "Code", "store.py — gateway",
-                               bundle_id="com.microsoft.VSCode"))
+        events.append(
+            envelope(
+                start + timedelta(seconds=second + 5),
+                "input.key",
+                "Code",
+                "store.py — gateway",
+                bundle_id="com.microsoft.VSCode",
+            )
+        )
     browse = start + timedelta(minutes=12)
     events += [
         envelope(browse, "app.focus", "Firefox", "PR #42 — Mozilla Firefox", bundle_id="org.mozilla.firefox"),
-        envelope(browse + timedelta(seconds=2), "browser.navigate", "Firefox", "PR #42 — Mozilla Firefox",
-                 bundle_id="org.mozilla.firefox",
-                 data={"url": "https://github.example.com/ada/gateway/pull/42", "tab_title": "PR #42",
-                       "mode": "normal"}),
-        envelope(browse + timedelta(minutes=6), "browser.navigate", "Firefox", "Docs — Mozilla Firefox",
-                 bundle_id="org.mozilla.firefox",
-                 data={"url": "https://docs.example.org/sqlite/wal", "tab_title": "WAL mode", "mode": "normal"}),
+        envelope(
+            browse + timedelta(seconds=2),
+            "browser.navigate",
+            "Firefox",
+            "PR #42 — Mozilla Firefox",
+            bundle_id="org.mozilla.firefox",
+            data={
+                "url": "https://github.example.com/ada/gateway/pull/42",
+                "tab_title": "PR #42",
+                "mode": "normal",
+            },
+        ),
+        envelope(
+            browse + timedelta(minutes=6),
+            "browser.navigate",
+            "Firefox",
+            "Docs — Mozilla Firefox",
+            bundle_id="org.mozilla.firefox",
+            data={"url": "https://docs.example.org/sqlite/wal", "tab_title": "WAL mode", "mode": "normal"},
+        ),
     ]
     for second in range(0, 600, 30):
-        events.append(envelope(browse + timedelta(seconds=second + 3), "ui.click", "Firefox", "PR #42 — Mozilla Firefox",
-                               bundle_id="org.mozilla.firefox"))
+        events.append(
+            envelope(
+                browse + timedelta(seconds=second + 3),
+                "ui.click",
+                "Firefox",
+                "PR #42 — Mozilla Firefox",
+                bundle_id="org.mozilla.firefox",
+            )
+        )
     chat = start + timedelta(minutes=25)
     events += [
         envelope(chat, "app.focus", "Slack", "general — Example Team", bundle_id="com.tinyspeck.slackmacgap"),
@@ -122,3 +160,18 @@ def work_morning(start: datetime) -> list[dict[str, Any]]:
         envelope(chat + timedelta(minutes=15), "user.active"),
     ]
     return events
+
+
+TEST_SETTINGS = {"probe_activitywatch": False, "timezone": "UTC"}
+
+
+def gateway_config(**settings: Any) -> dict[str, Any]:
+    """config.toml for a gateway serving only the timeline plugin, never probing a real ActivityWatch."""
+    return {"gateway": {"plugins": ["timeline"]}, "plugins": {"timeline": {**TEST_SETTINGS, **settings}}}
+
+
+def home_store(home: Path) -> Path:
+    """Where the timeline plugin keeps its store in a gateway home (the default setting)."""
+    from gateway.testing import folders_of
+
+    return folders_of(home).for_plugin("timeline").data / "timeline.db"
