@@ -100,7 +100,7 @@ def make_group(host: PluginHost) -> click.Group:
     def _report(report: Any, path: Path) -> None:
         _echo(f"ActivityWatch ({'aw-server-rust' if report.flavour == 'rust' else 'aw-server'}) at {path}:")
         for bucket, count in report.imported.items():
-            _echo(f"  {bucket}: {count} new events")
+            _echo(f"  {bucket}: {count} new event{'s' if count != 1 else ''}")
         for bucket, kind in report.skipped_buckets.items():
             _echo(f"  {bucket}: skipped (bucket type {kind} is not imported)")
         if report.private_dropped:
@@ -133,7 +133,8 @@ def make_group(host: PluginHost) -> click.Group:
                 with file.open("rb") as handle, _bar(file.stat().st_size // 200 or None, "Ingesting") as progress:
                     report = ingest_lines(handle, store, retention_ms=retention, progress=progress)
         _echo(
-            f"{report.stored} events stored from {report.lines} lines; {report.bad} bad lines"
+            f"{report.stored} event{'s' if report.stored != 1 else ''} stored from {report.lines} lines; "
+            f"{report.bad} bad line{'s' if report.bad != 1 else ''}"
             + (f", {report.private_dropped} private-window events dropped" if report.private_dropped else "")
             + (f", {report.too_old} older than the retention period" if report.too_old else "")
             + (f", {report.heartbeats} heartbeats" if report.heartbeats else "")
