@@ -6,7 +6,7 @@ The tools (tools.py) only resolve arguments, open the store and wrap these in an
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import tzinfo
 from typing import Any
 
@@ -37,25 +37,60 @@ def timeline(
     format: str = "markdown",
     max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> dict[str, Any]:
-    """get_timeline's result: range, format, content or sessions, token_estimate, truncated, left_out."""
-    rows: list[tuple[Any, ...]] = []
+    """get_timeline's result: range, format, content or sessions, token_estimate, truncated, left_out.
+
+    Sessions are found from per-minute counts; only those that fit the budget, newest first, get their
+    details read and rendered.
+    """
+    start = max(since_ms, oldest_ms)
+    found: list[sessions.Session] = []
+    detail: Callable[[int, int], list[tuple[Any, ...]]] = lambda first_ms, last_ms: []  # noqa: E731
     left_out = 0
-    if store is not None and max(since_ms, oldest_ms) < until_ms:
-        # row: minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms
-        rows, closed = keeper.screen(
-            store.summary(max(since_ms, oldest_ms), until_ms), lambda row: (row[2], row[5], row[6], row[4])
-        )
-        left_out = sum(row[7] for row in closed)
-    found = sessions.build(rows, max(since_ms, oldest_ms), until_ms)
+    if store is not None and start < until_ms:
+        if keeper.uniform:
+            rows = store.summary(start, until_ms, coarse=True) if keeper.default else []
+            if not keeper.default:
+                left_out = store.count(start, until_ms)
+
+            def detail(first_ms: int, last_ms: int) -> list[tuple[Any, ...]]:
+                return store.summary(max(first_ms, start), min(last_ms, until_ms))
+        else:
+            # row: minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms
+            rows, closed = keeper.screen(store.summary(start, until_ms), lambda row: (row[2], row[5], row[6], row[4]))
+            left_out = sum(row[7] for row in closed)
+
+            def detail(first_ms: int, last_ms: int) -> list[tuple[Any, ...]]:
+                return rows
+        found = sessions.spans(rows, start, until_ms)
     result: dict[str, Any] = {"range": _range(since_ms, until_ms), "format": format}
+    newest_first = _filled_newest_first(found, detail)
     if format == "structured":
-        items, truncated, tokens = render.structured(found, max_tokens)
+        items, truncated, tokens = render.structured(newest_first, len(found), max_tokens)
         result.update(sessions=items, token_estimate=tokens, truncated=truncated)
     else:
-        content, truncated = render.markdown(found, zone, max_tokens)
+        content, truncated = render.markdown(newest_first, len(found), zone, max_tokens)
         result.update(content=content, token_estimate=render.token_estimate(content), truncated=truncated)
     result["left_out"] = left_out
     return result
+
+
+def _filled_newest_first(
+    found: Sequence[sessions.Session], detail: Callable[[int, int], list[tuple[Any, ...]]], chunk: int = 12
+) -> Iterator[sessions.Session]:
+    """Sessions with their contents, newest first, reading details for a few sessions at a time."""
+    for end in range(len(found), 0, -chunk):
+        group = found[max(end - chunk, 0):end]
+        rows = detail(group[0].start_ms, group[-1].end_ms)
+        by_minute: dict[int, list[tuple[Any, ...]]] = {}
+        for row in rows:
+            by_minute.setdefault(row[0], []).append(row)
+        for session in reversed(group):
+            mine = [row for minute in range(session.first_minute, session.last_minute + 1)
+                    for row in by_minute.get(minute, ())]
+            # spans begun before the session that reach into it (clipped, without counts)
+            mine += [row for minute, some in by_minute.items() if minute < session.first_minute
+                     for row in some if row[9] > session.start_ms and row[7] == 0]
+            yield sessions.fill(session, mine, session.start_ms)
 
 
 def events(

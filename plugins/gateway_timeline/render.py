@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable
 from datetime import tzinfo
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,6 +38,7 @@ def _clock(ms: int, zone: tzinfo | None) -> str:
     return to_local(datetime.fromtimestamp(ms / 1000, UTC), zone).strftime("%H:%M")
 
 
+@lru_cache(maxsize=8192)
 def _host(url: str) -> str:
     try:
         return (urlsplit(url).hostname or "").removeprefix("www.")
@@ -112,36 +114,47 @@ def structured_of(session: Session) -> dict[str, Any]:
     }
 
 
-def fit(parts: Sequence[str], budget_chars: int, separator: str = "\n\n") -> tuple[list[int], bool]:
-    """Indexes of the newest parts whose joined length fits the budget; True when some were cut."""
+def _newest_within(parts: Iterable[str], budget_chars: int, separator: str) -> tuple[list[str], int]:
+    """Parts (given newest first) while their joined length fits the budget, put back oldest first."""
     kept, used = [], 0
-    for index in range(len(parts) - 1, -1, -1):
-        cost = len(parts[index]) + len(separator)
+    for part in parts:
+        cost = len(part) + len(separator)
         if used + cost > budget_chars:
             break
-        kept.append(index)
+        kept.append(part)
         used += cost
     kept.reverse()
-    return kept, len(kept) < len(parts)
+    return kept, used
 
 
-def markdown(sessions: Sequence[Session], zone: tzinfo | None, max_tokens: int) -> tuple[str, bool]:
+def markdown(
+    newest_first: Iterable[Session], total: int, zone: tzinfo | None, max_tokens: int
+) -> tuple[str, bool]:
     """The markdown timeline and whether older sessions were cut to stay under `max_tokens`."""
-    parts = [markdown_of(s, zone) for s in sessions]
     note_room = 120
-    kept, truncated = fit(parts, max(max_tokens * CHARS_PER_TOKEN - note_room, 0))
-    text = "\n\n".join(parts[i] for i in kept)
+    parts = (markdown_of(s, zone) for s in newest_first)
+    kept, _used = _newest_within(parts, max(max_tokens * CHARS_PER_TOKEN - note_room, 0), "\n\n")
+    text = "\n\n".join(kept)
+    truncated = len(kept) < total
     if truncated:
-        cut = len(parts) - len(kept)
+        cut = total - len(kept)
         note = f"_{cut} older session{'s' if cut != 1 else ''} cut to stay under max_tokens; narrow the range to see them._"
         text = note + ("\n\n" + text if text else "")
     return text, truncated
 
 
-def structured(sessions: Sequence[Session], max_tokens: int) -> tuple[list[dict[str, Any]], bool, int]:
+def structured(
+    newest_first: Iterable[Session], total: int, max_tokens: int
+) -> tuple[list[dict[str, Any]], bool, int]:
     """The sessions as data, newest kept within `max_tokens`; (sessions, truncated, token estimate)."""
-    items = [structured_of(s) for s in sessions]
-    encoded = [json.dumps(item, ensure_ascii=False) for item in items]
-    kept, truncated = fit(encoded, max_tokens * CHARS_PER_TOKEN, ", ")
-    chosen = [items[i] for i in kept]
-    return chosen, truncated, token_estimate("[" + ", ".join(encoded[i] for i in kept) + "]")
+    items: list[dict[str, Any]] = []
+    used = 2
+    for session in newest_first:
+        item = structured_of(session)
+        cost = len(json.dumps(item, ensure_ascii=False)) + 2
+        if used + cost > max_tokens * CHARS_PER_TOKEN:
+            break
+        items.append(item)
+        used += cost
+    items.reverse()
+    return items, len(items) < total, -(-used // CHARS_PER_TOKEN)

@@ -4,12 +4,16 @@ Each minute goes to the app with the most of it (seconds its events cover, plus 
 an app keeps the minutes after a focus event until another app takes over, the person goes idle, or
 half an hour passes with nothing. A one-minute switch between two stretches of the same app is folded
 into them and noted.
+
+Finding sessions needs only (minute, type, app) counts; what happened inside one (titles, pages, files)
+is read afterwards, for the sessions actually shown (`fill`).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from attrs import define, field
@@ -24,7 +28,12 @@ INSIDE_PREFIXES = ("editor.",)
 FOCUS_CHANGE_TYPES = ("app.focus", "window.focus")
 _ALIASES = {"chrome": "googlechrome", "navigator": "firefox", "firefoxesr": "firefox", "msedge": "microsoftedge"}
 
+# A summary row is a tuple: (minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms).
+MINUTE, TYPE, APP, BUNDLE, LABEL, URL, PATH, N, FIRST, LAST = range(10)
+Row = tuple[Any, ...]
 
+
+@lru_cache(maxsize=4096)
 def app_key(name: str | None) -> str:
     """One key for the names an app goes by across watchers ("Google Chrome", "Google-chrome", "chrome.exe")."""
     if not name:
@@ -34,26 +43,14 @@ def app_key(name: str | None) -> str:
 
 
 @define
-class Row:
-    """One summary row: events of one kind in one minute (see Store.summary)."""
-
-    minute: int
-    type: str
-    app: str | None
-    bundle_id: str | None
-    label: str | None
-    url: str | None
-    path: str | None
-    n: int
-    first_ms: int
-    last_ms: int
-
-
-@define
 class Session:
     start_ms: int
     end_ms: int
     app: str
+    key: str = ""
+    first_minute: int = 0
+    last_minute: int = 0
+    also_keys: tuple[str, ...] = ()
     bundle_id: str | None = None
     events: int = 0
     labels: Counter = field(factory=Counter)
@@ -72,17 +69,22 @@ class Session:
         return ""
 
 
+def _is_marker(kind: str) -> bool:
+    return kind in IDLE_TYPES or kind in ACTIVE_TYPES
+
+
 def _idle_spans(rows: Sequence[Row], until_ms: int) -> list[tuple[int, int]]:
     """Idle stretches: an idle event with a duration, or an idle mark until the next sign of activity."""
     spans, open_at = [], None
-    for row in sorted(rows, key=lambda r: r.first_ms):
-        if row.type in IDLE_TYPES:
-            if row.last_ms > row.first_ms:
-                spans.append((row.first_ms, row.last_ms))
+    for row in sorted((r for r in rows if r[APP] or _is_marker(r[TYPE])), key=lambda r: r[FIRST]):
+        kind = row[TYPE]
+        if kind in IDLE_TYPES:
+            if row[LAST] > row[FIRST]:
+                spans.append((row[FIRST], row[LAST]))
             elif open_at is None:
-                open_at = row.first_ms
-        elif open_at is not None and (row.type in ACTIVE_TYPES or (row.app and row.first_ms > open_at)):
-            spans.append((open_at, row.first_ms))
+                open_at = row[FIRST]
+        elif open_at is not None and (kind in ACTIVE_TYPES or row[FIRST] > open_at):
+            spans.append((open_at, row[FIRST]))
             open_at = None
     if open_at is not None:
         spans.append((open_at, until_ms))
@@ -90,14 +92,14 @@ def _idle_spans(rows: Sequence[Row], until_ms: int) -> list[tuple[int, int]]:
 
 
 def _idle_ms(spans: Sequence[tuple[int, int]], start: int, end: int) -> int:
-    return sum(max(0, min(e, end) - max(s, start)) for s, e in spans)
+    return sum(max(0, min(e, end) - max(s, start)) for s, e in spans if s < end and e > start)
 
 
 def _primary_apps(rows: Sequence[Row], since_ms: int, until_ms: int) -> dict[int, str]:
     """minute -> the key of the app that held it; idle and empty minutes are absent."""
     by_minute: dict[int, list[Row]] = defaultdict(list)
     for row in rows:
-        by_minute[row.minute].append(row)
+        by_minute[row[MINUTE]].append(row)
     idle = _idle_spans(rows, until_ms)
     carried: dict[str, int] = {}  # app key -> when its long event ends
     held: tuple[str, int] | None = None  # (app key, last focus ms)
@@ -113,16 +115,17 @@ def _primary_apps(rows: Sequence[Row], since_ms: int, until_ms: int) -> dict[int
                 scores[app] += min(until, end) - start
         latest_focus = None
         for row in by_minute.get(minute, ()):
-            if not row.app or row.type in IDLE_TYPES or row.type in ACTIVE_TYPES or row.type.startswith(INSIDE_PREFIXES):
+            kind = row[TYPE]
+            if not row[APP] or _is_marker(kind) or kind.startswith(INSIDE_PREFIXES):
                 continue
-            key = app_key(row.app)
-            covered = max(0, min(row.last_ms, end) - max(row.first_ms, start))
-            scores[key] += covered + 1000 * row.n
-            if row.last_ms > end:
-                carried[key] = max(carried.get(key, 0), row.last_ms)
-            if row.type.startswith(FOCUS_PREFIXES) and (latest_focus is None or row.last_ms >= latest_focus[1]):
-                latest_focus = (key, row.last_ms)
-        if 2 * _idle_ms(idle, start, end) > end - start:
+            key = app_key(row[APP])
+            first, last = row[FIRST], row[LAST]
+            scores[key] += max(0, min(last, end) - max(first, start)) + 1000 * row[N]
+            if last > end:
+                carried[key] = max(carried.get(key, 0), last)
+            if kind.startswith(FOCUS_PREFIXES) and (latest_focus is None or last >= latest_focus[1]):
+                latest_focus = (key, last)
+        if idle and 2 * _idle_ms(idle, start, end) > end - start:
             held = None
             carried.clear()
             continue
@@ -166,54 +169,72 @@ def _runs(primary: dict[int, str]) -> list[list[Any]]:
     return folded
 
 
-def build(rows: Iterable[tuple[Any, ...]], since_ms: int, until_ms: int) -> list[Session]:
-    """The sessions in [since, until) from summary rows the gate kept, oldest first."""
-    first_minute = since_ms // MINUTE_MS
+def _clip(rows: Iterable[Row], since_ms: int) -> list[Row]:
     # Spans begun before the range (clipped by the store) count from its first minute.
-    rows = [Row(max(row[0], first_minute), *row[1:]) for row in rows]
-    primary = _primary_apps(rows, since_ms, until_ms)
-    by_minute: dict[int, list[Row]] = defaultdict(list)
-    for row in rows:
-        by_minute[row.minute].append(row)
-    sessions = []
-    for key, first, last, also in _runs(primary):
-        session = Session(
-            start_ms=max(first * MINUTE_MS, since_ms),
-            end_ms=min((last + 1) * MINUTE_MS, until_ms),
-            app="",
+    first_minute = since_ms // MINUTE_MS
+    return [row if row[MINUTE] >= first_minute else (first_minute, *row[1:]) for row in rows]
+
+
+def spans(rows: Iterable[Row], since_ms: int, until_ms: int) -> list[Session]:
+    """The sessions in [since, until), oldest first, without their contents (see `fill`)."""
+    found = []
+    for key, first, last, also in _runs(_primary_apps(_clip(rows, since_ms), since_ms, until_ms)):
+        found.append(
+            Session(
+                start_ms=max(first * MINUTE_MS, since_ms),
+                end_ms=min((last + 1) * MINUTE_MS, until_ms),
+                app=key,
+                key=key,
+                first_minute=first,
+                last_minute=last,
+                also_keys=tuple(sorted(set(also) - {key})),
+            )
         )
-        names: Counter = Counter()
-        also_names: set[str] = set()
-        earliest = None
-        for minute in range(first, last + 1):
-            for row in by_minute.get(minute, ()):
-                if row.type in IDLE_TYPES or row.type in ACTIVE_TYPES:
-                    continue
-                row_key = app_key(row.app)
-                if row.app and row_key != key and not row.type.startswith(INSIDE_PREFIXES):
-                    if row_key in also:
-                        also_names.add(row.app)
-                    continue
-                weight = max(0, min(row.last_ms, session.end_ms) - max(row.first_ms, since_ms)) + 1000 * row.n
-                if row_key == key:
-                    names[row.app] += weight + (0 if row.type.startswith("browser.") else 1)
-                    if row.bundle_id and not session.bundle_id:
-                        session.bundle_id = row.bundle_id
-                    if row.n and (earliest is None or row.first_ms < earliest):
-                        earliest = row.first_ms
-                session.events += row.n
-                if row.n:
-                    session.counts[row.type] += row.n
-                if row.label and not row.type.startswith(INSIDE_PREFIXES):
-                    session.labels[row.label] += weight
-                if row.url:
-                    label, before = session.pages.get(row.url, (row.label or "", 0))
-                    session.pages[row.url] = (label or row.label or "", before + weight)
-                if row.path:
-                    session.files[row.path] += weight
-        session.app = names.most_common(1)[0][0] if names else key
-        session.also = sorted(also_names)
-        if earliest is not None and earliest > session.start_ms:
-            session.start_ms = min(earliest, session.end_ms)
-        sessions.append(session)
-    return sessions
+    return found
+
+
+def fill(session: Session, rows: Iterable[Row], since_ms: int) -> Session:
+    """Give a session its contents from the detailed rows of its minutes (other rows are ignored)."""
+    names: Counter = Counter()
+    also_names: set[str] = set()
+    earliest = None
+    key = session.key
+    for row in _clip(rows, since_ms):
+        kind = row[TYPE]
+        if not session.first_minute <= row[MINUTE] <= session.last_minute or _is_marker(kind):
+            continue
+        row_key = app_key(row[APP])
+        inside = kind.startswith(INSIDE_PREFIXES)
+        if row[APP] and row_key != key and not inside:
+            if row_key in session.also_keys:
+                also_names.add(row[APP])
+            continue
+        n, label = row[N], row[LABEL]
+        weight = max(0, min(row[LAST], session.end_ms) - max(row[FIRST], since_ms)) + 1000 * n
+        if row_key == key:
+            names[row[APP]] += weight + (0 if kind.startswith("browser.") else 1)
+            if row[BUNDLE] and not session.bundle_id:
+                session.bundle_id = row[BUNDLE]
+            if n and (earliest is None or row[FIRST] < earliest):
+                earliest = row[FIRST]
+        session.events += n
+        if n:
+            session.counts[kind] += n
+        if label and not inside:
+            session.labels[label] += weight
+        if row[URL]:
+            before_label, before = session.pages.get(row[URL], (label or "", 0))
+            session.pages[row[URL]] = (before_label or label or "", before + weight)
+        if row[PATH]:
+            session.files[row[PATH]] += weight
+    session.app = names.most_common(1)[0][0] if names else key
+    session.also = sorted(also_names)
+    if earliest is not None and earliest > session.start_ms:
+        session.start_ms = min(earliest, session.end_ms)
+    return session
+
+
+def build(rows: Iterable[Row], since_ms: int, until_ms: int) -> list[Session]:
+    """The sessions in [since, until) with their contents, from detailed summary rows, oldest first."""
+    rows = list(rows)
+    return [fill(session, rows, since_ms) for session in spans(rows, since_ms, until_ms)]

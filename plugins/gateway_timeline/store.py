@@ -147,7 +147,8 @@ class Store:
 
     def commit(self) -> None:
         """Bring the minute summary up to date for what was added, note the types seen, and commit."""
-        for first, last in _runs(sorted(self._touched)):
+        # Nearby runs are rebuilt together: one grouped statement is far cheaper than many small ones.
+        for first, last in _runs(sorted(self._touched), join_within=120):
             self.db.execute("DELETE FROM minutes WHERE minute BETWEEN ? AND ?", (first, last))
             self.db.execute(
                 f"INSERT INTO minutes (minute, {_GROUP_COLUMNS}, n, first_ms, last_ms) "
@@ -232,39 +233,48 @@ class Store:
             (since_ms, until_ms, *params),
         ).fetchall()
 
-    def summary(self, since_ms: int, until_ms: int) -> list[tuple[Any, ...]]:
+    def summary(self, since_ms: int, until_ms: int, coarse: bool = False) -> list[tuple[Any, ...]]:
         """Summary rows (minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms) for [since, until).
 
         Whole minutes come from the summary table; the partial minutes at either end are grouped from the
         events themselves, and spans begun in the hour before `since` that reach into it come clipped, with
-        no count (their events are outside the range).
+        no count (their events are outside the range). `coarse` rows are per (minute, type, app) only, with
+        no label, URL or path: enough to find sessions, and many fewer.
         """
         first_full = -(-since_ms // MINUTE_MS)
         last_full = until_ms // MINUTE_MS  # exclusive
-        rows: list[tuple[Any, ...]] = []
-        rows += [
-            (m, t, a, b, lab, u, p, 0, since_ms, last)
-            for (m, t, a, b, lab, u, p, _n, _first, last) in self.db.execute(
-                "SELECT * FROM minutes WHERE minute >= ? AND minute < ? AND last_ms > ?",
-                (since_ms // MINUTE_MS - 60, first_full, since_ms),
+        if coarse:
+            columns = "minute, type, app, MAX(bundle_id), NULL, NULL, NULL"
+            group = " GROUP BY minute, type, app"
+            totals = "SUM(n), MIN(first_ms), MAX(last_ms)"
+        else:
+            columns, group, totals = f"minute, {_GROUP_COLUMNS}", "", "n, first_ms, last_ms"
+        rows: list[tuple[Any, ...]] = [
+            (*row[:7], 0, since_ms, row[9])
+            for row in self.db.execute(
+                f"SELECT {columns}, {totals} FROM minutes WHERE minute >= ? AND minute < ? AND last_ms > ? "
+                f"AND first_ms < ?{group}",
+                (since_ms // MINUTE_MS - 60, first_full, since_ms, since_ms),
             )
-            if _first < since_ms
         ]
         if first_full > last_full:  # the whole range sits inside one minute
-            return rows + self._grouped(since_ms, until_ms)
-        rows += self._grouped(since_ms, first_full * MINUTE_MS)
+            return rows + self._grouped(since_ms, until_ms, coarse)
+        rows += self._grouped(since_ms, first_full * MINUTE_MS, coarse)
         rows += self.db.execute(
-            "SELECT * FROM minutes WHERE minute >= ? AND minute < ?", (first_full, last_full)
+            f"SELECT {columns}, {totals} FROM minutes WHERE minute >= ? AND minute < ?{group}",
+            (first_full, last_full),
         ).fetchall()
-        rows += self._grouped(last_full * MINUTE_MS, until_ms)
+        rows += self._grouped(last_full * MINUTE_MS, until_ms, coarse)
         return rows
 
-    def _grouped(self, since_ms: int, until_ms: int) -> list[tuple[Any, ...]]:
+    def _grouped(self, since_ms: int, until_ms: int, coarse: bool = False) -> list[tuple[Any, ...]]:
         if since_ms >= until_ms:
             return []
+        keys = "type, app" if coarse else _GROUP_COLUMNS
+        columns = "type, app, MAX(bundle_id), NULL, NULL, NULL" if coarse else _GROUP_COLUMNS
         return self.db.execute(
-            f"SELECT ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}, COUNT(*), MIN(ts_ms), MAX(COALESCE(end_ms, ts_ms)) "
-            f"FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0 GROUP BY ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}",
+            f"SELECT ts_ms / {MINUTE_MS}, {columns}, COUNT(*), MIN(ts_ms), MAX(COALESCE(end_ms, ts_ms)) "
+            f"FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0 GROUP BY ts_ms / {MINUTE_MS}, {keys}",
             (since_ms, until_ms),
         ).fetchall()
 
@@ -284,13 +294,13 @@ class Store:
         return [row[0] for row in self.db.execute("SELECT type FROM seen_types ORDER BY type")]
 
 
-def _runs(values: Sequence[int]) -> Iterator[tuple[int, int]]:
-    """Consecutive runs in sorted integers: [1, 2, 3, 7] -> (1, 3), (7, 7)."""
+def _runs(values: Sequence[int], join_within: int = 1) -> Iterator[tuple[int, int]]:
+    """Runs in sorted integers, joining those less than `join_within` apart: [1, 2, 3, 7] -> (1, 3), (7, 7)."""
     start = previous = None
     for value in values:
         if start is None:
             start = previous = value
-        elif value == previous + 1:
+        elif value - previous <= join_within:
             previous = value
         else:
             yield start, previous
