@@ -66,7 +66,6 @@ _FLUSH_TIMEOUT = 5.0
 # Requests that stay open for the life of the connection: nobody waits for their answer at end of input.
 _OPEN_ENDED = frozenset({"subscriptions/listen"})
 
-_YIELD = bool(os.environ.get('TY'))
 _JSON_SPACE = b" \t\r\n"
 # An escaped UTF-16 surrogate; only then can the decoded text hold a lone one, which cannot be re-encoded.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -298,10 +297,21 @@ def _write_flush(file: Any, data: bytes) -> None:
     file.flush()
 
 
+async def _put(stream: MemoryObjectSendStream[Any], item: Any) -> None:
+    # A queue with room takes the item at once; `send` would first yield a whole turn of the event
+    # loop for every line, which is most of the reader's cost in a burst.
+    try:
+        stream.send_nowait(item)
+    except anyio.WouldBlock:
+        await stream.send(item)
+
+
 class _Wire:
     """The state of one served connection: framing, refusals, and what is still owed an answer."""
 
-    def __init__(self, source: _Source, sink: _Sink, max_line: int, max_depth: int, drain_timeout: float) -> None:
+    def __init__(
+        self, source: _Source, sink: _Sink, max_line: int, max_depth: int, drain_timeout: float
+    ) -> None:
         self.source = source
         self.sink = sink
         self.max_line = max_line
@@ -314,7 +324,8 @@ class _Wire:
         )
         out_send, self.out_recv = anyio.create_memory_object_stream[SessionMessage | bytes](_OUTBOUND_SLACK)
         self.write_stream = out_send
-        # Our own refusals share the writer with the server's answers, so both keep line order and batching.
+        # Our own refusals go through the same writer as the server's answers: one owner of the
+        # descriptor, so frames never interleave, and one batching for both.
         self.reply_send = out_send.clone()
         # Client requests forwarded and not yet answered (a multiset: a client may reuse an id).
         self.owed: Counter[int | str] = Counter()
@@ -388,7 +399,7 @@ class _Wire:
             await self._reply(_error_line(INTERNAL_ERROR, "Internal error", None))
             return
         if message is not None:
-            await self.in_send.send(message)
+            await _put(self.in_send, message)
 
     def _frame(self, line: bytes | bytearray) -> SessionMessage | None:
         """The message a line carries, None for a reply not worth forwarding; raises _Refused."""
@@ -475,7 +486,7 @@ class _Wire:
         return _refusal_line(refused)
 
     async def _reply(self, data: bytes) -> None:
-        await self.reply_send.send(data)
+        await _put(self.reply_send, data)
 
     # -- end of input -----------------------------------------------------------------------------
 
@@ -520,9 +531,10 @@ class _Wire:
                 async for item in self.out_recv:
                     parts = [self._encode(item)]
                     size = len(parts[0])
-                    # Everything already queued goes out in the same write. One yield first lets the
-                    # other answers finishing in this same turn of the event loop join the batch.
-                    if _YIELD:
+                    # Everything already queued goes out in the same write. While other calls are
+                    # still running, one yield first lets those finishing in this same turn of the
+                    # event loop join the batch; a lone call is not delayed by it.
+                    if self.owed:
                         await anyio.lowlevel.checkpoint()
                     while size < _BATCH_BYTES:
                         try:
@@ -547,7 +559,9 @@ class _Wire:
             request_id = getattr(message, "id", None)
             if isinstance(message, JSONRPCRequest | JSONRPCNotification) or request_id is None:
                 return b""
-            data = _error_json(INTERNAL_ERROR, "Internal error: the response could not be encoded", request_id)
+            data = _error_json(
+                INTERNAL_ERROR, "Internal error: the response could not be encoded", request_id
+            )
         match message:
             case JSONRPCResponse(id=request_id) | JSONRPCError(id=request_id) if request_id is not None:
                 self._settle(self.owed, request_id)
