@@ -31,7 +31,7 @@ from gateway_timeline import queries  # noqa: E402
 from gateway_timeline.envelope import traits  # noqa: E402
 from gateway_timeline.gating import Gatekeeper  # noqa: E402
 from gateway_timeline.importers.activitywatch import import_database  # noqa: E402
-from gateway_timeline.store import Store, row_of  # noqa: E402
+from gateway_timeline.store import SCHEMA_VERSION, Store, row_of  # noqa: E402
 from gateway_timeline.timeexpr import iso_ms  # noqa: E402
 
 from gateway import Gate  # noqa: E402
@@ -81,7 +81,7 @@ def generate_store(path: Path, count: int, seed: int) -> int:
                  "type": kind, "app": {"name": app, "bundle_id": bundle, "pid": 500} if app else None,
                  "window": {"title": title, "id": 1} if title else None, "element": None, "data": data or {},
                  "redaction": {"applied": False, "rules": []}}
-        rows.append(row_of(event, ts, None, traits(event), False))
+        rows.append(row_of(event, ts, None, traits(event)))
         made += 1
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -179,7 +179,7 @@ def main() -> None:
     options = parser.parse_args()
 
     RESULTS.mkdir(exist_ok=True)
-    store_path = RESULTS / f"timeline-store-{options.events}-{options.seed}.db"
+    store_path = RESULTS / f"timeline-store-v{SCHEMA_VERSION}-{options.events}-{options.seed}.db"
     if not store_path.exists():
         began = time.perf_counter()
         partial = store_path.with_suffix(".partial")
@@ -257,6 +257,7 @@ def main() -> None:
         began = time.perf_counter()
         report = import_database(aw_path, target, retention_ms=FOREVER_HOURS * 3_600_000)
         seconds = time.perf_counter() - began
+        stored = target.count(0, 2**62)
     read = options.aw_events
     rate = read / seconds
 
@@ -265,7 +266,7 @@ def main() -> None:
     print(f"{'measure':50} {'gateway ms':>11} {'plugin ms':>10} {'ratio':>6} {'target ms':>10} {'of target':>9}  detail")
     for label, full, bare, target, detail in rows:
         print(f"{label:50} {full:11.2f} {bare:10.2f} {full / bare:6.2f} {target:10} {full / target:8.0%}  {detail}")
-    print(f"\nActivityWatch import (aw-server-rust, {read:,} events, {report.total:,} stored, "
+    print(f"\nActivityWatch import (aw-server-rust, {read:,} events, {stored:,} stored, "
           f"{report.private_dropped:,} private dropped): {seconds:.1f} s, {rate:,.0f} events/s "
           f"(target 50,000/s: {rate / 50_000:.2f}x)")
     print("gateway ms: make_gateway(...).call(...) (argument checks, gate, masks, audit); plugin ms: the domain "

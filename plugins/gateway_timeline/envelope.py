@@ -148,19 +148,32 @@ def safe_text(value: str, limit: int = FIELD_LIMIT) -> str:
     return one_line(mask(text), limit)
 
 
-def _safe_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return safe_text(value)
-    if isinstance(value, dict):
-        return {str(k): _safe_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_safe_value(v) for v in value[:50]]
-    return value
+class Cleaner:
+    """`safe_text` for one answer, remembering what it did: the same titles and URLs come back many times."""
+
+    def __init__(self) -> None:
+        self.done: dict[str, str] = {}
+
+    def text(self, value: str) -> str:
+        cleaned = self.done.get(value)
+        if cleaned is None:
+            cleaned = self.done[value] = safe_text(value)
+        return cleaned
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {str(k): self.value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value[:50]]
+        return value
 
 
-def for_agent(event: Mapping[str, Any]) -> dict[str, Any]:
-    """The envelope as given to an agent: every string of window, element and data one line and masked."""
-    app = event.get("app")
+def for_agent(event: Mapping[str, Any], cleaner: Cleaner | None = None) -> dict[str, Any]:
+    """The envelope as given to an agent: every string of app, window, element and data one line and masked."""
+    clean = (cleaner or Cleaner()).value
+    app, window, element = event.get("app"), event.get("window"), event.get("element")
     return {
         "v": event.get("v", VERSION),
         "id": event["id"],
@@ -168,10 +181,10 @@ def for_agent(event: Mapping[str, Any]) -> dict[str, Any]:
         "mono_ns": event.get("mono_ns"),
         "source": one_line(event.get("source"), 100),
         "type": event["type"],
-        "app": _safe_value(app) if isinstance(app, dict) else None,
-        "window": _safe_value(event.get("window")) if isinstance(event.get("window"), dict) else None,
-        "element": _safe_value(event.get("element")) if isinstance(event.get("element"), dict) else None,
-        "data": _safe_value(event.get("data") or {}),
+        "app": clean(app) if isinstance(app, dict) else None,
+        "window": clean(window) if isinstance(window, dict) else None,
+        "element": clean(element) if isinstance(element, dict) else None,
+        "data": clean(event.get("data") or {}),
         "redaction": event.get("redaction") or {"applied": False, "rules": []},
     }
 

@@ -5,15 +5,14 @@ The tools (tools.py) only resolve arguments, open the store and wrap these in an
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import tzinfo
 from typing import Any
 
 from gateway_timeline import render, sessions
-from gateway_timeline.envelope import for_agent, is_private
+from gateway_timeline.envelope import Cleaner, for_agent, is_private
 from gateway_timeline.gating import Gatekeeper
-from gateway_timeline.store import Store, filter_clause
+from gateway_timeline.store import Store, envelope_of, filter_clause
 from gateway_timeline.timeexpr import iso_ms
 
 DEFAULT_LIMIT = 100
@@ -44,7 +43,7 @@ def timeline(
     """
     start = max(since_ms, oldest_ms)
     found: list[sessions.Session] = []
-    detail: Callable[[int, int], list[tuple[Any, ...]]] = lambda first_ms, last_ms: []  # noqa: E731
+    details: Callable[[Sequence[sessions.Session]], list[list[tuple[Any, ...]]]] = lambda group: [[] for _ in group]  # noqa: E731
     left_out = 0
     if store is not None and start < until_ms:
         if keeper.uniform:
@@ -52,18 +51,18 @@ def timeline(
             if not keeper.default:
                 left_out = store.count(start, until_ms)
 
-            def detail(first_ms: int, last_ms: int) -> list[tuple[Any, ...]]:
-                return store.summary(max(first_ms, start), min(last_ms, until_ms))
+            def details(group: Sequence[sessions.Session]) -> list[list[tuple[Any, ...]]]:
+                return _by_session(group, store.summary(max(group[0].start_ms, start), min(group[-1].end_ms, until_ms)))
         else:
             # row: minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms
             rows, closed = keeper.screen(store.summary(start, until_ms), lambda row: (row[2], row[5], row[6], row[4]))
             left_out = sum(row[7] for row in closed)
 
-            def detail(first_ms: int, last_ms: int) -> list[tuple[Any, ...]]:
-                return rows
+            def details(group: Sequence[sessions.Session]) -> list[list[tuple[Any, ...]]]:
+                return _by_session(group, rows)
         found = sessions.spans(rows, start, until_ms)
     result: dict[str, Any] = {"range": _range(since_ms, until_ms), "format": format}
-    newest_first = _filled_newest_first(found, detail)
+    newest_first = _filled_newest_first(found, details)
     if format == "structured":
         items, truncated, tokens = render.structured(newest_first, len(found), max_tokens)
         result.update(sessions=items, token_estimate=tokens, truncated=truncated)
@@ -74,23 +73,30 @@ def timeline(
     return result
 
 
+def _by_session(
+    group: Sequence[sessions.Session], rows: Sequence[tuple[Any, ...]]
+) -> list[list[tuple[Any, ...]]]:
+    """The rows of each session's minutes; spans begun before a session (clipped, no count) count in its first."""
+    first_minute = group[0].first_minute
+    by_minute: dict[int, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        by_minute.setdefault(max(row[0], first_minute), []).append(row)
+    return [
+        [row for minute in range(s.first_minute, s.last_minute + 1) for row in by_minute.get(minute, ())]
+        for s in group
+    ]
+
+
 def _filled_newest_first(
-    found: Sequence[sessions.Session], detail: Callable[[int, int], list[tuple[Any, ...]]], chunk: int = 12
+    found: Sequence[sessions.Session],
+    details: Callable[[Sequence[sessions.Session]], list[list[tuple[Any, ...]]]],
+    chunk: int = 12,
 ) -> Iterator[sessions.Session]:
     """Sessions with their contents, newest first, reading details for a few sessions at a time."""
     for end in range(len(found), 0, -chunk):
         group = found[max(end - chunk, 0):end]
-        rows = detail(group[0].start_ms, group[-1].end_ms)
-        by_minute: dict[int, list[tuple[Any, ...]]] = {}
-        for row in rows:
-            by_minute.setdefault(row[0], []).append(row)
-        for session in reversed(group):
-            mine = [row for minute in range(session.first_minute, session.last_minute + 1)
-                    for row in by_minute.get(minute, ())]
-            # spans begun before the session that reach into it (clipped, without counts)
-            mine += [row for minute, some in by_minute.items() if minute < session.first_minute
-                     for row in some if row[9] > session.start_ms and row[7] == 0]
-            yield sessions.fill(session, mine, session.start_ms)
+        for session, rows in reversed(list(zip(group, details(group), strict=True))):
+            yield sessions.fill(session, rows, session.start_ms)
 
 
 def events(
@@ -129,14 +135,15 @@ def events(
             group[4] for group in store.owner_groups(start, until_ms, where, params) if group[:4] not in closed
         ) if closed else store.count(start, until_ms, where, params)
     given: list[dict[str, Any]] = []
-    for body, *traits in store.events(start, until_ms, where, params, newest_first):
-        if closed and tuple(traits) in closed:
+    cleaner = Cleaner()
+    for row in store.events(start, until_ms, where, params, newest_first):
+        if closed and (row[5], row[8], row[9], row[7]) in closed:
             continue
-        event = json.loads(body)
+        event = envelope_of(row)
         if is_private(event):  # never stored by our importers; a store written by others may hold some
             count -= 1
             continue
-        given.append(for_agent(event))
+        given.append(for_agent(event, cleaner))
         if len(given) >= limit:
             break
     result.update(count=count, truncated=count > len(given), events=given, left_out=left_out)
@@ -148,8 +155,8 @@ def event(store: Store | None, keeper: Gatekeeper, event_id: str, oldest_ms: int
     found = store.event_by_id(event_id) if store is not None else None
     if found is None:
         return None
-    body, app, url, path, label, ts_ms, private = found
-    envelope = json.loads(body)
+    ts_ms, app, label, url, path, private = found[1], found[5], found[7], found[8], found[9], found[10]
+    envelope = envelope_of(found)
     if private or is_private(envelope) or ts_ms < oldest_ms:
         return None
     if not keeper.allows(app, url, path):

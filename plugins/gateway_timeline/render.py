@@ -56,7 +56,8 @@ def _more(shown: int, total: int) -> str:
 
 
 def markdown_of(session: Session, zone: tzinfo | None) -> str:
-    what = safe_text(session.title, TITLE_LIMIT)
+    title = session.title
+    what = safe_text(title, TITLE_LIMIT)
     heading = f"## {_clock(session.start_ms, zone)}-{_clock(session.end_ms, zone)} {safe_text(session.app, 60)}"
     lines = [heading + (f" — {what}" if what else "")]
     if session.pages:
@@ -70,7 +71,7 @@ def markdown_of(session: Session, zone: tzinfo | None) -> str:
             + "; ".join(titles)
             + _more(len(titles), pages)
         )
-    windows = [label for label, _w in session.labels.most_common() if label and label != session.title]
+    windows = [label for label, _w in session.labels.most_common() if label and label != title]
     page_titles = {label for label, _w in session.pages.values()}
     windows = [label for label in windows if label not in page_titles]
     if windows and not session.pages:
@@ -100,7 +101,7 @@ def structured_of(session: Session) -> dict[str, Any]:
         "end": iso_ms(session.end_ms),
         "app": safe_text(session.app, 100),
         "bundle_id": session.bundle_id,
-        "title": safe_text(session.title, TITLE_LIMIT),
+        "title": safe_text(session.title, TITLE_LIMIT),  # read once per session
         "duration_s": round((session.end_ms - session.start_ms) / 1000),
         "event_count": session.events,
         "counts": dict(session.counts.most_common()),

@@ -61,16 +61,20 @@ class Session:
 
     @property
     def title(self) -> str:
-        for label, _weight in self.labels.most_common():
-            if label:
-                return label
+        """What the session was about: the title seen longest, else the file most worked on."""
+        best = max((item for item in self.labels.items() if item[0]), key=lambda item: item[1], default=None)
+        if best is not None:
+            return best[0]
         if self.files:
-            return self.files.most_common(1)[0][0].rsplit("/", 1)[-1]
+            return max(self.files.items(), key=lambda item: item[1])[0].rsplit("/", 1)[-1]
         return ""
 
 
+_MARKERS = frozenset(IDLE_TYPES + ACTIVE_TYPES)
+
+
 def _is_marker(kind: str) -> bool:
-    return kind in IDLE_TYPES or kind in ACTIVE_TYPES
+    return kind in _MARKERS
 
 
 def _idle_spans(rows: Sequence[Row], until_ms: int) -> list[tuple[int, int]]:
@@ -195,39 +199,49 @@ def spans(rows: Iterable[Row], since_ms: int, until_ms: int) -> list[Session]:
 
 def fill(session: Session, rows: Iterable[Row], since_ms: int) -> Session:
     """Give a session its contents from the detailed rows of its minutes (other rows are ignored)."""
-    names: Counter = Counter()
+    names: dict[str, float] = {}
     also_names: set[str] = set()
     earliest = None
-    key = session.key
-    for row in _clip(rows, since_ms):
-        kind = row[TYPE]
-        if not session.first_minute <= row[MINUTE] <= session.last_minute or _is_marker(kind):
+    key, also_keys = session.key, session.also_keys
+    first_minute = max(session.first_minute, since_ms // MINUTE_MS)
+    last_minute, end_ms = session.last_minute, session.end_ms
+    counts, labels, pages, files = session.counts, session.labels, session.pages, session.files
+    keys: dict[str | None, str] = {}
+    events = 0
+    for row in rows:
+        minute, kind, app, bundle, label, url, path, n, first, last = row[:10]
+        if minute < first_minute:
+            minute = first_minute  # a span begun before the range
+        if not first_minute <= minute <= last_minute or kind in _MARKERS:
             continue
-        row_key = app_key(row[APP])
+        row_key = keys.get(app)
+        if row_key is None:
+            row_key = keys[app] = app_key(app)
         inside = kind.startswith(INSIDE_PREFIXES)
-        if row[APP] and row_key != key and not inside:
-            if row_key in session.also_keys:
-                also_names.add(row[APP])
+        if app and row_key != key and not inside:
+            if row_key in also_keys:
+                also_names.add(app)
             continue
-        n, label = row[N], row[LABEL]
-        weight = max(0, min(row[LAST], session.end_ms) - max(row[FIRST], since_ms)) + 1000 * n
+        covered = (last if last < end_ms else end_ms) - (first if first > since_ms else since_ms)
+        weight = (covered if covered > 0 else 0) + 1000 * n
         if row_key == key:
-            names[row[APP]] += weight + (0 if kind.startswith("browser.") else 1)
-            if row[BUNDLE] and not session.bundle_id:
-                session.bundle_id = row[BUNDLE]
-            if n and (earliest is None or row[FIRST] < earliest):
-                earliest = row[FIRST]
-        session.events += n
+            names[app] = names.get(app, 0) + weight + (0 if kind.startswith("browser.") else 1)
+            if bundle and not session.bundle_id:
+                session.bundle_id = bundle
+            if n and (earliest is None or first < earliest):
+                earliest = first
         if n:
-            session.counts[kind] += n
+            events += n
+            counts[kind] = counts.get(kind, 0) + n
         if label and not inside:
-            session.labels[label] += weight
-        if row[URL]:
-            before_label, before = session.pages.get(row[URL], (label or "", 0))
-            session.pages[row[URL]] = (before_label or label or "", before + weight)
-        if row[PATH]:
-            session.files[row[PATH]] += weight
-    session.app = names.most_common(1)[0][0] if names else key
+            labels[label] = labels.get(label, 0) + weight
+        if url:
+            before = pages.get(url)
+            pages[url] = (label or "", weight) if before is None else (before[0] or label or "", before[1] + weight)
+        if path:
+            files[path] = files.get(path, 0) + weight
+    session.events += events
+    session.app = max(names.items(), key=lambda item: item[1])[0] if names else key
     session.also = sorted(also_names)
     if earliest is not None and earliest > session.start_ms:
         session.start_ms = min(earliest, session.end_ms)

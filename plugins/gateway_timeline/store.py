@@ -13,8 +13,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA = """
+from gateway_timeline.envelope import is_private
+
+SCHEMA_VERSION = 1
+SCHEMA = f"""
 PRAGMA journal_mode = WAL;
+PRAGMA user_version = {SCHEMA_VERSION};
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -28,6 +32,7 @@ CREATE TABLE IF NOT EXISTS events (
     url TEXT,
     path TEXT,
     private INTEGER NOT NULL DEFAULT 0,
+    format INTEGER NOT NULL DEFAULT 0,  -- what body holds: 0 the envelope as JSON, 1 ActivityWatch's event data
     body TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_by_time ON events (ts_ms);
@@ -56,7 +61,8 @@ CREATE TABLE IF NOT EXISTS seen_types (type TEXT PRIMARY KEY);
 """
 
 MINUTE_MS = 60_000
-_EVENT_COLUMNS = "id, ts_ms, end_ms, type, source, app, bundle_id, label, url, path, private, body"
+_EVENT_COLUMNS = "id, ts_ms, end_ms, type, source, app, bundle_id, label, url, path, private, format, body"
+FORMAT_ENVELOPE, FORMAT_ACTIVITYWATCH = 0, 1
 _GROUP_COLUMNS = "type, app, bundle_id, label, url, path"
 
 
@@ -136,12 +142,10 @@ class Store:
 
     def add(self, rows: Iterable[tuple[Any, ...]]) -> int:
         """Insert or replace rows shaped like `_EVENT_COLUMNS` (same id = same event, so re-imports add nothing)."""
-        touched = self._touched
         rows = list(rows)
-        for row in rows:
-            touched.add(row[1] // MINUTE_MS)
+        self._touched.update({row[1] // MINUTE_MS for row in rows})
         self.db.executemany(
-            f"INSERT OR REPLACE INTO events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows
+            f"INSERT OR REPLACE INTO events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
         )
         return len(rows)
 
@@ -165,6 +169,11 @@ class Store:
         self._touched.clear()
         if self.db.in_transaction:
             self.db.execute("COMMIT")
+
+    def rebuild(self, since_ms: int, until_ms: int) -> None:
+        """Recompute the minute summary over a range (after events were written by something else than `add`)."""
+        self._touched.update(range(since_ms // MINUTE_MS, until_ms // MINUTE_MS + 1))
+        self.commit()
 
     def prune(self, before_ms: int) -> int:
         """Forget events older than `before_ms` (the retention limit); the count forgotten."""
@@ -208,30 +217,58 @@ class Store:
         where: str = "",
         params: Sequence[Any] = (),
         newest_first: bool = False,
-    ) -> Iterator[tuple[str, str | None, str | None, str | None, str | None]]:
-        """(body, app, url, path, label) of the events in [since, until) matching `where`, in time order."""
+    ) -> Iterator[tuple[Any, ...]]:
+        """Rows (`_EVENT_COLUMNS`) of the events in [since, until) matching `where`, in time order."""
         order = "DESC" if newest_first else "ASC"
         return self.db.execute(
-            f"SELECT body, app, url, path, label FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
             f"ORDER BY ts_ms {order}, seq {order}",
             (since_ms, until_ms, *params),
         )
 
+    def _split(self, since_ms: int, until_ms: int) -> tuple[list[tuple[int, int]], tuple[int, int] | None]:
+        """The range as its partial minutes (read from events) and its whole minutes (read from the summary)."""
+        first_full = -(-since_ms // MINUTE_MS)
+        last_full = until_ms // MINUTE_MS  # exclusive
+        if first_full >= last_full:
+            return [(since_ms, until_ms)], None
+        edges = [(since_ms, first_full * MINUTE_MS), (last_full * MINUTE_MS, until_ms)]
+        return [(a, b) for a, b in edges if a < b], (first_full, last_full)
+
     def count(self, since_ms: int, until_ms: int, where: str = "", params: Sequence[Any] = ()) -> int:
-        return self.db.execute(
-            f"SELECT COUNT(*) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where}",
-            (since_ms, until_ms, *params),
-        ).fetchone()[0]
+        """How many events in [since, until) match `where` (whole minutes counted from the summary)."""
+        edges, full = self._split(since_ms, until_ms)
+        total = 0
+        for a, b in edges:
+            total += self.db.execute(
+                f"SELECT COUNT(*) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where}", (a, b, *params)
+            ).fetchone()[0]
+        if full:
+            total += self.db.execute(
+                f"SELECT COALESCE(SUM(n), 0) FROM minutes WHERE minute >= ? AND minute < ?{where}", (*full, *params)
+            ).fetchone()[0]
+        return total
 
     def owner_groups(
         self, since_ms: int, until_ms: int, where: str = "", params: Sequence[Any] = ()
     ) -> list[tuple[str | None, str | None, str | None, str | None, int]]:
         """(app, url, path, label, count) of the events in the range: what the gate decides on, with how many."""
-        return self.db.execute(
-            f"SELECT app, url, path, label, COUNT(*) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
-            "GROUP BY app, url, path, label",
-            (since_ms, until_ms, *params),
-        ).fetchall()
+        edges, full = self._split(since_ms, until_ms)
+        totals: dict[tuple[Any, ...], int] = {}
+        queries = [
+            (f"SELECT app, url, path, label, COUNT(*) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0"
+             f"{where} GROUP BY app, url, path, label", (a, b, *params))
+            for a, b in edges
+        ]
+        if full:
+            queries.append(
+                (f"SELECT app, url, path, label, SUM(n) FROM minutes WHERE minute >= ? AND minute < ?{where} "
+                 "GROUP BY app, url, path, label", (*full, *params))
+            )
+        for sql, values in queries:
+            for *traits, n in self.db.execute(sql, values):
+                totals[tuple(traits)] = totals.get(tuple(traits), 0) + n
+        return [(*traits, n) for traits, n in totals.items()]
 
     def summary(self, since_ms: int, until_ms: int, coarse: bool = False) -> list[tuple[Any, ...]]:
         """Summary rows (minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms) for [since, until).
@@ -285,13 +322,20 @@ class Store:
         return oldest, newest
 
     def event_by_id(self, event_id: str) -> tuple[Any, ...] | None:
-        """(body, app, url, path, label, ts_ms, private) of one event."""
-        return self.db.execute(
-            "SELECT body, app, url, path, label, ts_ms, private FROM events WHERE id = ?", (event_id,)
-        ).fetchone()
+        """The row (`_EVENT_COLUMNS`) of one event."""
+        return self.db.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id = ?", (event_id,)).fetchone()
 
     def seen_types(self) -> list[str]:
         return [row[0] for row in self.db.execute("SELECT type FROM seen_types ORDER BY type")]
+
+
+def envelope_of(row: Sequence[Any]) -> dict[str, Any]:
+    """The envelope of a stored row (`_EVENT_COLUMNS`), whichever way its body was kept."""
+    if row[11] == FORMAT_ACTIVITYWATCH:
+        from gateway_timeline.importers.activitywatch import envelope_of_row
+
+        return envelope_of_row(row)
+    return json.loads(row[12])
 
 
 def _runs(values: Sequence[int], join_within: int = 1) -> Iterator[tuple[int, int]]:
@@ -309,8 +353,9 @@ def _runs(values: Sequence[int], join_within: int = 1) -> Iterator[tuple[int, in
         yield start, previous
 
 
-def row_of(envelope: Mapping[str, Any], ts_ms: int, end_ms: int | None, traits: Mapping[str, Any], private: bool) -> tuple:
-    """The row `Store.add` takes for one envelope."""
+def row_of(envelope: Mapping[str, Any], ts_ms: int, end_ms: int | None, traits: Mapping[str, Any]) -> tuple:
+    """The row `Store.add` takes for one envelope; its private flag comes from the envelope itself."""
+    private = is_private(envelope)
     return (
         envelope["id"],
         ts_ms,
@@ -323,5 +368,6 @@ def row_of(envelope: Mapping[str, Any], ts_ms: int, end_ms: int | None, traits: 
         traits["url"],
         traits["path"],
         1 if private else 0,
+        FORMAT_ENVELOPE,
         json.dumps(envelope, ensure_ascii=False, separators=(",", ":")),
     )

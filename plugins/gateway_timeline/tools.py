@@ -221,11 +221,28 @@ def _events(
     else:
         more = f"; the first {shown} ({order.replace('_', ' ')}) are below, narrow the range for the rest" if result[
             "truncated"] else ""
-        lines = "\n".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in result["events"])
-        text = f"{result['count']} events from {span}{more}.\n{ctx.frame(lines)}"
+        lines = "\n".join(_event_line(e) for e in result["events"])
+        text = (
+            f"{result['count']} events from {span}{more}. One per line (time UTC, type, app, window, URL or file; "
+            f"the full envelopes are in the structured content):\n{ctx.frame(lines)}"
+        )
     text += _left_out_line(result["left_out"])
     given = tuple(queries.EVENT_ADDRESS.format(e["id"]) for e in result["events"])
     return Answer(text=text, data=result, given=given, left_out=result["left_out"])
+
+
+def _event_line(event: dict[str, Any]) -> str:
+    """One event on one line for the model: when, what kind, in which app and window, and its page or file."""
+    parts = [event["ts"][11:23], event["type"]]
+    if event.get("app") and event["app"].get("name"):
+        parts.append(event["app"]["name"])
+    if event.get("window") and event["window"].get("title"):
+        parts.append(f"“{event['window']['title']}”")
+    data = event.get("data") or {}
+    for key in ("url", "path"):
+        if isinstance(data.get(key), str):
+            parts.append(data[key])
+    return " ".join(parts)
 
 
 async def query_events(

@@ -14,13 +14,12 @@ import sqlite3
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
 from attrs import define, field
 
-from gateway_timeline.store import Store
+from gateway_timeline.store import FORMAT_ACTIVITYWATCH, Store
 from gateway_timeline.timeexpr import iso_ms
 
 BATCH = 5000
@@ -126,28 +125,40 @@ def _editor_of(client: str) -> str:
     return client.removeprefix("aw-watcher-").split("_")[0] or "editor"
 
 
-_text = encode_basestring  # a JSON string literal, quotes included (the C encoder)
-
-
-def _app(name: str | None) -> str:
-    return "null" if name is None else f'{{"name":{_text(name)},"bundle_id":null,"pid":null}}'
-
-
-def _body(event_id: str, source: str, start_ms: int, end_ms: int, kind: str, app: str | None,
-          title: str | None, data: str) -> str:
-    """The envelope as JSON, written directly: a million of them are made per import."""
-    window = "null" if title is None else f'{{"title":{_text(title)},"id":null}}'
-    duration = (end_ms - start_ms) / 1000
-    return (
-        f'{{"v":1,"id":{_text(event_id)},"ts":"{iso_ms(start_ms)}","mono_ns":null,"source":{_text(source)},'
-        f'"type":"{kind}","app":{_app(app)},"window":{window},"element":null,'
-        f'"data":{{{data}"duration_s":{round(duration, 3)!r}}},"redaction":{{"applied":false,"rules":[]}}}}'
-    )
-
-
-def _fields(values: dict[str, Any]) -> str:
-    """`"key":value,` pairs for the start of a data object."""
-    return "".join(f"{_text(k)}:{json.dumps(v, ensure_ascii=False)}," for k, v in values.items())
+def envelope_of_row(row) -> dict[str, Any]:
+    """The envelope of a stored ActivityWatch row (store columns, and the event's own data as body)."""
+    event_id, start_ms, end_ms, kind, source, app, _bundle, label, url, path, _private, _format, raw = row
+    try:
+        original = json.loads(raw)
+    except (TypeError, ValueError):
+        original = {}
+    if not isinstance(original, dict):
+        original = {}
+    data: dict[str, Any] = {}
+    window = None
+    if kind == "browser.navigate":
+        window = {"title": label, "id": None}
+        data = {"url": url, "tab_title": label, "mode": "normal", "audible": bool(original.get("audible", False))}
+    elif kind == "editor.activity":
+        data = {"path": path, "project": original.get("project"), "language": original.get("language")}
+    elif kind in ("app.focus", "window.focus"):
+        window = {"title": label, "id": None}
+        if url:
+            data["url"] = url
+    data["duration_s"] = round(((end_ms or start_ms) - start_ms) / 1000, 3)
+    return {
+        "v": 1,
+        "id": event_id,
+        "ts": iso_ms(start_ms),
+        "mono_ns": None,
+        "source": source,
+        "type": kind,
+        "app": None if app is None else {"name": app, "bundle_id": None, "pid": None},
+        "window": window,
+        "element": None,
+        "data": data,
+        "redaction": {"applied": False, "rules": []},
+    }
 
 
 def import_database(
@@ -185,6 +196,7 @@ def import_database(
 
 
 def _import_bucket(connection, report, store, origin, key, bucket, kind, client, oldest_ms, progress) -> int:
+    """Read one bucket from its cursor on; how many new rows were read."""
     last_id, app_before = store.cursor(origin, bucket)
     source = f"activitywatch/{bucket}"
     browser = _browser_of(bucket, client) if kind == "web.tab.current" else None
@@ -219,27 +231,22 @@ def _import_bucket(connection, report, store, origin, key, bucket, kind, client,
                 label = title if isinstance(title, str) else ""
                 url = data.get("url") if isinstance(data.get("url"), str) else None
                 event_type = "window.focus" if app_name == previous_app else "app.focus"
-                body = _body(event_id, source, start_ms, end_ms, event_type, app_name, label,
-                             _fields({"url": url}) if url else "")
                 previous_app = app_name
             elif kind == "afkstatus":
                 event_type = "user.idle" if data.get("status") == "afk" else "user.active"
-                body = _body(event_id, source, start_ms, end_ms, event_type, None, None, "")
             elif kind == "web.tab.current":
                 app_name = browser
                 url = data.get("url") if isinstance(data.get("url"), str) else None
                 label = data.get("title") if isinstance(data.get("title"), str) else ""
                 event_type = "browser.navigate"
-                body = _body(event_id, source, start_ms, end_ms, event_type, browser, label, _fields(
-                    {"url": url, "tab_title": label, "mode": "normal", "audible": bool(data.get("audible", False))}))
             else:
                 app_name = editor
                 path = data.get("file") if isinstance(data.get("file"), str) else None
                 label = Path(path).name if path else None
                 event_type = "editor.activity"
-                body = _body(event_id, source, start_ms, end_ms, event_type, editor, None, _fields(
-                    {"path": path, "project": data.get("project"), "language": data.get("language")}))
-            rows.append((event_id, start_ms, end_ms, event_type, source, app_name, None, label, url, path, 0, body))
+            # ActivityWatch's own data is kept as it came; the envelope is made when the event is read.
+            rows.append((event_id, start_ms, end_ms, event_type, source, app_name, None, label, url, path, 0,
+                         FORMAT_ACTIVITYWATCH, raw))
         store.add(rows)
         count += sum(1 for row in batch if row[0] >= first_new)
         if progress is not None:

@@ -102,7 +102,7 @@ def ingest_lines(
                 continue
             duration = (envelope.get("data") or {}).get("duration_s")
             end_ms = ts_ms + int(duration * 1000) if isinstance(duration, int | float) and duration > 0 else None
-            rows.append(row_of(envelope, ts_ms, end_ms, traits(envelope), False))
+            rows.append(row_of(envelope, ts_ms, end_ms, traits(envelope)))
             # A recorder piping in live gets its events committed every second or so.
             if len(rows) >= BATCH or (live and time.monotonic() - last_flush > 1):
                 if progress is not None:

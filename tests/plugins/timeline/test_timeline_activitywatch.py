@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from gateway_timeline.importers.activitywatch import ActivityWatchError, import_database
-from gateway_timeline.store import Store
+from gateway_timeline.store import _EVENT_COLUMNS, Store, envelope_of
 from timeline_awdb import AFK, VIM, WEB, WINDOW, AWDatabase, window_events
 from timeline_helpers import WEEK_MS
 
@@ -16,7 +16,8 @@ FLAVOURS = ["rust", "peewee"]
 
 
 def stored(store: Store) -> list[dict]:
-    return [json.loads(body) for (body,) in store.db.execute("SELECT body FROM events ORDER BY ts_ms, id")]
+    rows = store.db.execute(f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY ts_ms, id")
+    return [envelope_of(row) for row in rows]
 
 
 @pytest.fixture(params=FLAVOURS)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from gateway_timeline.store import Store, envelope_of
 from timeline_awdb import AFK, WINDOW, AWDatabase, window_events
 from timeline_helpers import envelope, home_store, lines_of
 
@@ -28,9 +29,9 @@ def gateway(home: Path, *arguments: str, stdin: str | None = None) -> subprocess
 
 
 def stored_titles(home: Path) -> list[str]:
-    with sqlite3.connect(home_store(home)) as db:
-        return [json.loads(b)["window"]["title"] for (b,) in db.execute("SELECT body FROM events ORDER BY ts_ms")
-                if json.loads(b)["window"]]
+    with Store.reader(home_store(home)) as store:
+        envelopes = [envelope_of(row) for row in store.events(0, 2**62)]
+    return [e["window"]["title"] for e in envelopes if e["window"]]
 
 
 @pytest.mark.parametrize("flavour", ["rust", "peewee"])
