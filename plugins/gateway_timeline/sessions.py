@@ -28,8 +28,9 @@ INSIDE_PREFIXES = ("editor.",)
 FOCUS_CHANGE_TYPES = ("app.focus", "window.focus")
 _ALIASES = {"chrome": "googlechrome", "navigator": "firefox", "firefoxesr": "firefox", "msedge": "microsoftedge"}
 
-# A summary row is a tuple: (minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms).
-MINUTE, TYPE, APP, BUNDLE, LABEL, URL, PATH, N, FIRST, LAST = range(10)
+# A summary row is a tuple: (minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms, timed);
+# `timed` is 1 when the events carry durations (ActivityWatch), so their span ends where they end.
+MINUTE, TYPE, APP, BUNDLE, LABEL, URL, PATH, N, FIRST, LAST, TIMED = range(11)
 Row = tuple[Any, ...]
 
 
@@ -117,7 +118,7 @@ def _primary_apps(rows: Sequence[Row], since_ms: int, until_ms: int) -> dict[int
                 del carried[app]
             else:
                 scores[app] += min(until, end) - start
-        latest_focus = None
+        latest_focus, timed_focus = None, False
         for row in by_minute.get(minute, ()):
             kind = row[TYPE]
             if not row[APP] or _is_marker(kind) or kind.startswith(INSIDE_PREFIXES):
@@ -127,14 +128,18 @@ def _primary_apps(rows: Sequence[Row], since_ms: int, until_ms: int) -> dict[int
             scores[key] += max(0, min(last, end) - max(first, start)) + 1000 * row[N]
             if last > end:
                 carried[key] = max(carried.get(key, 0), last)
-            if kind.startswith(FOCUS_PREFIXES) and (latest_focus is None or last >= latest_focus[1]):
-                latest_focus = (key, last)
+            if kind.startswith(FOCUS_PREFIXES):
+                if len(row) > TIMED and row[TIMED]:
+                    timed_focus = True  # an event with a duration: it holds exactly as long as it lasts
+                elif latest_focus is None or last >= latest_focus[1]:
+                    latest_focus = (key, last)
         if idle and 2 * _idle_ms(idle, start, end) > end - start:
-            held = None
-            carried.clear()
+            held = None  # a window event that goes on after the person is back still counts (carried)
             continue
         if latest_focus is not None:
             held = latest_focus
+        elif timed_focus:
+            held = None
         if not scores and held is not None and start - held[1] < FOCUS_HOLD_MS:
             scores[held[0]] = 1
         if scores:
@@ -209,7 +214,7 @@ def fill(session: Session, rows: Iterable[Row], since_ms: int) -> Session:
     keys: dict[str | None, str] = {}
     events = 0
     for row in rows:
-        minute, kind, app, bundle, label, url, path, n, first, last = row[:10]
+        minute, kind, app, bundle, label, url, path, n, first, last = row[:TIMED]
         if minute < first_minute:
             minute = first_minute  # a span begun before the range
         if not first_minute <= minute <= last_minute or kind in _MARKERS:

@@ -15,7 +15,7 @@ from typing import Any
 
 from gateway_timeline.envelope import is_private
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = f"""
 PRAGMA journal_mode = WAL;
 PRAGMA user_version = {SCHEMA_VERSION};
@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS minutes (
     path TEXT,
     n INTEGER NOT NULL,
     first_ms INTEGER NOT NULL,
-    last_ms INTEGER NOT NULL
+    last_ms INTEGER NOT NULL,
+    timed INTEGER NOT NULL DEFAULT 0  -- 1 when the events carry durations (ActivityWatch), 0 for points
 );
 CREATE INDEX IF NOT EXISTS minutes_by_minute ON minutes (minute);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -155,8 +156,9 @@ class Store:
         for first, last in _runs(sorted(self._touched), join_within=120):
             self.db.execute("DELETE FROM minutes WHERE minute BETWEEN ? AND ?", (first, last))
             self.db.execute(
-                f"INSERT INTO minutes (minute, {_GROUP_COLUMNS}, n, first_ms, last_ms) "
-                f"SELECT ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}, COUNT(*), MIN(ts_ms), MAX(COALESCE(end_ms, ts_ms)) "
+                f"INSERT INTO minutes (minute, {_GROUP_COLUMNS}, n, first_ms, last_ms, timed) "
+                f"SELECT ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}, COUNT(*), MIN(ts_ms), MAX(COALESCE(end_ms, ts_ms)), "
+                "MAX(end_ms IS NOT NULL) "
                 f"FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0 "
                 f"GROUP BY ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}",
                 (first * MINUTE_MS, (last + 1) * MINUTE_MS),
@@ -271,7 +273,8 @@ class Store:
         return [(*traits, n) for traits, n in totals.items()]
 
     def summary(self, since_ms: int, until_ms: int, coarse: bool = False) -> list[tuple[Any, ...]]:
-        """Summary rows (minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms) for [since, until).
+        """Summary rows (minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms, timed) for
+        [since, until).
 
         Whole minutes come from the summary table; the partial minutes at either end are grouped from the
         events themselves, and spans begun in the hour before `since` that reach into it come clipped, with
@@ -283,11 +286,11 @@ class Store:
         if coarse:
             columns = "minute, type, app, MAX(bundle_id), NULL, NULL, NULL"
             group = " GROUP BY minute, type, app"
-            totals = "SUM(n), MIN(first_ms), MAX(last_ms)"
+            totals = "SUM(n), MIN(first_ms), MAX(last_ms), MAX(timed)"
         else:
-            columns, group, totals = f"minute, {_GROUP_COLUMNS}", "", "n, first_ms, last_ms"
+            columns, group, totals = f"minute, {_GROUP_COLUMNS}", "", "n, first_ms, last_ms, timed"
         rows: list[tuple[Any, ...]] = [
-            (*row[:7], 0, since_ms, row[9])
+            (*row[:7], 0, since_ms, row[9], row[10])
             for row in self.db.execute(
                 f"SELECT {columns}, {totals} FROM minutes WHERE minute >= ? AND minute < ? AND last_ms > ? "
                 f"AND first_ms < ?{group}",
@@ -310,8 +313,9 @@ class Store:
         keys = "type, app" if coarse else _GROUP_COLUMNS
         columns = "type, app, MAX(bundle_id), NULL, NULL, NULL" if coarse else _GROUP_COLUMNS
         return self.db.execute(
-            f"SELECT ts_ms / {MINUTE_MS}, {columns}, COUNT(*), MIN(ts_ms), MAX(COALESCE(end_ms, ts_ms)) "
-            f"FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0 GROUP BY ts_ms / {MINUTE_MS}, {keys}",
+            f"SELECT ts_ms / {MINUTE_MS}, {columns}, COUNT(*), MIN(ts_ms), MAX(COALESCE(end_ms, ts_ms)), "
+            f"MAX(end_ms IS NOT NULL) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0 "
+            f"GROUP BY ts_ms / {MINUTE_MS}, {keys}",
             (since_ms, until_ms),
         ).fetchall()
 

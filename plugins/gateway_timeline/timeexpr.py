@@ -78,9 +78,9 @@ def parse(expression: str, now: datetime, zone: tzinfo | None = None, argument: 
 def resolve_range(
     since: str, until: str, now: datetime, zone: tzinfo | None = None
 ) -> tuple[datetime, datetime]:
-    """The (since, until) pair, both UTC; since must come before until."""
-    start = parse(since, now, zone, "since")
-    end = parse(until, now, zone, "until")
+    """The (since, until) pair, both UTC and whole seconds; since must come before until."""
+    start = parse(since, now, zone, "since").replace(microsecond=0)
+    end = parse(until, now, zone, "until").replace(microsecond=0)
     if start >= end:
         raise ToolError(
             f"since ({iso(start)}) must come before until ({iso(end)}); for a whole day use since: yesterday, "

@@ -258,13 +258,13 @@ async def query_events(
     )
 
 
-def live_activitywatch(timeout: float = 0.3) -> bool:
-    """Is an ActivityWatch server answering on loopback (127.0.0.1:5600)?"""
+def live_activitywatch(port: int = 5600, timeout: float = 0.3) -> bool:
+    """Is an ActivityWatch server answering on loopback (127.0.0.1, its port 5600)? Never asks elsewhere."""
     import urllib.error
     import urllib.request
 
     try:
-        with urllib.request.urlopen("http://127.0.0.1:5600/api/0/info", timeout=timeout) as response:
+        with urllib.request.urlopen(f"http://127.0.0.1:{int(port)}/api/0/info", timeout=timeout) as response:
             return response.status == 200
     except (OSError, urllib.error.URLError, ValueError):
         return False
