@@ -4,9 +4,12 @@
     .venv/bin/python bench/bench_sessions.py --sessions 10000 --messages 100000   # a quick look
 
 The store is generated from a seed and cached under bench/results/ (git-ignored), so only the first run pays for
-it. Every figure is a median over --repeat runs, and each "through the gateway" figure is set beside the same
-SQL run directly on the same file in the same run: the ratio is the gateway's cost (argument checks, gate, masks,
-rendering, audit line). "Through the gateway" means a gateway from `gateway.testing.make_gateway(...)` and its
+it; a cached store of an earlier version is upgraded first, as `gateway sessions import` would (said, and timed).
+Every figure is a median over --repeat runs, and each "through the gateway" figure is set beside the same SQL run
+directly on the same file (same pragmas), the two taken in turns so that both see the same load: the ratio is the
+gateway's cost (argument checks, gate, masks, rendering, audit line). Each search also shows what the previous SQL,
+FTS5 ranking every match (ORDER BY rank), costs on the same file, how many of the hits are among the exact BM25 best,
+and where the direct time goes; one search runs through a gate that closes 10 of the store's 100 projects. "Through the gateway" means a gateway from `gateway.testing.make_gateway(...)` and its
 `call_tool`, the coroutine its `.call(...)` wraps, awaited in one event loop (`.call` starts a new event loop per call,
 which would add its own half millisecond): the path a host's call takes, minus the JSON-RPC transport.
 """
@@ -130,10 +133,108 @@ def median_ms(function, repeat: int) -> float:
     return statistics.median(times)
 
 
-def direct_search(path: Path, query: str, limit: int = 20):
-    """The SQL the search tool runs, on a plain connection: the best messages by rank, their sessions, and a
-    highlight per hit (none of the gate, masks, snippets, rendering or audit)."""
+def _plain(path: Path) -> sqlite3.Connection:
+    """A plain read-only connection with the same pragmas as the plugin's (so the ratio is the gateway's own cost)."""
     connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    for pragma in store.READ_PRAGMAS:
+        connection.execute(pragma)
+    return connection
+
+
+def _scratch() -> sqlite3.Connection:
+    scratch = sqlite3.connect(":memory:", isolation_level=None)
+    scratch.execute("CREATE TABLE scratch_text(rowid INTEGER PRIMARY KEY, text TEXT NOT NULL)")
+    scratch.execute(
+        "CREATE VIRTUAL TABLE scratch USING fts5("
+        f"text, content='scratch_text', content_rowid='rowid', tokenize='{store.TOKENIZE}')"
+    )
+    return scratch
+
+
+CANDIDATES = "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
+CANDIDATES_GATED = (
+    "SELECT messages_fts.rowid, bm25(messages_fts), m.session FROM messages_fts "
+    "JOIN messages AS m ON m.rowid = messages_fts.rowid JOIN sessions AS s ON s.rowid = m.session "
+    "WHERE messages_fts MATCH ? AND s.cwd NOT IN (SELECT value FROM json_each(?)) "
+    "ORDER BY messages_fts.rowid DESC LIMIT ?"
+)
+
+
+def direct_search(path: Path, query: str, limit: int = 20, closed: list[str] | None = None, parts=None):
+    """The SQL the search tool runs, on a plain connection: the newest matching messages with their BM25, the
+    sessions of the best, those sessions' rows, and a highlight of each hit's message (in an in-memory FTS5 table),
+    none of the gate, masks, snippets, rendering or audit. With `parts` (a dict), the time of each step is added to
+    it. (The extension to older messages, when the newest hold fewer than `limit` sessions, is not needed by the
+    benchmark's queries; the tool's answer says `complete` and `ranked` for each.)"""
+    connection = _plain(path)
+    scratch = _scratch()
+    window = store.RANKED_AT_ONCE
+
+    def run():
+        clock = time.perf_counter()
+
+        def lap(name):
+            nonlocal clock
+            now = time.perf_counter()
+            if parts is not None:
+                parts.setdefault(name, []).append((now - clock) * 1000)
+            clock = now
+
+        if closed:
+            rows = connection.execute(CANDIDATES_GATED, (query, json.dumps(closed), window + 1)).fetchall()
+            session_of = {rowid: session for rowid, _rank, session in rows}
+        else:
+            rows = connection.execute(CANDIDATES, (query, window + 1)).fetchall()
+            session_of = {}
+        lap(f"candidates (MATCH, newest {window:,}, bm25)")
+        order = sorted(((row[0], row[1]) for row in rows[:window]), key=lambda c: (c[1], -c[0]))
+        best: dict[int, tuple[float, int]] = {}
+        batch = max(50, 4 * limit)
+        for start in range(0, len(order), batch):
+            chunk = order[start : start + batch]
+            missing = [rowid for rowid, _ in chunk if rowid not in session_of]
+            if missing:
+                session_of.update(
+                    connection.execute(
+                        "SELECT rowid, session FROM messages WHERE rowid IN (SELECT value FROM json_each(?))",
+                        (json.dumps(missing),),
+                    )
+                )
+            for rowid, rank in chunk:
+                if session_of[rowid] not in best:
+                    best[session_of[rowid]] = (rank, rowid)
+                    if len(best) == limit:
+                        break
+            if len(best) == limit:
+                break
+        lap("one per session (best first)")
+        connection.execute(
+            f"SELECT {store._SESSION_COLUMNS} FROM sessions AS s WHERE s.rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(best)),),
+        ).fetchall()
+        lap("the sessions' rows")
+        texts = connection.execute(
+            "SELECT rowid, text FROM messages WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps([rowid for _rank, rowid in best.values()]),),
+        ).fetchall()
+        scratch.execute("BEGIN")
+        scratch.executemany("INSERT INTO scratch_text(rowid, text) VALUES (?, ?)", texts)
+        scratch.execute("INSERT INTO scratch(rowid, text) SELECT rowid, text FROM scratch_text")
+        scratch.execute(
+            "SELECT rowid, highlight(scratch, 0, char(2), char(3)) FROM scratch WHERE scratch MATCH ?",
+            (query,),
+        ).fetchall()
+        scratch.execute("ROLLBACK")
+        lap("highlights of the hits")
+        return best
+
+    return run
+
+
+def exact_search(path: Path, query: str, limit: int = 20):
+    """What ranking every match costs (the previous SQL: FTS5's ORDER BY rank, grown until `limit` sessions), and
+    the exact best sessions by BM25, to say how many of the tool's hits they share."""
+    connection = _plain(path)
 
     def run():
         window = max(limit * 5, 50)
@@ -142,42 +243,33 @@ def direct_search(path: Path, query: str, limit: int = 20):
                 "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
                 (query, window),
             ).fetchall()
-            rows = {
-                row[0]: row[1]
-                for row in connection.execute(
-                    f"SELECT m.rowid, {store._SESSION_COLUMNS} FROM messages AS m "
-                    "JOIN sessions AS s ON s.rowid = m.session WHERE m.rowid IN (SELECT value FROM json_each(?))",
+            sessions = dict(
+                connection.execute(
+                    "SELECT rowid, session FROM messages WHERE rowid IN (SELECT value FROM json_each(?))",
                     (json.dumps([rowid for rowid, _rank in best]),),
                 )
-            }
+            )
             seen: dict[int, int] = {}
             for rowid, _rank in best:
-                if rowid in rows and rows[rowid] not in seen:
-                    seen[rows[rowid]] = rowid
+                if sessions[rowid] not in seen:
+                    seen[sessions[rowid]] = rowid
                     if len(seen) == limit:
                         break
             if len(seen) >= limit or len(best) < window:
-                break
+                return seen
             window *= 8
-        for rowid in seen.values():
-            connection.execute(
-                "SELECT highlight(messages_fts, 0, char(2), char(3)) FROM messages_fts "
-                "WHERE messages_fts MATCH ? AND rowid = ?",
-                (query, rowid),
-            ).fetchone()
-        return seen
 
     return run
 
 
 def direct_list(path: Path, limit: int = 20):
-    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    connection = _plain(path)
     sql, params = store.recent_query(limit)
     return lambda: connection.execute(sql, params).fetchall()
 
 
 def direct_read(path: Path, session_id: str):
-    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    connection = _plain(path)
 
     def run():
         rowid = connection.execute("SELECT rowid FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
@@ -189,37 +281,82 @@ def direct_read(path: Path, session_id: str):
     return run
 
 
-async def median_ms_async(call, repeat: int) -> float:
+async def paired_medians(call, direct, repeat: int) -> tuple[float, float]:
+    """The gateway's call and the direct SQL taken in turns, so that both see the same load on a shared machine."""
     await call()
-    times = []
+    direct()
+    through, plain = [], []
     for _ in range(repeat):
         started = time.perf_counter()
         await call()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+        through.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        direct()
+        plain.append((time.perf_counter() - started) * 1000)
+    return statistics.median(through), statistics.median(plain)
 
 
-async def measure(gateway, path: Path, repeat: int) -> list[tuple[str, float, float]]:
-    """Each tool through the gateway, and the same SQL directly, one after the other."""
+CLOSED_PROJECTS = 10  # of the store's 100 working directories, for the search through the gate
+
+
+def closed_manifest() -> list[dict]:
+    return [
+        {"id": f"p{n}", "name": f"Project {n}", "ai": False, "paths": [f"/home/ada/src/project{n}"]}
+        for n in range(CLOSED_PROJECTS)
+    ]
+
+
+async def measure(gateway, gated, path: Path, repeat: int) -> tuple[list[tuple], dict[str, dict[str, float]]]:
+    """Each tool through the gateway, and the same SQL directly, in turns; for each search also what ranking every
+    match costs, how many hits are those of the exact ranking, and where the direct time goes."""
     from gateway.core import Caller
 
     caller = Caller("bench", "1", "bench")
 
-    def call(tool: str, arguments: dict):
-        return lambda: gateway.call_tool(tool, arguments, caller)
+    def call(on, tool: str, arguments: dict):
+        return lambda: on.call_tool(tool, arguments, caller)
 
-    rows = []
-    for kind, query in pick_queries(path).items():
-        answer = await call("rousseau_search_sessions", {"query": query})()
+    rows, breakdown = [], {}
+    searches = [(kind, query, gateway, None) for kind, query in pick_queries(path).items()]
+    closed = [f"/home/ada/src/project{n}" for n in range(CLOSED_PROJECTS)]
+    searches.append((f"two words, {CLOSED_PROJECTS}/100 projects closed", searches[0][1], gated, closed))
+    for kind, query, on, shut in searches:
+        arguments = {"query": query}
+        answer = await call(on, "rousseau_search_sessions", arguments)()
         assert not answer.is_error, answer.text
-        through = await median_ms_async(call("rousseau_search_sessions", {"query": query}), repeat)
-        direct = median_ms(direct_search(path, query), repeat)
-        rows.append((f"search, {kind} ({query}, {len(answer.data['hits'])} hits)", through, direct))
-    through = await median_ms_async(call("rousseau_list_sessions", {}), repeat)
-    rows.append(("list (20 newest)", through, median_ms(direct_list(path), repeat)))
-    through = await median_ms_async(call("rousseau_read_session", {"id": LONG_SESSION}), repeat)
-    rows.append(("read (1,000 messages)", through, median_ms(direct_read(path, LONG_SESSION), repeat)))
-    return rows
+        parts: dict[str, list[float]] = {}
+        through, direct = await paired_medians(
+            call(on, "rousseau_search_sessions", arguments),
+            direct_search(path, query, closed=shut, parts=parts),
+            repeat,
+        )
+        name = f"search, {kind} ({query}, {len(answer.data['hits'])} hits)"
+        if shut is None:
+            exact = exact_search(path, query)
+            everything = median_ms(exact, max(3, repeat // 5))
+            ids = {hit["id"] for hit in answer.data["hits"]}
+            exact_ids = {
+                row[0]
+                for row in sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True).execute(
+                    "SELECT id FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))",
+                    (json.dumps(list(exact())),),
+                )
+            }
+            shared = f"{len(ids & exact_ids)}/{len(exact_ids)}"
+        else:
+            everything, shared = None, ""
+        complete = "all" if answer.data["complete"] else f"{answer.data['ranked']:,} newest"
+        rows.append((name, through, direct, everything, complete, shared))
+        breakdown[name] = {part: statistics.median(times) for part, times in parts.items()}
+    through, direct = await paired_medians(
+        call(gateway, "rousseau_list_sessions", {}), direct_list(path), repeat
+    )
+    rows.append(("list (20 newest)", through, direct, None, "", ""))
+    through, direct = await paired_medians(
+        call(gateway, "rousseau_read_session", {"id": LONG_SESSION}), direct_read(path, LONG_SESSION), repeat
+    )
+    rows.append(("read (1,000 messages)", through, direct, None, "", ""))
+    return rows, breakdown
 
 
 def pick_queries(path: Path) -> dict[str, str]:
@@ -320,7 +457,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--import-messages", type=int, default=100_000, help="size of the import benchmark")
+    parser.add_argument(
+        "--ranked-at-once",
+        type=int,
+        default=store.RANKED_AT_ONCE,
+        help="how many matching messages a search ranks at a time (to weigh speed against exactness)",
+    )
     options = parser.parse_args()
+    store.RANKED_AT_ONCE = options.ranked_at_once
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"sessions-{options.sessions}-{options.messages}-{options.seed}.db"
@@ -331,6 +475,8 @@ def main() -> None:
             leftover.unlink()
         generate(partial, options.sessions, options.messages, options.seed)
         partial.rename(path)
+    # What `gateway sessions import` does to a store of an earlier version: its search index rebuilt (said, and timed).
+    store.open_for_writing(path, say=lambda sentence: print(sentence, file=sys.stderr)).close()
     stored_messages = sqlite3.connect(path).execute("SELECT count(*) FROM messages").fetchone()[0]
 
     import gateway_sessions
@@ -338,26 +484,48 @@ def main() -> None:
     from gateway.testing import make_gateway
 
     home = Path(tempfile.mkdtemp(prefix="bench-sessions-home-"))
-    gateway = make_gateway(
-        plugins=[gateway_sessions], config={"plugins": {"sessions": {"store": str(path)}}}, home=home
+    gated_home = Path(tempfile.mkdtemp(prefix="bench-sessions-gated-"))
+    config = {"plugins": {"sessions": {"store": str(path)}}}
+    gateway = make_gateway(plugins=[gateway_sessions], config=config, home=home)
+    gated = make_gateway(
+        plugins=[gateway_sessions], config=config, projects=closed_manifest(), home=gated_home
     )
     results: dict[str, object] = {
         "store": path.name,
         "sessions": options.sessions,
         "messages": stored_messages,
         "repeat": options.repeat,
+        "ranked_at_once": store.RANKED_AT_ONCE,
         "through": "gateway.testing.make_gateway(...).call(...)",
     }
-    rows = anyio.run(measure, gateway, path, options.repeat)
+    rows, breakdown = anyio.run(measure, gateway, gated, path, options.repeat)
     print(f"{stored_messages:,} messages in {options.sessions:,} sessions; medians of {options.repeat} runs")
-    print(f"{'':48} {'gateway ms':>11} {'direct ms':>10} {'ratio':>6}")
-    for name, through, direct in rows:
-        print(f"{name:48} {through:11.2f} {direct:10.2f} {through / direct:6.2f}")
+    width = max(len(row[0]) for row in rows)
+    print(
+        f"{'':{width}} {'gateway ms':>10} {'direct ms':>9} {'ratio':>5} {'rank-all ms':>11} {'ranked':>12} "
+        f"{'exact hits':>10}"
+    )
+    for name, through, direct, everything, complete, shared in rows:
+        every = f"{everything:11.2f}" if everything is not None else f"{'':11}"
+        print(
+            f"{name:{width}} {through:10.2f} {direct:9.2f} {through / direct:5.2f} {every} {complete:>12} "
+            f"{shared:>10}"
+        )
         results[name] = {
             "gateway_ms": round(through, 3),
             "direct_ms": round(direct, 3),
             "ratio": round(through / direct, 2),
+            **({"rank_all_ms": round(everything, 3)} if everything is not None else {}),
+            **({"ranked": complete, "hits_shared_with_exact": shared} if complete else {}),
         }
+    print(
+        "rank-all: the previous SQL, FTS5's ORDER BY rank over every match (direct); ranked: the matching messages "
+        "ranked; exact hits: hits that are among the exact BM25 best 20 sessions"
+    )
+    print("where the direct search's time goes (medians, ms):")
+    for name, parts in breakdown.items():
+        print(f"  {name}: " + ", ".join(f"{part} {ms:.2f}" for part, ms in parts.items()))
+        results[name]["parts_ms"] = {part: round(ms, 3) for part, ms in parts.items()}
     size = path.stat().st_size
     results["bytes_per_message"] = round(size / stored_messages)
     print(f"store size: {size / 1e6:.0f} MB, {size / stored_messages:.0f} bytes per message")
@@ -371,6 +539,7 @@ def main() -> None:
     out.write_text(json.dumps(results, indent=1))
     print(f"written to {out.relative_to(ROOT)}")
     shutil.rmtree(home, ignore_errors=True)
+    shutil.rmtree(gated_home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ The store is one SQLite file (setting ``store``, default ``<data>/gateway/plugin
 from __future__ import annotations
 
 from gateway import PluginHost, ResourceTemplate, Setting, Tool, hookimpl
-from gateway_sessions import tools
+from gateway_sessions import store, tools
 from gateway_sessions.store import default_path
 
 
@@ -37,7 +37,9 @@ def register_tools(gateway: PluginHost) -> list[Tool]:
             description=(
                 "Find past agent sessions by their words. The query is SQLite FTS5 syntax, passed as is: "
                 '"exact phrase", AND / OR / NOT, prefix*. Best matches first (BM25 rank, lower is better), '
-                f"one session per hit with a short snippet. At most {tools.MAX_LIMIT} hits."
+                f"one session per hit with a short snippet. At most {tools.MAX_LIMIT} hits. When more than "
+                f"{store.RANKED_AT_ONCE:,} messages match, the hits are the best of the newest {store.RANKED_AT_ONCE:,} "
+                "(the answer says so): add words to narrow the search."
             ),
             input_schema=tools.SEARCH_INPUT,
             output_schema=tools.SEARCH_OUTPUT,

@@ -58,7 +58,7 @@ def commands(host: PluginHost) -> list[click.Command]:
             raise click.UsageError(
                 "PATH belongs to one agent: name it, e.g. `gateway sessions import codex PATH`"
             )
-        connection = store.open_for_writing(store_path(host))
+        connection = store.open_for_writing(store_path(host), say=click.echo)
         trouble = False
         try:
             for name in AGENTS if agent == "all" else (agent,):

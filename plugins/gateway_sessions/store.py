@@ -11,7 +11,9 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from attrs import frozen
 
 from gateway_sessions.model import Session, text_of
 
-SCHEMA = """
+SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS sessions(
     rowid INTEGER PRIMARY KEY,
     agent TEXT NOT NULL,
@@ -51,9 +53,7 @@ CREATE TABLE IF NOT EXISTS messages(
 );
 CREATE INDEX IF NOT EXISTS idx_messages_session_seq ON messages(session, seq);
 
-CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
-    text, content='messages', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
-);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5({FTS_ARGUMENTS});
 DROP TRIGGER IF EXISTS messages_fts_insert;
 -- New messages are indexed a session at a time by upsert() (one INSERT ... SELECT is several times faster than a
 -- trigger per row); changed and deleted ones by these triggers.
@@ -75,6 +75,20 @@ CREATE TABLE IF NOT EXISTS sources(
     broken_lines INTEGER NOT NULL DEFAULT 0
 );
 """
+
+# The search index's options. `prefix`: words of 2, 3 and 4 characters' beginnings have an index of their own, so that
+# a prefix query (`tusr*`) reads one list instead of merging those of every word it begins (see README, "Search").
+# A store whose index was made with other options is rebuilt by open_for_writing() (`gateway sessions import`).
+TOKENIZE = "unicode61 remove_diacritics 2"
+FTS_ARGUMENTS = f"text, content='messages', content_rowid='rowid', tokenize='{TOKENIZE}', prefix='2 3 4'"
+SCHEMA = SCHEMA_TEMPLATE.replace("{FTS_ARGUMENTS}", FTS_ARGUMENTS)
+
+# How many matching messages a search ranks by BM25 at a time: the newest (by rowid, the order they were imported in).
+# When no more than this many messages of open sessions match, every one is ranked and the order is FTS5's own; when
+# more match, the hits are the best of the newest RANKED_AT_ONCE, and a search says so (Found.complete is False).
+# FTS5 computes BM25 at about 1-3 microseconds a message, plus a read of each word's whole list for its IDF, so
+# ranking every one of 100,000 matches takes 100 ms or more; see README, "Search".
+RANKED_AT_ONCE = 1000
 
 _UPSERT_SESSION = """
 INSERT INTO sessions(agent, id, parent_id, title, cwd, created_at, updated_at, source)
@@ -135,6 +149,20 @@ class Hit:
     message_rowid: int
 
 
+@frozen
+class Found:
+    """What a search found: the hits, best first, and how many matching messages were ranked to find them.
+
+    `complete` is True when every message (of the sessions the gate lets through) that matches was ranked: the hits
+    are then exactly the best by BM25. When False, more messages match than were ranked, and the hits are the best
+    of the `ranked` newest.
+    """
+
+    hits: list[Hit]
+    ranked: int
+    complete: bool
+
+
 class SearchError(Exception):
     """SQLite refused the query (an FTS5 syntax error, most often); the message is SQLite's own."""
 
@@ -142,16 +170,56 @@ class SearchError(Exception):
 # --- opening -------------------------------------------------------------------------------------------
 
 
-def open_for_writing(path: Path) -> sqlite3.Connection:
-    """Open (creating if need be) the store to import into: WAL, foreign keys, the schema in place."""
+def open_for_writing(path: Path, say: Callable[[str], None] | None = None) -> sqlite3.Connection:
+    """Open (creating if need be) the store to import into: WAL, foreign keys, the schema in place.
+
+    A store made by an earlier version whose search index has other options has that index rebuilt here, in one
+    transaction (an interruption leaves the old index as it was); `say` is told before and after, with how long it
+    took, so that ``gateway sessions import`` can tell the person why this run is slower.
+    """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     connection = sqlite3.connect(path, isolation_level=None)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute("PRAGMA foreign_keys=ON")
     connection.executescript(SCHEMA)
+    if not index_is_current(connection):
+        _rebuild_index(connection, say or (lambda _sentence: None))
     return connection
 
+
+def index_is_current(connection: sqlite3.Connection) -> bool:
+    """Whether the store's search index was made with this version's options (a missing one is made by SCHEMA)."""
+    row = connection.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages_fts'"
+    ).fetchone()
+    return row is None or " ".join(row[0].split()).endswith(f"fts5({FTS_ARGUMENTS})")
+
+
+def _rebuild_index(connection: sqlite3.Connection, say: Callable[[str], None]) -> None:
+    count = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
+    say(
+        f"upgrading the search index of the sessions store to this version's ({count:,} messages; once, "
+        "about half a minute a million messages)…"
+    )
+    started = time.monotonic()
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute("DROP TABLE messages_fts")
+        connection.execute(f"CREATE VIRTUAL TABLE messages_fts USING fts5({FTS_ARGUMENTS})")
+        connection.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    say(f"search index upgraded: {count:,} messages indexed again in {time.monotonic() - started:.1f} s")
+
+
+# The read-only side maps the file into memory (no read() call for each page FTS5, the ranking and the gate's lookups
+# touch) and keeps a larger page cache than SQLite's 2 MB default; both only cost address space and memory the
+# system can take back. SQLite caps mmap_size at its compile-time maximum (2 GB in most builds).
+READ_PRAGMAS = ("PRAGMA mmap_size = 4294967296", "PRAGMA cache_size = -32768")
 
 _readers: dict[tuple[str, int], tuple[int, Reader]] = {}
 _readers_lock = threading.Lock()
@@ -169,10 +237,12 @@ def reader(path: Path) -> Reader | None:
         if cached is not None and cached[0] == inode:
             return cached[1]
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        for pragma in READ_PRAGMAS:
+            connection.execute(pragma)
         found = Reader(connection)
         _readers[key] = (inode, found)
         if cached is not None:
-            cached[1].connection.close()
+            cached[1].close()
         return found
 
 
@@ -262,6 +332,10 @@ class Reader:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self.connection = connection
         self._cwd_counts: tuple[int, dict[str, int]] | None = None
+        self._scratch: sqlite3.Connection | None = None
+        # What callers work out from cwd_counts() (the gate's verdict on each working directory), kept as long as
+        # the counts are: emptied whenever someone writes to the file.
+        self.derived: dict[Any, Any] = {}
 
     def has_sessions_table(self) -> bool:
         return (
@@ -279,6 +353,7 @@ class Reader:
                 self.connection.execute("SELECT cwd, count(*) FROM sessions GROUP BY cwd").fetchall()
             )
             self._cwd_counts = (version, counts)
+            self.derived.clear()
         return self._cwd_counts[1]
 
     def recent(self, limit: int, closed: Sequence[str] = ()) -> list[Row]:
@@ -310,56 +385,137 @@ class Reader:
         for index, (role, created_at, text, blocks) in enumerate(rows):
             yield StoredMessage(index, role, created_at, text, json.loads(blocks))
 
-    def search(self, query: str, limit: int, closed: Sequence[str] = ()) -> list[Hit]:
+    def search(self, query: str, limit: int, closed: Sequence[str] = ()) -> Found:
         """Sessions whose messages match an FTS5 query, best first: each session ranked by its best message.
 
-        The best `window` messages are ranked by FTS5 alone (its ORDER BY rank LIMIT is far cheaper than sorting
-        every match joined to its session); the window grows until it holds `limit` sessions or every match. The
-        first `limit` sessions of a window are the first of the whole ranking, so the answer is the same.
+        FTS5 computes BM25 for every message a query matches, even under ORDER BY rank LIMIT, so the matching messages
+        are ranked RANKED_AT_ONCE at a time, newest first (by rowid, which FTS5 walks in order and stops early):
+        bm25() is only computed for those. When they are all the matches, the order is exactly FTS5's; when not,
+        and their best messages already come from `limit` sessions, those are the hits (`complete` False); otherwise
+        the next older batch is ranked too, and all ranked so far are sorted together. The ranks are FTS5's own
+        values (its IDF and average length are over the whole index whatever is ranked).
         """
         where, params = _closed_clause(closed, prefix="AND")
-        window = max(limit * 5, 50)
+        sql = (
+            "SELECT messages_fts.rowid, bm25(messages_fts), m.session FROM messages_fts "
+            "JOIN messages AS m ON m.rowid = messages_fts.rowid JOIN sessions AS s ON s.rowid = m.session "
+            f"WHERE messages_fts MATCH ? {where} {{before}} ORDER BY messages_fts.rowid DESC LIMIT ?"
+            if closed
+            else "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ? {before} "
+            "ORDER BY rowid DESC LIMIT ?"
+        )
+        ranked: list[tuple[int, float]] = []  # (message rowid, rank), newest first
+        session_of: dict[int, int] = {}
+        before: tuple[int, ...] = ()
         try:
             while True:
-                best = self.connection.execute(
-                    "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
-                    (query, window),
+                rows = self.connection.execute(
+                    sql.format(before="AND messages_fts.rowid < ?" if before else ""),
+                    (query, *params, *before, RANKED_AT_ONCE + 1),
                 ).fetchall()
-                hits = self._sessions_of(best, limit, where, params)
-                if len(hits) >= limit or len(best) < window:
-                    return hits
-                window *= 8
+                complete = len(rows) <= RANKED_AT_ONCE
+                del rows[RANKED_AT_ONCE:]
+                if closed:
+                    session_of.update((rowid, session) for rowid, _rank, session in rows)
+                    ranked.extend((rowid, rank) for rowid, rank, _session in rows)
+                else:
+                    ranked.extend(rows)
+                best = self._best_of_each_session(ranked, limit, session_of)
+                if complete or len(best) >= limit:
+                    return Found(self._hits(best), len(ranked), complete)
+                before = (rows[-1][0],)
         except sqlite3.OperationalError as error:
             raise SearchError(str(error)) from error
 
-    def _sessions_of(
-        self, best: list[tuple[int, float]], limit: int, where: str, params: tuple[str, ...]
-    ) -> list[Hit]:
+    def _best_of_each_session(
+        self, ranked: list[tuple[int, float]], limit: int, session_of: dict[int, int]
+    ) -> dict[int, tuple[float, int]]:
+        """Session rowid -> (rank, message rowid) of its best message, for the first `limit` sessions, best first.
+
+        Ties go to the newer message (`ranked` is newest first and the sort is stable). The sessions of messages the
+        candidates' query did not give (no project closed) are looked up a batch at a time, best first, so only those
+        needed are.
+        """
+        order = sorted(ranked, key=itemgetter(1))
+        best: dict[int, tuple[float, int]] = {}
+        batch = max(50, 4 * limit)
+        for start in range(0, len(order), batch):
+            chunk = order[start : start + batch]
+            missing = [rowid for rowid, _rank in chunk if rowid not in session_of]
+            if missing:
+                session_of.update(
+                    self.connection.execute(
+                        "SELECT rowid, session FROM messages WHERE rowid IN (SELECT value FROM json_each(?))",
+                        (json.dumps(missing),),
+                    )
+                )
+            for rowid, rank in chunk:
+                session = session_of.get(rowid)
+                if session is not None and session not in best:
+                    best[session] = (rank, rowid)
+                    if len(best) == limit:
+                        return best
+        return best
+
+    def _hits(self, best: dict[int, tuple[float, int]]) -> list[Hit]:
         rows = {
-            row[0]: row[1:]
+            row[0]: Row(*row)
             for row in self.connection.execute(
-                f"SELECT m.rowid, {_SESSION_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.rowid = m.session "
-                f"WHERE m.rowid IN (SELECT value FROM json_each(?)) {where}",
-                (json.dumps([rowid for rowid, _rank in best]), *params),
+                f"SELECT {_SESSION_COLUMNS} FROM sessions AS s WHERE s.rowid IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(best)),),
             )
         }
-        hits: dict[int, Hit] = {}
-        for rowid, rank in best:
-            row = rows.get(rowid)
-            if row is not None and row[0] not in hits:
-                hits[row[0]] = Hit(Row(*row), rank, rowid)
-                if len(hits) == limit:
-                    break
-        return list(hits.values())
+        return [Hit(rows[session], rank, rowid) for session, (rank, rowid) in best.items() if session in rows]
 
-    def marked(self, query: str, message_rowid: int) -> str:
-        """A message's text with the query's matches between \\x02 and \\x03 (to place a snippet)."""
-        row = self.connection.execute(
-            "SELECT highlight(messages_fts, 0, char(2), char(3)) FROM messages_fts WHERE messages_fts MATCH ? "
-            "AND rowid = ?",
-            (query, message_rowid),
-        ).fetchone()
-        return "" if row is None else row[0]
+    def marked(self, query: str, message_rowids: Sequence[int]) -> dict[int, str]:
+        """Each message's text with the query's matches between \\x02 and \\x03 (FTS5's highlight), to place snippets.
+
+        The highlighting is done by FTS5 in a scratch index in memory holding only these messages, with the store's
+        tokenizer: a query matches a message or not whatever else is indexed, so the matches are the same as in the
+        store's index, where a highlight would set the whole query up again for each message (a read of every word's
+        list in each of the index's segments). A message that somehow does not match comes back unmarked.
+        """
+        texts = self.connection.execute(
+            "SELECT rowid, text FROM messages WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(message_rowids)),),
+        ).fetchall()
+        scratch = self._scratch_index()
+        scratch.execute(
+            "BEGIN"
+        )  # rolled back once the highlights are read: the scratch index is always empty
+        try:
+            scratch.executemany("INSERT INTO scratch_text(rowid, text) VALUES (?, ?)", texts)
+            scratch.execute("INSERT INTO scratch(rowid, text) SELECT rowid, text FROM scratch_text")
+            marked = dict(
+                scratch.execute(
+                    "SELECT rowid, highlight(scratch, 0, char(2), char(3)) FROM scratch WHERE scratch MATCH ?",
+                    (query,),
+                )
+            )
+        finally:
+            scratch.execute("ROLLBACK")
+        plain = dict(texts)
+        return {rowid: marked.get(rowid, plain.get(rowid, "")) for rowid in message_rowids}
+
+    def _scratch_index(self) -> sqlite3.Connection:
+        if self._scratch is None:
+            scratch = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            scratch.execute("CREATE TABLE scratch_text(rowid INTEGER PRIMARY KEY, text TEXT NOT NULL)")
+            scratch.execute(
+                "CREATE VIRTUAL TABLE scratch USING fts5("
+                f"text, content='scratch_text', content_rowid='rowid', tokenize='{TOKENIZE}')"
+            )
+            self._scratch = scratch
+        return self._scratch
+
+    def index_outdated(self) -> bool:
+        """Whether the store's search index predates this version (``gateway sessions import`` rebuilds it)."""
+        return not index_is_current(self.connection)
+
+    def close(self) -> None:
+        self.connection.close()
+        if self._scratch is not None:
+            self._scratch.close()
 
     def page(
         self, cursor: str | None, limit: int, closed: Sequence[str] = ()

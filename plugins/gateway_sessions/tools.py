@@ -32,16 +32,28 @@ def _reader(ctx: Context) -> store.Reader | None:
     return found if found is not None and found.has_sessions_table() else None
 
 
-def _scope(ctx: Context, reader: store.Reader) -> tuple[list[str], int]:
-    """The working directories whose sessions may not be given, and how many sessions that keeps back."""
+def _scope(ctx: Context, reader: store.Reader) -> tuple[Sequence[str], int]:
+    """The working directories whose sessions may not be given, and how many sessions that keeps back.
+
+    The gate's verdict on each working directory is the same for equal gates (same manifest, same
+    `outside_projects`), so it is kept with the store's counts until either changes: asking the gate about every
+    directory on each call costs more than the search itself once there are a hundred of them.
+    """
     if not ctx.gate.projects and ctx.gate.outside_projects:
-        return [], 0
-    closed, left_out = [], 0
-    for cwd, count in reader.cwd_counts().items():
-        if not ctx.gate.allows(ctx.gate.owners_of(path=cwd or None)):
-            closed.append(cwd)
-            left_out += count
-    return closed, left_out
+        return (), 0
+    counts = reader.cwd_counts()
+    key = ("scope", ctx.gate)
+    kept = reader.derived.get(key)
+    if kept is None:
+        if len(reader.derived) > 16:  # gates seen before a change of config; keep only the current ones
+            reader.derived.clear()
+        closed, left_out = [], 0
+        for cwd, count in counts.items():
+            if not ctx.gate.allows(ctx.gate.owners_of(path=cwd or None)):
+                closed.append(cwd)
+                left_out += count
+        kept = reader.derived[key] = (tuple(closed), left_out)
+    return kept
 
 
 def _left_out_line(left_out: int) -> list[str]:
@@ -65,33 +77,46 @@ def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None)
     limit = _limit(limit)
     reader = _reader(ctx)
     hits: list[dict[str, Any]] = []
-    left_out = 0
+    left_out, notes = 0, []
+    data: dict[str, Any] = {}
     if reader is not None:
         closed, left_out = _scope(ctx, reader)
         try:
             found = reader.search(query, limit, closed)
         except store.SearchError as error:
             raise ToolError(str(error)) from error
-        for hit in found:
+        marked = reader.marked(query, [hit.message_rowid for hit in found.hits]) if found.hits else {}
+        for hit in found.hits:
             hits.append(
                 {
                     "id": hit.session.id,
                     "agent": hit.session.agent,
                     "rank": hit.rank,
                     "title": _title(ctx, hit.session.title),
-                    "snippet": render.snippet(reader.marked(query, hit.message_rowid), ctx.mask),
+                    "snippet": render.snippet(marked[hit.message_rowid], ctx.mask),
                     "updated_at": hit.session.updated_at,
                 }
+            )
+        data = {"ranked": found.ranked, "complete": found.complete}
+        if not found.complete:
+            notes.append(
+                f"More messages match than were ranked: these are the best of the {found.ranked:,} newest that "
+                "match. Add words, a phrase or NOT to narrow the search and rank every match."
+            )
+        if reader.index_outdated():
+            notes.append(
+                "The sessions store's search index is of an earlier version (prefix searches are slow): "
+                "`gateway sessions import` upgrades it."
             )
     lines = [
         line
         for hit in hits
         for line in render.hit_lines(hit["id"], hit["rank"], hit["title"], hit["snippet"])
     ]
-    text = "\n".join((lines or ["(no hits)"]) + _left_out_line(left_out))
+    text = "\n".join((lines or ["(no hits)"]) + notes + _left_out_line(left_out))
     return Answer(
         text=text,
-        data={"hits": hits, "left_out": left_out},
+        data={"hits": hits, "left_out": left_out, **data},
         given=tuple(address(hit["id"]) for hit in hits),
         left_out=left_out,
     )
@@ -225,6 +250,14 @@ SEARCH_OUTPUT = _object(
             ),
         },
         "left_out": {"type": "integer"},
+        "ranked": {
+            "type": "integer",
+            "description": "how many matching messages were ranked by BM25 to find the hits",
+        },
+        "complete": {
+            "type": "boolean",
+            "description": "true: every matching message was ranked; false: the hits are the best of the newest",
+        },
     },
     ["hits", "left_out"],
 )

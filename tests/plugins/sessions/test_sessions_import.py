@@ -168,8 +168,8 @@ def test_reimport_picks_up_appended_and_edited_messages(imported_home: Path):
     reader = store.reader(store_path(imported_home))
     assert reader.find(NOTES).updated_at == "2026-03-05T10:00:00Z"
     assert reader.find(NOTES).message_count == 3
-    assert [h.session.id for h in reader.search("loquat", 5)] == [NOTES]
-    assert reader.search("drafted", 5) == []
+    assert [h.session.id for h in reader.search("loquat", 5).hits] == [NOTES]
+    assert reader.search("drafted", 5).hits == []
     _check_index(imported_home)
 
 
