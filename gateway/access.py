@@ -8,10 +8,11 @@ items in no project follow ``outside_projects``.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -117,6 +118,7 @@ class Kept:
     left_out: int
 
 
+@functools.lru_cache(maxsize=4096)
 def _norm_path(value: str) -> str:
     return os.path.normpath(os.path.expanduser(value)).rstrip("/") or "/"
 
@@ -125,7 +127,8 @@ def _path_matches(route: str, path: str) -> bool:
     route, path = _norm_path(route), _norm_path(path)
     if any(ch in route for ch in "*?["):
         return fnmatch.fnmatchcase(path, route) or fnmatch.fnmatchcase(path, route.rstrip("/") + "/*")
-    return path == route or PurePosixPath(path).is_relative_to(route)
+    # Inside the route's folder, or the folder itself: "/a/b" takes "/a/b/c", never "/a/bc".
+    return path == route or path.startswith(route if route == "/" else route + "/")
 
 
 def _sender_matches(route: str, sender: str) -> bool:

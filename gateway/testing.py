@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -165,3 +165,12 @@ def inline_plugin(
         register_settings=hook(settings),
     )
     return name, plugin
+
+
+@pytest.fixture
+def captured_logs() -> Iterator[list[dict[str, Any]]]:
+    """What the gateway logged during the test, as a list of structlog event dicts."""
+    import structlog.testing
+
+    with structlog.testing.capture_logs() as logs:
+        yield logs

@@ -12,7 +12,7 @@ def manifest(*projects):
     return Manifest.from_dict({"project": list(projects)})
 
 
-OPEN = {"id": "garden", "name": "Garden", "ai": True, "paths": ["/home/ada/garden"], "apps": ["Planner"],
+OPEN = {"id": "garden", "name": "Garden", "ai": True, "paths": ["/home/ada/garden", "/srv/shared/20*"], "apps": ["Planner"],
         "urls": ["garden.example.org/board"], "senders": ["@garden.example.org"], "subjects": ["[garden]"]}
 CLOSED = {"id": "lawsuit", "name": "Dispute", "paths": ["/home/ada/lawsuit"], "senders": ["lee@law.example.net"]}
 
@@ -52,6 +52,9 @@ def test_an_owner_taken_out_of_the_manifest_leaves_its_things_in_no_project():
         ({"sender": "lee@law.example.net"}, {"lawsuit"}),
         ({"sender": "kim@law.example.net"}, set()),
         ({"subject": "Re: [Garden] tools"}, {"garden"}),
+        ({"path": "/home/ada/garden/../lawsuit/x"}, {"lawsuit"}),
+        ({"path": "/srv/shared/2026/plans"}, {"garden"}),
+        ({"path": "/srv/shared/plans"}, set()),
     ],
     ids=lambda v: str(v),
 )

@@ -221,3 +221,9 @@ def test_each_tool_is_checked_against_its_own_schema_even_when_gateways_come_and
         arguments = {"query": "x"} if round_number % 2 else {}
         assert not gw.call("t", arguments).is_error
         del gw, tool
+
+
+def test_a_plugin_crash_is_logged_with_its_traceback(gateway, captured_logs):
+    gateway.call("boom")
+    (event,) = [e for e in captured_logs if e["event"] == "plugin failed"]
+    assert event["plugin"] == "alpha" and "RuntimeError" in event["traceback"]
