@@ -142,6 +142,10 @@ def test_demo_tours_a_home_of_invented_data(gateway_home, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "→ initialize: gateway" in result.stdout and "→ tools/list:" in result.stdout
     assert "tools/call hello" in result.stdout
+    assert "tools/call rousseau_search_sessions" in result.stdout and "Compost rota" in result.stdout
+    # The demo's closed project is shown only as a count and a refusal, never by its words.
+    assert "neighbour's lawyer" not in result.stdout and "left out" in result.stdout
+    assert "482913" not in result.stdout
     audit = target / ".local/state/gateway/audit"
     assert any(audit.glob("*.jsonl"))
     assert stat.S_IMODE(audit.stat().st_mode) == 0o700
