@@ -145,7 +145,8 @@ def test_demo_tours_a_home_of_invented_data(gateway_home, tmp_path):
     assert "tools/call rousseau_search_sessions" in result.stdout and "Compost rota" in result.stdout
     # The demo's closed project is shown only as a count and a refusal, never by its words.
     assert "neighbour's lawyer" not in result.stdout and "left out" in result.stdout
-    assert "482913" not in result.stdout
+    answers = [line for line in result.stdout.splitlines() if line.startswith("    ")]
+    assert answers and not any("482913" in line for line in answers)
     audit = target / ".local/state/gateway/audit"
     assert any(audit.glob("*.jsonl"))
     assert stat.S_IMODE(audit.stat().st_mode) == 0o700
