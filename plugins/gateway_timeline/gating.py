@@ -7,10 +7,14 @@ kept back too, so a closed project's page does not come back through the window 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gateway import Gate
+
+if TYPE_CHECKING:
+    from gateway_timeline.store import Store
 
 T = TypeVar("T")
 Traits = tuple[str | None, str | None, str | None, str | None]  # app, url, path, label
@@ -63,3 +67,38 @@ class Gatekeeper:
             kept = still
         return kept, closed
 
+
+    def exclusion(self, store: Store, since_ms: int, until_ms: int) -> tuple[str, list[Any]] | None:
+        """An SQL condition true for the events the gate keeps back in the range, with its parameters.
+
+        Decided per distinct app, URL and file path of the range (few, where events are many): with things
+        outside projects open, an event is kept back exactly when one of its traits belongs to a closed
+        project, or its title begins with the title of a page kept back. None when nothing is kept back.
+        Only for `outside_projects = true`; otherwise every event without an owner is kept back too, and
+        the caller screens rows one by one (`screen`).
+        """
+        if not self.routed or not self.gate.outside_projects:
+            raise ValueError("exclusion() is for a routed gate with things outside projects open")
+        projects = self.gate.projects
+        parts: list[str] = []
+        params: list[Any] = []
+        for column, kind, wanted in (("app", "app", any(p.apps for p in projects)),
+                                     ("url", "url", any(p.urls for p in projects)),
+                                     ("path", "path", any(p.paths for p in projects))):
+            if not wanted:
+                continue
+            closed = [value for value in store.distinct(column, since_ms, until_ms)
+                      if not self.gate.allows(self.gate.owners_of(**{kind: value}))]
+            if closed:
+                parts.append(f"IFNULL({column} IN (SELECT value FROM json_each(?)), 0)")
+                params.append(json.dumps(closed))
+        if not parts:
+            return None
+        condition = "(" + " OR ".join(parts) + ")"
+        titles = [t for t in store.distinct("label", since_ms, until_ms, f" AND url IS NOT NULL AND {condition}", params)
+                  if len(t) >= MIN_TITLE]
+        if titles:
+            condition = (f"({condition[1:-1]} OR EXISTS (SELECT 1 FROM json_each(?) AS t "
+                         "WHERE substr(label, 1, length(t.value)) = t.value))")
+            params = [*params, json.dumps(titles)]
+        return condition, params

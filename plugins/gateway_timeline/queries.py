@@ -46,15 +46,21 @@ def timeline(
     details: Callable[[Sequence[sessions.Session]], list[list[tuple[Any, ...]]]] = lambda group: [[] for _ in group]  # noqa: E731
     left_out = 0
     if store is not None and start < until_ms:
-        if keeper.uniform:
-            rows = store.summary(start, until_ms, coarse=True) if keeper.default else []
+        if keeper.uniform or keeper.gate.outside_projects:
+            where, params = "", []
+            if not keeper.uniform and (closed_sql := keeper.exclusion(store, start, until_ms)) is not None:
+                left_out = store.count(start, until_ms, f" AND {closed_sql[0]}", closed_sql[1])
+                where, params = f" AND NOT {closed_sql[0]}", closed_sql[1]
+            rows = store.summary(start, until_ms, True, where, params) if keeper.default else []
             if not keeper.default:
                 left_out = store.count(start, until_ms)
 
             def details(group: Sequence[sessions.Session]) -> list[list[tuple[Any, ...]]]:
-                return _by_session(group, store.summary(max(group[0].start_ms, start), min(group[-1].end_ms, until_ms)))
+                span = (max(group[0].start_ms, start), min(group[-1].end_ms, until_ms))
+                return _by_session(group, store.summary(*span, False, where, params))
         else:
-            # row: minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms
+            # Things outside projects are closed: each row is judged (row: minute, type, app, bundle_id,
+            # label, url, path, n, ...).
             rows, closed = keeper.screen(store.summary(start, until_ms), lambda row: (row[2], row[5], row[6], row[4]))
             left_out = sum(row[7] for row in closed)
 
@@ -127,6 +133,13 @@ def events(
             everything = store.count(start, until_ms)
             return {**result, "left_out": everything}
         count, left_out, closed = store.count(start, until_ms, where, params), 0, None
+    elif keeper.gate.outside_projects:
+        closed, left_out = None, 0
+        closed_sql = keeper.exclusion(store, start, until_ms)
+        if closed_sql is not None:
+            left_out = store.count(start, until_ms, f" AND {closed_sql[0]}", closed_sql[1])
+            where, params = f"{where} AND NOT {closed_sql[0]}", [*params, *closed_sql[1]]
+        count = store.count(start, until_ms, where, params)
     else:
         _kept, left = keeper.screen(store.owner_groups(start, until_ms), lambda group: group[:4])
         closed = {group[:4] for group in left}

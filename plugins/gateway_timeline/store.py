@@ -272,7 +272,18 @@ class Store:
                 totals[tuple(traits)] = totals.get(tuple(traits), 0) + n
         return [(*traits, n) for traits, n in totals.items()]
 
-    def summary(self, since_ms: int, until_ms: int, coarse: bool = False) -> list[tuple[Any, ...]]:
+    def distinct(
+        self, column: str, since_ms: int, until_ms: int, where: str = "", params: Sequence[Any] = ()
+    ) -> list[Any]:
+        """The distinct values of an events column in the range (from the summary, whole minutes around it)."""
+        return [row[0] for row in self.db.execute(
+            f"SELECT DISTINCT {column} FROM minutes WHERE minute >= ? AND minute <= ? AND {column} IS NOT NULL{where}",
+            (since_ms // MINUTE_MS, until_ms // MINUTE_MS, *params),
+        )]
+
+    def summary(
+        self, since_ms: int, until_ms: int, coarse: bool = False, where: str = "", params: Sequence[Any] = ()
+    ) -> list[tuple[Any, ...]]:
         """Summary rows (minute, type, app, bundle_id, label, url, path, n, first_ms, last_ms, timed) for
         [since, until).
 
@@ -293,30 +304,32 @@ class Store:
             (*row[:7], 0, since_ms, row[9], row[10])
             for row in self.db.execute(
                 f"SELECT {columns}, {totals} FROM minutes WHERE minute >= ? AND minute < ? AND last_ms > ? "
-                f"AND first_ms < ?{group}",
-                (since_ms // MINUTE_MS - 60, first_full, since_ms, since_ms),
+                f"AND first_ms < ?{where}{group}",
+                (since_ms // MINUTE_MS - 60, first_full, since_ms, since_ms, *params),
             )
         ]
         if first_full > last_full:  # the whole range sits inside one minute
-            return rows + self._grouped(since_ms, until_ms, coarse)
-        rows += self._grouped(since_ms, first_full * MINUTE_MS, coarse)
+            return rows + self._grouped(since_ms, until_ms, coarse, where, params)
+        rows += self._grouped(since_ms, first_full * MINUTE_MS, coarse, where, params)
         rows += self.db.execute(
-            f"SELECT {columns}, {totals} FROM minutes WHERE minute >= ? AND minute < ?{group}",
-            (first_full, last_full),
+            f"SELECT {columns}, {totals} FROM minutes WHERE minute >= ? AND minute < ?{where}{group}",
+            (first_full, last_full, *params),
         ).fetchall()
-        rows += self._grouped(last_full * MINUTE_MS, until_ms, coarse)
+        rows += self._grouped(last_full * MINUTE_MS, until_ms, coarse, where, params)
         return rows
 
-    def _grouped(self, since_ms: int, until_ms: int, coarse: bool = False) -> list[tuple[Any, ...]]:
+    def _grouped(
+        self, since_ms: int, until_ms: int, coarse: bool = False, where: str = "", params: Sequence[Any] = ()
+    ) -> list[tuple[Any, ...]]:
         if since_ms >= until_ms:
             return []
         keys = "type, app" if coarse else _GROUP_COLUMNS
         columns = "type, app, MAX(bundle_id), NULL, NULL, NULL" if coarse else _GROUP_COLUMNS
         return self.db.execute(
             f"SELECT ts_ms / {MINUTE_MS}, {columns}, COUNT(*), MIN(ts_ms), MAX(COALESCE(end_ms, ts_ms)), "
-            f"MAX(end_ms IS NOT NULL) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0 "
+            f"MAX(end_ms IS NOT NULL) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where} "
             f"GROUP BY ts_ms / {MINUTE_MS}, {keys}",
-            (since_ms, until_ms),
+            (since_ms, until_ms, *params),
         ).fetchall()
 
     def bounds(self) -> tuple[int | None, int | None]:

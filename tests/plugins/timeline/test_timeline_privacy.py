@@ -191,3 +191,32 @@ def test_url_query_secrets_and_passwords_are_removed(url: str, expected: str) ->
     from gateway_timeline.envelope import strip_url_secrets
 
     assert strip_url_secrets(url) == expected
+
+
+def test_with_things_outside_projects_closed_only_an_open_projects_events_are_shown(closed_home: Path) -> None:
+    projects = [*VAULT, {"id": "gw", "name": "Gateway", "ai": True, "apps": ["Code"]}]
+    config = {**gateway_config(), "access": {"outside_projects": False}}
+    gateway = make_gateway([gateway_timeline], config=config, projects=projects, home=closed_home)
+    data = gateway.call("query_events", {"since": "1h", "limit": 1000}).data
+    assert data["events"] and {e["app"]["name"] for e in data["events"]} == {"Code"}
+    assert CANARY not in json.dumps(data)
+    timeline = gateway.call("get_timeline", {"since": "1h"})
+    assert "## " in timeline.data["content"] and "Firefox" not in timeline.data["content"]
+    assert CANARY not in everything(timeline)
+    assert timeline.data["left_out"] == data["left_out"] > 0
+
+
+def test_the_sql_exclusion_and_the_row_by_row_screen_agree(closed_home: Path, now) -> None:
+    from gateway_timeline.gating import Gatekeeper
+    from gateway_timeline.store import Store
+
+    from gateway import Gate
+    from gateway.access import Manifest
+
+    keeper = Gatekeeper(Gate(Manifest.from_dict({"project": VAULT})))
+    since, until = int((now - timedelta(hours=1)).timestamp() * 1000), int(now.timestamp() * 1000) + 60_000
+    with Store.reader(home_store(closed_home)) as store:
+        _kept, screened = keeper.screen(store.owner_groups(since, until), lambda group: group[:4])
+        condition, params = keeper.exclusion(store, since, until)
+        excluded = store.count(since, until, f" AND {condition}", params)
+    assert excluded == sum(group[4] for group in screened) == 4
