@@ -5,7 +5,7 @@ The tools (tools.py) only resolve arguments, open the store and wrap these in an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import tzinfo
 from typing import Any
 
@@ -187,7 +187,6 @@ def event(store: Store | None, keeper: Gatekeeper, event_id: str, oldest_ms: int
 
 def status(
     store: Store | None,
-    settings: Mapping[str, Any],
     *,
     now_ms: int,
     retention_ms: int,
@@ -225,5 +224,5 @@ def status(
             "sources": capture.get("sources") or sorted({kind.split(".", 1)[0] for kind in seen}),
             "text_content": bool(capture.get("text_content", False)),
         },
-        "permissions_ok": bool(beat.get("permissions_ok", True)) and "store" not in degraded,
+        "permissions_ok": bool(beat.get("permissions_ok", True)),
     }

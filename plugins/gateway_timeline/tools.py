@@ -131,7 +131,17 @@ def now() -> datetime:
 
 
 def open_store(ctx: Context) -> Store | None:
-    return Store.reader(settings.store_path(ctx.settings, ctx.folders.data))
+    """The store, read-only; None before the first import; a ToolError saying why when it cannot be read."""
+    import sqlite3
+
+    path = settings.store_path(ctx.settings, ctx.folders.data)
+    try:
+        return Store.reader(path)
+    except sqlite3.DatabaseError as error:
+        raise ToolError(
+            f"the timeline's event store {path} cannot be read ({error}); the person can check its permissions, "
+            "or move it aside and import again"
+        ) from error
 
 
 def _left_out_line(left_out: int) -> str:
@@ -271,12 +281,18 @@ def live_activitywatch(port: int = 5600, timeout: float = 0.3) -> bool:
 
 
 def status_of(ctx: Context) -> dict[str, Any]:
-    store = open_store(ctx)
+    try:
+        store = open_store(ctx)
+    except ToolError as error:
+        unreadable = queries.status(
+            None, now_ms=int(time.time() * 1000), retention_ms=settings.retention_ms(ctx.settings),
+            running_within_ms=settings.running_within_ms(ctx.settings), live_server=False,
+        )
+        return {**unreadable, "degraded": {"store": str(error)}, "permissions_ok": False}
     try:
         live = bool(ctx.settings.get("probe_activitywatch", True)) and live_activitywatch()
         return queries.status(
             store,
-            ctx.settings,
             now_ms=int(time.time() * 1000),
             retention_ms=settings.retention_ms(ctx.settings),
             running_within_ms=settings.running_within_ms(ctx.settings),

@@ -255,21 +255,6 @@ def _import_bucket(connection, report, store, origin, key, bucket, kind, client,
     return count
 
 
-def newest_event_end_ms(path: Path) -> int | None:
-    """When ActivityWatch last wrote (the end of its newest event), to tell whether it is recording."""
-    connection = open_readonly(path)
-    try:
-        if flavour(connection) == "rust":
-            value = connection.execute("SELECT MAX(endtime) FROM events").fetchone()[0]
-            return None if value is None else value // 1_000_000
-        row = connection.execute(
-            "SELECT timestamp, duration FROM eventmodel ORDER BY timestamp DESC LIMIT 1"
-        ).fetchone()
-        return None if row is None else _peewee_ms(row[0]) + int(float(row[1] or 0) * 1000)
-    finally:
-        connection.close()
-
-
 def count_pending(path: Path, store: Store) -> int:
     """How many rows the next import will read (for a progress bar)."""
     origin = str(path.resolve())

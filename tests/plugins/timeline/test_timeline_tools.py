@@ -254,3 +254,15 @@ def test_calls_are_audited_with_the_addresses_given(morning, audit_lines) -> Non
     assert entry["tool"] == "query_events"
     assert entry["given"] == [f"timeline://events/{e['id']}" for e in data["events"]]
     assert json.dumps(entry).count("PR #42") == 0
+
+
+def test_an_unreadable_store_is_said_not_crashed_on(gateway_home: Path, now) -> None:
+    path = fill(home_store(gateway_home), [envelope(now - timedelta(minutes=5), "app.focus", "Code", "a")])
+    path.write_bytes(b"this is not a database at all " * 200)
+    gateway = make_gateway([gateway_timeline], config=gateway_config(), home=gateway_home)
+    for tool in ("get_timeline", "query_events"):
+        answer = gateway.call(tool, {})
+        assert answer.is_error and "cannot be read" in answer.text and "plugin_failed" not in answer.text
+    status = gateway.call("get_status")
+    assert not status.is_error
+    assert status.data["permissions_ok"] is False and "cannot be read" in status.data["degraded"]["store"]
