@@ -95,10 +95,11 @@ class Gatekeeper:
         if not parts:
             return None
         condition = "(" + " OR ".join(parts) + ")"
-        titles = [t for t in store.distinct("label", since_ms, until_ms, f" AND url IS NOT NULL AND {condition}", params)
-                  if len(t) >= MIN_TITLE]
+        titles = tuple(t for t in store.distinct("label", since_ms, until_ms, f" AND url IS NOT NULL AND {condition}",
+                                                 params) if len(t) >= MIN_TITLE)
         if titles:
-            condition = (f"({condition[1:-1]} OR EXISTS (SELECT 1 FROM json_each(?) AS t "
-                         "WHERE substr(label, 1, length(t.value)) = t.value))")
-            params = [*params, json.dumps(titles)]
+            # The prefix test runs here, once per distinct title of the range; SQL then only looks titles up.
+            labels = [label for label in store.distinct("label", since_ms, until_ms) if label.startswith(titles)]
+            condition = f"({condition[1:-1]} OR IFNULL(label IN (SELECT value FROM json_each(?)), 0))"
+            params = [*params, json.dumps(labels)]
         return condition, params

@@ -14,14 +14,28 @@ CONFIG_URI = "timeline://config"
 EVENT_TEMPLATE = "timeline://events/{id}"
 
 
-def read_recent(ctx: Context) -> Answer:
-    """The last hour as markdown sessions."""
+async def _off_the_loop(function, *arguments):
+    import anyio
+
+    return await anyio.to_thread.run_sync(function, *arguments)
+
+
+def _recent(ctx: Context) -> Answer:
     answer = _timeline(ctx, "1h", "now", "markdown", queries.DEFAULT_MAX_TOKENS)
     return Answer(text=answer.text, given=answer.given, left_out=answer.left_out)
 
 
-def read_config(ctx: Context) -> str:
+async def read_recent(ctx: Context) -> Answer:
+    """The last hour as markdown sessions."""
+    return await _off_the_loop(_recent, ctx)
+
+
+async def read_config(ctx: Context) -> str:
     """What is captured and kept: the recorder's report, and this plugin's settings."""
+    return await _off_the_loop(_config, ctx)
+
+
+def _config(ctx: Context) -> str:
     status = status_of(ctx)
     aw_path = settings.activitywatch_path(ctx.settings)
     capture = status["capture"]
@@ -46,8 +60,12 @@ def read_config(ctx: Context) -> str:
     return "\n".join(lines)
 
 
-def read_event(ctx: Context, id: str) -> Answer:
+async def read_event(ctx: Context, id: str) -> Answer:
     """One event in the envelope, by its id (as query_events gives them)."""
+    return await _off_the_loop(_event, ctx, id)
+
+
+def _event(ctx: Context, id: str) -> Answer:
     import json
 
     store = open_store(ctx)
