@@ -15,7 +15,7 @@ from typing import Any
 
 from gateway_timeline.envelope import is_private
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA = f"""
 PRAGMA journal_mode = WAL;
 PRAGMA user_version = {SCHEMA_VERSION};
@@ -50,6 +50,17 @@ CREATE TABLE IF NOT EXISTS minutes (
     timed INTEGER NOT NULL DEFAULT 0  -- 1 when the events carry durations (ActivityWatch), 0 for points
 );
 CREATE INDEX IF NOT EXISTS minutes_by_minute ON minutes (minute);
+CREATE TABLE IF NOT EXISTS minute_apps (  -- minutes summed per (type, app): what finding sessions needs
+    minute INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    app TEXT,
+    bundle_id TEXT,
+    n INTEGER NOT NULL,
+    first_ms INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL,
+    timed INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS minute_apps_by_minute ON minute_apps (minute);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cursors (
     origin TEXT NOT NULL,
@@ -163,6 +174,12 @@ class Store:
                 f"GROUP BY ts_ms / {MINUTE_MS}, {_GROUP_COLUMNS}",
                 (first * MINUTE_MS, (last + 1) * MINUTE_MS),
             )
+            self.db.execute("DELETE FROM minute_apps WHERE minute BETWEEN ? AND ?", (first, last))
+            self.db.execute(
+                "INSERT INTO minute_apps SELECT minute, type, app, MAX(bundle_id), SUM(n), MIN(first_ms), "
+                "MAX(last_ms), MAX(timed) FROM minutes WHERE minute BETWEEN ? AND ? GROUP BY minute, type, app",
+                (first, last),
+            )
             self.db.execute(
                 "INSERT OR IGNORE INTO seen_types (type) SELECT DISTINCT type FROM minutes "
                 "WHERE minute BETWEEN ? AND ?",
@@ -181,6 +198,7 @@ class Store:
         """Forget events older than `before_ms` (the retention limit); the count forgotten."""
         gone = self.db.execute("DELETE FROM events WHERE ts_ms < ?", (before_ms,)).rowcount
         self.db.execute("DELETE FROM minutes WHERE minute < ?", (before_ms // MINUTE_MS,))
+        self.db.execute("DELETE FROM minute_apps WHERE minute < ?", (before_ms // MINUTE_MS,))
         if gone:
             self._touched.add(before_ms // MINUTE_MS)
         return gone
@@ -311,10 +329,12 @@ class Store:
         if first_full > last_full:  # the whole range sits inside one minute
             return rows + self._grouped(since_ms, until_ms, coarse, where, params)
         rows += self._grouped(since_ms, first_full * MINUTE_MS, coarse, where, params)
-        rows += self.db.execute(
-            f"SELECT {columns}, {totals} FROM minutes WHERE minute >= ? AND minute < ?{where}{group}",
-            (first_full, last_full, *params),
-        ).fetchall()
+        if coarse and not where:  # summed ahead of time, at import
+            sql = ("SELECT minute, type, app, bundle_id, NULL, NULL, NULL, n, first_ms, last_ms, timed "
+                   "FROM minute_apps WHERE minute >= ? AND minute < ?")
+        else:
+            sql = f"SELECT {columns}, {totals} FROM minutes WHERE minute >= ? AND minute < ?{where}{group}"
+        rows += self.db.execute(sql, (first_full, last_full, *params)).fetchall()
         rows += self._grouped(last_full * MINUTE_MS, until_ms, coarse, where, params)
         return rows
 
