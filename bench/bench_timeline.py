@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -161,13 +162,22 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def timed(function, windows) -> tuple[float, object]:
-    samples, result = [], None
+def interleaved(full, bare, windows) -> tuple[float, float, float, list]:
+    """Each window through the gateway then the plugin, alternately, so both see the same machine load.
+
+    Returns the medians of: gateway wall time, gateway CPU time (all threads of this process), plugin
+    wall time; and the gateway's answers.
+    """
+    walls, cpus, bares, answers = [], [], [], []
     for window in windows:
+        cpu, began = time.process_time(), time.perf_counter()
+        answers.append(full(window))
+        walls.append(time.perf_counter() - began)
+        cpus.append(time.process_time() - cpu)
         began = time.perf_counter()
-        result = function(window)
-        samples.append(time.perf_counter() - began)
-    return median_ms(samples), result
+        bare(window)
+        bares.append(time.perf_counter() - began)
+    return median_ms(walls), median_ms(cpus), median_ms(bares), answers
 
 
 def main() -> None:
@@ -242,35 +252,40 @@ def main() -> None:
         ]
         for label, minutes, tool, extra, gate, gw, fmt, target in cases:
             picks = windows(minutes * 60_000)
-            bare, _ = timed(direct(tool, gate, fmt), picks)
-            full, answer = timed(through(gw, tool, **extra), picks)
-            assert not answer.is_error, answer.text
-            detail = (f"{answer.data['count']:,} events matched" if tool == "query_events"
-                      else f"{answer.data['token_estimate']:,} tokens, truncated={answer.data['truncated']}")
-            rows.append((label, full, bare, target, detail))
+            full, cpu, bare, answers = interleaved(through(gw, tool, **extra), direct(tool, gate, fmt), picks)
+            assert not any(a.is_error for a in answers), answers[0].text
+            if tool == "query_events":
+                detail = f"median {statistics.median(a.data['count'] for a in answers):,.0f} events matched"
+            else:
+                cut = sum(a.data["truncated"] for a in answers)
+                detail = f"median {statistics.median(a.data['token_estimate'] for a in answers):,.0f} tokens, {cut} cut"
+            rows.append((label, full, cpu, bare, target, detail))
 
     aw_path = RESULTS / f"activitywatch-rust-{options.aw_events}-{options.seed}.db"
     if not aw_path.exists():
         generate_activitywatch(aw_path.with_suffix(".partial"), options.aw_events, options.seed)
         aw_path.with_suffix(".partial").rename(aw_path)
     with tempfile.TemporaryDirectory() as scratch, Store.open(Path(scratch) / "t.db") as target:
-        began = time.perf_counter()
+        cpu, began = time.process_time(), time.perf_counter()
         report = import_database(aw_path, target, retention_ms=FOREVER_HOURS * 3_600_000)
-        seconds = time.perf_counter() - began
+        seconds, cpu_seconds = time.perf_counter() - began, time.process_time() - cpu
         stored = target.count(0, 2**62)
     read = options.aw_events
     rate = read / seconds
 
     print(f"\nstore: {total:,} events over {span_h:.1f} h ({store_path.name}); {options.calls} calls per row, "
           f"each on a different window\n")
-    print(f"{'measure':50} {'gateway ms':>11} {'plugin ms':>10} {'ratio':>6} {'target ms':>10} {'of target':>9}  detail")
-    for label, full, bare, target, detail in rows:
-        print(f"{label:50} {full:11.2f} {bare:10.2f} {full / bare:6.2f} {target:10} {full / target:8.0%}  {detail}")
+    print(f"{'measure':48} {'gateway ms':>10} {'(cpu ms)':>9} {'plugin ms':>9} {'ratio':>6} {'target':>7} "
+          f"{'of target':>9}  detail")
+    for label, full, cpu, bare, target, detail in rows:
+        print(f"{label:48} {full:10.2f} {cpu:9.2f} {bare:9.2f} {full / bare:6.2f} {target:7} {full / target:9.0%}  {detail}")
     print(f"\nActivityWatch import (aw-server-rust, {read:,} events, {stored:,} stored, "
           f"{report.private_dropped:,} private dropped): {seconds:.1f} s, {rate:,.0f} events/s "
-          f"(target 50,000/s: {rate / 50_000:.2f}x)")
-    print("gateway ms: make_gateway(...).call(...) (argument checks, gate, masks, audit); plugin ms: the domain "
-          "function on the same store")
+          f"(target 50,000/s: {rate / 50_000:.2f}x); CPU {cpu_seconds:.1f} s, {read / cpu_seconds:,.0f} events per CPU second")
+    print("gateway ms: make_gateway(...).call(...) (argument checks, gate, masks, audit), wall-clock median; cpu ms: "
+          "the CPU time of those calls (all threads), which other load on the machine does not inflate; plugin ms: "
+          "the domain function on the same windows, interleaved; ratio: gateway / plugin")
+    print(f"load average during the run: {os.getloadavg()[0]:.2f} (over {os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":
