@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_sessions.py                      # 100,000 sessions / 1,000,000 messages
     .venv/bin/python bench/bench_sessions.py --sessions 10000 --messages 100000   # a quick look
+    .venv/bin/python bench/bench_sessions.py --only import        # only the import from Claude Code JSONL
 
 The store is generated from a seed and cached under bench/results/ (git-ignored), so only the first run pays for
 it; a cached store of an earlier version is upgraded first, as `gateway sessions import` would (said, and timed).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import sqlite3
@@ -382,70 +384,110 @@ def pick_queries(path: Path) -> dict[str, str]:
     }
 
 
-def bench_import(messages: int, seed: int) -> dict[str, float]:
-    """Claude Code JSONL files written to a temporary folder, then imported into a fresh store."""
+def write_claude_code_files(projects: Path, messages: int, seed: int) -> None:
+    """Claude Code JSONL files of 200 messages each (user and streamed assistant lines, as Claude Code writes them)."""
     rng = random.Random(seed + 1)
     writer = Writer(rng)
+    per_file = 200
+    for f in range(max(1, messages // per_file)):
+        project = projects / f"-home-ada-src-project{f % 20}"
+        project.mkdir(parents=True, exist_ok=True)
+        session_id = f"{f:08d}-0000-4000-8000-{rng.getrandbits(48):012x}"
+        lines, parent = [], None
+        for i in range(per_file):
+            uuid = f"{f:08d}-{i:04d}-4000-8000-000000000000"
+            role = "user" if i % 2 == 0 else "assistant"
+            message = {"role": role, "content": writer.text()}
+            if role == "assistant":
+                message = {
+                    "id": f"msg_{f}_{i}",
+                    "type": "message",
+                    "role": role,
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": message["content"]}],
+                    "usage": {"input_tokens": 10, "output_tokens": 20},
+                }
+            lines.append(
+                json.dumps(
+                    {
+                        "parentUuid": parent,
+                        "isSidechain": False,
+                        "userType": "external",
+                        "cwd": f"/home/ada/src/project{f % 20}",
+                        "sessionId": session_id,
+                        "version": "2.1.3",
+                        "gitBranch": "main",
+                        "type": role,
+                        "message": message,
+                        "uuid": uuid,
+                        "timestamp": _moment(f * 1000 + i),
+                    }
+                )
+            )
+            parent = uuid
+        (project / f"{session_id}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def bench_import(messages: int, seed: int, repeat: int = 1) -> dict[str, float]:
+    """Claude Code JSONL files written to a temporary folder once, then imported `repeat` times, each into a fresh
+    store (medians of the time taken and of the process's CPU time, which other work on the machine disturbs less);
+    after the last, the same files imported again (all unchanged: only their signatures read) and,
+    after touching them all, read again (every message an upsert of an existing row)."""
+    from gateway_sessions.importing import import_agent
+
     folder = Path(tempfile.mkdtemp(prefix="bench-sessions-import-"))
     try:
         projects = folder / "projects"
-        per_file = 200
-        for f in range(max(1, messages // per_file)):
-            project = projects / f"-home-ada-src-project{f % 20}"
-            project.mkdir(parents=True, exist_ok=True)
-            session_id = f"{f:08d}-0000-4000-8000-{rng.getrandbits(48):012x}"
-            lines, parent = [], None
-            for i in range(per_file):
-                uuid = f"{f:08d}-{i:04d}-4000-8000-000000000000"
-                role = "user" if i % 2 == 0 else "assistant"
-                message = {"role": role, "content": writer.text()}
-                if role == "assistant":
-                    message = {
-                        "id": f"msg_{f}_{i}",
-                        "type": "message",
-                        "role": role,
-                        "model": "claude-sonnet-4-5",
-                        "content": [{"type": "text", "text": message["content"]}],
-                        "usage": {"input_tokens": 10, "output_tokens": 20},
-                    }
-                lines.append(
-                    json.dumps(
-                        {
-                            "parentUuid": parent,
-                            "isSidechain": False,
-                            "userType": "external",
-                            "cwd": f"/home/ada/src/project{f % 20}",
-                            "sessionId": session_id,
-                            "version": "2.1.3",
-                            "gitBranch": "main",
-                            "type": role,
-                            "message": message,
-                            "uuid": uuid,
-                            "timestamp": _moment(f * 1000 + i),
-                        }
-                    )
-                )
-                parent = uuid
-            (project / f"{session_id}.jsonl").write_text("\n".join(lines) + "\n")
-        from gateway_sessions.importing import import_agent
-
-        connection = store.open_for_writing(folder / "import.db")
-        started = time.perf_counter()
-        report = import_agent(connection, "claude-code", projects)
-        elapsed = time.perf_counter() - started
+        write_claude_code_files(projects, messages, seed)
+        firsts, cpus = [], []
+        for run in range(repeat):
+            path = folder / f"import-{run}.db"
+            connection = store.open_for_writing(path)
+            started, cpu = time.perf_counter(), time.process_time()
+            report = import_agent(connection, "claude-code", projects)
+            firsts.append(time.perf_counter() - started)
+            cpus.append(time.process_time() - cpu)
+            if run < repeat - 1:
+                connection.close()
+                for leftover in folder.glob(f"import-{run}.db*"):
+                    leftover.unlink()
         started = time.perf_counter()
         again = import_agent(connection, "claude-code", projects)
         unchanged = time.perf_counter() - started
+        for source in projects.rglob("*.jsonl"):
+            os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 1_000_000))
+        started = time.perf_counter()
+        touched = import_agent(connection, "claude-code", projects)
+        reread = time.perf_counter() - started
         connection.close()
+        elapsed = statistics.median(firsts)
         return {
             "messages": report.messages,
+            "runs": repeat,
             "seconds": round(elapsed, 2),
+            "seconds_each": [round(seconds, 2) for seconds in firsts],
             "messages_per_second": round(report.messages / elapsed),
+            "cpu_seconds": round(statistics.median(cpus), 2),
+            "messages_per_cpu_second": round(report.messages / statistics.median(cpus)),
             "unchanged_files": again.files_unchanged,
             "reimport_unchanged_seconds": round(unchanged, 3),
+            "reimport_touched_files": touched.files_read,
+            "reimport_touched_seconds": round(reread, 2),
+            "reimport_touched_messages_per_second": round(touched.messages / reread),
         }
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def print_import(imported: dict[str, float]) -> None:
+    print(
+        f"import from Claude Code JSONL: {imported['messages']:,} messages in {imported['seconds']} s, "
+        f"{imported['messages_per_second']:,} messages/s (median of {imported['runs']}: "
+        f"{', '.join(str(s) for s in imported['seconds_each'])} s; CPU {imported['cpu_seconds']} s, "
+        f"{imported['messages_per_cpu_second']:,} messages per CPU second); again, unchanged: "
+        f"{imported['reimport_unchanged_seconds']} s; again, all touched (read again, upserted): "
+        f"{imported['reimport_touched_seconds']} s, {imported['reimport_touched_messages_per_second']:,} messages/s"
+    )
 
 
 def main() -> None:
@@ -458,6 +500,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--import-messages", type=int, default=100_000, help="size of the import benchmark")
     parser.add_argument(
+        "--import-repeat", type=int, default=3, help="imports into a fresh store (median reported)"
+    )
+    parser.add_argument(
+        "--only",
+        choices=["all", "import"],
+        default="all",
+        help="`import`: only the import benchmark, no store",
+    )
+    parser.add_argument(
         "--ranked-at-once",
         type=int,
         default=store.RANKED_AT_ONCE,
@@ -467,6 +518,13 @@ def main() -> None:
     store.RANKED_AT_ONCE = options.ranked_at_once
 
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if options.only == "import":
+        imported = bench_import(options.import_messages, options.seed, options.import_repeat)
+        print_import(imported)
+        out = RESULTS / f"bench-sessions-import-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        out.write_text(json.dumps({"import": imported}, indent=1))
+        print(f"written to {out.relative_to(ROOT)}")
+        return
     path = RESULTS / f"sessions-{options.sessions}-{options.messages}-{options.seed}.db"
     if not path.exists():
         print(f"generating {path.name} (cached for the next runs)…", file=sys.stderr)
@@ -529,12 +587,9 @@ def main() -> None:
     size = path.stat().st_size
     results["bytes_per_message"] = round(size / stored_messages)
     print(f"store size: {size / 1e6:.0f} MB, {size / stored_messages:.0f} bytes per message")
-    imported = bench_import(options.import_messages, options.seed)
+    imported = bench_import(options.import_messages, options.seed, options.import_repeat)
     results["import"] = imported
-    print(
-        f"import from Claude Code JSONL: {imported['messages']:,} messages in {imported['seconds']} s, "
-        f"{imported['messages_per_second']:,} messages/s; again, unchanged: {imported['reimport_unchanged_seconds']} s"
-    )
+    print_import(imported)
     out = RESULTS / f"bench-sessions-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.write_text(json.dumps(results, indent=1))
     print(f"written to {out.relative_to(ROOT)}")

@@ -38,9 +38,19 @@ Progress = Callable[[list[Path]], Iterable[Path]]
 
 
 def import_agent(
-    connection: sqlite3.Connection, agent: str, root: Path | None = None, progress: Progress | None = None
+    connection: sqlite3.Connection,
+    agent: str,
+    root: Path | None = None,
+    progress: Progress | None = None,
+    batch_messages: int = store.BATCH_MESSAGES,
 ) -> Report:
-    """Import what one agent recorded under `root` (its default place when None) into an open store."""
+    """Import what one agent recorded under `root` (its default place when None) into an open store.
+
+    Files are written whole, several to a transaction: one is committed once it holds `batch_messages` messages or
+    more, and at the end; its new messages are indexed just before (store.Writes). A file is recorded as read (its
+    size and time) in the same transaction as its messages, so an interruption, or an exception from anywhere, rolls
+    the open transaction back whole and the next import reads its files again; what was committed before stays.
+    """
     importer = module(agent)
     root = (root or importer.default_root()).expanduser()
     report = Report(agent=agent, root=str(root))
@@ -48,33 +58,39 @@ def import_agent(
         return report
     signature = getattr(importer, "signature", store.file_signature)
     paths = importer.sources(root)
-    for path in progress(paths) if progress else paths:
-        try:
-            size, mtime_ns = signature(path)
-        except OSError as error:
-            report.failed.append((str(path), error.strerror or str(error)))
-            continue
-        if store.source_unchanged(connection, str(path), size, mtime_ns):
-            report.files_unchanged += 1
-            continue
-        try:
-            parsed = importer.read(path)
-        except Exception as error:  # a foreign file may break any way; the others still import
-            report.failed.append((str(path), f"{type(error).__name__}: {error}"))
-            continue
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+    writes: store.Writes | None = None
+    try:
+        for path in progress(paths) if progress else paths:
+            try:
+                size, mtime_ns = signature(path)
+            except OSError as error:
+                report.failed.append((str(path), error.strerror or str(error)))
+                continue
+            if store.source_unchanged(connection, str(path), size, mtime_ns):
+                report.files_unchanged += 1
+                continue
+            try:
+                parsed = importer.read(path)
+            except Exception as error:  # a foreign file may break any way; the others still import
+                report.failed.append((str(path), f"{type(error).__name__}: {error}"))
+                continue
+            if writes is None:
+                writes = store.Writes.begin(connection)
             for session in parsed.sessions:
-                store.upsert(
-                    connection, session, source=str(path), dropped=parsed.dropped.get(session.id, ())
-                )
+                writes.upsert(session, source=str(path), dropped=parsed.dropped.get(session.id, ()))
             store.record_source(connection, str(path), agent, size, mtime_ns, parsed.broken_lines)
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
-        report.files_read += 1
-        report.sessions += len(parsed.sessions)
-        report.messages += sum(len(session.messages) for session in parsed.sessions)
-        report.broken_lines += parsed.broken_lines
+            report.files_read += 1
+            report.sessions += len(parsed.sessions)
+            report.messages += sum(len(session.messages) for session in parsed.sessions)
+            report.broken_lines += parsed.broken_lines
+            if writes.messages >= batch_messages:
+                writes, done = None, writes
+                done.commit()
+        if writes is not None:
+            writes, done = None, writes
+            done.commit()
+    except BaseException:
+        if writes is not None:
+            writes.rollback()
+        raise
     return report

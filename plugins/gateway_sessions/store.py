@@ -55,8 +55,9 @@ CREATE INDEX IF NOT EXISTS idx_messages_session_seq ON messages(session, seq);
 
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5({FTS_ARGUMENTS});
 DROP TRIGGER IF EXISTS messages_fts_insert;
--- New messages are indexed a session at a time by upsert() (one INSERT ... SELECT is several times faster than a
--- trigger per row); changed and deleted ones by these triggers.
+-- New messages are indexed by Writes.index_new(), those of many files in one INSERT ... SELECT (several times faster
+-- than a trigger per row, or a statement per session); changed and deleted ones by these triggers, which need the row
+-- to be in the index already (Writes sees to it).
 CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
     INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
 END;
@@ -89,6 +90,18 @@ SCHEMA = SCHEMA_TEMPLATE.replace("{FTS_ARGUMENTS}", FTS_ARGUMENTS)
 # FTS5 computes BM25 at about 1-3 microseconds a message, plus a read of each word's whole list for its IDF, so
 # ranking every one of 100,000 matches takes 100 ms or more; see README, "Search".
 RANKED_AT_ONCE = 1000
+
+# How many messages an import writes in one transaction, whole files at a time (a file is never split): the new ones
+# are indexed together at the end, in one statement. FTS5 writes what each multi-row statement indexes as a segment of
+# its own (it flushes at the statement's savepoint, even inside a transaction), and every segment costs merges later
+# on: indexing a session at a time made the FTS inserts about twice as costly as indexing 20,000 messages at once. An interruption loses at most this batch
+# (rolled back whole; its files are read again by the next import). See README, "Importing: how fast, and why".
+BATCH_MESSAGES = 20_000
+
+# FTS5's `hashsize`: how many bytes of pending index entries it holds in memory before writing a segment (1 MB by
+# default, which the prefix indexes, four entries a word, fill after a few thousand messages). A setting of the index
+# kept in its own config table, used only when writing; what is indexed, and how it is searched, is the same.
+HASHSIZE = 16 * 1024 * 1024
 
 _UPSERT_SESSION = """
 INSERT INTO sessions(agent, id, parent_id, title, cwd, created_at, updated_at, source)
@@ -185,6 +198,9 @@ def open_for_writing(path: Path, say: Callable[[str], None] | None = None) -> sq
     connection.executescript(SCHEMA)
     if not index_is_current(connection):
         _rebuild_index(connection, say or (lambda _sentence: None))
+    hashsize = connection.execute("SELECT v FROM messages_fts_config WHERE k = 'hashsize'").fetchone()
+    if hashsize is None or hashsize[0] != HASHSIZE:
+        connection.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (HASHSIZE,))
     return connection
 
 
@@ -253,57 +269,128 @@ def _quote_list(values: Iterable[str]) -> str:
 # --- writing -------------------------------------------------------------------------------------------
 
 
+# Content blocks as stored: compact JSON, non-ASCII kept; one encoder for all (json.dumps with options makes one per
+# call). The text is what re-imports compare to tell a changed message, so it must not change between versions.
+_encode_blocks = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+class Writes:
+    """Upserts of sessions and their messages within one transaction, the new messages indexed together.
+
+    Every message row up to `indexed_to` (rowids) is in the search index; the rows after it, written by this
+    transaction, are not yet: index_new() puts them there in one INSERT ... SELECT, and commit() does so before it
+    commits, so that no transaction ever commits a message without its index entry, or the reverse. The triggers that
+    keep the index right when a message changes or goes need its row in the index beforehand: before an upsert touches
+    a session whose new messages wait to be indexed, or deletes messages, those waiting are indexed first.
+
+    Create it inside the caller's transaction (or with begin()), so that `indexed_to` is read under the write lock.
+    """
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        self.indexed_to = self._last_rowid()
+        self.messages = 0  # messages handed to upsert() so far
+        self._waiting: set[int] = set()  # sessions (rowids) with messages written but not yet indexed
+
+    @classmethod
+    def begin(cls, connection: sqlite3.Connection) -> Writes:
+        """BEGIN IMMEDIATE (the write lock now, not at the first write), and the writes of that transaction."""
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            return cls(connection)
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+
+    def _last_rowid(self) -> int:
+        return self.connection.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
+
+    def upsert(self, session: Session, source: str = "", dropped: Sequence[str] = ()) -> int:
+        """Add or update one session and its messages (keyed by agent, session id and message key); its rowid.
+
+        Messages are never removed because a file no longer has them (agents delete old transcripts); only the keys
+        in `dropped`, which the agent itself took back (a rewind), are. New messages are indexed by index_new().
+        """
+        connection = self.connection
+        rowid = connection.execute(
+            _UPSERT_SESSION,
+            {
+                "agent": session.agent,
+                "id": session.id,
+                "parent_id": session.parent_id,
+                "title": session.title,
+                "cwd": session.cwd,
+                "created_at": session.created_at,
+                "updated_at": session.updated_at or session.created_at,
+                "source": source,
+            },
+        ).fetchone()[0]
+        if rowid in self._waiting:
+            # Written earlier in this transaction: its rows must be in the index before the triggers change them.
+            self.index_new()
+        latest = {message.key: message for message in session.messages}  # one row per key, the last version
+        connection.executemany(
+            _UPSERT_MESSAGE,
+            (
+                (
+                    rowid,
+                    message.key,
+                    seq,
+                    message.role,
+                    message.timestamp,
+                    text_of(message.blocks),
+                    _encode_blocks(message.blocks),
+                )
+                for seq, message in enumerate(latest.values())
+            ),
+        )
+        self._waiting.add(rowid)
+        self.messages += len(session.messages)
+        if dropped:
+            self.index_new()
+            connection.executemany(
+                "DELETE FROM messages WHERE session = ? AND key = ?", ((rowid, k) for k in dropped)
+            )
+            # Every row left is indexed; the next new one may take the rowid of a deleted last one.
+            self.indexed_to = self._last_rowid()
+        connection.execute(
+            "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE session = ?) WHERE rowid = ?",
+            (rowid, rowid),
+        )
+        return rowid
+
+    def index_new(self) -> None:
+        """Index the messages written since the last time, in one statement."""
+        if not self._waiting:
+            return
+        self.connection.execute(
+            "INSERT INTO messages_fts(rowid, text) SELECT rowid, text FROM messages WHERE rowid > ?",
+            (self.indexed_to,),
+        )
+        self.indexed_to = self._last_rowid()
+        self._waiting.clear()
+
+    def commit(self) -> None:
+        """Index what waits, then COMMIT; on any failure, ROLLBACK (nothing of the transaction is kept)."""
+        try:
+            self.index_new()
+            self.connection.execute("COMMIT")
+        except BaseException:
+            self.rollback()
+            raise
+
+    def rollback(self) -> None:
+        if self.connection.in_transaction:
+            self.connection.execute("ROLLBACK")
+
+
 def upsert(
     connection: sqlite3.Connection, session: Session, source: str = "", dropped: Sequence[str] = ()
 ) -> int:
-    """Add or update one session and its messages (keyed by agent, session id and message key); returns its rowid.
-
-    Messages are never removed because a file no longer has them (agents delete old transcripts); only the keys in
-    `dropped`, which the agent itself took back (a rewind), are.
-    """
-    rowid = connection.execute(
-        _UPSERT_SESSION,
-        {
-            "agent": session.agent,
-            "id": session.id,
-            "parent_id": session.parent_id,
-            "title": session.title,
-            "cwd": session.cwd,
-            "created_at": session.created_at,
-            "updated_at": session.updated_at or session.created_at,
-            "source": source,
-        },
-    ).fetchone()[0]
-    # Every message row is in the index before anything can update or delete it: the triggers rely on that.
-    high_water = connection.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
-    latest = {message.key: message for message in session.messages}  # one row per key, the last version
-    connection.executemany(
-        _UPSERT_MESSAGE,
-        (
-            (
-                rowid,
-                message.key,
-                seq,
-                message.role,
-                message.timestamp,
-                text_of(message.blocks),
-                json.dumps(message.blocks, ensure_ascii=False, separators=(",", ":")),
-            )
-            for seq, message in enumerate(latest.values())
-        ),
-    )
-    connection.execute(
-        "INSERT INTO messages_fts(rowid, text) SELECT rowid, text FROM messages WHERE rowid > ?",
-        (high_water,),
-    )
-    if dropped:
-        connection.executemany(
-            "DELETE FROM messages WHERE session = ? AND key = ?", ((rowid, k) for k in dropped)
-        )
-    connection.execute(
-        "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE session = ?) WHERE rowid = ?",
-        (rowid, rowid),
-    )
+    """One session upserted (see Writes.upsert) and its new messages indexed, in the caller's transaction."""
+    writes = Writes(connection)
+    rowid = writes.upsert(session, source, dropped)
+    writes.index_new()
     return rowid
 
 

@@ -35,14 +35,17 @@ def module(agent: str) -> ModuleType:
 
 
 def json_lines(lines: Iterator[str], parsed: Parsed) -> Iterator[dict[str, Any]]:
-    """Each line's JSON object; a line that is not one is counted in `parsed.broken_lines` and passed over."""
+    """Each line's JSON object; a line that is not one is counted in `parsed.broken_lines` and passed over.
+
+    Blank lines are neither (json.loads refuses them too: only then is the line looked at again).
+    """
+    loads = json.loads
     for line in lines:
-        if not line.strip():
-            continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except ValueError:
-            parsed.broken_lines += 1
+            if line.strip():
+                parsed.broken_lines += 1
             continue
         if isinstance(record, dict):
             yield record

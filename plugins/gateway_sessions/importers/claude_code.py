@@ -41,33 +41,39 @@ def read(path: Path) -> Parsed:
     with open_text(path) as lines:
         for line in json_lines(lines, parsed):
             kind = line.get("type")
-            if kind == "summary":
-                if isinstance(line.get("summary"), str):
-                    summaries.append((str(line.get("leafUuid", "")), line["summary"]))
+            if kind != "user" and kind != "assistant":
+                if kind == "summary":
+                    if isinstance(line.get("summary"), str):
+                        summaries.append((str(line.get("leafUuid", "")), line["summary"]))
+                elif kind == "custom-title" and isinstance(line.get("customTitle"), str):
+                    custom_title = line["customTitle"]
+                elif kind == "ai-title" and isinstance(line.get("aiTitle"), str):
+                    ai_title = line["aiTitle"]
                 continue
-            if kind == "custom-title" and isinstance(line.get("customTitle"), str):
-                custom_title = line["customTitle"]
-                continue
-            if kind == "ai-title" and isinstance(line.get("aiTitle"), str):
-                ai_title = line["aiTitle"]
-                continue
-            if kind not in ("user", "assistant"):
-                continue
-            if isinstance(line.get("uuid"), str):
-                uuids.add(line["uuid"])
-            session_id = session_id or str(line.get("sessionId") or "")
-            cwd = cwd or str(line.get("cwd") or "")
+            uuid = line.get("uuid")
+            if isinstance(uuid, str):
+                uuids.add(uuid)
+            if not session_id:
+                session_id = str(line.get("sessionId") or "")
+            if not cwd:
+                cwd = str(line.get("cwd") or "")
             when = iso(line.get("timestamp"))
             if when:
-                first_seen = min(first_seen, when) if first_seen else when
-                last_seen = max(last_seen, when)
+                if not first_seen or when < first_seen:
+                    first_seen = when
+                if when > last_seen:
+                    last_seen = when
             message = line.get("message")
             if line.get("isMeta") or not isinstance(message, dict):
                 continue
-            blocks = blocks_of(message.get("content"))
+            content = message.get("content")
+            if isinstance(content, str):  # what a person types: one text block
+                blocks = [{"type": "text", "text": content}] if content else []
+            else:
+                blocks = blocks_of(content)
             role = "summary" if line.get("isCompactSummary") else str(message.get("role") or kind)
             # A streamed reply repeats its message.id on one line per content block: one message, blocks merged.
-            key = str((message.get("id") if kind == "assistant" else None) or line.get("uuid") or "")
+            key = str((message.get("id") if kind == "assistant" else None) or uuid or "")
             if not key:
                 parsed.broken_lines += 1
                 continue
