@@ -50,3 +50,10 @@ def register_commands(gateway: PluginHost):
     from gateway_timeline.cli import make_group
 
     return [make_group(gateway)]
+
+
+@hookimpl
+def register_demo(gateway: PluginHost):
+    from gateway_timeline.demo import make_demo
+
+    return make_demo(gateway)
