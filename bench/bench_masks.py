@@ -144,7 +144,7 @@ WORST_SHAPES = {
     "settings": "password=" * 11_000,
     "link-like pieces": ".ab/" * 25_000,
     "capitals and digits": "AB12 " * 20_000,
-    "code words and months": "your code March " * 6_000,
+    "code words, months and years": "your code is March 2026 " * 4_000,
 }
 
 
