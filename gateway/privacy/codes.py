@@ -1,0 +1,306 @@
+"""One-time codes and passwords given in messages: the codes masked, a password message replaced whole.
+
+What was chosen: a *code message* names a code: verification code, one-time code or password, OTP, 2FA,
+passcode, "is your ... code", "your PIN", "use 482913 to sign in", "votre code", "Bestätigungscode", "tu
+código"... In it every number of 4 to 8 digits is a code, however written: "482913", "482 913",
+"482-913", "48 29 13", digit by digit with spaces of any width (zero-width ones too), one digit per line
+or per table cell (line breaks, "|", "[ ]", box lines, "> " quote marks between). Digits joined by more
+than a space or a dash count together up to 8. A run of more than 8 digits is a phone or an order number
+and stays, unless one of its groups has 6 to 8 digits (a code written before another number). Never a
+code: a number glued to another by ":", "/", "." or "," (a time, a date, an amount, a version: so
+"482.913" is read as an amount), a year 1900-2099 after a month name or ©, an ISO or day-month-year date
+with dashes, a range of years, a US number after "(555) ". An order number of 4 to 8 digits in a code
+message is masked too: one mask too many rather than a leak.
+
+A message giving a password says "temporary password" or its kin (French, German, Spanish, Italian), or
+"password is / password: / mot de passe : / Passwort lautet" followed by something that looks like a
+password (a digit, a symbol or mixed case), or holds a line that is only "Password: <value>". Not "Forgot
+your password?", not "your password is about to expire"; a one-time password is a code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gateway.privacy.numbers import MASK_PREFIXES
+from gateway.privacy.text import find_all, lower_same_length, plain_copy
+
+CODE = "[code]"
+PASSWORD_MESSAGE = "[a message giving a password, kept from agents]"
+
+# --- messages giving a password -----------------------------------------------------------------------
+
+_PASSWORD_HINTS = (re.compile(rb"pass"), re.compile(rb"kennwort"), re.compile(rb"contrase"))
+_PASSWORD_WORDS = ("password", "passwort", "kennwort", "mot de passe", "contraseña", "contrasena")
+_ONE_TIME = ("one-time", "one time", "onetime", "single-use", "single use", "einmal", "usage unique")
+_ADJECTIVES = (
+    "temporary", "temp", "provisional", "initial", "generated", "default", "temporäres", "temporares",
+    "vorläufiges", "vorlaufiges", "initiales", "einmaliges",
+)  # fmt: skip
+# A value that looks like a password: 4+ characters holding a digit, a symbol, or mixed case. Never a
+# bracket, so that no mask ("[code]") can be taken for one.
+_PASSWORD_VALUE = (
+    r"(?:[\"'«]|“)?(?![$<{%*])(?=[^\s\"'»\[\]]{0,128}(?:[0-9]|[!@#$%^&*+=~_/\\|<>{}-]|[a-z][A-Z]|[A-Z][a-z]*[A-Z]))"
+    r"[^\s\"'»\[\]]{4,128}"
+)
+_PASSWORD_VERB = r"(?:is|was\s+set\s+to|has\s+been\s+(?:set|reset|changed)\s+to|è|est|lautet|ist|es)"
+# Only the words ignore case: the value's own case tells whether it looks like a password.
+_PASSWORD_AFTER = re.compile(
+    r"(?i:\s+(?:temporaire|provisoire|initial|temporal|provisional|temporanea|provvisoria)\b)"
+    rf"|(?i:(?:\s+{_PASSWORD_VERB})?\s*:|\s+{_PASSWORD_VERB}(?=\s))\s*{_PASSWORD_VALUE}"
+)
+_PASSWORD_LINE = re.compile(
+    r"[ \t]*:[ \t]*(?![hH][tT][tT][pP][sS]?:|www\.|[$<{%*])[^\s\[\]]{4,128}[ \t]*$", re.MULTILINE
+)
+
+
+def gives_a_password(text: str, low_bytes: bytes) -> bool:
+    """Whether `text` (`low_bytes`: its UTF-8 bytes in lower case) gives a password."""
+    if not any(hint.search(low_bytes) for hint in _PASSWORD_HINTS):
+        return False
+    low = lower_same_length(text)
+    for word in _PASSWORD_WORDS:
+        for index in find_all(low, word):
+            before = low[max(0, index - 24) : index]
+            if before.rstrip(" -").endswith(_ONE_TIME):
+                continue
+            if before.rstrip().endswith(_ADJECTIVES):
+                return True
+            if index and low[index - 1].isalpha():
+                continue
+            after = index + len(word)
+            if _PASSWORD_AFTER.match(text, after):
+                return True
+            line_start = low.rfind("\n", max(0, index - 64), index) + 1 or max(0, index - 64)
+            if not low[line_start:index].strip(" \t>") and _PASSWORD_LINE.match(text, after):
+                return True
+    return False
+
+
+# --- one-time codes -----------------------------------------------------------------------------------
+
+# Code messages are told in the UTF-8 bytes in lower case (ASCII letters lowered, accented capitals
+# spelled out): no lowering of the whole text. Each clue opens on a literal, which `re` finds fast, and
+# comes with the phrases to look for around it (so many bytes before and after): one search of the whole
+# text for every phrase would try them all at every character. The specific phrases are grouped by first
+# letter, which lets `re` skip most branches at once.
+# The generic phrases ("your code", "use this code", "votre code") are everyday words among programmers:
+# they make a code message only when the number follows them, a verb or marks at most between (or, for
+# "... is your code", when it comes just before).
+_DIGIT_NEAR = r"(?=(?:\s+(?:is|es|est|ist|lautet|è))?[\s:>|\[*\"'«-]{0,8}[0-9])"
+_CODE_PHRASES = re.compile(
+    (
+        r"a(?:uth(?:entication|enticator)?[ -]?code|ccess[ -]?code|nmelde-?code|uthentifizierungs-?code)"
+        r"|b(?:ackup[ -]?code|est(?:ä|Ä|a)tigungs-?code)"
+        r"|c(?:onfirmation[ -]?code|(?:ó|Ó|o)digo de (?:verificaci(?:ó|Ó|o)n|seguridad|acceso|confirmaci(?:ó|Ó|o)n)"
+        r"|ode(?: pin\b| de (?:v(?:é|É|e)rification|confirmation|s(?:é|É|e)curit(?:é|É|e)|connexion|validation"
+        r"|activation)| d(?:'|’)(?:acc(?:è|È|e)s|authentification|activation)"
+        r"| (?:(?:à|À|a) usage unique|unique|temporaire|provisoire))"
+        r"|odice (?:di (?:verifica|sicurezza|accesso|conferma)|otp))"
+        r"|einmal-?code|freigabe-?code|log-?in[ -]?code|mfa[ -]?code|one[ -]?time[ -](?:code|passcode)"
+        r"|otp[ -]?code|p(?:asscode|in[ -]?code)|recovery[ -]?code"
+        r"|s(?:ecurity[ -]?code|ign(?:-in|in|-on)[ -]?code|ingle-use[ -]?code|ms[ -]?code|icherheits-?code)"
+        r"|temporary[ -]?code|v(?:erif(?:ication|y)[ -]?code|erifizierungs-?code)|zugangs-?code|2fa[ -]?code"
+        r"|(?<![a-z])(?:(?:enter|use|type) (?:the |this |your )?code|votre code|ton code|ihr code|dein code"
+        r"|tu c(?:ó|Ó|o)digo|su c(?:ó|Ó|o)digo|tuo codice)\b"
+        + _DIGIT_NEAR
+        + r"|(?<![a-z])your (?:[^ \n]{1,24} ){0,3}code\s*(?:is\b|:)"
+        + _DIGIT_NEAR
+        + r"|[0-9][^0-9\n]{0,16}is your (?:[^ \n]{1,24} ){0,3}code\b"
+    ).encode()
+)
+_CODE_CLUES = tuple(
+    (re.compile(clue.encode()), phrases if isinstance(phrases, re.Pattern) else re.compile(phrases.encode()), before, after)
+    for clue, phrases, before, after in (
+        ("cod", _CODE_PHRASES, 110, 40),
+        ("ódigo", _CODE_PHRASES, 10, 40),
+        ("otp", r"(?<![a-z])[th]?otp(?![a-z])", 1, 0),
+        ("fa(?:(?<=[2m]fa)|ctor)", r"(?<![a-z0-9])[2m]fa(?![a-z])|two[ -]factor", 4, 6),
+        ("step", r"(?<![a-z])(?:two|2)[ -]step", 4, 0),
+        ("to (?:sign|log|verif|confirm)", r"(?<![a-z])(?:use|enter|type) [0-9][0-9 -]{2,10}[0-9] to (?:sign|log|verify|confirm)", 20, 8),
+        ("pass", r"one[ -]?time[ -]pass(?:word|code)|mot de passe (?:(?:à|À|a) usage unique|unique)|einmal-?passwort", 12, 24),
+        ("pin", r"(?<![a-z])(?:(?:your|the|this|enter|use|type) pin(?![a-z])|pin(?::| is))" + _DIGIT_NEAR, 6, 30),
+    )
+)  # fmt: skip
+_JOIN_CHARS = " \\t\\r\\n|>\\[\\]-"  # in the plain copy
+# A run of digit groups joined by spaces, dashes, line breaks or table marks; a lone group needs 4 digits.
+# (Written to open on [0-9] outside any alternation, so that `re` jumps from digit to digit.)
+_CODE_RUN = re.compile(f"[0-9]++(?:(?:[{_JOIN_CHARS}]{{1,16}}+[0-9]++)+|(?<=[0-9]{{4}}))")
+_DIGIT_GROUP = re.compile(r"[0-9]+")
+_DIGIT_SPLIT = re.compile(r"([0-9]+)")
+_US_AREA_BEFORE = re.compile(r"\(\s?[0-9]{3}\s?\)\s?$")
+_DAY = re.compile(r"[0-3]?[0-9](?:st|nd|rd|th|er|\.)?,?")
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december jan feb mar "
+    "apr jun jul aug sep sept oct nov dec janvier février fevrier mars avril mai juin juillet août aout "
+    "septembre octobre novembre décembre decembre janv févr fevr avr juil déc januar jänner februar märz "
+    "maerz juni juli oktober dezember jän mär okt dez enero febrero marzo abril mayo junio julio agosto "
+    "septiembre setiembre octubre noviembre diciembre ene abr ago dic gennaio febbraio aprile maggio "
+    "giugno luglio settembre ottobre dicembre gen mag giu lug ott"
+)
+_MONTHS = frozenset(_MONTH_NAMES.split())
+
+
+def names_a_code(low_bytes: bytes) -> bool:
+    """Whether the text (as lowered UTF-8 bytes) names a one-time code."""
+    for clue, phrases, before, after in _CODE_CLUES:
+        for found in clue.finditer(low_bytes):
+            if phrases.search(low_bytes, max(0, found.start() - before), found.end() + after):
+                return True
+    return False
+
+
+def _is_year(group: str) -> bool:
+    return len(group) == 4 and group[:2] in ("19", "20")
+
+
+def _date_words_before(text: str, start: int, day_allowed: bool) -> bool:
+    """Whether a month name (or ©, for a year) comes just before `start`: "March 12, 2026", "© 2026"."""
+    words = text[max(0, start - 32) : start].lower().replace("©", " © ").split()
+    if not words:
+        return False
+    last = words[-1].strip(".,")
+    if last in _MONTHS or (day_allowed and last in ("©", "(c)", "copyright")):
+        return True
+    return day_allowed and len(words) > 1 and bool(_DAY.fullmatch(last)) and words[-2].strip(".,") in _MONTHS
+
+
+def _is_date(parts: list[str], joins: list[str]) -> bool:
+    dashed = all("-" in join for join in joins)
+    if len(parts) == 2 and dashed and _is_year(parts[0]) and _is_year(parts[1]):
+        return True  # a range of years, 2025-2026
+    if len(parts) != 3 or not dashed:
+        return False
+    if _is_year(parts[0]):
+        _, month, day = parts
+    elif _is_year(parts[2]):
+        day, month, _ = parts
+        if int(month) > 12:
+            day, month = month, day
+    else:
+        return False
+    return len(month) <= 2 and len(day) <= 2 and 1 <= int(month) <= 12 and 1 <= int(day) <= 31
+
+
+def _not_a_code(text: str, start: int, parts: list[str], joins: list[str]) -> bool:
+    """Dates, years after a month name, US phone numbers: digit runs that a code message holds too."""
+    if len(parts) == 1:
+        return _is_year(parts[0]) and _date_words_before(text, start, day_allowed=True)
+    if len(parts) == 2:
+        first, second = parts
+        if _is_year(second) and len(first) <= 2:  # March 12 2026
+            return 1 <= int(first) <= 31 and _date_words_before(text, start, day_allowed=False)
+        if _is_year(second) and _is_year(first):  # 2025-2026
+            return "-" in joins[0]
+        return (
+            len(first) == 3
+            and len(second) == 4
+            and bool(_US_AREA_BEFORE.search(text, max(0, start - 8), start))
+        )
+    return len(parts) == 3 and _is_date(parts, joins)
+
+
+# One or two spaces (of any width, in the plain copy), or a dash with at most a space on each side.
+_TIGHT_JOINS = frozenset({" ", "  ", "-", " -", "- ", " - "})
+
+
+def _cannot_be_a_code(text: str, start: int, end: int) -> bool:
+    """A group glued to another number by ':', '/', '.' or ',' (a time, a date, an amount, a version), or
+    the last four characters a mask keeps."""
+    if start >= 2 and text[start - 1] in ":/.," and text[start - 2].isdigit():
+        return True
+    if end + 1 < len(text) and text[end] in ":/.," and text[end + 1].isdigit():
+        return True
+    return text[max(0, start - 7) : start].endswith(MASK_PREFIXES)
+
+
+_Unit = tuple[int, int, list[str], list[str]]  # start, end, digit groups, what joins them
+
+
+def _segments(text: str, groups: list[tuple[int, int]]) -> list[list[_Unit]]:
+    """Units (groups joined tightly: "482 913", "48-29-13", "4 8 2 9 1 3") in segments (units joined more
+    loosely: line breaks, table cells), cut where a unit is a date or a phone number."""
+    units: list[_Unit] = []
+    unit_start, previous_end = groups[0]
+    parts, joins = [text[unit_start:previous_end]], []
+    for start, end in groups[1:]:
+        join = text[previous_end:start]
+        if join in _TIGHT_JOINS:
+            parts.append(text[start:end])
+            joins.append(join)
+        else:
+            units.append((unit_start, previous_end, parts, joins))
+            unit_start, parts, joins = start, [text[start:end]], []
+        previous_end = end
+    units.append((unit_start, previous_end, parts, joins))
+    segments: list[list[_Unit]] = [[]]
+    for unit in units:
+        if _not_a_code(text, unit[0], unit[2], unit[3]):
+            segments.append([])
+        else:
+            segments[-1].append(unit)
+    return segments
+
+
+def _code_spans(text: str, run: re.Match[str]) -> list[tuple[int, int]]:
+    start, end = run.span()
+    written = run.group()
+    if written.isdigit():  # one lone group, the common case
+        if end - start > 8 or _cannot_be_a_code(text, start, end) or _not_a_code(text, start, [written], []):
+            return []
+        return [(start, end)]
+    pieces = _DIGIT_SPLIT.split(written)
+    parts, joins = pieces[1::2], pieces[2:-1:2]
+    # Only the first and the last group touch what lies around the run: only they can be glued to more.
+    if not _cannot_be_a_code(text, start, start + len(parts[0])) and not _cannot_be_a_code(
+        text, end - len(parts[-1]), end
+    ):
+        total = sum(map(len, parts))
+        if total < 4:
+            return []
+        if total <= 8 and all(len(part) != 4 for part in parts):  # without 4 digits, no date nor phone
+            return [(start, end)]
+        if all(join in _TIGHT_JOINS for join in joins):  # a single unit
+            if total <= 8:
+                return [] if _not_a_code(text, start, parts, joins) else [(start, end)]
+            return [(start, end)] if any(6 <= len(part) <= 8 for part in parts) else []
+    groups = [group.span() for group in _DIGIT_GROUP.finditer(text, start, end)]
+    if _cannot_be_a_code(text, *groups[0]):
+        groups.pop(0)
+    if groups and _cannot_be_a_code(text, *groups[-1]):
+        groups.pop()
+    if not groups:
+        return []
+    spans: list[tuple[int, int]] = []
+    for units in _segments(text, groups):
+        sizes = [sum(map(len, unit[2])) for unit in units]
+        total = sum(sizes)
+        if total < 4:
+            continue
+        if total <= 8:  # one code, whatever its layout
+            spans.append((units[0][0], units[-1][1]))
+            continue
+        # A longer segment: each unit of 4 to 8 digits, each stretch of small units adding up to 4 or more.
+        stretch: list[int] = []
+        for index, size in enumerate([*sizes, 99]):
+            if size <= 3:
+                stretch.append(index)
+                continue
+            if sum(sizes[i] for i in stretch) >= 4:
+                spans.append((units[stretch[0]][0], units[stretch[-1]][1]))
+            stretch = []
+            if index < len(units) and (size <= 8 or any(6 <= len(part) <= 8 for part in units[index][2])):
+                spans.append((units[index][0], units[index][1]))
+    return spans
+
+
+def mask_codes(text: str) -> str:
+    """`text` with every code masked: for a text that `names_a_code`."""
+    plain = plain_copy(text)
+    pieces: list[str] = []
+    done = 0
+    for run in _CODE_RUN.finditer(plain):
+        for start, end in _code_spans(plain, run):
+            pieces += [text[done:start], CODE]
+            done = end
+    return "".join(pieces) + text[done:] if pieces else text

@@ -1,0 +1,218 @@
+"""API keys, tokens, private key blocks, authorization headers and secret settings (`password=...`).
+
+What was chosen: `password=...` is masked unless the value is a plain name, a call or an index
+(`password=password`, `os.environ[...]` in code stay), a quoted value unless empty or a placeholder
+(`$PW`, `{{pw}}`, `<pw>`, `***`), `password: x` only as a whole lowercase line (a setting, not prose);
+`api_key`, `client_secret`, `*_token` and the like only when the value looks like a key. A secret query
+parameter (`access_token=`, `sig=`...) keeps its name and loses its value.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gateway.privacy.text import Edit, apply_edits, find_all, lower_same_length
+
+# Most patterns open on a literal, which `re` searches for fast; the boundary is checked just after it.
+# A mask's bracket counts as a letter at every boundary: a number glued to a code stays glued once the code
+# reads "[code]", so that masking again finds nothing new.
+
+_GITHUB = re.compile(
+    r"g(?<![A-Za-z0-9_\]]g)(?:h[pousr]_[A-Za-z0-9]{20,255}|ithub_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_\[])"
+)
+_STRIPE = re.compile(r"(?<![A-Za-z0-9_\]])[sr]k_(?:live|test)_[0-9A-Za-z]{16,}")
+_ANTHROPIC = re.compile(r"sk-(?<![A-Za-z0-9_\]-]sk-)ant-[A-Za-z0-9_-]{20,}")
+_OPENAI = re.compile(
+    r"sk-(?<![A-Za-z0-9_\]-]sk-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z_-]{0,256}[0-9])[A-Za-z0-9_-]{20,}"
+)
+_SLACK = re.compile(r"x(?<![A-Za-z0-9_\]-]x)(?:ox[abprse]-[0-9A-Za-z-]{10,}|app-[0-9]-[0-9A-Za-z-]{10,})")
+_AWS_KEY = re.compile(r"A(?<![A-Za-z0-9\]]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9\[])")
+_GOOGLE = re.compile(r"A(?<![A-Za-z0-9_\]-]A)Iza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_\[-])")
+_JWT = re.compile(r"eyJ(?<![A-Za-z0-9_\]-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    re.DOTALL,
+)
+# A ':' after a quote (JSON) or after a name that may hold a secret (YAML, headers); the class first
+# turns most colons away at once.
+_COLON_HINT = re.compile(
+    r":(?<=[\"'dDyYnNtT]:)(?:(?<=[\"']:)|(?<=ssword:)|(?<=SSWORD:)|(?<=sswd:)|(?<=uthorization:)"
+    r"|(?<=UTHORIZATION:)|(?<=[kK]ey:)|(?<=KEY:)|(?<=[tT]oken:)|(?<=TOKEN:)|(?<=[sS]ecret:)|(?<=SECRET:))"
+)
+_BEARER_HINT = re.compile(r"earer(?<=[Bb]earer)")
+_DASH_TOKEN_HINT = re.compile(r"-(?:(?<=sk-)|(?<=xox[abprse]-)|(?<=xapp-)|----BEGIN)")
+_A_TOKEN_HINT = re.compile(r"A(?:KIA|SIA|Iza)")
+_JWT_HINT = re.compile(r"J(?<=eyJ)")
+
+_AUTH_HEADER = re.compile(
+    r"(authorization[\"']?\s*[:=]\s*[\"']?(bearer|basic|token|bot)\s+)(?![\[$<{])[A-Za-z0-9._~+/=-]{8,}",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"(bearer\s+)(?![\[$<{])[A-Za-z0-9._~+/-]{20,}=*", re.IGNORECASE)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+_ASSIGNMENT_WORDS = ("pass", "pwd", "secret", "key", "token", "sig")
+_ASSIGNMENT_TAIL = re.compile(r"[a-z0-9_.-]{0,24}[\"']?[ \t]*[:=]")
+_ASSIGNMENT = re.compile(
+    r"""
+    (?P<name>["']?(?:[a-z0-9]+[_.-])*
+        (?:(?P<pw>password|passwd|passphrase|pwd)
+          |secret|secret[_-]?key|client[_-]?secret|api[_-]?key|apikey|access[_-]?key
+          |auth[_-]?token|access[_-]?token|api[_-]?token|refresh[_-]?token)["']?)
+    (?P<op>[ \t]*[:=][ \t]*)
+    (?:(?P<q>["'])(?P<quoted>[^"'\n]{0,1024})(?P=q)|(?P<bare>[^\s"',;&(){}\[\]]{0,1024}[^\s"',;&(){}\[\].]))
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_QUERY_SECRET = re.compile(
+    r"((?:[a-z0-9]+[_.-])*(?:access_token|refresh_token|id_token|auth_token|client_secret|api_key|apikey|token"
+    r"|signature|sig|password|passwd|pwd|security-token)=)[^&#\s\"'<>\[\]]{8,}",
+    re.IGNORECASE,
+)
+_PLAIN_NAME = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PLACEHOLDER_START = ("[", "$", "%", "{", "<", "(", "`", "*")
+_NOT_VALUES = frozenset({"none", "null", "nil", "true", "false", "undefined", "..."})
+
+
+def _looks_like_a_key(value: str) -> bool:
+    """Whether the value given to a name such as `api_key` is a key rather than a word or a name."""
+    if len(value) < 12 or any(ch.isspace() for ch in value):
+        return False
+    has_digit = any(ch.isdigit() for ch in value)
+    return (has_digit and any(ch.isalpha() for ch in value)) or len(value) >= 30
+
+
+def _assignment(match: re.Match[str]) -> str | None:
+    """The masked form of `name = value`, or None when the value is no secret."""
+    quoted, bare = match.group("quoted"), match.group("bare")
+    value = quoted if quoted is not None else bare
+    if not value or value.startswith(_PLACEHOLDER_START) or value.lower() in _NOT_VALUES:
+        return None
+    if not value.strip("*x.•"):
+        return None
+    name = match.group("name").lower()
+    if match.group("pw"):
+        if bare is not None:
+            if _is_code(match, bare):
+                return None
+            if ":" in match.group("op") and not _is_a_lowercase_setting_line(match):
+                return None
+        label = "[secret: password]"
+    elif not _looks_like_a_key(value) or (bare is not None and _is_code(match, bare)):
+        return None
+    elif "aws" in name and "secret" in name:
+        label = "[secret: AWS secret key]"
+    else:
+        label = "[secret: token]" if "token" in name else "[secret: key]"
+    quote = match.group("q") or ""
+    return f"{match.group('name')}{match.group('op')}{quote}{label}{quote}"
+
+
+def _is_code(match: re.Match[str], bare: str) -> bool:
+    """A plain name, an attribute, a call or an index (`password=password`, `os.environ[...]`): code."""
+    after = match.string[match.end() : match.end() + 1]
+    return bool(_PLAIN_NAME.fullmatch(bare)) or after in ("(", "[")
+
+
+def _is_a_lowercase_setting_line(match: re.Match[str]) -> bool:
+    """`password: hunter2` is a setting only as a whole line with a lowercase key; in prose it is not."""
+    text = match.string
+    name_start = match.start("name")
+    line_start = text.rfind("\n", max(0, name_start - 64), name_start) + 1 or max(0, name_start - 64)
+    line_end = text.find("\n", match.end(), match.end() + 64)
+    line_end = min(len(text), match.end() + 64) if line_end < 0 else line_end
+    return (
+        not text[line_start:name_start].strip(" \t-")
+        and not text[match.end() : line_end].strip()
+        and match.group("name").islower()
+    )
+
+
+def _name_start(text: str, low: str, index: int) -> int:
+    start = index
+    while start > 0 and index - start < 64 and low[start - 1] in _NAME_CHARS:
+        start -= 1
+    if start > 0 and text[start - 1] in "\"'":
+        start -= 1
+    return start
+
+
+def _assignment_edits(text: str, low: str) -> list[Edit]:
+    """`name = value` settings and secret query parameters, found from the words their names hold."""
+    candidates = sorted(
+        (index, index + len(word))
+        for word in _ASSIGNMENT_WORDS
+        for index in find_all(low, word)
+        if _ASSIGNMENT_TAIL.match(low, index + len(word))
+    )
+    edits: list[Edit] = []
+    covered = 0
+    for index, _ in candidates:
+        start = _name_start(text, low, index)
+        if start < covered or text[start - 1 : start] == "]":  # glued to a mask, as to a letter
+            continue
+        if start > 0 and text[start - 1] in "?&;":
+            query = _QUERY_SECRET.match(text, start)
+            if query:
+                edits.append((start, query.end(), query.group(1) + "[secret]"))
+                covered = query.end()
+                continue
+        match = _ASSIGNMENT.match(text, start)
+        masked = _assignment(match) if match else None
+        if match and masked is not None:
+            edits.append((start, match.end(), masked))
+            covered = match.end()
+    return edits
+
+
+def _authorization_edits(text: str, low: str) -> list[Edit]:
+    edits = []
+    schemes_seen = set()
+    for index in find_all(low, "authorization"):
+        match = _AUTH_HEADER.match(text, index)
+        if match:
+            scheme = match.group(2).lower()
+            label = "[secret: bearer token]" if scheme == "bearer" else "[secret: credentials]"
+            edits.append((index, match.end(), match.group(1) + label))
+            schemes_seen.add(match.start(2))
+    for index in find_all(low, "bearer"):
+        if index in schemes_seen or index and (low[index - 1].isalnum() or low[index - 1] == "]"):
+            continue
+        match = _BEARER.match(text, index)
+        if match:
+            edits.append((index, match.end(), match.group(1) + "[secret: bearer token]"))
+    return edits
+
+
+def mask_keys(text: str) -> str:
+    """`text` with its keys, tokens, private keys, authorization headers and secret settings masked."""
+    # Single characters first: finding one is a memchr, far cheaper than a search for a longer string.
+    if "-" in text and _DASH_TOKEN_HINT.search(text):
+        if "-----BEGIN" in text:
+            text = _PRIVATE_KEY.sub("[secret: private key]", text)
+        text = _ANTHROPIC.sub("[secret: Anthropic key]", text)
+        text = _OPENAI.sub("[secret: OpenAI key]", text)
+        text = _SLACK.sub("[secret: Slack token]", text)
+    if "_" in text:
+        text = _GITHUB.sub("[secret: GitHub token]", text)
+        if "k_live_" in text or "k_test_" in text:
+            text = _STRIPE.sub("[secret: Stripe key]", text)
+    if _A_TOKEN_HINT.search(text):
+        text = _AWS_KEY.sub("[secret: AWS access key]", text)
+        text = _GOOGLE.sub("[secret: Google API key]", text)
+    if _JWT_HINT.search(text):
+        text = _JWT.sub("[secret: JWT]", text)
+    if "=" in text or (":" in text and _COLON_HINT.search(text)):
+        # Headers first, then settings found in what they leave: each step sees the masks of the one
+        # before, as a second pass would.
+        low = lower_same_length(text)
+        if "bearer" in low or "authorization" in low:
+            edits = _authorization_edits(text, low)
+            if edits:
+                text = apply_edits(text, edits)
+                low = lower_same_length(text)
+        edits = _assignment_edits(text, low)
+        return apply_edits(text, edits) if edits else text
+    if _BEARER_HINT.search(text):
+        edits = _authorization_edits(text, lower_same_length(text))
+        return apply_edits(text, edits) if edits else text
+    return text

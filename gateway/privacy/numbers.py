@@ -1,0 +1,237 @@
+"""IBANs, payment cards and French NIRs, masked only when their check digits hold.
+
+What was chosen: IBANs are upper case, spaces of any width or none, the length of the country's registry
+entry (any other country: the number as written, 15 to 34 characters), then ISO 7064 mod 97. Cards:
+spaces or dashes in a card's layout (4 4 4 4..., 4 6 5, 4 6 4, 4 3 3 3, or none), a known issuer's
+prefix with one of its lengths, Luhn; 14 digits only as Diners' 4-6-4, since a SIRET has 14 Luhn-valid
+digits too; when a longer card also checks out (a security number after it), the longer is masked. NIRs:
+spaces of any width or none, only between its fields (1 85 05 78 006 084 36), sex 1, 2, 3, 4, 7 or 8, the
+key. A number glued to letters or digits is part of something longer and stays; a mask's bracket counts
+as such glue, so that masking twice finds nothing new.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gateway.privacy.text import Edit, apply_edits, plain_copy
+
+# How the masks of this module open: a code next to one is no code of its own (see `codes`).
+MASK_PREFIXES = ("[IBAN …", "[card …", "[NIR …")
+
+# ISO 13616 registry lengths, with the countries that use the format without being in the registry.
+_IBAN_REGISTRY = (
+    "AD24 AE23 AL28 AT20 AZ28 BA20 BE16 BG22 BH22 BI27 BR29 BY28 CH21 CR22 CY28 CZ24 DE22 DJ27 DK18 DO28 "
+    "EE20 EG29 ES24 FI18 FK18 FO18 FR27 GB22 GE22 GI23 GL18 GR27 GT28 HN28 HR21 HU28 IE22 IL23 IQ23 IS26 "
+    "IT27 JO30 KW30 KZ20 LB28 LC32 LI21 LT20 LU20 LV21 LY25 MC27 MD24 ME22 MK19 MN20 MR27 MT31 MU30 NI28 "
+    "NL18 NO15 OM23 PK24 PL28 PS29 PT25 QA29 RO24 RS22 RU33 SA24 SC31 SD18 SE24 SI19 SK24 SM27 SO23 ST25 "
+    "SV28 TL23 TN24 TR26 UA29 VA22 VG24 XK20 YE30 "
+    "AO25 BF28 BJ28 CF27 CG27 CI28 CM27 CV25 DZ26 GA27 GQ27 GW25 IR26 KM27 MA28 MG27 ML28 MZ25 NE28 SN28 "
+    "TD27 TG28 GF27 GP27 MQ27 RE27 PF27 TF27 YT27 NC27 PM27 WF27 BL27 MF27"
+)
+_IBAN_LENGTHS = {entry[:2]: int(entry[2:]) for entry in _IBAN_REGISTRY.split()}
+# These read the plain copy. Where a long number is: a digit, then 11 more letters or digits with small
+# gaps (phone numbers have fewer).
+_NUMBER_CLUSTER = re.compile(r"[0-9](?<![0-9][0-9])(?<![0-9][ -][0-9])(?:[ -]{0,2}+[0-9A-Z]){11,}+")
+_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9\]][A-Z])[A-Z][0-9]{2}(?: {0,2}[0-9A-Z]){11,30}")
+_NIR = re.compile(
+    r"[1-478](?<![0-9A-Za-z\]][1-478])(?<![0-9\]] [1-478])(?: {0,2}[0-9AB]){14}(?![0-9A-Za-z\[])(?! [0-9\[])"
+)
+_NIR_LAYOUT = re.compile(r"[0-9]{5}(?:[0-9]{2}|2[AB])[0-9]{8}")
+_CARD_RUN = re.compile(r"[0-9](?<![0-9A-Za-z\]][0-9])(?:[ -]{0,2}[0-9]){12,}+(?![A-Za-z\[])")
+_DIGIT_GROUP = re.compile(r"[0-9]+")
+_IBAN_BEFORE = re.compile(r"[A-Z]{2}[0-9]{2} {1,2}$")
+_IBAN_GOES_ON = re.compile(r" {0,2}[0-9A-Za-z\[]")
+
+
+def _compact(chars: str) -> str:
+    return "".join(ch for ch in chars if ch.isascii() and ch.isalnum())
+
+
+def _iban_valid(iban: str) -> bool:
+    if not 2 <= int(iban[2:4]) <= 98:
+        return False
+    rearranged = iban[4:] + iban[:4]
+    return int("".join(str(int(ch, 36)) for ch in rearranged)) % 97 == 1
+
+
+def _iban_end(text: str, match: re.Match[str]) -> int | None:
+    """Where the IBAN opening `match` ends, by its country's length; None if it cannot be one."""
+    written = match.group(0)
+    length = _IBAN_LENGTHS.get(written[:2])
+    if length is None:  # a country missing from the table: the number as written, if it ends there
+        if _IBAN_GOES_ON.match(text, match.end()):
+            return None
+        return match.end() if 15 <= len(_compact(written)) <= 34 else None
+    seen = 0
+    for offset, ch in enumerate(written):
+        if ch.isascii() and ch.isalnum():
+            seen += 1
+            if seen == length:
+                end = match.start() + offset + 1
+                glued = end < len(text) and (text[end].isascii() and text[end].isalnum() or text[end] == "[")
+                return None if glued else end
+    return None
+
+
+def _iban_edits(plain: str) -> list[Edit]:
+    edits = []
+    position = 0
+    while match := _IBAN.search(plain, position):
+        end = _iban_end(plain, match)
+        iban = _compact(plain[match.start() : end]) if end else ""
+        if end and _iban_valid(iban):
+            edits.append((match.start(), end, f"[IBAN …{iban[-4:]}]"))
+            position = end
+        else:
+            position = match.start() + 2
+    return edits
+
+
+# Where a NIR may be cut: after the sex, the year, the month, the department, the town and the number
+# (1 85 05 78 006 084 36). Spaces elsewhere make it some other row of numbers; so does a NIR cut but not
+# after its sex digit, unless only its key stands apart (three numbers of 5 digits are no NIR).
+_NIR_CUTS = frozenset({1, 3, 5, 7, 10, 13})
+
+
+def _nir_edits(plain: str) -> list[Edit]:
+    edits = []
+    for match in _NIR.finditer(plain):
+        nir = _compact(match.group())
+        if not _NIR_LAYOUT.fullmatch(nir) or not _nir_layout(match.group()):
+            continue
+        number = nir[:5] + {"2A": "19", "2B": "18"}.get(nir[5:7], nir[5:7]) + nir[7:13]
+        if int(nir[13:]) == 97 - int(number) % 97:
+            edits.append((match.start(), match.end(), f"[NIR …{nir[-4:]}]"))
+    return edits
+
+
+def _cuts(written: str) -> set[int]:
+    """After how many characters `written` has spaces."""
+    cuts, seen = set(), 0
+    for ch in written:
+        if ch == " ":
+            cuts.add(seen)
+        else:
+            seen += 1
+    return cuts
+
+
+def _nir_layout(written: str) -> bool:
+    cuts = _cuts(written)
+    return not cuts or cuts == {13} or (1 in cuts and cuts <= _NIR_CUTS)
+
+
+def _card_layout(sizes: list[int]) -> bool:
+    """Whether digit groups of these sizes are written as cards are: 4 4 4 4 (the last group may be
+    shorter), 4 6 5, 4 6 4, 4 3 3 3, or unbroken."""
+    if len(sizes) == 1 or sizes in ([4, 6, 5], [4, 6, 4], [4, 3, 3, 3]):
+        return True
+    return all(size == 4 for size in sizes[:-1]) and sizes[-1] <= 4
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for index, ch in enumerate(reversed(digits)):
+        value = ord(ch) - 48
+        if index % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+_VISA_LENGTHS = frozenset({13, 16, 19})
+_SIXTEEN = frozenset({16})
+_FIFTEEN = frozenset({15})
+_SIXTEEN_TO_NINETEEN = frozenset(range(16, 20))
+_NO_LENGTH: frozenset[int] = frozenset()
+
+
+def _card_lengths(digits: str) -> frozenset[int]:
+    """The lengths a known issuer gives its cards opening on these digits (at least four of them)."""
+    two, three, four = int(digits[:2]), int(digits[:3]), int(digits[:4])
+    if digits[0] == "4":
+        return _VISA_LENGTHS
+    if 51 <= two <= 55 or 2221 <= four <= 2720:
+        return _SIXTEEN
+    if two in (34, 37):
+        return _FIFTEEN
+    if four == 6011 or 644 <= three <= 649 or two == 65 or 3528 <= four <= 3589 or two == 62:
+        return _SIXTEEN_TO_NINETEEN
+    if two in (36, 38) or 300 <= three <= 305:
+        # Diners also makes cards of 14 digits, a SIRET's length (Luhn-valid too): see _cards_in.
+        return _SIXTEEN_TO_NINETEEN
+    if two == 50 or 56 <= two <= 69:  # Maestro
+        return _SIXTEEN_TO_NINETEEN
+    return _NO_LENGTH
+
+
+def _card_edits(plain: str) -> list[Edit]:
+    edits = []
+    for run in _CARD_RUN.finditer(plain):
+        if not _IBAN_BEFORE.search(plain, max(0, run.start() - 8), run.start()):  # else an IBAN that failed
+            edits += _cards_in(plain, run)
+    return edits
+
+
+def _cards_in(plain: str, run: re.Match[str]) -> list[Edit]:
+    """Cards inside one run of digit groups: the first group where a card starts, its longest valid end."""
+    groups = [group.span() for group in _DIGIT_GROUP.finditer(plain, run.start(), run.end())]
+    edits = []
+    first = 0
+    while first < len(groups):
+        if plain[groups[first][0]] not in "23456":  # no issuer opens on 0, 1, 7, 8 or 9
+            first += 1
+            continue
+        best = None
+        digits = ""
+        sizes: list[int] = []
+        lengths = None
+        for last in range(first, len(groups)):
+            start, end = groups[last]
+            digits += plain[start:end]
+            sizes.append(end - start)
+            if len(digits) > 19:
+                break
+            if len(digits) < 13:
+                continue
+            lengths = _card_lengths(digits) if lengths is None else lengths
+            diners_layout = sizes == [4, 6, 4] and (
+                digits[:2] in ("36", "38") or "300" <= digits[:3] <= "305"
+            )
+            if (len(digits) in lengths or diners_layout) and _card_layout(sizes) and _luhn(digits):
+                best = (last, digits)
+        if best is None:
+            first += 1
+            continue
+        last, digits = best
+        edits.append((groups[first][0], groups[last][1], f"[card …{digits[-4:]}]"))
+        first = last + 1
+    return edits
+
+
+def _mask_numbers_in(region: str, plain: str) -> str:
+    """IBANs first, then NIRs, then cards, each found in the plain copy and masked in both."""
+    for finder in (_iban_edits, _nir_edits, _card_edits):
+        edits = finder(plain)
+        if edits:
+            region, plain = apply_edits(region, edits), apply_edits(plain, edits)
+    return region
+
+
+def mask_numbers(text: str) -> str:
+    """IBANs, NIRs and cards, looked for only around long numbers (with a margin for the lookarounds)."""
+    plain = plain_copy(text)
+    regions: list[list[int]] = []
+    for cluster in _NUMBER_CLUSTER.finditer(plain):
+        start, end = max(0, cluster.start() - 6), min(len(plain), cluster.end() + 3)
+        if regions and start <= regions[-1][1]:
+            regions[-1][1] = end
+        else:
+            regions.append([start, end])
+    pieces: list[str] = []
+    done = 0
+    for start, end in regions:
+        pieces += [text[done:start], _mask_numbers_in(text[start:end], plain[start:end])]
+        done = end
+    return "".join(pieces) + text[done:] if regions else text
