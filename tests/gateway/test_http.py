@@ -66,7 +66,8 @@ def test_the_token_file_is_the_persons_alone(http_server):
     assert (folders_of(home).state / "http-token").stat().st_mode & 0o077 == 0
 
 
-def test_a_host_calls_a_tool_over_http_with_the_sdk_client(http_server):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_host_calls_a_tool_over_http_with_the_sdk_client(http_server, mode):
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
@@ -75,8 +76,9 @@ def test_a_host_calls_a_tool_over_http_with_the_sdk_client(http_server):
     async def session():
         async with (
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
-            Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+            Client(streamable_http_client(url, http_client=http), mode=mode) as client,
         ):
+            assert client.protocol_version == {"legacy": "2025-11-25", "auto": "2026-07-28"}[mode]
             assert [t.name for t in (await client.list_tools()).tools] == ["hello", "echo", "whose"]
             result = await client.call_tool("hello", {"name": "Web"})
             assert result.content[0].text == "Hello, Web!"
