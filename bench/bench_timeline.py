@@ -1,12 +1,16 @@
 """The timeline plugin on a heavy synthetic store: query and timeline latencies, and ActivityWatch import speed.
 
     .venv/bin/python bench/bench_timeline.py [--events 2000000] [--aw-events 1000000] [--calls 25] [--seed 7]
+        [--only TEXT ...]   # only the measures whose label holds TEXT ("closed", "24 h", "import")
 
 The store (48 hours of heavy activity, seeded) and the ActivityWatch databases are generated once and cached
 under bench/results/ (git-ignored); delete them to regenerate. Tool calls are measured through
 `make_gateway(...).call(...)` from gateway.testing (argument checks, gate, masks and audit included), next to
 the plugin's own domain function on the same store, so the ratio shows what the gateway adds. Medians over
-`--calls` calls, each on a different window of the store. Targets: query_events (15 min) under 10 ms,
+`--calls` calls, each on a different window of the store (the windows of a measure depend only on the seed and its
+label, so `--only` picks the same ones). Three gates: no project; a closed project routed by app and URL; and
+`[access] outside_projects = false` with that closed project and an open one routed by apps, URL and paths (the
+gate then judges every event without an owner closed too). Targets: query_events (15 min) under 10 ms,
 get_timeline under 50 ms for an hour and 300 ms for a day, import above 50,000 events/s.
 """
 
@@ -20,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -186,10 +191,23 @@ def main() -> None:
     parser.add_argument("--aw-events", type=int, default=1_000_000, help="events in the ActivityWatch database")
     parser.add_argument("--calls", type=int, default=25, help="calls per measurement (the median is reported)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", action="append", default=[], metavar="TEXT",
+                        help="only the measures whose label contains TEXT (repeatable; 'import' for the import)")
     options = parser.parse_args()
 
     RESULTS.mkdir(exist_ok=True)
     store_path = RESULTS / f"timeline-store-v{SCHEMA_VERSION}-{options.events}-{options.seed}.db"
+    older = sorted(RESULTS.glob(f"timeline-store-v*-{options.events}-{options.seed}.db"))
+    if not store_path.exists() and older:
+        # The same events in an older schema: upgraded in place, as a person's store is by their next import.
+        began = time.perf_counter()
+        with Store.open(older[-1]):
+            pass
+        for suffix in ("", "-wal", "-shm"):
+            if Path(f"{older[-1]}{suffix}").exists():
+                Path(f"{older[-1]}{suffix}").rename(f"{store_path}{suffix}")
+        print(f"upgraded {older[-1].name} to schema {SCHEMA_VERSION} in {time.perf_counter() - began:.1f} s",
+              file=sys.stderr)
     if not store_path.exists():
         began = time.perf_counter()
         partial = store_path.with_suffix(".partial")
@@ -203,8 +221,11 @@ def main() -> None:
         oldest, newest = store.bounds()
     span_h = (newest - oldest) / 3_600_000
 
-    rng = random.Random(options.seed)
-    def windows(length_ms: int) -> list[tuple[str, str]]:
+    def wanted(label: str) -> bool:
+        return not options.only or any(text in label for text in options.only)
+
+    def windows(label: str, length_ms: int) -> list[tuple[str, str]]:
+        rng = random.Random(options.seed * 1_000_003 + zlib.crc32(label.encode()))
         picks = []
         for _ in range(options.calls):
             since = rng.randint(oldest, newest - length_ms)
@@ -214,12 +235,18 @@ def main() -> None:
     settings = {"store": str(store_path), "probe_activitywatch": False, "retention_hours": FOREVER_HOURS,
                 "timezone": "UTC"}
     closed = [{"id": "vault", "name": "Vault", "ai": False, "apps": ["Mail"], "urls": ["shop.example.org"]}]
+    # outside_projects = false: only the open project's events are given (Code and Terminal, one site, the
+    # files of one source folder), the closed one's and every unrouted one are left out and counted.
+    routed = [*closed, {"id": "work", "name": "Work", "ai": True, "apps": ["Code", "Terminal"],
+                        "urls": ["github.example.com"], "paths": ["/home/ada/src/project3"]}]
     rows = []
     with tempfile.TemporaryDirectory() as home:
         home = Path(home)
         config = {"gateway": {"plugins": ["timeline"]}, "plugins": {"timeline": settings}}
         gateway = make_gateway([gateway_timeline], config=config, home=home / "open")
         gated = make_gateway([gateway_timeline], config=config, projects=closed, home=home / "gated")
+        inside = make_gateway([gateway_timeline], config={**config, "access": {"outside_projects": False}},
+                              projects=routed, home=home / "inside")
         gateway.call("get_status")  # warm: imports, first config read
 
         def direct(kind: str, gate: Gate, fmt: str = "markdown"):
@@ -238,6 +265,7 @@ def main() -> None:
 
         open_gate = Gate()
         closed_gate = Gate(Manifest.from_dict({"project": closed}))
+        inside_gate = Gate(Manifest.from_dict({"project": routed}), outside_projects=False)
         cases = [
             ("query_events, 15 min", 15, "query_events", {}, open_gate, gateway, "markdown", 10),
             ("query_events, 15 min, a closed project", 15, "query_events", {}, closed_gate, gated, "markdown", 10),
@@ -249,9 +277,15 @@ def main() -> None:
              "structured", 300),
             ("get_timeline, 24 h, markdown, a closed project", 1440, "get_timeline", {}, closed_gate, gated,
              "markdown", 300),
+            ("query_events, 15 min, outside closed, routes", 15, "query_events", {}, inside_gate, inside,
+             "markdown", 10),
+            ("get_timeline, 24 h, markdown, outside closed, routes", 1440, "get_timeline", {}, inside_gate, inside,
+             "markdown", 300),
         ]
         for label, minutes, tool, extra, gate, gw, fmt, target in cases:
-            picks = windows(minutes * 60_000)
+            if not wanted(label):
+                continue
+            picks = windows(label, minutes * 60_000)
             full, cpu, bare, answers = interleaved(through(gw, tool, **extra), direct(tool, gate, fmt), picks)
             assert not any(a.is_error for a in answers), answers[0].text
             if tool == "query_events":
@@ -259,8 +293,25 @@ def main() -> None:
             else:
                 cut = sum(a.data["truncated"] for a in answers)
                 detail = f"median {statistics.median(a.data['token_estimate'] for a in answers):,.0f} tokens, {cut} cut"
+            left = statistics.median(a.data.get("left_out", 0) for a in answers)
+            detail += f", median {left:,.0f} left out" if left else ""
             rows.append((label, full, cpu, bare, target, detail))
 
+    print(f"\nstore: {total:,} events over {span_h:.1f} h ({store_path.name}); {options.calls} calls per row, "
+          f"each on a different window\n")
+    print(f"{'measure':52} {'gateway ms':>10} {'(cpu ms)':>9} {'plugin ms':>9} {'ratio':>6} {'target':>7} "
+          f"{'of target':>9}  detail")
+    for label, full, cpu, bare, target, detail in rows:
+        print(f"{label:52} {full:10.2f} {cpu:9.2f} {bare:9.2f} {full / bare:6.2f} {target:7} {full / target:9.0%}  {detail}")
+    print("gateway ms: make_gateway(...).call(...) (argument checks, gate, masks, audit), wall-clock median; cpu ms: "
+          "the CPU time of those calls (all threads), which other load on the machine does not inflate; plugin ms: "
+          "the domain function on the same windows, interleaved; ratio: gateway / plugin")
+    print(f"load average during the run: {os.getloadavg()[0]:.2f} (over {os.cpu_count()} CPUs)")
+    if wanted("import"):
+        import_bench(options)
+
+
+def import_bench(options: argparse.Namespace) -> None:
     aw_path = RESULTS / f"activitywatch-rust-{options.aw_events}-{options.seed}.db"
     if not aw_path.exists():
         generate_activitywatch(aw_path.with_suffix(".partial"), options.aw_events, options.seed)
@@ -273,19 +324,9 @@ def main() -> None:
     read = options.aw_events
     rate = read / seconds
 
-    print(f"\nstore: {total:,} events over {span_h:.1f} h ({store_path.name}); {options.calls} calls per row, "
-          f"each on a different window\n")
-    print(f"{'measure':48} {'gateway ms':>10} {'(cpu ms)':>9} {'plugin ms':>9} {'ratio':>6} {'target':>7} "
-          f"{'of target':>9}  detail")
-    for label, full, cpu, bare, target, detail in rows:
-        print(f"{label:48} {full:10.2f} {cpu:9.2f} {bare:9.2f} {full / bare:6.2f} {target:7} {full / target:9.0%}  {detail}")
     print(f"\nActivityWatch import (aw-server-rust, {read:,} events, {stored:,} stored, "
           f"{report.private_dropped:,} private dropped): {seconds:.1f} s, {rate:,.0f} events/s "
           f"(target 50,000/s: {rate / 50_000:.2f}x); CPU {cpu_seconds:.1f} s, {read / cpu_seconds:,.0f} events per CPU second")
-    print("gateway ms: make_gateway(...).call(...) (argument checks, gate, masks, audit), wall-clock median; cpu ms: "
-          "the CPU time of those calls (all threads), which other load on the machine does not inflate; plugin ms: "
-          "the domain function on the same windows, interleaved; ratio: gateway / plugin")
-    print(f"load average during the run: {os.getloadavg()[0]:.2f} (over {os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":

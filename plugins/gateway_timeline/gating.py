@@ -3,13 +3,20 @@
 A browser's window title repeats the title of the page shown, often without its URL (ActivityWatch's
 window watcher records none): an event whose title begins with the title of a page the gate kept back is
 kept back too, so a closed project's page does not come back through the window list.
+
+The projects an app, URL or path belongs to depend only on the manifest: they are remembered per gate (the
+manifest and `outside_projects`, which change rarely) across calls, so a day's few thousand distinct URLs are
+matched against the routes once, not on every call.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import frozen
 
 from gateway import Gate
 
@@ -21,6 +28,56 @@ Traits = tuple[str | None, str | None, str | None, str | None]  # app, url, path
 MIN_TITLE = 8  # shorter page titles ("Home", "Inbox") say too little to hide every window beginning with them
 
 
+class _Memo:
+    """What one gate said about single values: their owners, and whether the value alone keeps an event back."""
+
+    def __init__(self) -> None:
+        self.owners: dict[tuple[str, str], frozenset[str]] = {}
+        self.shut: dict[tuple[str, str], bool] = {}
+
+
+_MEMOS: dict[Any, _Memo] = {}  # per gate (the manifest and outside_projects)
+_MEMOS_LOCK = threading.Lock()
+_GATES_REMEMBERED = 8
+_VALUES_REMEMBERED = 200_000
+
+
+def _memo_of(gate: Gate) -> _Memo:
+    """The memo of this gate (a fresh one, not kept, if the gate cannot be a key)."""
+    try:
+        hash(gate)
+    except TypeError:
+        return _Memo()
+    with _MEMOS_LOCK:
+        memo = _MEMOS.get(gate)
+        if memo is None or len(memo.owners) > _VALUES_REMEMBERED:
+            if len(_MEMOS) >= _GATES_REMEMBERED:
+                _MEMOS.clear()
+            memo = _MEMOS[gate] = _Memo()
+        return memo
+
+
+@frozen
+class Closed:
+    """What the gate keeps back in a range, as values of the store's columns: an event is kept back when its
+    app, URL or path is one of these, or its title (label) is."""
+
+    apps: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+
+    def condition(self) -> tuple[str, list[Any]]:
+        """An SQL condition (0 or 1, never NULL) on the columns app, url, path, label, with its parameters."""
+        parts: list[str] = []
+        params: list[Any] = []
+        for column, values in (("app", self.apps), ("url", self.urls), ("path", self.paths), ("label", self.labels)):
+            if values:
+                parts.append(f"IFNULL({column} IN (SELECT value FROM json_each(?)), 0)")
+                params.append(json.dumps(list(values)))
+        return "(" + " OR ".join(parts) + ")", params
+
+
 class Gatekeeper:
     """The gate's verdicts for one call, remembered per trait triple (a day holds few distinct ones)."""
 
@@ -30,13 +87,31 @@ class Gatekeeper:
         self.routed = any(p.apps or p.urls or p.paths for p in gate.projects)
         self.default = gate.allows(())
         self._verdicts: dict[tuple[str | None, str | None, str | None], bool] = {}
+        self._memo = _memo_of(gate) if self.routed else _Memo()
+
+    def owners_by(self, kind: str, value: str | None) -> frozenset[str]:
+        """The projects whose `kind` routes (app, url, path) take this value; remembered per gate."""
+        if not value:
+            return frozenset()
+        owners = self._memo.owners.get((kind, value))
+        if owners is None:
+            owners = self._memo.owners[(kind, value)] = self.gate.owners_of(**{kind: value})
+        return owners
+
+    def _shuts(self, kind: str, value: str) -> bool:
+        """Does this value alone keep an event back (it belongs to a closed project)? For outside_projects true."""
+        shut = self._memo.shut.get((kind, value))
+        if shut is None:
+            shut = self._memo.shut[(kind, value)] = not self.gate.allows(self.owners_by(kind, value))
+        return shut
 
     @property
     def uniform(self) -> bool:
         return not self.routed
 
     def owners(self, app: str | None, url: str | None, path: str | None) -> frozenset[str]:
-        return self.gate.owners_of(app=app or None, url=url or None, path=path or None)
+        # A project owns an item when any one of its routes takes any one of the item's traits: the union.
+        return self.owners_by("app", app) | self.owners_by("url", url) | self.owners_by("path", path)
 
     def allows(self, app: str | None, url: str | None, path: str | None) -> bool:
         if not self.routed:
@@ -67,39 +142,35 @@ class Gatekeeper:
             kept = still
         return kept, closed
 
+    def closed(self, store: Store, since_ms: int, until_ms: int, reach_back: bool = False) -> Closed | None:
+        """The values of the events the gate keeps back in the range (None when it keeps none back).
 
-    def exclusion(self, store: Store, since_ms: int, until_ms: int) -> tuple[str, list[Any]] | None:
-        """An SQL condition true for the events the gate keeps back in the range, with its parameters.
-
-        Decided per distinct app, URL and file path of the range (few, where events are many): with things
-        outside projects open, an event is kept back exactly when one of its traits belongs to a closed
-        project, or its title begins with the title of a page kept back. None when nothing is kept back.
-        Only for `outside_projects = true`; otherwise every event without an owner is kept back too, and
-        the caller screens rows one by one (`screen`).
+        Decided per distinct app, URL and file path (few, where events are many): with things outside projects
+        open, an event is kept back exactly when one of its traits belongs to a closed project, or its title
+        begins with the title of a page kept back (a page: an event with a URL, in the whole minutes around the
+        range). The apps, URLs and paths named may include some the range does not hold; with `reach_back`,
+        they include those of the spans begun in the hour before it (which the timeline's summary reads). Only for
+        `outside_projects = true`; otherwise every event without an owner is kept back too, and the caller
+        screens rows one by one (`screen`).
         """
         if not self.routed or not self.gate.outside_projects:
-            raise ValueError("exclusion() is for a routed gate with things outside projects open")
+            raise ValueError("closed() is for a routed gate with things outside projects open")
         projects = self.gate.projects
-        parts: list[str] = []
-        params: list[Any] = []
-        for column, kind, wanted in (("app", "app", any(p.apps for p in projects)),
-                                     ("url", "url", any(p.urls for p in projects)),
-                                     ("path", "path", any(p.paths for p in projects))):
-            if not wanted:
-                continue
-            closed = [value for value in store.distinct(column, since_ms, until_ms)
-                      if not self.gate.allows(self.gate.owners_of(**{kind: value}))]
-            if closed:
-                parts.append(f"IFNULL({column} IN (SELECT value FROM json_each(?)), 0)")
-                params.append(json.dumps(closed))
-        if not parts:
+        found: dict[str, tuple[str, ...]] = {}
+        for column, wanted in (("app", any(p.apps for p in projects)),
+                               ("url", any(p.urls for p in projects)),
+                               ("path", any(p.paths for p in projects))):
+            values: Sequence[str] = store.trait_values(column, since_ms, until_ms, reach_back) if wanted else ()
+            found[column] = tuple(value for value in values if self._shuts(column, value))
+        if not any(found.values()):
             return None
-        condition = "(" + " OR ".join(parts) + ")"
-        titles = tuple(t for t in store.distinct("label", since_ms, until_ms, f" AND url IS NOT NULL AND {condition}",
-                                                 params) if len(t) >= MIN_TITLE)
-        if titles:
-            # The prefix test runs here, once per distinct title of the range; SQL then only looks titles up.
-            labels = [label for label in store.distinct("label", since_ms, until_ms) if label.startswith(titles)]
-            condition = f"({condition[1:-1]} OR IFNULL(label IN (SELECT value FROM json_each(?)), 0))"
-            params = [*params, json.dumps(labels)]
-        return condition, params
+        titles = tuple(title for title in store.page_titles(since_ms, until_ms, found["app"], found["url"],
+                                                            found["path"]) if len(title) >= MIN_TITLE)
+        # The prefix test runs once per distinct title of the range; SQL then only looks titles up.
+        labels = tuple(store.labels_beginning(titles, since_ms, until_ms)) if titles else ()
+        return Closed(apps=found["app"], urls=found["url"], paths=found["path"], labels=labels)
+
+    def exclusion(self, store: Store, since_ms: int, until_ms: int) -> tuple[str, list[Any]] | None:
+        """`closed()` as an SQL condition true for the events kept back, with its parameters; None for none."""
+        closed = self.closed(store, since_ms, until_ms)
+        return None if closed is None else closed.condition()

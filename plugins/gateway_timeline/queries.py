@@ -48,12 +48,17 @@ def timeline(
     if store is not None and start < until_ms:
         if keeper.uniform or keeper.gate.outside_projects:
             where, params = "", []
-            if not keeper.uniform and (closed_sql := keeper.exclusion(store, start, until_ms)) is not None:
-                left_out = store.count(start, until_ms, f" AND {closed_sql[0]}", closed_sql[1])
-                where, params = f" AND NOT {closed_sql[0]}", closed_sql[1]
+            closed = None if keeper.uniform else keeper.closed(store, start, until_ms, reach_back=True)
+            if closed is not None:
+                condition, params = closed.condition()
+                where = f" AND NOT {condition}"
             rows = store.summary(start, until_ms, True, where, params) if keeper.default else []
             if not keeper.default:
                 left_out = store.count(start, until_ms)
+            elif closed is not None:
+                # Every event of the range is in these rows' counts or left out (spans begun before the range
+                # come with no count): what is missing from them is what was left out.
+                left_out = store.count(start, until_ms) - sum(row[sessions.N] for row in rows)
 
             def details(group: Sequence[sessions.Session]) -> list[list[tuple[Any, ...]]]:
                 span = (max(group[0].start_ms, start), min(group[-1].end_ms, until_ms))
@@ -135,7 +140,7 @@ def events(
         count, left_out, closed = store.count(start, until_ms, where, params), 0, None
     elif keeper.gate.outside_projects:
         closed, left_out = None, 0
-        closed_sql = keeper.exclusion(store, start, until_ms)
+        closed_sql = keeper.exclusion(store, start, until_ms)  # the gate's verdicts are remembered across calls
         if closed_sql is not None:
             left_out = store.count(start, until_ms, f" AND {closed_sql[0]}", closed_sql[1])
             where, params = f"{where} AND NOT {closed_sql[0]}", [*params, *closed_sql[1]]

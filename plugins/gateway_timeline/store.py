@@ -3,6 +3,12 @@
 `events` keeps each envelope as the recorder wrote it plus the traits the gate routes on; `minutes` holds,
 for each minute, one row per (type, app, label, URL, path) with a count and the span covered, so a day's
 timeline reads thousands of rows rather than millions. Importers write; the tools only read.
+
+Schema 4 added indexes only (no data changed): `minutes` by (minute, type, app), which lets the per-(minute,
+type, app) sums be read without sorting, and by URL, title and file path, which let the gate's closed values
+be found without reading every row of a range. A store of schema 3 is upgraded in place the next time an
+importer opens it (`gateway timeline import ...` or `ingest`; a few seconds for a week of heavy use); until
+then the tools read it as before, only slower (`Store.indexed` says which).
 """
 
 from __future__ import annotations
@@ -15,10 +21,10 @@ from typing import Any
 
 from gateway_timeline.envelope import is_private
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SCHEMA = f"""
 PRAGMA journal_mode = WAL;
-PRAGMA user_version = {SCHEMA_VERSION};
+BEGIN IMMEDIATE;  -- an upgrade (new indexes) is done whole or not at all
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -49,7 +55,13 @@ CREATE TABLE IF NOT EXISTS minutes (
     last_ms INTEGER NOT NULL,
     timed INTEGER NOT NULL DEFAULT 0  -- 1 when the events carry durations (ActivityWatch), 0 for points
 );
-CREATE INDEX IF NOT EXISTS minutes_by_minute ON minutes (minute);
+-- Within a minute, rows are written by one grouped INSERT, so their rowid order is (type, app, ...) order:
+-- read through this index they come in the same order as by (minute, rowid).
+CREATE INDEX IF NOT EXISTS minutes_by_group ON minutes (minute, type, app);
+CREATE INDEX IF NOT EXISTS minutes_by_url ON minutes (url, minute) WHERE url IS NOT NULL;
+CREATE INDEX IF NOT EXISTS minutes_by_label ON minutes (label, minute) WHERE label IS NOT NULL;
+CREATE INDEX IF NOT EXISTS minutes_by_path ON minutes (path, minute) WHERE path IS NOT NULL;
+DROP INDEX IF EXISTS minutes_by_minute;  -- schema 3's; minutes_by_group serves its queries
 CREATE TABLE IF NOT EXISTS minute_apps (  -- minutes summed per (type, app): what finding sessions needs
     minute INTEGER NOT NULL,
     type TEXT NOT NULL,
@@ -70,9 +82,15 @@ CREATE TABLE IF NOT EXISTS cursors (
     PRIMARY KEY (origin, bucket)
 );
 CREATE TABLE IF NOT EXISTS seen_types (type TEXT PRIMARY KEY);
+PRAGMA user_version = {SCHEMA_VERSION};
+COMMIT;
 """
+_TRAIT_INDEXES = ("minutes_by_group", "minutes_by_url", "minutes_by_label", "minutes_by_path")
+_REBUILT_IN_BULK = ("minutes_by_url", "minutes_by_label", "minutes_by_path")
+BULK_MINUTES = 7 * 24 * 60  # rebuilding more minutes than a week's, those indexes are made again rather than kept up
 
 MINUTE_MS = 60_000
+WHOLE_STORE_AFTER_MINUTES = 6 * 60  # past this, a column's values are read from its index rather than the range
 _EVENT_COLUMNS = "id, ts_ms, end_ms, type, source, app, bundle_id, label, url, path, private, format, body"
 FORMAT_ENVELOPE, FORMAT_ACTIVITYWATCH = 0, 1
 _GROUP_COLUMNS = "type, app, bundle_id, label, url, path"
@@ -114,6 +132,16 @@ class Store:
         self.db = connection
         self.path = path
         self._touched: set[int] = set()
+        self._indexed: bool | None = None
+
+    @property
+    def indexed(self) -> bool:
+        """Has the store schema 4's indexes (an older store, not yet upgraded by an import, has not)?"""
+        if self._indexed is None:
+            names = {row[0] for row in self.db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'minutes'")}
+            self._indexed = all(name in names for name in _TRAIT_INDEXES)
+        return self._indexed
 
     @classmethod
     def open(cls, path: Path) -> Store:
@@ -163,6 +191,18 @@ class Store:
 
     def commit(self) -> None:
         """Bring the minute summary up to date for what was added, note the types seen, and commit."""
+        # Rebuilding many minutes (a first import, weeks of ActivityWatch history), the indexes by URL, title and
+        # path are made again once at the end, from sorted rows, rather than kept up row by row; in the same
+        # transaction, so an import that fails leaves them as they were.
+        rebuilt = [] if len(self._touched) < BULK_MINUTES else [
+            (name, sql) for name, sql in self.db.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'minutes' AND name IN "
+                f"({', '.join('?' * len(_REBUILT_IN_BULK))})", _REBUILT_IN_BULK)
+        ]
+        if rebuilt and not self.db.in_transaction:
+            self.begin()
+        for name, _sql in rebuilt:
+            self.db.execute(f"DROP INDEX {name}")
         # Nearby runs are rebuilt together: one grouped statement is far cheaper than many small ones.
         for first, last in _runs(sorted(self._touched), join_within=120):
             self.db.execute("DELETE FROM minutes WHERE minute BETWEEN ? AND ?", (first, last))
@@ -185,6 +225,8 @@ class Store:
                 "WHERE minute BETWEEN ? AND ?",
                 (first, last),
             )
+        for _name, sql in rebuilt:
+            self.db.execute(sql)
         self._touched.clear()
         if self.db.in_transaction:
             self.db.execute("COMMIT")
@@ -264,8 +306,9 @@ class Store:
                 f"SELECT COUNT(*) FROM events WHERE ts_ms >= ? AND ts_ms < ? AND private = 0{where}", (a, b, *params)
             ).fetchone()[0]
         if full:
+            table = "minutes" if where else "minute_apps"  # the same sums; the second has fewer rows
             total += self.db.execute(
-                f"SELECT COALESCE(SUM(n), 0) FROM minutes WHERE minute >= ? AND minute < ?{where}", (*full, *params)
+                f"SELECT COALESCE(SUM(n), 0) FROM {table} WHERE minute >= ? AND minute < ?{where}", (*full, *params)
             ).fetchone()[0]
         return total
 
@@ -299,6 +342,75 @@ class Store:
             (since_ms // MINUTE_MS, until_ms // MINUTE_MS, *params),
         )]
 
+    def trait_values(self, column: str, since_ms: int, until_ms: int, reach_back: bool = False) -> list[str]:
+        """Values of `column` (app, url or path) that the rows read for [since, until) may hold, and maybe more.
+
+        A superset is all the gate needs to name the closed ones: the values of the whole minutes around the
+        range, and with `reach_back` of the hour before it too (`summary` gives the spans begun there that reach
+        into the range); for a long range, URLs and paths are read from their indexes over the whole store (a few
+        thousand values, read from the index alone) rather than from every row of the range.
+        """
+        low, high = since_ms // MINUTE_MS - (60 if reach_back else 0), until_ms // MINUTE_MS
+        if column == "app":
+            sql = "SELECT DISTINCT app FROM minute_apps WHERE minute >= ? AND minute <= ? AND app IS NOT NULL"
+            return [row[0] for row in self.db.execute(sql, (low, high))]
+        if column not in ("url", "path"):
+            raise ValueError(f"no trait column {column!r}")
+        if self.indexed and high - low > WHOLE_STORE_AFTER_MINUTES:
+            return [row[0] for row in self.db.execute(f"SELECT DISTINCT {column} FROM minutes WHERE {column} IS NOT NULL")]
+        return [row[0] for row in self.db.execute(
+            f"SELECT DISTINCT {column} FROM minutes WHERE minute >= ? AND minute <= ? AND {column} IS NOT NULL",
+            (low, high),
+        )]
+
+    def page_titles(
+        self, since_ms: int, until_ms: int, apps: Sequence[str], urls: Sequence[str], paths: Sequence[str]
+    ) -> list[str]:
+        """Titles of the pages (rows with a URL) in the whole minutes around [since, until) that have one of these
+        apps, URLs or paths."""
+        low, high = since_ms // MINUTE_MS, until_ms // MINUTE_MS
+        chosen = [(column, json.dumps(list(values))) for column, values in (("url", urls), ("app", apps), ("path", paths))
+                  if values]
+        if not chosen:
+            return []
+        rows = "minutes WHERE minute >= ? AND minute <= ? AND url IS NOT NULL AND label IS NOT NULL"
+        if self.indexed:
+            # One part per column, each read through its column's index (the app's: the (minute, type, app) one).
+            sql = " UNION ".join(f"SELECT label FROM {rows} AND {column} IN (SELECT value FROM json_each(?))"
+                                 for column, _values in chosen)
+            params = [value for _column, values in chosen for value in (low, high, values)]
+        else:  # one pass over the range rather than one per column
+            sql = f"SELECT DISTINCT label FROM {rows} AND (" + " OR ".join(
+                f"IFNULL({column} IN (SELECT value FROM json_each(?)), 0)" for column, _values in chosen) + ")"
+            params = [low, high, *(values for _column, values in chosen)]
+        return [row[0] for row in self.db.execute(sql, params)]
+
+    def labels_beginning(self, titles: Sequence[str], since_ms: int, until_ms: int) -> list[str]:
+        """The titles (labels) in the whole minutes around [since, until) that begin with one of `titles`."""
+        low, high = since_ms // MINUTE_MS, until_ms // MINUTE_MS
+        prefixes = tuple(titles)
+        if not prefixes:
+            return []
+        if not self.indexed:
+            return [label for label in self.distinct("label", since_ms, until_ms) if label.startswith(prefixes)]
+        # Labels beginning with a title sort from it up to (not including) the string after all of those: one
+        # range of the title index per title, all in one statement.
+        bounds = [(title, _following(title)) for title in sorted(set(prefixes))]
+        found: set[str] = set()
+        for rows in (
+            self.db.execute(
+                "SELECT DISTINCT m.label FROM json_each(?) AS t JOIN minutes AS m ON m.label >= "
+                "json_extract(t.value, '$[0]') AND m.label < json_extract(t.value, '$[1]') "
+                "WHERE m.minute >= ? AND m.minute <= ?",
+                (json.dumps([bound for bound in bounds if bound[1] is not None]), low, high),
+            ),
+            *(self.db.execute(
+                "SELECT DISTINCT label FROM minutes WHERE label >= ? AND minute >= ? AND minute <= ?", (title, low, high)
+            ) for title, following in bounds if following is None),
+        ):
+            found.update(label for (label,) in rows if label.startswith(prefixes))
+        return sorted(found)
+
     def summary(
         self, since_ms: int, until_ms: int, coarse: bool = False, where: str = "", params: Sequence[Any] = ()
     ) -> list[tuple[Any, ...]]:
@@ -308,7 +420,8 @@ class Store:
         Whole minutes come from the summary table; the partial minutes at either end are grouped from the
         events themselves, and spans begun in the hour before `since` that reach into it come clipped, with
         no count (their events are outside the range). `coarse` rows are per (minute, type, app) only, with
-        no label, URL or path: enough to find sessions, and many fewer.
+        no label, URL or path: enough to find sessions, and many fewer (with `where`, grouped as they are read:
+        the (minute, type, app) index gives them in that order).
         """
         first_full = -(-since_ms // MINUTE_MS)
         last_full = until_ms // MINUTE_MS  # exclusive
@@ -332,9 +445,10 @@ class Store:
         if coarse and not where:  # summed ahead of time, at import
             sql = ("SELECT minute, type, app, bundle_id, NULL, NULL, NULL, n, first_ms, last_ms, timed "
                    "FROM minute_apps WHERE minute >= ? AND minute < ?")
+            rows += self.db.execute(sql, (first_full, last_full)).fetchall()
         else:
             sql = f"SELECT {columns}, {totals} FROM minutes WHERE minute >= ? AND minute < ?{where}{group}"
-        rows += self.db.execute(sql, (first_full, last_full, *params)).fetchall()
+            rows += self.db.execute(sql, (first_full, last_full, *params)).fetchall()
         rows += self._grouped(last_full * MINUTE_MS, until_ms, coarse, where, params)
         return rows
 
@@ -373,6 +487,17 @@ def envelope_of(row: Sequence[Any]) -> dict[str, Any]:
 
         return envelope_of_row(row)
     return json.loads(row[12])
+
+
+def _following(text: str) -> str | None:
+    """The least string greater than every string beginning with `text` (None when there is none to write)."""
+    for cut in range(len(text) - 1, -1, -1):
+        code = ord(text[cut]) + 1
+        if code == 0xD800:
+            code = 0xE000  # surrogates are no characters: SQLite's text (UTF-8) cannot hold them
+        if code <= 0x10FFFF:
+            return text[:cut] + chr(code)
+    return None
 
 
 def _runs(values: Sequence[int], join_within: int = 1) -> Iterator[tuple[int, int]]:
