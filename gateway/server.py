@@ -59,6 +59,13 @@ def _cursor(offset: int, total: int) -> str | None:
     return base64.urlsafe_b64encode(str(offset).encode()).decode().rstrip("=") if offset < total else None
 
 
+def _page(items: list[Any], params: types.PaginatedRequestParams | None) -> tuple[list[Any], str | None]:
+    """One bounded page of a list the gateway holds whole, and the cursor of the next (None at the end)."""
+    start = _offset(params.cursor if params else None)
+    end = start + PAGE_SIZE
+    return items[start:end], _cursor(end, len(items))
+
+
 def _annotations(tool: Any) -> types.ToolAnnotations:
     return types.ToolAnnotations(
         title=tool.title,
@@ -102,10 +109,8 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
         return cached
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        tools = mcp_tools()
-        start = _offset(params.cursor if params else None)
-        end = start + PAGE_SIZE
-        return types.ListToolsResult(tools=tools[start:end], next_cursor=_cursor(end, len(tools)))
+        page, next_cursor = _page(mcp_tools(), params)
+        return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams):
         try:
@@ -134,9 +139,7 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
         )
 
     async def list_templates(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        templates = gateway.list_templates()
-        start = _offset(params.cursor if params else None)
-        end = start + PAGE_SIZE
+        templates, next_cursor = _page(gateway.list_templates(), params)
         return types.ListResourceTemplatesResult(
             resource_templates=[
                 types.ResourceTemplate(
@@ -146,9 +149,9 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
                     description=t.description,
                     mime_type=t.mime_type,
                 )
-                for t in templates[start:end]
+                for t in templates
             ],
-            next_cursor=_cursor(end, len(templates)),
+            next_cursor=next_cursor,
         )
 
     async def read_resource(ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams):
@@ -168,9 +171,7 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
         )
 
     async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        prompts = gateway.list_prompts()
-        start = _offset(params.cursor if params else None)
-        end = start + PAGE_SIZE
+        prompts, next_cursor = _page(gateway.list_prompts(), params)
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
@@ -182,9 +183,9 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
                         for a in prompt.arguments
                     ],
                 )
-                for name, prompt in prompts[start:end]
+                for name, prompt in prompts
             ],
-            next_cursor=_cursor(end, len(prompts)),
+            next_cursor=next_cursor,
         )
 
     async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams):
