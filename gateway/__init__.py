@@ -26,11 +26,12 @@ from gateway.items import (
     Tool,
     ToolError,
 )
-from gateway.privacy import frame, mask, mask_secrets, one_line
+from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, one_line
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "MASKS_VERSION",
     "Answer",
     "Context",
     "Folders",
@@ -46,6 +47,7 @@ __all__ = [
     "Setting",
     "Tool",
     "ToolError",
+    "clip",
     "frame",
     "hookimpl",
     "mask",

@@ -94,6 +94,13 @@ class Context:
 
         return mask(text)
 
+    @staticmethod
+    def clip(text: str | None, limit: int | None = None) -> str:
+        """Others' words masked whole, then on one line cut to `limit` (mask first, then cut)."""
+        from gateway.privacy import clip
+
+        return clip(text, limit)
+
     def path_setting(self, key: str) -> Path:
         """A setting holding a path, with ``~`` expanded and relative paths taken from the config folder."""
         value = Path(str(self.settings[key])).expanduser()

@@ -1,6 +1,6 @@
 """The privacy toolkit every plugin uses on what others wrote: masks, one-line fields, framed texts."""
 
 from gateway.privacy.framing import frame, new_mark, one_line
-from gateway.privacy.masks import mask, mask_secrets
+from gateway.privacy.masks import MASKS_VERSION, clip, mask, mask_secrets
 
-__all__ = ["frame", "mask", "mask_secrets", "new_mark", "one_line"]
+__all__ = ["MASKS_VERSION", "clip", "frame", "mask", "mask_secrets", "new_mark", "one_line"]

@@ -23,7 +23,11 @@ from gateway.privacy.links import TOKEN_LINK as TOKEN_LINK
 from gateway.privacy.links import mask_links
 from gateway.privacy.numbers import mask_numbers
 
-__all__ = ["mask", "mask_secrets"]
+__all__ = ["MASKS_VERSION", "clip", "mask", "mask_secrets"]
+
+# Raised whenever what the masks hide changes. A plugin that indexes masked text records the version it
+# indexed with, and rebuilds that index when this differs (an index must hide exactly what answers hide).
+MASKS_VERSION = 1
 
 # A glance at the UTF-8 bytes: digits become "0", capitals "A", spaces, dashes and every non-ASCII byte
 # (Unicode spaces among them) vanish, the rest becomes ".". A card or a NIR then shows as 13 "0" in a row,
@@ -75,3 +79,14 @@ def mask(text: str) -> str:
     if masked is not text:
         low_bytes = masked.encode("utf-8", "surrogatepass").lower()
     return mask_codes(masked) if names_a_code(low_bytes) else masked
+
+
+def clip(text: str | None, limit: int | None = None) -> str:
+    """Someone else's words masked whole, then put on one line and cut to `limit` characters.
+
+    Masking comes first: a field cut first could end in half a card or account number that no mask
+    recognises any more. Every title, snippet or field shown shortened goes through here.
+    """
+    from gateway.privacy.framing import one_line
+
+    return one_line(mask(text), limit) if text else ""
