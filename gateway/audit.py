@@ -6,8 +6,10 @@ appending at once leave whole lines only.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
@@ -17,6 +19,10 @@ from typing import Any
 from gateway.privacy import mask
 
 ARGUMENT_LIMIT = 40
+
+
+class AuditError(OSError):
+    """The audit line cannot be written; its message is the sentence to give instead of the answer."""
 
 
 def summarise_arguments(arguments: Mapping[str, Any], private: frozenset[str] | set[str] = frozenset()) -> dict:
@@ -53,30 +59,65 @@ class AuditLog:
         return self.folder / f"{moment:%Y-%m}.jsonl"
 
     def _open(self, moment: datetime) -> int:
-        """The month's file, opened once (O_APPEND), made the person's alone when first opened."""
+        """The month's file, opened once (O_APPEND), made the person's alone when first opened.
+
+        The open file is checked against the path on each call (one stat): a file deleted, moved or replaced
+        under us is opened again, so lines never go to a file nobody will read.
+        """
         month = f"{moment:%Y-%m}"
+        path = self.path_for(moment)
         if self._fd is not None and month == self._month:
-            return self._fd
+            try:
+                on_disk, held = os.stat(path, follow_symlinks=False), os.fstat(self._fd)
+                if (on_disk.st_ino, on_disk.st_dev) == (held.st_ino, held.st_dev):
+                    return self._fd
+            except OSError:
+                pass
         self.close()
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.folder, 0o700)
-        fd = os.open(self.path_for(moment), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        os.fchmod(fd, 0o600)
+        # O_NOFOLLOW: a link put in the log's place is refused, not followed to wherever it points.
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(path, flags, 0o600)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a plain file")
+            os.fchmod(fd, 0o600)
+        except OSError:
+            os.close(fd)
+            raise
         self._fd, self._month = fd, month
         return fd
 
     def write(self, entry: Mapping[str, Any]) -> None:
+        """Append one line; raises AuditError when it cannot be written (then nothing may be given)."""
         moment = datetime.now(UTC)
         record = {"time": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"), **entry}
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
-        fd = self._open(moment)
         try:
+            fd = self._open(moment)
             # One write of one whole line: O_APPEND keeps lines whole with several writers.
-            os.write(fd, line)
-        except OSError:
-            # The file may have been removed or its disk changed under us: open again once.
+            if os.write(fd, line) != len(line):
+                raise OSError(errno.ENOSPC, "the line was written only in part")
+        except OSError as error:
             self.close()
-            os.write(self._open(moment), line)
+            raise AuditError(self._why(error)) from error
+
+    def check(self) -> str | None:
+        """None when a line can be written now, else the sentence saying why not (for doctor and writes)."""
+        try:
+            self._open(datetime.now(UTC))
+        except OSError as error:
+            self.close()
+            return self._why(error)
+        return None
+
+    def _why(self, error: OSError) -> str:
+        reason = error.strerror or str(error)
+        return (
+            f"The audit log in {self.folder} cannot be written ({reason}), and nothing is given that cannot be "
+            "logged. The person can see what is wrong with `gateway doctor`."
+        )
 
     def close(self) -> None:
         if self._fd is not None:
@@ -108,7 +149,9 @@ class AuditLog:
                         continue
                     if since is not None and str(entry.get("time", "")) < since.astimezone(UTC).isoformat()[:19]:
                         continue
-                    if tool is not None and tool not in (entry.get("tool"), entry.get("uri"), entry.get("prompt")):
+                    if tool is not None and tool not in (
+                        entry.get("tool"), entry.get("uri"), entry.get("prompt"), entry.get("method")
+                    ):
                         continue
                     if client is not None and entry.get("client") != client:
                         continue

@@ -72,6 +72,9 @@ def main(config_file: Path | None, log_level: str | None) -> None:
 
     Point your AI host at `gateway serve` (`gateway setup --host NAME` does it), or try `gateway demo`.
     """
+    # Whatever this process creates (stores, their journals, exports) is the person's alone, whichever
+    # plugin creates it.
+    os.umask(0o077)
     if config_file is not None:
         os.environ["GATEWAY_CONFIG"] = str(config_file)
     if log_level:
@@ -213,7 +216,7 @@ def audit(since: str | None, tool: str | None, client: str | None, as_json: bool
         if as_json:
             click.echo(json.dumps(entry, ensure_ascii=False))
             continue
-        what = entry.get("tool") or entry.get("uri") or entry.get("prompt") or "?"
+        what = entry.get("tool") or entry.get("uri") or entry.get("prompt") or entry.get("method") or "?"
         given = entry.get("given") or []
         shown = ", ".join(given[:3]) + (f" and {len(given) - 3} more" if len(given) > 3 else "")
         left = f" left_out={entry['left_out']}" if entry.get("left_out") else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,20 @@ class Folders:
         )
 
     def for_plugin(self, name: str) -> Folders:
-        """A plugin's own folders: ``<data>/plugins/<name>`` and so on (not created until used)."""
+        """A plugin's own folders: ``<data>/plugins/<name>`` and so on (made by `make_private`)."""
         return _plugin_folders(self, name)
+
+    def make_private(self, plugin: str) -> None:
+        """Create a plugin's data, state and cache folders, and the gateway's above them, readable by the person alone.
+
+        The core does it when a plugin loads, so that no plugin can forget: whatever a plugin keeps there is
+        behind a 0700 folder whatever mode its files get. Folders above the gateway's own are left as they are.
+        """
+        for base in (self.data, self.state, self.cache):
+            for folder in (base, base / "plugins", base / "plugins" / plugin):
+                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                if folder.stat().st_mode & 0o077:
+                    os.chmod(folder, 0o700)
 
 
 def home_environment(home: Path) -> dict[str, str]:

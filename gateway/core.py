@@ -8,13 +8,13 @@ import json
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import structlog
 
 from gateway.arguments import check_arguments
-from gateway.audit import AuditLog, Stopwatch, summarise_arguments
+from gateway.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
 from gateway.config import CORE_PLUGIN_KEYS, Config, ConfigSource, Snapshot
 from gateway.context import Context, Folders
 from gateway.items import (
@@ -33,6 +33,8 @@ from gateway.registry import Plugin, Registry
 log = structlog.get_logger("gateway")
 
 PAGE_SIZE = 100
+
+T = TypeVar("T")
 
 
 class NotFound(LookupError):
@@ -189,6 +191,11 @@ class Gateway:
             answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
             return self._finish(answer, entry, "config_error", caller, watch)
         assert tool is not None
+        if not tool.read_only:
+            # A change must not be made unless its line can be written: check the log before, not after.
+            unlogged = self.audit.check()
+            if unlogged is not None:
+                return self._finish(Answer(text=unlogged, is_error=True), entry, "unlogged", caller, watch)
         try:
             checked = check_arguments(tool, name, arguments)
         except ToolError as error:
@@ -218,16 +225,20 @@ class Gateway:
         return _masked(answer), "error" if answer.is_error else "ok"
 
     def _finish(self, answer: Answer, entry: dict[str, Any], outcome: str, caller: Caller, watch: Stopwatch) -> Answer:
+        """Log the call, then give the answer; an answer that cannot be logged is not given."""
         entry.update(
             outcome=outcome,
             given=list(answer.given),
             left_out=answer.left_out,
             length=len(answer.text),
         )
-        self._audit(caller, entry, watch)
+        unlogged = self._audit(caller, entry, watch)
+        if unlogged is not None:
+            return Answer(text=unlogged, is_error=True)
         return answer
 
-    def _audit(self, caller: Caller, entry: dict[str, Any], watch: Stopwatch) -> None:
+    def _audit(self, caller: Caller, entry: dict[str, Any], watch: Stopwatch) -> str | None:
+        """Write the call's line; None when written, else the sentence to answer instead (said on stderr too)."""
         record = {
             "client": caller.client,
             "client_version": caller.client_version,
@@ -237,14 +248,25 @@ class Gateway:
         }
         try:
             self.audit.write(record)
-        except OSError as error:
-            # The call was answered; a log that cannot be written is said loudly on stderr.
+        except AuditError as error:
             log.error("audit log cannot be written", error=str(error), folder=str(self.audit.folder))
+            return str(error)
+        return None
+
+    def _audit_listing(self, caller: Caller, method: str, given: list[str], watch: Stopwatch) -> None:
+        """One line for a list method that gives names and addresses; raises ToolError when it cannot be logged."""
+        unlogged = self._audit(caller, {"method": method, "outcome": "ok", "given": given}, watch)
+        if unlogged is not None:
+            raise ToolError(unlogged)
 
     # -- resources and prompts ------------------------------------------------------------------------
 
     def list_resources(self, cursor: str | None, caller: Caller = Caller()) -> tuple[list[dict[str, Any]], str | None]:
-        """One page of every plugin's resources: fixed ones first, then each template's listing."""
+        """One page of every plugin's resources: fixed ones first, then each template's listing.
+
+        Names and titles are others' words (a session's title): masked like any answer, and the page logged.
+        """
+        watch = Stopwatch()
         snapshot = self.snapshot()
         catalogue = self.catalogue(snapshot)
         if snapshot.error is not None:
@@ -276,10 +298,15 @@ class Gateway:
                 continue
             index, inner = index + 1, None
         next_cursor = _encode_cursor(index, inner) if index < len(sources) else None
+        page = [_mask_data(item) for item in page] if _needs_masking(page) else page
+        self._audit_listing(caller, "resources/list", [str(item.get("uri", "")) for item in page], watch)
         return page, next_cursor
 
-    def list_templates(self) -> list[ResourceTemplate]:
-        return list(self.catalogue().templates)
+    def list_templates(self, caller: Caller = Caller()) -> list[ResourceTemplate]:
+        watch = Stopwatch()
+        templates = [_masked_item(t, ("name", "title", "description")) for t in self.catalogue().templates]
+        self._audit_listing(caller, "resources/templates/list", [t.uri_template for t in templates], watch)
+        return templates
 
     async def read_resource(self, uri: str, caller: Caller = Caller()) -> tuple[Answer, str]:
         """A resource's text and mime type; NotFound when no plugin serves the URI."""
@@ -308,8 +335,11 @@ class Gateway:
         self._audit(caller, {**entry, "outcome": "unknown_resource"}, watch)
         raise NotFound(f"Unknown resource: {uri}")
 
-    def list_prompts(self) -> list[tuple[str, Prompt]]:
-        return list(self.catalogue().prompts.items())
+    def list_prompts(self, caller: Caller = Caller()) -> list[tuple[str, Prompt]]:
+        watch = Stopwatch()
+        prompts = [(name, _masked_item(p, ("title", "description"))) for name, p in self.catalogue().prompts.items()]
+        self._audit_listing(caller, "prompts/list", [name for name, _prompt in prompts], watch)
+        return prompts
 
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller = Caller()) -> Answer:
         watch = Stopwatch()
@@ -353,6 +383,19 @@ def _strings(value: Any, found: list[str]) -> list[str]:
         for item in value:
             _strings(item, found)
     return found
+
+
+def _needs_masking(value: Any) -> bool:
+    joined = "\n".join(_strings(value, []))
+    return mask_secrets(joined) != joined
+
+
+def _masked_item(item: T, fields: tuple[str, ...]) -> T:
+    """A listed template or prompt with the safety net over its words (a plugin could put anything there)."""
+    values = [getattr(item, name) or "" for name in fields]
+    if not _needs_masking(values):
+        return item
+    return attrs.evolve(item, **{name: mask_secrets(value) for name, value in zip(fields, values, strict=True)})
 
 
 def _masked(answer: Answer) -> Answer:

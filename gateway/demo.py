@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import tempfile
 import textwrap
@@ -13,6 +14,7 @@ import anyio
 import click
 
 from gateway.context import home_environment
+from gateway.items import ToolError
 
 # Invented projects (reserved domains only): one open to agents, one closed, to show what the gate does.
 DEMO_PROJECTS = """\
@@ -43,9 +45,34 @@ def _show(text: str, limit: int = 14) -> None:
         click.echo(f"    … ({len(lines) - limit} more lines)")
 
 
+# Left in every demo home: a folder holding anything else was not made by the demo and is never used as one.
+MARKER = ".gateway-demo"
+
+
+def demo_home(directory: Path | None) -> Path:
+    """The folder to fill: a new temporary one, an empty or absent one, or one an earlier demo made.
+
+    Anything else is refused: the demo points HOME there and writes a manifest, a config and stores, so a
+    person's real home (or any folder of theirs) must never become a demo home by a slip of the keyboard.
+    """
+    if directory is None:
+        home = Path(tempfile.mkdtemp(prefix="gateway-demo-")).resolve()
+    else:
+        home = directory.expanduser().resolve()
+        if home.exists() and not home.is_dir():
+            raise ToolError(f"{home} is a file; give the demo an empty or new folder")
+        if home.is_dir() and any(home.iterdir()) and not (home / MARKER).is_file():
+            raise ToolError(
+                f"{home} already holds files the demo did not make; give it an empty or new folder "
+                "(or none, for a temporary one)"
+            )
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (home / MARKER).write_text("A home of invented data made by `gateway demo`; safe to delete.\n")
+    return home
+
+
 def run_demo(directory: Path | None) -> Path:
-    home = (directory or Path(tempfile.mkdtemp(prefix="gateway-demo-"))).resolve()
-    home.mkdir(parents=True, exist_ok=True)
+    home = demo_home(directory)
     env = home_environment(home)
     os.environ.update(env)
     os.environ.pop("GATEWAY_CONFIG", None)
@@ -68,9 +95,14 @@ def run_demo(directory: Path | None) -> Path:
         for tool, arguments in demo_calls or []:
             calls.append((plugin, tool, dict(arguments)))
     anyio.run(_tour, home, calls)
-    program = " ".join(f"{k}={v}" for k, v in env.items() if k != "HOME")
+    # HOME too: the demo manifest's `~` routes and every default path must point into the demo home, never
+    # at the person's own.
+    program = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     click.echo("\nTo point a host at this demo home:")
-    click.echo(f"  env {program} gateway serve")
+    # -u GATEWAY_CONFIG: a config of the person's own, named in their environment, must not be read instead.
+    click.echo(f"  env -u GATEWAY_CONFIG {program} {shlex.quote(sys.executable)} -m gateway serve")
+    click.echo("Every call of the tour is in the demo's own audit log:")
+    click.echo(f"  env -u GATEWAY_CONFIG {program} {shlex.quote(sys.executable)} -m gateway audit")
     click.echo("To point a host at your own data: gateway setup --host claude-code   (or claude-desktop, cursor, ...)")
     return home
 
@@ -95,4 +127,3 @@ async def _tour(home: Path, calls: list[tuple[str, str, dict[str, Any]]]) -> Non
             result = await client.call_tool(tool, arguments)
             text = "\n".join(getattr(c, "text", "") for c in result.content)
             _show(("(error) " if result.is_error else "") + text)
-    click.echo("\nEvery call above is in the audit log: gateway audit")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Callable
 
@@ -42,18 +41,19 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> int:
     for text in catalogue.problems:
         problem(text)
     audit = gateway.audit.folder
-    if audit.exists():
+    # Modes first: writing a line (the check below) makes the folder the person's alone again.
+    if audit.is_dir():
         mode = stat.S_IMODE(audit.stat().st_mode)
         if mode & 0o077:
             problem(f"the audit folder {audit} is open to others (mode {mode:o}); run: chmod 700 {audit}")
         for log_file in audit.glob("*.jsonl"):
-            file_mode = stat.S_IMODE(log_file.stat().st_mode)
+            file_mode = stat.S_IMODE(log_file.lstat().st_mode)
             if file_mode & 0o077:
                 problem(f"the audit file {log_file} is readable by others; run: chmod 600 {log_file}")
-        if not os.access(audit, os.W_OK):
-            problem(f"the audit folder {audit} cannot be written; calls would go unlogged")
-        else:
-            say(f"ok       audit log in {audit}")
+    unlogged = gateway.audit.check()
+    if unlogged is not None:
+        problem(unlogged.replace(" The person can see what is wrong with `gateway doctor`.", "") + " Agents are refused "
+                "every call until it can; check the folder is yours, a folder, and on a disk with room.")
     else:
-        say(f"ok       audit log will be written in {audit}")
+        say(f"ok       audit log in {audit}")
     return problems

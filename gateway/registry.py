@@ -180,6 +180,10 @@ class Registry:
             plugin.error = f"cannot be registered: {error}"
             log.warning("plugin failed to register", plugin=name, error=str(error))
             return plugin
+        try:
+            self.folders.make_private(name)
+        except OSError as error:
+            log.warning("plugin folders cannot be made private", plugin=name, error=str(error))
         host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=settings)
         try:
             plugin.settings = {s.name: s for s in self._call(name, "register_settings", host, Setting)}

@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from gateway import __version__
 from gateway.core import PAGE_SIZE, Caller, Gateway, NotFound
 from gateway.items import Answer, ToolError
+from gateway.privacy import mask_secrets
 
 log = structlog.get_logger("gateway.server")
 
@@ -97,7 +98,7 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
                 types.Tool(
                     name=listed.name,
                     title=listed.tool.title,
-                    description=listed.tool.description,
+                    description=mask_secrets(listed.tool.description),
                     input_schema=dict(listed.tool.input_schema),
                     output_schema=dict(listed.tool.output_schema) if listed.tool.output_schema else None,
                     annotations=_annotations(listed.tool),
@@ -139,7 +140,11 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
         )
 
     async def list_templates(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        templates, next_cursor = _page(gateway.list_templates(), params)
+        try:
+            listed = gateway.list_templates(_caller(ctx, transport))
+        except ToolError as error:
+            raise MCPError(INVALID_PARAMS, str(error)) from None
+        templates, next_cursor = _page(listed, params)
         return types.ListResourceTemplatesResult(
             resource_templates=[
                 types.ResourceTemplate(
@@ -171,7 +176,11 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
         )
 
     async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        prompts, next_cursor = _page(gateway.list_prompts(), params)
+        try:
+            listed = gateway.list_prompts(_caller(ctx, transport))
+        except ToolError as error:
+            raise MCPError(INVALID_PARAMS, str(error)) from None
+        prompts, next_cursor = _page(listed, params)
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
@@ -198,7 +207,7 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
         if answer.is_error:
             raise MCPError(INVALID_PARAMS, answer.text)
         return types.GetPromptResult(
-            description=gateway.catalogue().prompts[params.name].description or None,
+            description=mask_secrets(gateway.catalogue().prompts[params.name].description) or None,
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=answer.text))],
         )
 

@@ -99,6 +99,25 @@ def read_audit(home: Path) -> list[dict[str, Any]]:
     return list(AuditLog(folders_of(home).state / "audit").read())
 
 
+def installed_plugin(site: Path, name: str, source: str, version: str = "0.0.1") -> dict[str, str]:
+    """Install a plugin written in `source` into the folder `site`, as pip would, for a real `gateway serve`.
+
+    The module `gateway_<name>` and a dist-info announcing it in the `gateway.plugins` group are written
+    there; the environment returned (PYTHONPATH) makes the server find it through ordinary discovery. Pass
+    it as `serve_client(home, extra_env=...)`; several calls with one `site` install several plugins.
+    """
+    import textwrap
+
+    module = f"gateway_{name}"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{module}.py").write_text(textwrap.dedent(source))
+    dist = site / f"{module}-{version}.dist-info"
+    dist.mkdir(exist_ok=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: {version}\n")
+    (dist / "entry_points.txt").write_text(f"[gateway.plugins]\n{name} = {module}\n")
+    return {"PYTHONPATH": str(site)}
+
+
 @asynccontextmanager
 async def serve_client(
     home: Path,

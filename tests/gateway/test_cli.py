@@ -149,4 +149,7 @@ def test_demo_tours_a_home_of_invented_data(gateway_home, tmp_path):
     assert answers and not any("482913" in line for line in answers)
     audit = target / ".local/state/gateway/audit"
     assert any(audit.glob("*.jsonl"))
+    # The host command points HOME into the demo too (the manifest's ~ routes), and ignores the person's config.
+    command = next(line for line in result.stdout.splitlines() if line.strip().startswith("env ") and "serve" in line)
+    assert f"HOME={target.resolve()} " in command and "-u GATEWAY_CONFIG" in command
     assert stat.S_IMODE(audit.stat().st_mode) == 0o700
