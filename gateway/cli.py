@@ -244,18 +244,35 @@ def doctor() -> None:
 @click.option("--host", "host", required=True, help="claude-code, claude-desktop, cursor, vscode, codex or gemini.")
 @click.option("--write", is_flag=True, help="Merge the entry into the host's config file instead of printing it.")
 @click.option("--name", default="gateway", show_default=True, help="The server's name in the host's config.")
-def setup(host: str, write: bool, name: str) -> None:
-    """Print (or with --write, merge into) a host's MCP config so that it starts `gateway serve`."""
-    from gateway.setup import HOSTS, SetupError, entry_for, merge_into
+@click.option(
+    "--scope",
+    type=click.Choice(["user", "workspace"]),
+    default="user",
+    show_default=True,
+    help="VS Code only: the user's mcp.json (every window) or .vscode/mcp.json in the current folder.",
+)
+def setup(host: str, write: bool, name: str, scope: str) -> None:
+    """Print (or with --write, merge into) a host's MCP config so that it starts `gateway serve`.
+
+    With --write, only the gateway's entry is added or replaced: comments, other servers and the file's
+    layout stay as they were (JSON with comments is read as such). A file that cannot be merged into safely
+    is left untouched, and the entry to paste by hand is printed instead.
+    """
+    from gateway.setup import HOSTS, SetupError, config_file, entry_for, merge_into
 
     if host not in HOSTS:
         raise click.BadParameter(f"unknown host {host!r}; choose one of {', '.join(HOSTS)}", param_hint="--host")
+    if scope == "workspace" and host != "vscode":
+        raise click.BadParameter("only VS Code has a workspace config; leave --scope out", param_hint="--scope")
     try:
         if write:
-            path = merge_into(host, name)
+            path = merge_into(host, name, scope)
             click.echo(f"Added {name!r} to {path}. Restart the host to see the gateway's tools.")
         else:
-            click.echo(entry_for(host, name))
+            if host == "vscode":
+                other = "workspace" if scope == "user" else "user"
+                click.echo(f"# VS Code, {scope} config: {config_file(host, scope)} (--scope {other} for the other)")
+            click.echo(entry_for(host, name, scope))
     except SetupError as error:
         raise click.ClickException(str(error)) from None
 

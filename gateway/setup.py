@@ -7,7 +7,6 @@ import os
 import shutil
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,20 @@ def command() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "gateway", "serve"]
 
 
-def config_file(host: str) -> Path:
+SCOPES = ("user", "workspace")
+
+
+def config_file(host: str, scope: str = "user") -> Path:
+    """The host's config file; for VS Code, the user's (every window) or this folder's workspace file."""
     home = Path.home()
+    if host == "vscode":
+        if scope == "workspace":
+            return Path.cwd() / ".vscode/mcp.json"
+        if sys.platform == "darwin":
+            return home / "Library/Application Support/Code/User/mcp.json"
+        if sys.platform == "win32":
+            return Path(os.environ.get("APPDATA", home)) / "Code/User/mcp.json"
+        return Path(os.environ.get("XDG_CONFIG_HOME", home / ".config")) / "Code/User/mcp.json"
     if host == "claude-desktop":
         if sys.platform == "darwin":
             return home / "Library/Application Support/Claude/claude_desktop_config.json"
@@ -39,7 +50,6 @@ def config_file(host: str) -> Path:
     return {
         "claude-code": home / ".claude.json",
         "cursor": home / ".cursor/mcp.json",
-        "vscode": Path.cwd() / ".vscode/mcp.json",
         "codex": Path(os.environ.get("CODEX_HOME", home / ".codex")) / "config.toml",
         "gemini": home / ".gemini/settings.json",
     }[host]
@@ -52,16 +62,16 @@ def _server(host: str) -> dict[str, Any]:
     return {"command": program, "args": args}
 
 
-def entry_for(host: str, name: str) -> str:
+def entry_for(host: str, name: str, scope: str = "user") -> str:
     """The text to paste, with where it goes."""
     program, args = command()
     if host == "claude-code":
         return f"claude mcp add --scope user {name} -- {program} {' '.join(args)}"
     if host == "codex":
         body = tomli_w.dumps({"mcp_servers": {name: _server(host)}})
-        return f"# in {config_file(host)}\n{body}"
+        return f"# in {config_file(host, scope)}\n{body}"
     key = "servers" if host == "vscode" else "mcpServers"
-    return f"// in {config_file(host)}\n" + json.dumps({key: {name: _server(host)}}, indent=2)
+    return f"// in {config_file(host, scope)}\n" + json.dumps({key: {name: _server(host)}}, indent=2)
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -78,28 +88,43 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def merge_into(host: str, name: str) -> Path:
-    """Add (or replace) our entry in the host's config, keeping everything else; never clobber a broken file."""
-    path = config_file(host)
+def merge_into(host: str, name: str, scope: str = "user") -> Path:
+    """Add (or replace) our entry in the host's config, keeping every other byte; never clobber a broken file.
+
+    JSON configs may hold comments and trailing commas (VS Code's do): the entry is spliced in place, and
+    the file is written only when it reads back as before plus our entry. Codex's TOML goes through tomlkit,
+    which keeps comments and layout.
+    """
+    path = config_file(host, scope)
     raw = path.read_text(encoding="utf-8") if path.exists() else ""
     if host == "codex":
+        import tomlkit
+        from tomlkit.exceptions import TOMLKitError
+
         try:
-            data = tomllib.loads(raw) if raw.strip() else {}
-        except tomllib.TOMLDecodeError as error:
+            document = tomlkit.parse(raw)
+        except TOMLKitError as error:
             raise SetupError(f"{path} is not valid TOML ({error}); fix it first, nothing was changed") from error
-        data.setdefault("mcp_servers", {})[name] = _server(host)
-        _atomic_write(path, tomli_w.dumps(data))
+        servers = document.get("mcp_servers")
+        if servers is None:
+            servers = tomlkit.table(is_super_table=True)
+            document["mcp_servers"] = servers
+        elif not isinstance(servers, dict):
+            raise SetupError(f"{path}: mcp_servers is not a table; nothing was changed")
+        entry = tomlkit.table()
+        entry.update(_server(host))
+        servers[name] = entry
+        _atomic_write(path, tomlkit.dumps(document))
         return path
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError as error:
-        raise SetupError(f"{path} is not valid JSON ({error}); fix it first, nothing was changed") from error
-    if not isinstance(data, dict):
-        raise SetupError(f"{path} does not hold a JSON object; nothing was changed")
+    from gateway.jsonc import JsoncError, set_member
+
     key = "servers" if host == "vscode" else "mcpServers"
-    servers = data.setdefault(key, {})
-    if not isinstance(servers, dict):
-        raise SetupError(f"{path}: {key} is not an object; nothing was changed")
-    servers[name] = _server(host)
-    _atomic_write(path, json.dumps(data, indent=2) + "\n")
+    try:
+        text = set_member(raw, [key, name], _server(host))
+    except JsoncError as error:
+        raise SetupError(
+            f"{path} cannot be merged into safely ({error}); nothing was changed. Fix it, or paste this entry "
+            f"by hand:\n{entry_for(host, name, scope)}"
+        ) from error
+    _atomic_write(path, text)
     return path
