@@ -225,7 +225,8 @@ def audit(since: str | None, tool: str | None, client: str | None, as_json: bool
             f"length={entry.get('length', 0)}{left}{' given: ' + shown if shown else ''}"
         )
     if not count and not as_json:
-        click.echo("(no calls logged)", err=True)
+        filtered = since is not None or tool is not None or client is not None
+        click.echo("(no calls match)" if filtered else "(no calls logged)", err=True)
 
 
 @main.command()

@@ -10,11 +10,14 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
   exit 1
 fi
 if [ ! -x .venv/bin/python ]; then
+  echo "Making .venv (the project's own Python environment, once)..." >&2
   "$python" -m venv .venv
 fi
 stamp=.venv/.installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ contrib/gateway-hello/pyproject.toml -nt "$stamp" ]; then
+  echo "Installing the gateway, its plugins and the test tools into .venv (about a minute the first time)..." >&2
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[all,test]' -e contrib/gateway-hello
   touch "$stamp"
+  echo "Installed." >&2
 fi

@@ -153,3 +153,10 @@ def test_demo_tours_a_home_of_invented_data(gateway_home, tmp_path):
     command = next(line for line in result.stdout.splitlines() if line.strip().startswith("env ") and "serve" in line)
     assert f"HOME={target.resolve()} " in command and "-u GATEWAY_CONFIG" in command
     assert stat.S_IMODE(audit.stat().st_mode) == 0o700
+
+
+def test_audit_says_when_a_filter_matches_nothing(run, hello_only):
+    assert "(no calls logged)" in CliRunner().invoke(main, ["audit"]).stderr
+    run("call", "hello", '{"name": "Ada"}')
+    result = CliRunner().invoke(main, ["audit", "--tool", "no_such_tool"])
+    assert result.exit_code == 0 and "(no calls match)" in result.stderr
