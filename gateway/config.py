@@ -270,9 +270,10 @@ class ConfigSource:
                 f"the projects manifest {path} cannot be read ({error.strerror}); nothing is given until it can"
             ) from error
         if settled is None:
+            state = "is empty, just changed" if not raw.strip() else "is being changed"
             raise _ManifestChanging(
-                f"the projects manifest {path} is being changed (an editor saving it?); nothing is given until "
-                "it holds still: call again in a moment"
+                f"the projects manifest {path} {state} (an editor saving it?); nothing is given until it holds "
+                "still and lists the projects: call again in a moment"
             )
         if not raw.strip():
             raise ManifestError(

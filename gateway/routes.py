@@ -110,7 +110,7 @@ def path_matches(route: str, path: str) -> bool:
 @functools.lru_cache(maxsize=_FORMS_REMEMBERED)
 def url_parts(value: str) -> tuple[str, int | None, str] | None:
     """(host, port or None for the scheme's default, path) as a browser means them; None if not a URL."""
-    text = value.strip()
+    text = value.strip().replace("\\", "/")  # browsers read a backslash as a slash in web addresses
     try:
         parts = urlsplit(text if "//" in text else "//" + text)
         port = parts.port
@@ -125,7 +125,7 @@ def url_parts(value: str) -> tuple[str, int | None, str] | None:
     if port is not None and port == _DEFAULT_PORTS.get(parts.scheme.lower()):
         port = None
     segments: list[str] = []
-    for segment in unquote(parts.path.replace("\\", "/")).split("/"):
+    for segment in unquote(parts.path).split("/"):
         if segment == "..":
             if segments:
                 segments.pop()
