@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from attrs import field, frozen
 
 from gateway.items import Refused
-from gateway.routes import MATCHERS
+from gateway.routes import homes, item_form, route_form, taker
 
 T = TypeVar("T")
 
@@ -149,10 +149,14 @@ class Gate:
     ) -> frozenset[str]:
         """The projects whose routes take an item with these traits (any one route of a project suffices)."""
         traits = {"paths": path, "senders": sender, "subjects": subject, "folders": folder, "apps": app, "urls": url}
+        home_folders = homes()
+        # Each trait prepared once (its forms: links resolved, URL normalised...), each route once per manifest.
+        prepared = [(kind, item_form(kind, value), taker(kind)) for kind, value in traits.items() if value]
         owners = set()
         for project in self.projects:
-            for kind, value in traits.items():
-                if value and any(MATCHERS[kind](route, value) for route in getattr(project, kind)):
+            for kind, item, take in prepared:
+                routes = getattr(project, kind)
+                if routes and any(take(route_form(kind, route, home_folders), item) for route in routes):
                     owners.add(project.id)
                     break
         return frozenset(owners)

@@ -24,6 +24,7 @@ import os
 import pwd
 import re
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 _FORMS_REMEMBERED = 16384
@@ -42,7 +43,12 @@ def _account_home(uid: int) -> str | None:
 
 def homes() -> tuple[str, ...]:
     """The account's home (password database), then ``$HOME`` when it differs: what ``~`` may mean."""
-    found = [_account_home(os.getuid()), os.environ.get("HOME")]
+    return _homes(os.getuid(), os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _homes(uid: int, env_home: str | None) -> tuple[str, ...]:
+    found = [_account_home(uid), env_home]
     return tuple(dict.fromkeys(os.path.normpath(home) for home in found if home))
 
 
@@ -85,26 +91,27 @@ def _resolved_forms(value: str, home_folders: tuple[str, ...]) -> tuple[str, ...
     return tuple(dict.fromkeys(forms))
 
 
-def path_forms(value: str) -> tuple[str, ...]:
+def path_forms(value: str, home_folders: tuple[str, ...] | None = None) -> tuple[str, ...]:
     """Every form of a path: as written, `~` expanded both ways, links resolved (absolute paths only)."""
-    return _resolved_forms(value, homes())
+    return _resolved_forms(value, homes() if home_folders is None else home_folders)
 
 
 def forget_links() -> None:
     """Forget resolved links (the config or the manifest was read again)."""
     _resolved_forms.cache_clear()
+    _route_form.cache_clear()
 
 
-def _one_path_matches(route: str, path: str) -> bool:
-    if _GLOB.search(route):
-        return fnmatch.fnmatchcase(path, route) or fnmatch.fnmatchcase(path, route.rstrip("/") + "/*")
-    # Inside the route's folder, or the folder itself: "/a/b" takes "/a/b/c", never "/a/bc".
-    return path == route or path.startswith(route if route == "/" else route + "/")
-
-
-def path_matches(route: str, path: str) -> bool:
-    items = path_forms(path)
-    return any(_one_path_matches(form, item) for form in path_forms(route) for item in items)
+def _path_takes(route: tuple[tuple[str, bool, str], ...], item: tuple[str, ...]) -> bool:
+    for form, glob, inside in route:
+        for path in item:
+            if glob:
+                if fnmatch.fnmatchcase(path, form) or fnmatch.fnmatchcase(path, form.rstrip("/") + "/*"):
+                    return True
+            # Inside the route's folder, or the folder itself: "/a/b" takes "/a/b/c", never "/a/bc".
+            elif path == form or path.startswith(inside):
+                return True
+    return False
 
 
 @functools.lru_cache(maxsize=_FORMS_REMEMBERED)
@@ -134,11 +141,10 @@ def url_parts(value: str) -> tuple[str, int | None, str] | None:
     return host, port, ("/" + "/".join(segments)).casefold()
 
 
-def url_matches(route: str, url: str) -> bool:
-    wanted, found = url_parts(route), url_parts(url)
-    if wanted is None or found is None:
+def _url_takes(route: tuple[str, int | None, str] | None, url: tuple[str, int | None, str] | None) -> bool:
+    if route is None or url is None:
         return False
-    (route_host, route_port, route_path), (host, port, path) = wanted, found
+    (route_host, route_port, route_path), (host, port, path) = route, url
     if not (host == route_host or host.endswith("." + route_host)):
         return False
     # A route naming a port of its own (localhost:3000) takes only that port; otherwise any.
@@ -152,13 +158,11 @@ def _app_words(name: str) -> str:
     return _APP_SEPARATORS.sub(" ", name.casefold()).strip()
 
 
-def app_matches(route: str, app: str) -> bool:
-    wanted, found = _app_words(route), _app_words(app)
-    return bool(wanted) and (found == wanted or found.startswith(wanted + " "))
+def _app_takes(route: str, app: str) -> bool:
+    return bool(route) and (app == route or app.startswith(route + " "))
 
 
-def sender_matches(route: str, sender: str) -> bool:
-    route, sender = route.strip().lower(), sender.strip().lower()
+def _sender_takes(route: str, sender: str) -> bool:
     if "@" in route.lstrip("@"):
         return sender == route
     domain = route.lstrip("@").rstrip(".")
@@ -166,11 +170,50 @@ def sender_matches(route: str, sender: str) -> bool:
     return host == domain or host.endswith("." + domain)
 
 
-MATCHERS: dict[str, Callable[[str, str], bool]] = {
-    "paths": path_matches,
-    "senders": sender_matches,
-    "subjects": lambda route, subject: route.casefold() in subject.casefold(),
-    "folders": lambda route, folder: folder == route or folder.startswith(route.rstrip("/") + "/"),
-    "apps": app_matches,
-    "urls": url_matches,
+def _folder_takes(route: str, folder: str) -> bool:
+    return folder == route or folder.startswith(route.rstrip("/") + "/")
+
+
+def _normal(value: str) -> str:
+    return value.strip().lower()
+
+
+# Per kind of route: how an item's value is prepared, how a route is prepared, and whether one takes the other.
+_ITEM: dict[str, Callable[[str], Any]] = {
+    "paths": path_forms, "urls": url_parts, "apps": _app_words, "senders": _normal, "subjects": str.casefold,
+    "folders": str,
 }
+_TAKES: dict[str, Callable[[Any, Any], bool]] = {
+    "paths": _path_takes, "urls": _url_takes, "apps": _app_takes, "senders": _sender_takes,
+    "subjects": lambda route, subject: route in subject, "folders": _folder_takes,
+}
+
+
+def item_form(kind: str, value: str) -> Any:
+    """An item's trait prepared for comparing with routes of this kind (remembered per string)."""
+    return _ITEM[kind](value)
+
+
+@functools.lru_cache(maxsize=_FORMS_REMEMBERED)
+def _route_form(kind: str, route: str, home_folders: tuple[str, ...]) -> Any:
+    if kind == "paths":
+        forms = _resolved_forms(route, home_folders)
+        return tuple((form, bool(_GLOB.search(form)), form if form == "/" else form + "/") for form in forms)
+    if kind == "subjects":
+        return route.casefold()
+    return _ITEM[kind](route)
+
+
+def route_form(kind: str, route: str, home_folders: tuple[str, ...] | None = None) -> Any:
+    """A route prepared for comparing (remembered; paths with their resolved links until `forget_links`)."""
+    return _route_form(kind, route, homes() if home_folders is None else home_folders)
+
+
+def taker(kind: str) -> Callable[[Any, Any], bool]:
+    """The test of this kind: does a prepared route take a prepared item?"""
+    return _TAKES[kind]
+
+
+def matches(kind: str, route: str, value: str) -> bool:
+    """Does a route of this kind (``paths``, ``urls``...) take this value? Both as the computer means them."""
+    return taker(kind)(route_form(kind, route), item_form(kind, value))
