@@ -197,6 +197,10 @@ def read_settled(path: Path) -> tuple[bytes, Stamp | None]:
     return raw, None
 
 
+def _recent(stamp: Stamp) -> bool:
+    return len(stamp) > 2 and 0 <= time.time_ns() - stamp[0] < EMPTY_WINDOW_SECONDS * 1e9
+
+
 class ConfigSource:
     """Reads the config and the projects manifest, again only when a file's stat changes.
 
@@ -233,20 +237,19 @@ class ConfigSource:
             else:
                 config, config_stamp = self._read_config()
         except ConfigError as error:
-            again = isinstance(error, _ConfigChanging)
-            return Snapshot(Config(path=self.path), CLOSED, error=str(error)), (
-                None if again else (stat_stamp(self.path), None, None)
-            )
+            stamp = stat_stamp(self.path)
+            # Caught mid-save, or just changed (it may change again under the same stamp): read it again next time.
+            again = isinstance(error, _ConfigChanging) or _recent(stamp)
+            return Snapshot(Config(path=self.path), CLOSED, error=str(error)), None if again else (stamp, None, None)
         manifest_path = config.projects_path or self.path.parent / "projects.toml"
         if config.projects_path is None:
             config = evolve(config, projects_path=manifest_path)
         try:
             manifest, manifest_stamp = self._read_manifest(manifest_path, config.projects_named)
         except ManifestError as error:
-            again = isinstance(error, _ManifestChanging)
-            return Snapshot(config, CLOSED, error=str(error)), (
-                None if again else (config_stamp, manifest_path, stat_stamp(manifest_path))
-            )
+            stamp = stat_stamp(manifest_path)
+            again = isinstance(error, _ManifestChanging) or _recent(stamp)
+            return Snapshot(config, CLOSED, error=str(error)), None if again else (config_stamp, manifest_path, stamp)
         return Snapshot(config, Gate(manifest, config.outside_projects)), (config_stamp, manifest_path, manifest_stamp)
 
     def _read_manifest(self, path: Path, named: bool) -> tuple[Manifest, Stamp]:
