@@ -129,6 +129,9 @@ class Gate:
 
     manifest: Manifest = Manifest()
     outside_projects: bool = True
+    # Which reading of the config and manifest made this gate: each reading makes a gate of its own, so what
+    # plugins remember per gate starts afresh whenever links were resolved again (see gateway.routes).
+    reading: int = 0
 
     @property
     def projects(self) -> tuple[Project, ...]:

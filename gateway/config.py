@@ -214,6 +214,7 @@ class ConfigSource:
         self._stamp: tuple[Any, ...] | None = None
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
+        self._readings = 0
 
     def _stamp_now(self) -> tuple[Any, ...]:
         config_stamp = stat_stamp(self.path) if self._fixed is None else None
@@ -250,7 +251,9 @@ class ConfigSource:
             stamp = stat_stamp(manifest_path)
             again = isinstance(error, _ManifestChanging) or _recent(stamp)
             return Snapshot(config, CLOSED, error=str(error)), None if again else (config_stamp, manifest_path, stamp)
-        return Snapshot(config, Gate(manifest, config.outside_projects)), (config_stamp, manifest_path, manifest_stamp)
+        self._readings += 1
+        gate = Gate(manifest, config.outside_projects, reading=self._readings)
+        return Snapshot(config, gate), (config_stamp, manifest_path, manifest_stamp)
 
     def _read_manifest(self, path: Path, named: bool) -> tuple[Manifest, Stamp]:
         stamp = stat_stamp(path)

@@ -355,3 +355,10 @@ def test_access_why_refuses_to_guess_while_the_gate_is_in_error(why_home):
     (why_home.parent / "projects.toml").write_text("")
     result = _run("access", "why", "notes://srv/lawsuit/brief.md")
     assert result.exit_code == 1 and "Nothing is given to agents now" in result.output and "empty" in result.output
+
+
+def test_the_access_commands_have_help_text():
+    for args in (["access", "--help"], ["access", "why", "--help"], ["access", "list", "--help"]):
+        result = _run(*args)
+        assert result.exit_code == 0 and len(result.output.splitlines()) > 3
+    assert "TOOL" in _run("access", "why", "--help").output or "tool's name" in _run("access", "why", "--help").output

@@ -144,3 +144,11 @@ def test_tools_list_keeps_the_last_good_list_while_the_gate_is_in_error(gw):
     assert gw.list_tools() == ["peek"]
     with pytest.raises(Exception, match="empty"):
         gw.all_resources()
+
+
+def test_each_reading_makes_a_gate_of_its_own_so_memos_per_gate_start_afresh(gw):
+    first = gw.snapshot().gate
+    assert gw.snapshot().gate is first  # unchanged files: not read again
+    _changed(gw.source.path.parent / "projects.toml")  # touched: links are resolved again
+    second = gw.snapshot().gate
+    assert second.manifest == first.manifest and second != first and hash(second) != hash(first)
