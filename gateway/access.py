@@ -1,24 +1,23 @@
 """The consent gate: which projects are open to agents, and what of a plugin's items may be given.
 
 A plugin says which projects an item belongs to (``gate.owners_of(path=..., sender=...)`` matches the
-manifest's routes for it); the gate decides. Closed until opened; an item in two projects needs both open;
-items in no project follow ``outside_projects``.
+manifest's routes for it, as `gateway.routes` says); the gate decides. Closed until opened; an item in two
+projects needs both open; items in no project follow ``outside_projects``. A refusal names nothing: which
+project keeps an item is for the person (``gateway access why ADDRESS``), never for the agent.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import functools
-import os
+import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 from attrs import field, frozen
 
-from gateway.items import ToolError
+from gateway.items import Refused
+from gateway.routes import homes, item_form, route_form, taker
 
 T = TypeVar("T")
 
@@ -49,6 +48,10 @@ class Project:
     def label(self) -> str:
         return self.name or self.id
 
+    @property
+    def routes(self) -> dict[str, tuple[str, ...]]:
+        return {kind: getattr(self, kind) for kind in ROUTE_KINDS if getattr(self, kind)}
+
 
 @frozen
 class Manifest:
@@ -56,13 +59,15 @@ class Manifest:
 
     @classmethod
     def from_file(cls, path: Path) -> Manifest:
-        """Read a manifest; a missing file is an empty manifest, a broken one a ManifestError saying where."""
+        """Read a manifest file; one that is missing, unreadable or broken is a ManifestError saying where."""
         try:
             raw = path.read_bytes()
-        except FileNotFoundError:
-            return cls()
         except OSError as error:
             raise ManifestError(f"the projects manifest {path} cannot be read: {error.strerror}") from error
+        return cls.from_bytes(raw, path)
+
+    @classmethod
+    def from_bytes(cls, raw: bytes, path: Path) -> Manifest:
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
@@ -118,53 +123,15 @@ class Kept:
     left_out: int
 
 
-@functools.lru_cache(maxsize=4096)
-def _norm_path(value: str) -> str:
-    return os.path.normpath(os.path.expanduser(value)).rstrip("/") or "/"
-
-
-def _path_matches(route: str, path: str) -> bool:
-    route, path = _norm_path(route), _norm_path(path)
-    if any(ch in route for ch in "*?["):
-        return fnmatch.fnmatchcase(path, route) or fnmatch.fnmatchcase(path, route.rstrip("/") + "/*")
-    # Inside the route's folder, or the folder itself: "/a/b" takes "/a/b/c", never "/a/bc".
-    return path == route or path.startswith(route if route == "/" else route + "/")
-
-
-def _sender_matches(route: str, sender: str) -> bool:
-    route, sender = route.strip().lower(), sender.strip().lower()
-    if "@" in route.lstrip("@"):
-        return sender == route
-    domain = route.lstrip("@")
-    host = sender.rpartition("@")[2]
-    return host == domain or host.endswith("." + domain)
-
-
-def _url_matches(route: str, url: str) -> bool:
-    route_parts = urlsplit(route if "//" in route else "//" + route)
-    url_parts = urlsplit(url if "//" in url else "//" + url)
-    route_host, url_host = (route_parts.hostname or ""), (url_parts.hostname or "")
-    if not route_host or not (url_host == route_host or url_host.endswith("." + route_host)):
-        return False
-    return url_parts.path.startswith(route_parts.path or "/") or not route_parts.path
-
-
-_MATCHERS: dict[str, Callable[[str, str], bool]] = {
-    "paths": _path_matches,
-    "senders": _sender_matches,
-    "subjects": lambda route, subject: route.casefold() in subject.casefold(),
-    "folders": lambda route, folder: folder == route or folder.startswith(route.rstrip("/") + "/"),
-    "apps": lambda route, app: route.casefold() == app.casefold(),
-    "urls": _url_matches,
-}
-
-
 @frozen
 class Gate:
     """The rule of who may see what, for one call (built from the manifest and `outside_projects`)."""
 
     manifest: Manifest = Manifest()
     outside_projects: bool = True
+    # Which reading of the config and manifest made this gate: each reading makes a gate of its own, so what
+    # plugins remember per gate starts afresh whenever links were resolved again (see gateway.routes).
+    reading: int = 0
 
     @property
     def projects(self) -> tuple[Project, ...]:
@@ -185,10 +152,14 @@ class Gate:
     ) -> frozenset[str]:
         """The projects whose routes take an item with these traits (any one route of a project suffices)."""
         traits = {"paths": path, "senders": sender, "subjects": subject, "folders": folder, "apps": app, "urls": url}
+        home_folders = homes()
+        # Each trait prepared once (its forms: links resolved, URL normalised...), each route once per manifest.
+        prepared = [(kind, item_form(kind, value), taker(kind)) for kind, value in traits.items() if value]
         owners = set()
         for project in self.projects:
-            for kind, value in traits.items():
-                if value and any(_MATCHERS[kind](route, value) for route in getattr(project, kind)):
+            for kind, item, take in prepared:
+                routes = getattr(project, kind)
+                if routes and any(take(route_form(kind, route, home_folders), item) for route in routes):
                     owners.add(project.id)
                     break
         return frozenset(owners)
@@ -211,29 +182,70 @@ class Gate:
                 left_out += 1
         return Kept(kept, left_out)
 
-    def refusal(self, owners: Iterable[str], what: str = "this item") -> str:
-        """The sentence that says why `what` is kept, and how the person can open it."""
-        closed = [p for p in (self.project(o) for o in owners) if p is not None and not p.ai]
-        if closed:
-            names = ", ".join(f"{p.label!r} ({p.id})" for p in closed)
-            return (
-                f"{what} belongs to a project closed to AI agents: {names}. Only the person can open it, by "
-                f"setting ai = true on its entry in the projects manifest; ask them if it is needed."
-            )
+    def refusal(self, owners: Iterable[str] = (), what: str = "this item") -> str:
+        """The sentence that says `what` is kept and that only the person can open it; it names no project.
+
+        The same sentence whatever keeps the item (a closed project, several, or outside_projects), so that
+        a refusal says nothing of where the item lives. `owners` is accepted for callers' convenience.
+        """
         return (
-            f"{what} is in no project, and things outside projects are closed to AI agents. Only the person "
-            f"can change that, with outside_projects = true in the [access] table of the gateway's config."
+            f"{what} is closed to AI agents; only the person can open it. `gateway access why` with its address "
+            "shows them what keeps it and which line to change (ai = true in the projects manifest, or "
+            "outside_projects = true in the config); ask them if it is needed."
         )
 
+    def refused(self, owners: Iterable[str], what: str = "this item") -> Refused:
+        """The exception to raise for a kept item: the refusal as its message, the owners kept for the person."""
+        owners = frozenset(owners)
+        return Refused(self.refusal(owners, what), owners)
+
     def check_read(self, owners: Iterable[str], what: str = "this item") -> None:
-        """Raise ToolError with the refusal unless an item owned by `owners` may be given."""
-        owners = list(owners)
+        """Raise Refused (a ToolError naming nothing) unless an item owned by `owners` may be given."""
+        owners = frozenset(owners)
         if not self.allows(owners):
-            raise ToolError(self.refusal(owners, what))
+            raise self.refused(owners, what)
 
     def check_write(self, owners: Iterable[str], what: str = "this change") -> None:
-        """Raise ToolError unless something may be written into (or outside) these projects."""
+        """Raise Refused unless something may be written into (or outside) these projects."""
         self.check_read(owners, what)
+
+    def closed_by(self, owners: Iterable[str]) -> list[Project]:
+        """The person's answer to "why is it kept": the closed projects among `owners` (none: outside_projects)."""
+        return [p for p in map(self.project, owners) if p is not None and not p.ai]
 
     def open_projects(self) -> Sequence[Project]:
         return [p for p in self.projects if p.ai]
+
+
+@frozen
+class Place:
+    """Where a project is written in the manifest (1-based line numbers; 0 when not found)."""
+
+    entry: int = 0
+    ai: int = 0
+
+
+_PROJECT_HEADER = re.compile(r"^\[\[\s*project\s*\]\]\s*(#.*)?$")
+_KEY = re.compile(r"^(id|ai)\s*=")
+
+
+def place_of(text: str, project_id: str) -> Place:
+    """Which lines of a manifest's text hold this project's `[[project]]` entry and its `ai` key."""
+    blocks: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            blocks.append({"entry": number} if _PROJECT_HEADER.match(stripped) else {})
+            continue
+        key = _KEY.match(stripped)
+        if key and blocks and blocks[-1]:
+            try:
+                blocks[-1][key.group(1)] = (tomllib.loads(stripped)[key.group(1)], number)
+            except (tomllib.TOMLDecodeError, KeyError):
+                continue
+    for block in blocks:
+        if block.get("id", (None, 0))[0] == project_id:
+            return Place(block["entry"], block.get("ai", (None, 0))[1])
+    # Written some other way (an inline table): the line that names the id, at least.
+    named = re.compile(r"\bid\s*=\s*[\"']" + re.escape(project_id) + r"[\"']")
+    return Place(next((n for n, line in enumerate(text.splitlines(), start=1) if named.search(line)), 0), 0)

@@ -64,7 +64,8 @@ class PluginCommands(click.Group):
     "config_file",
     type=click.Path(dir_okay=False, path_type=Path),
     envvar="GATEWAY_CONFIG",
-    help="The config file to use (default: config.toml in the gateway's config folder).",
+    help="The config file to use (default: config.toml in the gateway's config folder). A file named here "
+    "or in GATEWAY_CONFIG must exist: while it does not, nothing is given to agents.",
 )
 @click.option("--log-level", default=None, help="How much to log on stderr: debug, info, warning (default), error.")
 def main(config_file: Path | None, log_level: str | None) -> None:
@@ -231,14 +232,57 @@ def audit(since: str | None, tool: str | None, client: str | None, as_json: bool
 
 @main.command()
 def doctor() -> None:
-    """Check the config, the projects manifest, the plugins and the audit folder; exit 1 on a problem."""
+    """Check the config, the projects manifest, the plugins and the audit folder; exit 1 on a problem.
+
+    A config or manifest that is named but missing, unreadable or empty is a problem (the gateway then gives
+    nothing); everything open to agents (no closed project, things outside projects open) is a warning.
+    """
     from gateway.doctor import run_checks
 
-    problems = run_checks(_gateway(), click.echo)
-    if problems:
-        click.echo(f"{problems} problem(s) found.")
+    found = run_checks(_gateway(), click.echo)
+    if found.problems:
+        click.echo(f"{found.problems} problem(s) found.")
         sys.exit(1)
-    click.echo("All good.")
+    click.echo(f"No problem found, but read the {found.warnings} warning(s) above." if found.warnings else "All good.")
+
+
+@main.group()
+def access() -> None:
+    """What is kept from agents, and why: the projects, open or closed, and what keeps a given thing.
+
+    Agents are never told which project keeps a thing; these commands tell you, with the line to change.
+    """
+
+
+@access.command("why")
+@click.argument("address")
+@click.argument("arguments", required=False)
+def access_why(address: str, arguments: str | None) -> None:
+    """Which project (or setting) keeps ADDRESS from agents, and which line of which file to change.
+
+    ADDRESS is what an agent asked for: a resource URI (`rousseau://sessions/ID`, `timeline://events/ID`),
+    or a tool's name followed by its JSON arguments (`rousseau_read_session '{"id": "ID"}'`). It is asked
+    for once through the gate, as a host would (the audit log keeps that call). Exit 0 when agents are
+    given it, 1 when it is kept.
+    """
+    from gateway.why import explain
+
+    try:
+        code = explain(_gateway(), address, arguments, click.echo)
+    except ValueError as error:
+        raise click.UsageError(f"ARGUMENTS must be a JSON object, e.g. '{{\"id\": \"abc\"}}' ({error})") from None
+    sys.exit(code)
+
+
+@access.command("list")
+def access_list() -> None:
+    """Every project of the manifest, open or closed, with its routes and its line in the manifest."""
+    from gateway.why import list_projects
+
+    snapshot = _gateway().snapshot()
+    if snapshot.error is not None:
+        raise click.ClickException(f"nothing is given to agents now: {snapshot.error}")
+    list_projects(snapshot.gate, snapshot.config.projects_path, click.echo)
 
 
 @main.command()

@@ -1,8 +1,17 @@
-"""The gateway's configuration: one TOML file, read again whenever it changes (a stat per call)."""
+"""The gateway's configuration: one TOML file, read again whenever it changes (a stat per call).
+
+The gate fails closed: a config named explicitly (``--config``, ``GATEWAY_CONFIG``) or a manifest named in
+it that is missing, unreadable, empty or changing while read makes the snapshot an error, and while it is
+one nothing is given. Only the default paths being absent mean "no config" and "no projects".
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+import threading
+import time
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,6 +20,7 @@ from typing import Any
 from attrs import evolve, field, frozen
 
 from gateway.access import Gate, Manifest, ManifestError
+from gateway.routes import forget_links
 
 CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools"})
 _GATEWAY_KEYS = frozenset({"plugins", "read_only"})
@@ -24,8 +34,13 @@ class ConfigError(ValueError):
 
 def config_path(folder: Path) -> Path:
     """Where the config lives: ``--config`` / ``GATEWAY_CONFIG`` if given, else ``config.toml`` in `folder`."""
+    return config_choice(folder)[0]
+
+
+def config_choice(folder: Path) -> tuple[Path, bool]:
+    """The config's path, and whether it was given explicitly (then a missing file is an error)."""
     override = os.environ.get("GATEWAY_CONFIG")
-    return Path(override).expanduser() if override else folder / "config.toml"
+    return (Path(override).expanduser(), True) if override else (folder / "config.toml", False)
 
 
 @frozen
@@ -36,6 +51,7 @@ class Config:
     plugins: tuple[str, ...] | None = None
     read_only: bool = False
     projects_path: Path | None = None
+    projects_named: bool = False  # the config names the manifest: then a missing one is an error
     outside_projects: bool = True
     plugin_tables: Mapping[str, Mapping[str, Any]] = field(factory=dict)
 
@@ -87,6 +103,7 @@ class Config:
             plugins=tuple(plugins) if plugins is not None else None,
             read_only=gateway.get("read_only", False),
             projects_path=projects_path if path is not None or projects_path.is_absolute() else None,
+            projects_named="projects" in access,
             outside_projects=access.get("outside_projects", True),
             plugin_tables={name: dict(table) for name, table in tables.items()},
         )
@@ -126,64 +143,181 @@ class Snapshot:
     error: str | None = None
 
 
-class ConfigSource:
-    """Reads the config and the projects manifest, again only when a file's stat changes."""
+# While the gate is in error nothing is given; its gate closes everything too, should a caller forget to look.
+CLOSED = Gate(Manifest(), outside_projects=False)
 
-    def __init__(self, path: Path, *, fixed: Config | None = None) -> None:
+# An editor saving a file may truncate it, then write it (or write it in pieces): a file changed this
+# recently is looked at again after this pause, and an empty one changed within EMPTY_WINDOW is read again.
+SETTLE_SECONDS = 0.05
+EMPTY_WINDOW_SECONDS = 1.0
+READ_ATTEMPTS = 4
+
+Stamp = tuple[Any, ...]
+
+
+def stat_stamp(path: Path) -> Stamp:
+    """What tells a file's versions apart (or that it is absent, a broken link, unreachable)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            return ("absent",)
+        except OSError as error:
+            return ("error", error.errno)
+        return ("broken link",)
+    except OSError as error:
+        return ("error", error.errno)
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_ctime_ns, st.st_mode)
+
+
+def read_settled(path: Path) -> tuple[bytes, Stamp | None]:
+    """A file's bytes once it holds still, and its stamp then; the stamp is None if it never did.
+
+    Raises OSError when the file cannot be read at all.
+    """
+    raw, after = b"", None
+    for _attempt in range(READ_ATTEMPTS):
+        before = stat_stamp(path)
+        if len(before) > 2 and not stat.S_ISREG(before[-1]):
+            raise OSError(errno.EINVAL, "not a regular file")  # a folder, a pipe that would block, a device
+        raw = path.read_bytes()
+        after = stat_stamp(path)
+        if before == after and len(after) > 2:
+            age = time.time_ns() - after[0]
+            window = EMPTY_WINDOW_SECONDS if not raw.strip() else SETTLE_SECONDS
+            if not 0 <= age < window * 1e9:
+                return raw, after
+            time.sleep(SETTLE_SECONDS)
+            if raw.strip() and stat_stamp(path) == after:
+                return raw, after
+        else:
+            time.sleep(SETTLE_SECONDS)
+    return raw, None
+
+
+def _recent(stamp: Stamp) -> bool:
+    return len(stamp) > 2 and 0 <= time.time_ns() - stamp[0] < EMPTY_WINDOW_SECONDS * 1e9
+
+
+class ConfigSource:
+    """Reads the config and the projects manifest, again only when a file's stat changes.
+
+    `explicit`: the config's path was given (``--config``, ``GATEWAY_CONFIG``), so a missing file is an error.
+    """
+
+    def __init__(self, path: Path, *, fixed: Config | None = None, explicit: bool = False) -> None:
         self.path = path
+        self.explicit = explicit
         self._fixed = fixed
         self._stamp: tuple[Any, ...] | None = None
         self._snapshot: Snapshot | None = None
+        self._lock = threading.Lock()
+        self._readings = 0
 
-    @staticmethod
-    def _stat(path: Path | None) -> tuple[int, int, int] | None:
-        if path is None:
-            return None
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return None
-        except OSError:
-            return (-1, -1, -1)
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
+    def _stamp_now(self) -> tuple[Any, ...]:
+        config_stamp = stat_stamp(self.path) if self._fixed is None else None
+        manifest = self._snapshot.config.projects_path if self._snapshot else None
+        return (config_stamp, manifest, stat_stamp(manifest) if manifest is not None else None)
 
     def current(self) -> Snapshot:
-        config_stamp = self._stat(self.path) if self._fixed is None else None
-        projects_path = self._snapshot.config.projects_path if self._snapshot else None
-        stamp = (config_stamp, self._stat(projects_path), projects_path)
-        if self._snapshot is not None and stamp == self._stamp:
+        with self._lock:
+            if self._snapshot is not None and self._stamp is not None and self._stamp_now() == self._stamp:
+                return self._snapshot
+            # The stamp is the one the files had when read (None when they would not hold still: read again).
+            self._snapshot, self._stamp = self._load()
             return self._snapshot
-        snapshot = self._load()
-        # The manifest's path may have changed with the config: stamp what the new snapshot reads.
-        self._stamp = (config_stamp, self._stat(snapshot.config.projects_path), snapshot.config.projects_path)
-        self._snapshot = snapshot
-        return snapshot
 
-    def _load(self) -> Snapshot:
+    def _load(self) -> tuple[Snapshot, tuple[Any, ...] | None]:
+        forget_links()  # links may have changed too: resolve them again
+        config_stamp: Stamp | None = None
         try:
-            config = self._fixed or self._read_config()
+            if self._fixed is not None:
+                config = self._fixed
+            else:
+                config, config_stamp = self._read_config()
         except ConfigError as error:
-            return Snapshot(Config(path=self.path), Gate(), error=str(error))
+            stamp = stat_stamp(self.path)
+            # Caught mid-save, or just changed (it may change again under the same stamp): read it again next time.
+            again = isinstance(error, _ConfigChanging) or _recent(stamp)
+            return Snapshot(Config(path=self.path), CLOSED, error=str(error)), None if again else (stamp, None, None)
         manifest_path = config.projects_path or self.path.parent / "projects.toml"
         if config.projects_path is None:
             config = evolve(config, projects_path=manifest_path)
         try:
-            manifest = Manifest.from_file(manifest_path)
+            manifest, manifest_stamp = self._read_manifest(manifest_path, config.projects_named)
         except ManifestError as error:
-            return Snapshot(config, Gate(outside_projects=False), error=str(error))
-        return Snapshot(config, Gate(manifest, config.outside_projects))
+            stamp = stat_stamp(manifest_path)
+            again = isinstance(error, _ManifestChanging) or _recent(stamp)
+            return Snapshot(config, CLOSED, error=str(error)), None if again else (config_stamp, manifest_path, stamp)
+        self._readings += 1
+        gate = Gate(manifest, config.outside_projects, reading=self._readings)
+        return Snapshot(config, gate), (config_stamp, manifest_path, manifest_stamp)
 
-    def _read_config(self) -> Config:
+    def _read_manifest(self, path: Path, named: bool) -> tuple[Manifest, Stamp]:
+        stamp = stat_stamp(path)
+        if stamp == ("absent",) and not named:
+            return Manifest(), stamp  # the default manifest, absent: a fresh install, no projects yet
+        if stamp == ("absent",):
+            raise ManifestError(
+                f"the projects manifest {path}, named by [access] projects in the config, does not exist; "
+                "nothing is given until it does (fix the name in the config, or put the manifest back)"
+            )
+        if stamp == ("broken link",):
+            raise ManifestError(
+                f"the projects manifest {path} is a link to a file that does not exist; nothing is given until "
+                "it is fixed"
+            )
         try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return Config()
+            raw, settled = read_settled(path)
+        except OSError as error:
+            raise ManifestError(
+                f"the projects manifest {path} cannot be read ({error.strerror}); nothing is given until it can"
+            ) from error
+        if settled is None:
+            state = "is empty, just changed" if not raw.strip() else "is being changed"
+            raise _ManifestChanging(
+                f"the projects manifest {path} {state} (an editor saving it?); nothing is given until it holds "
+                "still and lists the projects: call again in a moment"
+            )
+        if not raw.strip():
+            raise ManifestError(
+                f"the projects manifest {path} is empty; nothing is given until it lists the projects (or the "
+                "config stops naming it)"
+            )
+        return Manifest.from_bytes(raw, path), settled
+
+    def _read_config(self) -> tuple[Config, Stamp]:
+        stamp = stat_stamp(self.path)
+        if stamp == ("absent",) and not self.explicit:
+            return Config(), stamp  # no config at all: every plugin on, default paths
+        if stamp in (("absent",), ("broken link",)):
+            raise ConfigError(
+                f"the config {self.path} (given by --config or GATEWAY_CONFIG) does not exist"
+                f"{' (a link to nothing)' if stamp == ('broken link',) else ''}; nothing is given until it does. "
+                "Fix the path, or leave it out to use the default config"
+            )
+        try:
+            raw, settled = read_settled(self.path)
         except OSError as error:
             raise ConfigError(
                 f"the config {self.path} cannot be read ({error.strerror}); fix its permissions"
             ) from error
+        if settled is None:
+            raise _ConfigChanging(
+                f"the config {self.path} is being changed (an editor saving it?); call again in a moment"
+            )
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ConfigError(f"the config {self.path} is not UTF-8 text") from error
-        return Config.from_toml(text, self.path)
+        return Config.from_toml(text, self.path), settled
+
+
+class _ConfigChanging(ConfigError):
+    """The config would not hold still while read: read it again on the next call."""
+
+
+class _ManifestChanging(ManifestError):
+    """The manifest would not hold still while read (or stayed empty just after a change): read it again."""

@@ -213,7 +213,8 @@ class Gateway:
                 result = await result
             answer = Answer.of(result)
         except ToolError as error:
-            return Answer(text=str(error), is_error=True), "refused"
+            # A gate's refusal keeps its owners for an in-process caller (`gateway access why`), never sent.
+            return Answer(text=str(error), is_error=True, refused_by=getattr(error, "owners", None)), "refused"
         except Exception as error:
             log.error("plugin failed", plugin=plugin, what=what, traceback=traceback.format_exc())
             text = (
@@ -347,6 +348,8 @@ class Gateway:
         prompt = self.catalogue(snapshot).prompts.get(name)
         if prompt is None:
             raise NotFound(f"Unknown prompt: {name!r}")
+        if snapshot.error is not None:
+            raise ToolError(f"The gateway's configuration is unusable: {snapshot.error}")
         arguments = dict(arguments or {})
         entry: dict[str, Any] = {"plugin": prompt.plugin, "prompt": name, "arguments": summarise_arguments(arguments)}
         known = {a.name for a in prompt.arguments}
@@ -455,9 +458,9 @@ def make_gateway_from_environment(
     entrypoints: bool = True,
 ) -> Gateway:
     """A gateway on the person's own folders (platformdirs), as `gateway serve` builds it."""
-    from gateway.config import config_path
+    from gateway.config import config_choice
 
     folders = Folders.from_environment()
-    path = config_file or config_path(folders.config)
+    path, explicit = (config_file, True) if config_file else config_choice(folders.config)
     registry = Registry(folders, plugins=plugins or (), entrypoints=entrypoints)
-    return Gateway(registry, ConfigSource(path), folders, AuditLog(folders.state / "audit"))
+    return Gateway(registry, ConfigSource(path, explicit=explicit), folders, AuditLog(folders.state / "audit"))

@@ -5,17 +5,32 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable
 
+from attrs import frozen
+
 from gateway.core import Gateway
 
 
-def run_checks(gateway: Gateway, say: Callable[[str], None]) -> int:
-    """Say what is fine and what is not; return how many problems there are."""
-    problems = 0
+@frozen
+class Findings:
+    """How many problems (the gate or a store unusable: exit non-zero) and warnings (worth reading) were said."""
+
+    problems: int = 0
+    warnings: int = 0
+
+
+def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
+    """Say what is fine, what deserves a look and what is wrong; return how many of each."""
+    problems = warnings = 0
 
     def problem(text: str) -> None:
         nonlocal problems
         problems += 1
         say(f"PROBLEM  {text}")
+
+    def warning(text: str) -> None:
+        nonlocal warnings
+        warnings += 1
+        say(f"WARNING  {text}")
 
     snapshot = gateway.snapshot()
     path = gateway.source.path
@@ -29,9 +44,18 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> int:
     if snapshot.error is None and manifest is not None:
         projects = snapshot.gate.projects
         opened = sum(p.ai for p in projects)
-        where = manifest if manifest.exists() else f"{manifest} (absent: no projects)"
-        say(f"ok       projects {where}: {len(projects)} project(s), {opened} open to agents")
+        if manifest.exists():
+            say(f"ok       projects {manifest}: {len(projects)} project(s), {opened} open to agents, "
+                f"{len(projects) - opened} closed")
+        else:
+            say(f"ok       no projects manifest at {manifest}: no projects yet (a fresh install)")
         say(f"ok       things outside projects are {'open' if snapshot.gate.outside_projects else 'closed'}")
+        if opened == len(projects) and snapshot.gate.outside_projects:
+            warning(
+                "every project and everything outside projects is open to agents: whatever the plugins read "
+                f"can be given. To keep something from them, list it as a [[project]] (closed unless ai = true) "
+                f"in {manifest}, or set outside_projects = false in the [access] table of {path}"
+            )
     catalogue = gateway.catalogue(snapshot)
     for name in gateway.enabled(snapshot.config) if snapshot.error is None else []:
         plugin = gateway.registry.get(name)
@@ -56,4 +80,4 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> int:
                 "every call until it can; check the folder is yours, a folder, and on a disk with room.")
     else:
         say(f"ok       audit log in {audit}")
-    return problems
+    return Findings(problems, warnings)

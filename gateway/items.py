@@ -20,6 +20,14 @@ class ToolError(Exception):
     """The agent asked for something that cannot be given; the message is a sentence it can act on."""
 
 
+class Refused(ToolError):
+    """The gate kept the item: the message names nothing; `owners` (project ids) stays for the person's eyes."""
+
+    def __init__(self, message: str, owners: frozenset[str] = frozenset()) -> None:
+        super().__init__(message)
+        self.owners = frozenset(owners)
+
+
 def _check_name(instance: Any, attribute: attrs.Attribute, value: str) -> None:
     if not isinstance(value, str) or not NAME_PATTERN.match(value):
         raise ValueError(
@@ -44,6 +52,8 @@ class Answer:
     given: tuple[str, ...] = field(default=(), converter=tuple)
     left_out: int = 0
     is_error: bool = False
+    # The owners of a Refused, for an in-process caller (`gateway access why`); never sent, never audited.
+    refused_by: frozenset[str] | None = field(default=None, repr=False, eq=False)
 
     @classmethod
     def of(cls, value: Any) -> Answer:

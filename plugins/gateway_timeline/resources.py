@@ -73,7 +73,7 @@ def _event(ctx: Context, id: str) -> Answer:
     try:
         found = queries.event(store, keeper, id, to_ms(now()) - settings.retention_ms(ctx.settings))
     except PermissionError as owners:
-        raise ToolError(ctx.gate.refusal(owners.args[0], f"the event {id}")) from None
+        raise ctx.gate.refused(owners.args[0], f"the event {id}") from None
     finally:
         if store is not None:
             store.close()

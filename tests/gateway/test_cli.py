@@ -72,6 +72,7 @@ def test_parse_since_takes_relative_and_iso_forms():
 
 
 def test_doctor_is_happy_then_names_each_problem(run, gateway_home, hello_only):
+    write_config(gateway_home, projects=[{"id": "kept", "paths": ["/srv/kept"]}])  # not everything open
     ok = run("doctor")
     assert ok.exit_code == 0 and "All good." in ok.output
     hello_only.write_text('[gateway]\nplugins = ["hello", "ghost"]\n[plugins.hello]\ncolour = "red"\n')

@@ -75,9 +75,10 @@ def test_a_template_reads_by_its_parameters_and_the_audit_names_it(gateway, audi
     assert audit_lines()[0]["given"] == ["things://items/item007"]
 
 
-def test_a_kept_resource_is_refused_saying_how_to_open_it(gateway):
+def test_a_kept_resource_is_refused_saying_how_to_open_it_naming_no_project(gateway):
     answer = gateway.read("things://items/item013")
-    assert answer.is_error and "Closed one" in answer.text and "ai = true" in answer.text
+    assert answer.is_error and "gateway access why" in answer.text and "ai = true" in answer.text
+    assert "Closed one" not in answer.text
 
 
 def test_an_unknown_resource_is_not_found(gateway):
