@@ -86,7 +86,7 @@ def test_no_store_or_no_job_table_means_no_jobs(cron_home: Path):
     gateway = _gateway(cron_home)
     assert gateway.call("rousseau_cron_list").text == "(no jobs)"
     sessions_db = store.default_path(folders_of(cron_home).for_plugin("cron").data)
-    sessions_db.parent.mkdir(parents=True)
+    sessions_db.parent.mkdir(parents=True, exist_ok=True)  # the core made the plugin folders at load
     sqlite3.connect(sessions_db).execute("CREATE TABLE sessions(id)").connection.close()
     answer = gateway.call("rousseau_cron_list")
     assert answer.text == "(no jobs)" and answer.data == {"jobs": [], "left_out": 0}
