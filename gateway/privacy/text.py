@@ -3,22 +3,46 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Numbers and codes are looked for in a plain copy of the text, each character in its place: spaces of any
 # width (the zero-width ones HTML mail leaves between characters too) become " ", dashes "-", the marks
 # of a table turned to text "|". One pattern holds the wide characters; the others stay ASCII, quick to
 # compile and to run.
 _WIDE_SPACES = "\u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200E))) + "\u202f\u205f\u3000\u2060\ufeff"
-_WIDE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_WIDE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
 _PLAIN_CHARS = {**dict.fromkeys(_WIDE_SPACES, " "), **dict.fromkeys(_WIDE_DASHES, "-")}
 _NOT_PLAIN = re.compile(f"[{_WIDE_SPACES}{_WIDE_DASHES}\u2500-\u257f\u00b7\u2022]")
 
 
-def plain_copy(text: str) -> str:
-    """`text` with wide spaces as " ", wide dashes as "-", box lines and dots as "|", each in its place."""
+# Decimal digits of other scripts (٤ ۴ ४ ๔ ４ 𝟒...): in UTF-8 each opens on one of these bytes (a test
+# checks it against unicodedata), so a text with none of them has no digit but ASCII ones. Looking for
+# the digits themselves takes a category test per character: done only when one of these bytes is there.
+OTHER_DIGIT_LEADS = bytes([*range(0xD9, 0xE0), 0xE0, 0xE1, 0xEA, 0xEF, *range(0xF0, 0xF5)])
+_NOT_A_DIGIT_LEAD = bytes(byte for byte in range(256) if byte not in OTHER_DIGIT_LEADS)
+_OTHER_DIGIT = re.compile(r"[^\D0-9]")
+
+
+def may_hold_other_digits(data: bytes) -> bool:
+    """Whether UTF-8 `data` may hold a decimal digit of another script than ASCII."""
+    return bool(data.translate(None, _NOT_A_DIGIT_LEAD))
+
+
+def ascii_digits(text: str) -> str:
+    """`text` with each decimal digit of another script as its ASCII digit, in its place (`text` itself
+    when it has none)."""
+    if text.isascii() or not _OTHER_DIGIT.search(text):
+        return text
+    return _OTHER_DIGIT.sub(lambda match: str(unicodedata.decimal(match.group())), text)
+
+
+def plain_copy(text: str, other_digits: bool = False) -> str:
+    """`text` with wide spaces as " ", wide dashes as "-", box lines and dots as "|", and (if
+    `other_digits`) every script's digits as ASCII ones, each in its place."""
     if text.isascii():
         return text
-    return _NOT_PLAIN.sub(lambda match: _PLAIN_CHARS.get(match.group(), "|"), text)
+    plain = _NOT_PLAIN.sub(lambda match: _PLAIN_CHARS.get(match.group(), "|"), text)
+    return ascii_digits(plain) if other_digits else plain
 
 
 def lower_same_length(text: str) -> str:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.privacy import mask, mask_secrets
-from gateway.privacy.masks import CODE, PASSWORD_MESSAGE, SIGN_IN_LINK, TOKEN_LINK
+from gateway.privacy.masks import CODE, LINK, PASSWORD_MESSAGE, SIGN_IN_LINK, TOKEN_LINK
 
 # --- invented numbers with their check digits ---------------------------------------------------------
 
@@ -285,16 +285,24 @@ def test_ordinary_links_are_left_alone(link: str) -> None:
     assert mask(text) == text
 
 
-def test_a_code_message_keeps_its_ordinary_links_and_loses_its_sign_in_links() -> None:
+def test_a_code_message_loses_every_link_its_sign_in_links_named_as_such() -> None:
     text = (
         "Your verification code is 482913.\n"
         "Or sign in at once: https://accounts.example.com/login/verify?token=Zx81kQpLr7TmWv2Ns4Yb\n"
-        "Help: https://example.com/help/security"
+        "Help: https://example.com/help/security\n"
+        "Not you? www.example.com/account/activity\n"
+        "Tracked: https://t.example.net/track/77123456/open.gif and example.org/r/Xk29?u=3"
     )
     masked = mask(text)
-    assert SIGN_IN_LINK in masked
-    assert "https://example.com/help/security" in masked
-    assert "Zx81kQpLr7TmWv2Ns4Yb" not in masked and "482913" not in masked
+    assert masked == (
+        f"Your verification code is {CODE}.\nOr sign in at once: {SIGN_IN_LINK}\nHelp: {LINK}\n"
+        f"Not you? {LINK}\nTracked: {LINK} and {LINK}"
+    )
+
+
+def test_a_code_message_keeps_mail_addresses_and_bare_host_names() -> None:
+    text = "Your code is 482913. Questions? Write to help@example.com or visit example.com today."
+    assert mask(text) == f"Your code is {CODE}. Questions? Write to help@example.com or visit example.com today."
 
 
 # --- messages giving a password -----------------------------------------------------------------------
