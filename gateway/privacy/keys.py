@@ -44,6 +44,7 @@ _AWS_SECRET = re.compile(
     r"((?i:secret)[ _-]?(?i:access)[ _-]?(?i:key)(?: \[[^\]\n]{0,32}\])?[\"']?[ \t]*[:=]?[ \t]*[\"']?)"
     r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
+_AWS_LABEL = r"\1[secret: AWS secret key]"
 _JWT = re.compile(r"eyJ(?<![A-Za-z0-9_\]-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
@@ -52,13 +53,13 @@ _PRIVATE_KEY = re.compile(
 # A ':' after a quote (JSON) or after a name that may hold a secret (YAML, headers); the class first
 # turns most colons away at once.
 _COLON_HINT = re.compile(
-    r":(?<=[\"'dDyYnNtT]:)(?:(?<=[\"']:)|(?<=ssword:)|(?<=SSWORD:)|(?<=sswd:)|(?<=uthorization:)"
+    r":(?<=[\"'dDyYnNtT\]]:)(?:(?<=[\"'\]]:)|(?<=ssword:)|(?<=SSWORD:)|(?<=sswd:)|(?<=uthorization:)"
     r"|(?<=UTHORIZATION:)|(?<=[kK]ey:)|(?<=KEY:)|(?<=[tT]oken:)|(?<=TOKEN:)|(?<=[sS]ecret:)|(?<=SECRET:))"
 )
 _BEARER_HINT = re.compile(r"earer(?<=[Bb]earer)")
 _DASH_TOKEN_HINT = re.compile(
     r"-(?:(?<=sk-)|(?<=xox[abprse]-)|(?<=xapp-)|----BEGIN|(?<=gl[a-z][a-z]-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)"
-    r"|(?<=glagent-))"
+    r"|(?<=glagent-)|(?=access-key))"
 )
 _A_TOKEN_HINT = re.compile(r"A(?:KIA|SIA|Iza)")
 _JWT_HINT = re.compile(r"J(?<=eyJ)")
@@ -213,6 +214,8 @@ def mask_keys(text: str) -> str:
         text = _SLACK.sub("[secret: Slack token]", text)
         if "gl" in text:
             text = _GITLAB.sub("[secret: GitLab token]", text)
+        if "-access-key" in text or "-ACCESS-KEY" in text:  # a command's flag
+            text = _AWS_SECRET.sub(_AWS_LABEL, text)
     if "_" in text:
         text = _GITHUB.sub("[secret: GitHub token]", text)
         if "k_live_" in text or "k_test_" in text:
@@ -221,8 +224,6 @@ def mask_keys(text: str) -> str:
             text = _HUGGING_FACE.sub("[secret: Hugging Face token]", text)
         if "npm_" in text:
             text = _NPM.sub("[secret: npm token]", text)
-    if "ccess" in text or "CCESS" in text:
-        text = _AWS_SECRET.sub(r"\1[secret: AWS secret key]", text)
     if _A_TOKEN_HINT.search(text):
         text = _AWS_KEY.sub("[secret: AWS access key]", text)
         text = _GOOGLE.sub("[secret: Google API key]", text)
@@ -232,6 +233,9 @@ def mask_keys(text: str) -> str:
         # Headers first, then settings found in what they leave: each step sees the masks of the one
         # before, as a second pass would.
         low = lower_same_length(text)
+        if "ccess" in low:
+            text = _AWS_SECRET.sub(_AWS_LABEL, text)
+            low = lower_same_length(text)
         if "bearer" in low or "authorization" in low:
             edits = _authorization_edits(text, low)
             if edits:

@@ -22,6 +22,12 @@ TOKEN_LINK = "[link with a token]"
 LINK = "[link]"
 
 _URL_TAIL = re.compile("[^\\s<>\"'`\\[\\]{}|\\\\^]*")
+# In a code message, where the other masks have already run: a link's tail runs on through the masks
+# they left inside it (a password, a number), so that the link goes whole.
+_URL_TAIL_THROUGH_MASKS = re.compile(
+    "(?:[^\\s<>\"'`\\[\\]{}|\\\\^]|\\[(?:secret(?:: [A-Za-z ]{1,24})?|IBAN …[0-9A-Z]{4}|card …[0-9]{4}"
+    "|NIR …[0-9A-Z]{4}|code)\\])*"
+)
 _BARE_LINK_HINT = re.compile(r"\.[A-Za-z]{2,24}(?::[0-9]{1,5})?[/?]")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
@@ -100,7 +106,8 @@ def mask_links(text: str, every: bool = False) -> str:
         start = _link_start(text, anchor, after_scheme)
         if start is None or start < covered:
             continue
-        end = _URL_TAIL.match(text, anchor).end()  # type: ignore[union-attr]  # matches the empty string
+        tail = _URL_TAIL_THROUGH_MASKS if every else _URL_TAIL
+        end = tail.match(text, anchor).end()  # type: ignore[union-attr]  # matches the empty string
         while end > anchor and text[end - 1] in _TRAILING:
             end -= 1
         covered = end

@@ -51,6 +51,8 @@ _LOOSE_IBAN = re.compile(
     r"[A-Za-z](?<![A-Za-z0-9\]][A-Za-z])[A-Za-z][0-9]{2}(?:([ -]{1,2})[0-9A-Za-z]{4}(?:\1[0-9A-Za-z]{4}){1,6}"
     r"(?:\1[0-9A-Za-z]{1,3})?|[0-9A-Za-z]{11,30})(?![0-9A-Za-z\[])"
 )
+# Where one may start, found from its check digits: digits are rare in text, letters everywhere.
+_LOOSE_IBAN_DIGITS = re.compile(r"[0-9]{2}(?<=[A-Za-z]{2}[0-9]{2})")
 # A card written with dots or slashes, the same mark between every group.
 _MARKED_CARD = re.compile(
     r"[2-6](?<![0-9A-Za-z.\]/][2-6])[0-9]{3}([./])[0-9]{3,6}(?:\1[0-9]{1,5}){1,3}(?![0-9A-Za-z\[]|[./][0-9])"
@@ -89,8 +91,11 @@ def _iban_end(text: str, match: re.Match[str]) -> int | None:
 
 
 def _loose_iban_edits(plain: str) -> list[Edit]:
-    edits = []
-    for match in _LOOSE_IBAN.finditer(plain):
+    edits: list[Edit] = []
+    for digits in _LOOSE_IBAN_DIGITS.finditer(plain):
+        match = _LOOSE_IBAN.match(plain, digits.start() - 2)
+        if match is None or (edits and match.start() < edits[-1][1]):
+            continue
         iban = _compact(match.group()).upper()
         if _IBAN_LENGTHS.get(iban[:2]) == len(iban) and _iban_valid(iban):
             edits.append((match.start(), match.end(), f"[IBAN …{iban[-4:]}]"))

@@ -15,17 +15,34 @@ _PLAIN_CHARS = {**dict.fromkeys(_WIDE_SPACES, " "), **dict.fromkeys(_WIDE_DASHES
 _NOT_PLAIN = re.compile(f"[{_WIDE_SPACES}{_WIDE_DASHES}\u2500-\u257f\u00b7\u2022]")
 
 
-# Decimal digits of other scripts (٤ ۴ ४ ๔ ４ 𝟒...): in UTF-8 each opens on one of these bytes (a test
-# checks it against unicodedata), so a text with none of them has no digit but ASCII ones. Looking for
-# the digits themselves takes a category test per character: done only when one of these bytes is there.
-OTHER_DIGIT_LEADS = bytes([*range(0xD9, 0xE0), 0xE0, 0xE1, 0xEA, 0xEF, *range(0xF0, 0xF5)])
-_NOT_A_DIGIT_LEAD = bytes(byte for byte in range(256) if byte not in OTHER_DIGIT_LEADS)
+# Decimal digits of other scripts (٤ ۴ ४ ๔ ４ 𝟒...), told by the first two or three bytes of their UTF-8
+# (a test checks every one of them against unicodedata): a text with none of these has no digit but ASCII
+# ones. Emoji, accents, typographic signs, CJK and most letters of other scripts open otherwise, so
+# looking for the digits themselves (a category test per character) is left to the texts that may hold
+# one.
+_OTHER_DIGIT_STARTS = {
+    0xD9: rb"\xd9[\xa0-\xa9]",
+    0xDB: rb"\xdb[\xb0-\xb9]",
+    0xDF: rb"\xdf[\x80-\x89]",
+    0xE0: rb"\xe0[\xa5-\xbc]",
+    0xE1: rb"\xe1[\x81-\xb1]",
+    0xEA: rb"\xea[\x98-\xaf]",
+    0xEF: rb"\xef\xbc[\x90-\x99]",
+    0xF0: rb"\xf0(?:[\x90-\x9e]|\x9f\xaf)",
+}
+# One pattern per first byte, each opening on it as a literal (which `re` finds fast), tried only when
+# that byte is in the text; a translate that keeps nothing else tells which (usually none).
+_OTHER_DIGIT_PATTERNS = {lead: re.compile(start) for lead, start in _OTHER_DIGIT_STARTS.items()}
+_NOT_A_DIGIT_LEAD = bytes(byte for byte in range(256) if byte not in _OTHER_DIGIT_STARTS)
 _OTHER_DIGIT = re.compile(r"[^\D0-9]")
 
 
 def may_hold_other_digits(data: bytes) -> bool:
     """Whether UTF-8 `data` may hold a decimal digit of another script than ASCII."""
-    return bool(data.translate(None, _NOT_A_DIGIT_LEAD))
+    leads = data.translate(None, _NOT_A_DIGIT_LEAD)
+    if not leads:
+        return False
+    return any(_OTHER_DIGIT_PATTERNS[lead].search(data) for lead in set(leads))
 
 
 def ascii_digits(text: str) -> str:
