@@ -357,12 +357,13 @@ def _ordinary_number(low: str, start: int, end: int) -> bool:
 
 
 def _dotted_codes(plain: str, low: str) -> list[tuple[int, int]]:
-    """"482.913" just after a code's words: a code, where anywhere else it would read as an amount."""
-    spans = []
-    for found in _DOTTED_CODE.finditer(plain):
-        if 4 <= sum(ch.isdigit() for ch in found.group()) <= 8 and after_code_words(low, found.start()):
-            spans.append(found.span())
-    return spans
+    """"482.913" just after a code's words: a code, where anywhere else it would read as an amount; and,
+    once known, that code wherever else the message writes it."""
+    found = [(match.span(), re.sub(r"[^0-9]", "", match.group())) for match in _DOTTED_CODE.finditer(plain)]
+    codes = {
+        digits for (start, _), digits in found if 4 <= len(digits) <= 8 and after_code_words(low, start)
+    }
+    return [span for span, digits in found if digits in codes]
 
 
 def mask_codes(text: str, other_digits: bool = False) -> str:

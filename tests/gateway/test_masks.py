@@ -365,6 +365,16 @@ def test_a_code_message_loses_every_link_its_sign_in_links_named_as_such() -> No
     )
 
 
+def test_a_dotted_code_is_masked_wherever_the_message_writes_it() -> None:
+    text = "Or use 395.118 to sign in. Your backup code is 395.118. Total 1.250 EUR."
+    assert mask(text) == f"Or use {CODE} to sign in. Your backup code is {CODE}. Total 1.250 EUR."
+
+
+def test_a_code_message_masks_a_connection_string_whole() -> None:
+    text = "Your code is 482913. Database: postgres://jane:S3cretPw@db.example.com/app, then log in."
+    assert mask(text) == f"Your code is {CODE}. Database: {LINK}, then log in."
+
+
 def test_a_code_message_keeps_mail_addresses_and_bare_host_names() -> None:
     text = "Your code is 482913. Questions? Write to help@example.com or visit example.com today."
     assert mask(text) == f"Your code is {CODE}. Questions? Write to help@example.com or visit example.com today."
