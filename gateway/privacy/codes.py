@@ -2,15 +2,24 @@
 
 What was chosen: a *code message* names a code: verification code, one-time code or password, OTP, 2FA,
 passcode, "is your ... code", "your PIN", "use 482913 to sign in", "votre code", "Bestätigungscode", "tu
-código"... In it every number of 4 to 8 digits is a code, however written: "482913", "482 913",
+código", "seu código"..., or warns not to share it ("don't share the code", "ne partagez pas le code", "no
+compartas este código", "teilen Sie diesen Code nicht", "non condividere questo codice", "não compartilhe
+este código"; such a warning in a source file's header makes its numbers masked too: one mask too many
+rather than a leak). In it every number of 4 to 8 digits is a code, however written: "482913", "482 913",
 "482-913", "48 29 13", digit by digit with spaces of any width (zero-width ones too), one digit per line
-or per table cell (line breaks, "|", "[ ]", box lines, "> " quote marks between). Digits joined by more
-than a space or a dash count together up to 8. A run of more than 8 digits is a phone or an order number
-and stays, unless one of its groups has 6 to 8 digits (a code written before another number). Never a
-code: a number glued to another by ":", "/", "." or "," (a time, a date, an amount, a version: so
-"482.913" is read as an amount), a year 1900-2099 after a month name or ©, an ISO or day-month-year date
-with dashes, a range of years, a US number after "(555) ". An order number of 4 to 8 digits in a code
-message is masked too: one mask too many rather than a leak.
+or per table cell (line breaks, "|", "[ ]", box lines, "> " quote marks between), in the digits of any
+script (full-width ４８２９１３, Arabic-Indic ٤٨٢٩١٣, Devanagari, Thai, mathematical 𝟒𝟖𝟐...). Digits joined
+by more than a space or a dash count together up to 8. A run of more than 8 digits is a phone or an
+order number and stays, unless one of its groups has 6 to 8 digits (a code written before another
+number). Never a code: a number glued to another by ":", "/", "." or "," (a time, a date, an amount, a
+version), a year 1900-2099 after a month name or ©, an ISO, day-month-year or spaced date, a range of
+years, a US number after "(555) ". Except just after the words that name a code ("your code is 482.913",
+"Code: 48.29.13"), where a dotted number is the code, and is then masked wherever the message writes it.
+Elsewhere in a code message, what reads as an amount (a currency sign or code before or after: "1 200 €",
+"USD 4 500"), a time written with a space ("10 30"), a room, gate or seat ("room 4 512", "salle 4512") or
+a short number to call or text (up to five digits after "call", "SMS"...) is left alone; just after the
+code's words it is a code all the same. An order number of 4 to 8 digits in a code message is masked
+too: one mask too many rather than a leak. (Every link of a code message is masked by `links`.)
 
 A message giving a password says "temporary password" or its kin (French, German, Spanish, Italian), or
 "password is / password: / mot de passe : / Passwort lautet" followed by something that looks like a
