@@ -11,8 +11,9 @@ values, every link of a code message), `secret_links` (credentials in URLs, webh
 tokens, private keys, secret settings), `numbers` (IBANs, cards, NIRs); `text` holds what they share.
 This module composes them. Digits of every script count as digits (`٤٨٢٩١٣`, `４８２９１３` are a code
 in a code message, a full-width card is a card): they are read in a copy where each is its ASCII digit,
-and the masks land on the original text. That copy is made only for a text holding a byte that opens
-such a digit in UTF-8, so ASCII and most Latin, Greek or Cyrillic text pays nothing for it.
+and the masks land on the original text. That copy is made only for a text whose UTF-8 holds the first
+bytes of such a digit: ASCII text pays nothing for it, accents, emoji, CJK and most letters of other
+scripts a glance (`text.may_hold_other_digits`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""What the masks share: a plain copy of a text, its lower case, every place of a word, edits made at once."""
+"""What the masks share: a plain copy of a text (every script's digits as ASCII ones), its lower case, every
+place of a word, edits made at once."""
 
 from __future__ import annotations
 
