@@ -382,9 +382,9 @@ def mask_codes(text: str, other_digits: bool = False) -> str:
     low = lower_same_length(plain)
     spans = _dotted_codes(plain, low) if "." in plain else []
     for run in _CODE_RUN.finditer(plain):
-        exempt = after_code_words(low, run.start())
         for start, end in _code_spans(plain, run):
-            if (exempt and start == run.start()) or not _ordinary_number(low, start, end):
+            # Only a number that reads as ordinary needs to know whether the code's words come before it.
+            if not _ordinary_number(low, start, end) or (start == run.start() and after_code_words(low, start)):
                 spans.append((start, end))
     if not spans:
         return text

