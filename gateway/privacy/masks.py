@@ -57,20 +57,20 @@ _SMALL_IBAN_SHAPE = re.compile(rb"00(?<=[Aa]a00)(?:[Aa]{0,4}0{8}|[Aa]?0{10})")
 _MARKED_CARD_SHAPES = (b"0000.0000.0000.0", b"0000.000000.0000")
 
 
-def _number_scope(shape: bytes) -> str | None:
-    """Where IBANs, cards and NIRs may be: "around" long runs of digits, "everywhere", or None."""
+_NumberScope = tuple[bool, bool, bool]  # around long runs of digits, IBANs in small letters, marked cards
+
+
+def _number_scope(shape: bytes) -> _NumberScope | None:
+    """Where IBANs, cards and NIRs may be (see `numbers.mask_numbers`), or None: nowhere."""
     # Plain `in` tests, each for a needle the form must hold, which the search skips through the shape to:
     # a text with small numbers only makes three passes, as many as before masks v2.
     if b"00" not in shape:  # each form has two digits side by side
         return None
     eight = b"00000000" in shape  # in a card, a NIR, most IBANs, an IBAN in small letters
-    if eight and _SMALL_IBAN_SHAPE.search(shape):
-        return "everywhere"
-    if b"0000.0000" in shape and any(marked in shape for marked in _MARKED_CARD_SHAPES):
-        return "everywhere"
-    if (eight and (b"0000000000000" in shape or b"A00000000" in shape)) or b"AA00" in shape:
-        return "around"
-    return None
+    small_ibans = eight and _SMALL_IBAN_SHAPE.search(shape) is not None
+    marked_cards = b"0000.0000" in shape and any(marked in shape for marked in _MARKED_CARD_SHAPES)
+    around = (eight and (b"0000000000000" in shape or b"A00000000" in shape)) or b"AA00" in shape
+    return (around, small_ibans, marked_cards) if around or small_ibans or marked_cards else None
 
 
 def _glance(text: str) -> tuple[str, bytes]:
@@ -82,9 +82,9 @@ def _glance(text: str) -> tuple[str, bytes]:
     return (text, data) if digits is text else (digits, digits.encode("utf-8", "surrogatepass"))
 
 
-def _mask_secrets(text: str, numbers: str | None, other_digits: bool) -> str:
+def _mask_secrets(text: str, numbers: _NumberScope | None, other_digits: bool) -> str:
     text = mask_keys(mask_secret_links(text))
-    return mask_numbers(text, numbers == "everywhere", other_digits) if numbers else text
+    return mask_numbers(text, *numbers, other_digits=other_digits) if numbers else text
 
 
 def mask_secrets(text: str) -> str:

@@ -259,20 +259,25 @@ def _cards_in(plain: str, run: re.Match[str]) -> list[Edit]:
 
 def _mask_numbers_in(region: str, plain: str) -> str:
     """IBANs first, then NIRs, then cards, each found in the plain copy and masked in both."""
-    for finder in (_iban_edits, _loose_iban_edits, _nir_edits, _card_edits, _marked_card_edits):
+    for finder in (_iban_edits, _loose_iban_edits, _nir_edits, _card_edits):
         edits = finder(plain)
         if edits:
             region, plain = apply_edits(region, edits), apply_edits(plain, edits)
     return region
 
 
-def mask_numbers(text: str, everywhere: bool = False, other_digits: bool = False) -> str:
-    """IBANs, NIRs and cards, looked for only around long numbers (with a margin for the lookarounds), or
-    `everywhere` when a glance saw a form that has no long run of digits (an IBAN in small letters, a card
-    with dots). `other_digits`: the text may hold digits of other scripts, read as ASCII ones."""
+def mask_numbers(
+    text: str, around: bool = True, small_ibans: bool = False, marked_cards: bool = False, other_digits: bool = False
+) -> str:
+    """IBANs, NIRs and cards, looked for `around` long runs of digits (with a margin for the lookarounds);
+    IBANs in small letters and cards with dots or slashes, which have no such run, in the whole text when
+    a glance saw one may be there. `other_digits`: the text may hold digits of other scripts."""
     plain = plain_copy(text, other_digits)
-    if everywhere:
-        return _mask_numbers_in(text, plain)
+    edits = (_loose_iban_edits(plain) if small_ibans else []) + (_marked_card_edits(plain) if marked_cards else [])
+    if edits:
+        text, plain = apply_edits(text, edits), apply_edits(plain, edits)
+    if not around:
+        return text
     regions: list[list[int]] = []
     for cluster in _NUMBER_CLUSTER.finditer(plain):
         start, end = max(0, cluster.start() - 6), min(len(plain), cluster.end() + 3)
