@@ -359,7 +359,7 @@ def _ordinary_number(low: str, start: int, end: int) -> bool:
     written = low[start:end]
     if _TIME.fullmatch(written):
         return True
-    if sum(ch.isdigit() for ch in written) > 5:  # rooms and short numbers have at most five digits
+    if sum(map(str.isdigit, written)) > 5:  # rooms and short numbers have at most five digits
         return False
     words = [word.strip(".,:;()#°n") for word in low[max(0, start - 32) : start].split()[-3:]]
     return bool(words) and (words[-1] in _PLACE_WORDS or any(word in _PHONE_WORDS for word in words))
