@@ -1,25 +1,37 @@
-"""How long the masks take on a 2 KB text: run by hand, `.venv/bin/python bench/bench_masks.py`.
+"""How long the masks take on a 2 KB text: run by hand, `.venv/bin/python bench/bench_masks.py [--help]`.
 
 Prints the median time of one call over many batches, for mask and mask_secrets, on ordinary prose (with and
-without numbers and a plain link), on a code message and on a text with numbers and keys to mask. Every
-text is brought to 2 KB with more ordinary prose. All the data is invented (check digits computed here).
-Targets: under 30 µs for ordinary prose, under 200 µs for a code message. Then a few long texts of one
-repeated shape (linear time expected), and the module's import time.
+without numbers and a plain link, in English, in French with typographic signs, in a chat with emoji), on a
+code message and on a text with numbers and keys to mask. Every text is brought to 2 KB with more ordinary
+prose. All the data is invented (check digits computed here). Targets: under 30 µs for ordinary prose,
+under 200 µs for a code message. Then a few long texts of one repeated shape (linear time expected), and
+the module's import time.
+
+`--against REV` also loads the masks as they were at a git revision (say `main`, or the commit before a
+change) and times both side by side in one run, their batches interleaved so that a busy machine slows
+both alike: `.venv/bin/python bench/bench_masks.py --against main`.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import statistics
 import subprocess
 import sys
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway.privacy.masks import mask, mask_secrets  # noqa: E402
+from gateway.privacy import masks as current_masks  # noqa: E402
 
+ROOT = Path(__file__).resolve().parent.parent
 SIZE = 2048
 
 PROSE = (
@@ -83,6 +95,19 @@ CODE_MESSAGE = (
     "Thanks for using Example,\nThe Example team\n\n"
     "> On 12 Jan 2026, Example wrote:\n> Your previous code was 771 204\n\n"
 )
+FRENCH_PROSE = (
+    "Bonjour à tous, le comité s’est réuni mardi soir pour parler des plans de la nouvelle bibliothèque. "
+    "L’architecte a montré trois esquisses : une longue salle basse face au jardin, un bâtiment plus haut à "
+    "l’angle de la place, et une petite extension de l’ancienne salle de lecture. « C’est la première qui "
+    "garde les tilleuls », a rappelé la trésorière — mais c’est aussi la plus chère, environ 145 000 € de "
+    "plus, et la mairie n’a pas encore dit combien elle donnerait… Rendez-vous le 12 mars à 18 h 30, "
+    "salle 204, pour en reparler ; apportez vos idées, vos questions et, pourquoi pas, un gâteau.\n\n"
+)
+CHAT_WITH_EMOJI = (
+    "jane: morning 👋 did the deploy go out?\ntom: yes 🎉 at 09:41, all green ✅\njane: great 🙌 the "
+    "dashboard still shows 3 errors from last night though 🤔\ntom: those are the old ones, I'll clear "
+    "them ☕️ first\njane: 👍 and the meeting moved to 14:00, room 4\ntom: ok 🙂 see you there\n"
+)
 CODE_FOOTER = "\n\n© 2026 Example Inc., 12 rue de la Paix, 75002 Paris. Sent on Mon, 12 Jan 2026 at 09:41.\n"
 
 
@@ -125,17 +150,60 @@ def sized(text: str, footer: str = "") -> str:
 
 
 def median_microseconds(
-    function: Callable[[str], str], text: str, batches: int = 300, calls: int = 50
-) -> float:
-    for _ in range(calls):  # warm up
-        function(text)
-    timings = []
-    for _ in range(batches):
-        started = time.perf_counter_ns()
-        for _ in range(calls):
+    functions: list[Callable[[str], str]], text: str, batches: int = 300, calls: int = 50
+) -> list[float]:
+    """The median time of one call of each function, their batches interleaved."""
+    for function in functions:
+        for _ in range(calls):  # warm up
             function(text)
-        timings.append((time.perf_counter_ns() - started) / calls / 1000)
-    return statistics.median(timings)
+    timings: list[list[float]] = [[] for _ in functions]
+    for _ in range(batches):
+        for function, found in zip(functions, timings, strict=True):
+            started = time.perf_counter_ns()
+            for _ in range(calls):
+                function(text)
+            found.append((time.perf_counter_ns() - started) / calls / 1000)
+    return [statistics.median(found) for found in timings]
+
+
+class _SourceLoader(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports `package.X` from sources held in memory."""
+
+    def __init__(self, package: str, sources: dict[str, str]) -> None:
+        self.package, self.sources = package, sources
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+        prefix, _, stem = name.rpartition(".")
+        if prefix == self.package and stem in self.sources:
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        stem = module.__name__.rpartition(".")[2]
+        exec(compile(self.sources[stem], f"{self.package}/{stem}.py", "exec"), module.__dict__)
+
+
+def masks_at(revision: str) -> Any:
+    """The masks module as it was at a git revision, imported beside today's under another name."""
+    listing = subprocess.check_output(
+        ["git", "-C", str(ROOT), "ls-tree", "--name-only", revision, "gateway/privacy/"], text=True
+    ).split()
+    package = "masks_at_" + "".join(ch if ch.isalnum() else "_" for ch in revision)
+    sources = {
+        Path(path).stem: subprocess.check_output(
+            ["git", "-C", str(ROOT), "show", f"{revision}:{path}"], text=True
+        ).replace("gateway.privacy.", package + ".")
+        for path in listing
+        if path.endswith(".py") and not path.endswith("__init__.py")
+    }
+    module = types.ModuleType(package)
+    module.__path__ = []
+    sys.modules[package] = module
+    sys.meta_path.insert(0, _SourceLoader(package, sources))
+    return importlib.import_module(package + ".masks")
 
 
 # Long texts of one repeated shape, where a careless pattern would take quadratic time.
@@ -194,23 +262,43 @@ def import_milliseconds() -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(
+        description="How long mask() and mask_secrets() take on 2 KB texts (median µs per call).",
+        epilog="Run by hand; timings never go in tests.",
+    )
+    parser.add_argument(
+        "--against", metavar="REV", help="also time the masks of this git revision, side by side (e.g. main)"
+    )
+    parser.add_argument("--batches", type=int, default=300, help="batches per figure (default: 300)")
+    parser.add_argument("--calls", type=int, default=50, help="calls per batch (default: 50)")
+    parser.add_argument("--quick", action="store_true", help="only the 2 KB texts: no long texts, no import time")
+    options = parser.parse_args()
+
+    versions = [("now", current_masks)]
+    if options.against:
+        versions.insert(0, (options.against[:10], masks_at(options.against)))
     texts = {
         "prose, nothing to mask": sized(PROSE),
         "prose with numbers and a plain link": sized(PROSE_WITH_NUMBERS),
+        "french prose, typographic signs": sized(FRENCH_PROSE * 4),
+        "chat with emoji": sized(CHAT_WITH_EMOJI * 6),
         "code message": sized(CODE_MESSAGE, CODE_FOOTER),
         "numbers and keys to mask": sized(SECRETS),
     }
-    print(f"{'text (2 KB)':40} {'mask':>10} {'mask_secrets':>14}")
+    columns = [f"{name} {label}" for name in ("mask", "mask_secrets") for label, _ in versions]
+    print(f"{'text (2 KB), µs per call':40}" + "".join(f"{column:>22}" for column in columns))
     for label, text in texts.items():
-        print(
-            f"{label:40} {median_microseconds(mask, text):8.1f} µs"
-            f" {median_microseconds(mask_secrets, text):10.1f} µs"
-        )
-    print(f"\n{'about 100 KB of one shape':40} {'mask':>10} {'mask_secrets':>14}")
+        figures = median_microseconds(
+            [module.mask for _, module in versions], text, options.batches, options.calls
+        ) + median_microseconds([module.mask_secrets for _, module in versions], text, options.batches, options.calls)
+        print(f"{label:40}" + "".join(f"{figure:19.1f} µs" for figure in figures))
+    if options.quick:
+        return
+    print(f"\n{'about 100 KB of one shape (now)':40} {'mask':>10} {'mask_secrets':>14}")
     for label, text in WORST_SHAPES.items():
         print(
-            f"{label:40} {milliseconds_once(mask, text):8.1f} ms"
-            f" {milliseconds_once(mask_secrets, text):10.1f} ms"
+            f"{label:40} {milliseconds_once(current_masks.mask, text):8.1f} ms"
+            f" {milliseconds_once(current_masks.mask_secrets, text):10.1f} ms"
         )
     print(
         f"\nimport of the masks (gateway/privacy/masks.py and the modules it imports): "

@@ -2,15 +2,24 @@
 
 What was chosen: a *code message* names a code: verification code, one-time code or password, OTP, 2FA,
 passcode, "is your ... code", "your PIN", "use 482913 to sign in", "votre code", "Bestätigungscode", "tu
-código"... In it every number of 4 to 8 digits is a code, however written: "482913", "482 913",
+código", "seu código"..., or warns not to share it ("don't share the code", "ne partagez pas le code", "no
+compartas este código", "teilen Sie diesen Code nicht", "non condividere questo codice", "não compartilhe
+este código"; such a warning in a source file's header makes its numbers masked too: one mask too many
+rather than a leak). In it every number of 4 to 8 digits is a code, however written: "482913", "482 913",
 "482-913", "48 29 13", digit by digit with spaces of any width (zero-width ones too), one digit per line
-or per table cell (line breaks, "|", "[ ]", box lines, "> " quote marks between). Digits joined by more
-than a space or a dash count together up to 8. A run of more than 8 digits is a phone or an order number
-and stays, unless one of its groups has 6 to 8 digits (a code written before another number). Never a
-code: a number glued to another by ":", "/", "." or "," (a time, a date, an amount, a version: so
-"482.913" is read as an amount), a year 1900-2099 after a month name or ©, an ISO or day-month-year date
-with dashes, a range of years, a US number after "(555) ". An order number of 4 to 8 digits in a code
-message is masked too: one mask too many rather than a leak.
+or per table cell (line breaks, "|", "[ ]", box lines, "> " quote marks between), in the digits of any
+script (full-width ４８２９１３, Arabic-Indic ٤٨٢٩١٣, Devanagari, Thai, mathematical 𝟒𝟖𝟐...). Digits joined
+by more than a space or a dash count together up to 8. A run of more than 8 digits is a phone or an
+order number and stays, unless one of its groups has 6 to 8 digits (a code written before another
+number). Never a code: a number glued to another by ":", "/", "." or "," (a time, a date, an amount, a
+version), a year 1900-2099 after a month name or ©, an ISO, day-month-year or spaced date, a range of
+years, a US number after "(555) ". Except just after the words that name a code ("your code is 482.913",
+"Code: 48.29.13"), where a dotted number is the code, and is then masked wherever the message writes it.
+Elsewhere in a code message, what reads as an amount (a currency sign or code before or after: "1 200 €",
+"USD 4 500"), a time written with a space ("10 30"), a room, gate or seat ("room 4 512", "salle 4512") or
+a short number to call or text (up to five digits after "call", "SMS"...) is left alone; just after the
+code's words it is a code all the same. An order number of 4 to 8 digits in a code message is masked
+too: one mask too many rather than a leak. (Every link of a code message is masked by `links`.)
 
 A message giving a password says "temporary password" or its kin (French, German, Spanish, Italian), or
 "password is / password: / mot de passe : / Passwort lautet" followed by something that looks like a
@@ -23,7 +32,7 @@ from __future__ import annotations
 import re
 
 from gateway.privacy.numbers import MASK_PREFIXES
-from gateway.privacy.text import find_all, lower_same_length, plain_copy
+from gateway.privacy.text import apply_edits, find_all, lower_same_length, plain_copy
 
 CODE = "[code]"
 PASSWORD_MESSAGE = "[a message giving a password, kept from agents]"
@@ -87,7 +96,16 @@ def gives_a_password(text: str, low_bytes: bytes) -> bool:
 # The generic phrases ("your code", "use this code", "votre code") are everyday words among programmers:
 # they make a code message only when the number follows them, a verb or marks at most between (or, for
 # "... is your code", when it comes just before).
-_DIGIT_NEAR = r"(?=(?:\s+(?:is|es|est|ist|lautet|è))?[\s:>|\[*\"'«-]{0,8}[0-9])"
+_DIGIT_NEAR = r"(?=(?:\s+(?:is|es|est|ist|lautet|è|é))?[\s:>|\[*\"'«-]{0,8}[0-9])"
+# "Don't share this code", as code messages warn, in English, French, Spanish, German, Italian, Portuguese.
+_SHARE_WARNINGS = (
+    r"|(?<![a-z])(?:don(?:'|’)?t|do not|never) share (?:the |this |your |that )?(?:code|pin|otp)"
+    r"|ne (?:partagez|communiquez|divulguez|donnez) (?:jamais |pas )?(?:ce |le |votre |ton )?code"
+    r"|no (?:compartas|comparta|compartan) (?:este |el |tu |su |ese )?c(?:ó|Ó|o)digo"
+    r"|(?:teilen sie|teile|gib|geben sie) (?:diesen |den |ihren |deinen )?code (?:niemals |nicht|mit niemandem)"
+    r"|non condivider(?:e|lo) (?:questo |il |tuo )?codice"
+    r"|n(?:ã|Ã|a)o (?:compartilhe|partilhe) (?:este |o |seu |esse )?c(?:ó|Ó|o)digo"
+)
 _CODE_PHRASES = re.compile(
     (
         r"a(?:uth(?:entication|enticator)?[ -]?code|ccess[ -]?code|nmelde-?code|uthentifizierungs-?code)"
@@ -101,8 +119,10 @@ _CODE_PHRASES = re.compile(
         r"|otp[ -]?code|p(?:asscode|in[ -]?code)|recovery[ -]?code"
         r"|s(?:ecurity[ -]?code|ign(?:-in|in|-on)[ -]?code|ingle-use[ -]?code|ms[ -]?code|icherheits-?code)"
         r"|temporary[ -]?code|v(?:erif(?:ication|y)[ -]?code|erifizierungs-?code)|zugangs-?code|2fa[ -]?code"
-        r"|(?<![a-z])(?:(?:enter|use|type) (?:the |this |your )?code|votre code|ton code|ihr code|dein code"
-        r"|tu c(?:ó|Ó|o)digo|su c(?:ó|Ó|o)digo|tuo codice)\b"
+        + _SHARE_WARNINGS
+        + r"|c(?:ó|Ó|o)digo de (?:verifica(?:ç|Ç|c)(?:ã|Ã|a)o|seguran(?:ç|Ç|c)a|acesso|confirma(?:ç|Ç|c)(?:ã|Ã|a)o)"
+        + r"|(?<![a-z])(?:(?:enter|use|type) (?:the |this |your )?code|votre code|ton code|ihr code|dein code"
+        r"|tu c(?:ó|Ó|o)digo|su c(?:ó|Ó|o)digo|seu c(?:ó|Ó|o)digo|tuo codice)\b"
         + _DIGIT_NEAR
         + r"|(?<![a-z])your (?:[^ \n]{1,24} ){0,3}code\s*(?:is\b|:)"
         + _DIGIT_NEAR
@@ -113,13 +133,14 @@ _CODE_CLUES = tuple(
     (re.compile(clue.encode()), phrases if isinstance(phrases, re.Pattern) else re.compile(phrases.encode()), before, after)
     for clue, phrases, before, after in (
         ("cod", _CODE_PHRASES, 110, 40),
-        ("ódigo", _CODE_PHRASES, 10, 40),
+        ("ódigo", _CODE_PHRASES, 40, 40),
         ("otp", r"(?<![a-z])[th]?otp(?![a-z])", 1, 0),
         ("fa(?:(?<=[2m]fa)|ctor)", r"(?<![a-z0-9])[2m]fa(?![a-z])|two[ -]factor", 4, 6),
         ("step", r"(?<![a-z])(?:two|2)[ -]step", 4, 0),
         ("to (?:sign|log|verif|confirm)", r"(?<![a-z])(?:use|enter|type) [0-9][0-9 -]{2,10}[0-9] to (?:sign|log|verify|confirm)", 20, 8),
         ("pass", r"one[ -]?time[ -]pass(?:word|code)|mot de passe (?:(?:à|À|a) usage unique|unique)|einmal-?passwort", 12, 24),
-        ("pin", r"(?<![a-z])(?:(?:your|the|this|enter|use|type) pin(?![a-z])|pin(?::| is))" + _DIGIT_NEAR, 6, 30),
+        ("pin", r"(?<![a-z])(?:(?:your|the|this|enter|use|type) pin(?![a-z])|pin(?::| is))" + _DIGIT_NEAR
+         + r"|(?<![a-z])(?:don(?:'|’)?t|do not|never) share (?:the |this |your |that )?pin(?![a-z])", 30, 30),
     )
 )  # fmt: skip
 _JOIN_CHARS = " \\t\\r\\n|>\\[\\]-"  # in the plain copy
@@ -166,7 +187,7 @@ def _date_words_before(text: str, start: int, day_allowed: bool) -> bool:
 
 
 def _is_date(parts: list[str], joins: list[str]) -> bool:
-    dashed = all("-" in join for join in joins)
+    dashed = all("-" in join for join in joins) or (len(parts) == 3 and all(join == " " for join in joins))
     if len(parts) == 2 and dashed and _is_year(parts[0]) and _is_year(parts[1]):
         return True  # a range of years, 2025-2026
     if len(parts) != 3 or not dashed:
@@ -294,13 +315,77 @@ def _code_spans(text: str, run: re.Match[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def mask_codes(text: str) -> str:
-    """`text` with every code masked: for a text that `names_a_code`."""
-    plain = plain_copy(text)
-    pieces: list[str] = []
-    done = 0
+# A code written just after the words that name it ("your code is 482.913", "Code: 12 34") is a code
+# whatever it looks like; elsewhere in a code message, what looks like an amount, a time, a room, a
+# short phone number or a date is left alone.
+_CODE_WORDS_BEFORE = re.compile(
+    r"(?:code|codice|c[óo]digo|pin|otp|passcode|password|passwort|kennwort|mot de passe|contrase[ñn]a|senha)"
+    r"(?:\s+(?:is|es|est|ist|lautet|è|é))?[\s:>*\"'«=-]{0,8}$"
+)
+_DOTTED_CODE = re.compile(r"[0-9](?<![0-9.,][0-9])[0-9]{1,3}(?:\.[0-9]{2,4}){1,3}(?![0-9]|[.,][0-9])")
+_CURRENCY = r"[€$£¥₹₽₩₺₪฿]"
+_CURRENCY_BEFORE = re.compile(
+    _CURRENCY + r"[ \t]{0,2}$|(?<![a-z])(?:eur|usd|gbp|chf|jpy|cad|aud|sek|nok|dkk|pln|czk|inr|brl|r\$|us\$)[ \t]{0,2}$"
+)
+_CURRENCY_AFTER = re.compile(
+    r"[ \t]{0,2}(?:" + _CURRENCY + r"|(?:eur|euros?|usd|gbp|chf|jpy|cad|aud|sek|nok|dkk|pln|czk|huf|inr|brl"
+    r"|mxn|cny|rub|zar|dollars?|francs?|pounds?|kr|zł)(?![a-z]))"
+)
+_TIME = re.compile(r"(?:[01]?[0-9]|2[0-3]) {1,2}[0-5][0-9]")
+_PLACE_NAMES = (
+    "room rooms salle raum zimmer sala stanza aula office bureau büro buero suite floor étage etage stock "
+    "gate porte door platform quai gleis voie seat siège building bâtiment batiment gebäude edificio "
+    "apt apartment appartement flat unit box locker desk ward bay hall halle aisle row"
+)
+_PLACE_WORDS = frozenset(_PLACE_NAMES.split())
+_PHONE_NAMES = (
+    "call phone tel tél telephone téléphone telefon teléfono telefono dial fax hotline appelez appeler "
+    "appel composez anrufen llame llama llamar chiama ligue sms text texto"
+)
+_PHONE_WORDS = frozenset(_PHONE_NAMES.split())
+
+
+def after_code_words(low: str, start: int) -> bool:
+    """Whether the number at `start` comes just after the words that name a code (`low`: the plain copy
+    in lower case)."""
+    return _CODE_WORDS_BEFORE.search(low, max(0, start - 40), start) is not None
+
+
+def _ordinary_number(low: str, start: int, end: int) -> bool:
+    """An amount ("1 200 €"), a time ("10 30"), a room ("room 4 512"), a short phone number ("call
+    3179"): numbers a code message holds besides its code."""
+    if _CURRENCY_BEFORE.search(low, max(0, start - 6), start) or _CURRENCY_AFTER.match(low, end):
+        return True
+    written = low[start:end]
+    if _TIME.fullmatch(written):
+        return True
+    if sum(map(str.isdigit, written)) > 5:  # rooms and short numbers have at most five digits
+        return False
+    words = [word.strip(".,:;()#°n") for word in low[max(0, start - 32) : start].split()[-3:]]
+    return bool(words) and (words[-1] in _PLACE_WORDS or any(word in _PHONE_WORDS for word in words))
+
+
+def _dotted_codes(plain: str, low: str) -> list[tuple[int, int]]:
+    """"482.913" just after a code's words: a code, where anywhere else it would read as an amount; and,
+    once known, that code wherever else the message writes it."""
+    found = [(match.span(), re.sub(r"[^0-9]", "", match.group())) for match in _DOTTED_CODE.finditer(plain)]
+    codes = {
+        digits for (start, _), digits in found if 4 <= len(digits) <= 8 and after_code_words(low, start)
+    }
+    return [span for span, digits in found if digits in codes]
+
+
+def mask_codes(text: str, other_digits: bool = False) -> str:
+    """`text` with every code masked: for a text that `names_a_code`. `other_digits`: the text may hold
+    digits of other scripts, read as ASCII ones."""
+    plain = plain_copy(text, other_digits)
+    low = lower_same_length(plain)
+    spans = _dotted_codes(plain, low) if "." in plain else []
     for run in _CODE_RUN.finditer(plain):
         for start, end in _code_spans(plain, run):
-            pieces += [text[done:start], CODE]
-            done = end
-    return "".join(pieces) + text[done:] if pieces else text
+            # Only a number that reads as ordinary needs to know whether the code's words come before it.
+            if not _ordinary_number(low, start, end) or (start == run.start() and after_code_words(low, start)):
+                spans.append((start, end))
+    if not spans:
+        return text
+    return apply_edits(text, [(start, end, CODE) for start, end in spans])

@@ -4,7 +4,12 @@ What was chosen: `password=...` is masked unless the value is a plain name, a ca
 (`password=password`, `os.environ[...]` in code stay), a quoted value unless empty or a placeholder
 (`$PW`, `{{pw}}`, `<pw>`, `***`), `password: x` only as a whole lowercase line (a setting, not prose);
 `api_key`, `client_secret`, `*_token` and the like only when the value looks like a key. A secret query
-parameter (`access_token=`, `sig=`...) keeps its name and loses its value.
+parameter (`access_token=`, `sig=`...) keeps its name and loses its value. An AWS secret access key is
+told by its shape (40 characters of base64) after any of its usual labels, whatever their case and
+separators: `aws_secret_access_key = `, `AWS_SECRET_ACCESS_KEY=`, `"SecretAccessKey": "`,
+`--aws-secret-access-key `, `AWS Secret Access Key [None]: ` (what `aws configure` asks). Hugging Face
+(`hf_`), GitLab (`glpat-` and its kin) and npm (`npm_`) tokens by their prefix and length; an `hf_` one
+must mix capitals and small letters, as real ones do, so that a long snake_case name is no token.
 """
 
 from __future__ import annotations
@@ -28,6 +33,18 @@ _OPENAI = re.compile(
 _SLACK = re.compile(r"x(?<![A-Za-z0-9_\]-]x)(?:ox[abprse]-[0-9A-Za-z-]{10,}|app-[0-9]-[0-9A-Za-z-]{10,})")
 _AWS_KEY = re.compile(r"A(?<![A-Za-z0-9\]]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9\[])")
 _GOOGLE = re.compile(r"A(?<![A-Za-z0-9_\]-]A)Iza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_\[-])")
+_HUGGING_FACE = re.compile(
+    r"h(?<![A-Za-z0-9_\]]h)f_(?=[A-Za-z0-9]{0,64}[A-Z])(?=[A-Za-z0-9]{0,64}[a-z])[A-Za-z0-9]{30,64}(?![A-Za-z0-9_\[])"
+)
+_NPM = re.compile(r"n(?<![A-Za-z0-9_\]]n)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9_\[])")
+_GITLAB = re.compile(
+    r"g(?<![A-Za-z0-9_\]-]g)l(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent)-[0-9A-Za-z_-]{20,}(?:\.[0-9A-Za-z_-]+)*"
+)
+_AWS_SECRET = re.compile(
+    r"((?i:secret)[ _-]?(?i:access)[ _-]?(?i:key)(?: \[[^\]\n]{0,32}\])?[\"']?[ \t]*[:=]?[ \t]*[\"']?)"
+    r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+)
+_AWS_LABEL = r"\1[secret: AWS secret key]"
 _JWT = re.compile(r"eyJ(?<![A-Za-z0-9_\]-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
@@ -36,11 +53,14 @@ _PRIVATE_KEY = re.compile(
 # A ':' after a quote (JSON) or after a name that may hold a secret (YAML, headers); the class first
 # turns most colons away at once.
 _COLON_HINT = re.compile(
-    r":(?<=[\"'dDyYnNtT]:)(?:(?<=[\"']:)|(?<=ssword:)|(?<=SSWORD:)|(?<=sswd:)|(?<=uthorization:)"
+    r":(?<=[\"'dDyYnNtT\]]:)(?:(?<=[\"'\]]:)|(?<=ssword:)|(?<=SSWORD:)|(?<=sswd:)|(?<=uthorization:)"
     r"|(?<=UTHORIZATION:)|(?<=[kK]ey:)|(?<=KEY:)|(?<=[tT]oken:)|(?<=TOKEN:)|(?<=[sS]ecret:)|(?<=SECRET:))"
 )
 _BEARER_HINT = re.compile(r"earer(?<=[Bb]earer)")
-_DASH_TOKEN_HINT = re.compile(r"-(?:(?<=sk-)|(?<=xox[abprse]-)|(?<=xapp-)|----BEGIN)")
+_DASH_TOKEN_HINT = re.compile(
+    r"-(?:(?<=sk-)|(?<=xox[abprse]-)|(?<=xapp-)|----BEGIN|(?<=gl[a-z][a-z]-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)"
+    r"|(?<=glagent-)|(?=access-key))"
+)
 _A_TOKEN_HINT = re.compile(r"A(?:KIA|SIA|Iza)")
 _JWT_HINT = re.compile(r"J(?<=eyJ)")
 
@@ -192,10 +212,18 @@ def mask_keys(text: str) -> str:
         text = _ANTHROPIC.sub("[secret: Anthropic key]", text)
         text = _OPENAI.sub("[secret: OpenAI key]", text)
         text = _SLACK.sub("[secret: Slack token]", text)
+        if "gl" in text:
+            text = _GITLAB.sub("[secret: GitLab token]", text)
+        if "-access-key" in text or "-ACCESS-KEY" in text:  # a command's flag
+            text = _AWS_SECRET.sub(_AWS_LABEL, text)
     if "_" in text:
         text = _GITHUB.sub("[secret: GitHub token]", text)
         if "k_live_" in text or "k_test_" in text:
             text = _STRIPE.sub("[secret: Stripe key]", text)
+        if "hf_" in text:
+            text = _HUGGING_FACE.sub("[secret: Hugging Face token]", text)
+        if "npm_" in text:
+            text = _NPM.sub("[secret: npm token]", text)
     if _A_TOKEN_HINT.search(text):
         text = _AWS_KEY.sub("[secret: AWS access key]", text)
         text = _GOOGLE.sub("[secret: Google API key]", text)
@@ -205,6 +233,9 @@ def mask_keys(text: str) -> str:
         # Headers first, then settings found in what they leave: each step sees the masks of the one
         # before, as a second pass would.
         low = lower_same_length(text)
+        if "ccess" in low:
+            text = _AWS_SECRET.sub(_AWS_LABEL, text)
+            low = lower_same_length(text)
         if "bearer" in low or "authorization" in low:
             edits = _authorization_edits(text, low)
             if edits:

@@ -4,6 +4,11 @@ What was chosen: a link is masked when its path or query (not its host) speaks o
 confirming, activating..., when a query parameter is named like a secret (token, key, code, sig,
 session...), or when a part looks drawn at random (20+ characters mixing both cases and digits; lowercase
 hex such as commit hashes, and UUIDs, do not count). With or without a scheme, in any case.
+
+In a message giving a one-time code, every link is masked, whatever it looks like (`mask_links(text,
+every=True)`): its help, tracker and "not you?" links are how such mail signs in or points to the
+account, and a tracker may carry the code in its path. A link there is one with a scheme, or a host
+followed by a path or query; a bare host (`example.com`) and a mail address are no links and stay.
 """
 
 from __future__ import annotations
@@ -14,8 +19,15 @@ from gateway.privacy.text import find_all, lower_same_length
 
 SIGN_IN_LINK = "[sign-in link]"
 TOKEN_LINK = "[link with a token]"
+LINK = "[link]"
 
 _URL_TAIL = re.compile("[^\\s<>\"'`\\[\\]{}|\\\\^]*")
+# In a code message, where the other masks have already run: a link's tail runs on through the masks
+# they left inside it (a password, a number), so that the link goes whole.
+_URL_TAIL_THROUGH_MASKS = re.compile(  # written as runs of plain characters between masks: fast in `re`
+    "[^\\s<>\"'`\\[\\]{}|\\\\^]*(?:\\[(?:secret(?:: [A-Za-z ]{1,24})?|IBAN …[0-9A-Z]{4}|card …[0-9]{4}"
+    "|NIR …[0-9A-Z]{4}|code)\\][^\\s<>\"'`\\[\\]{}|\\\\^]*)*"
+)
 _BARE_LINK_HINT = re.compile(r"\.[A-Za-z]{2,24}(?::[0-9]{1,5})?[/?]")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
@@ -79,8 +91,9 @@ def _link_start(text: str, anchor: int, after_scheme: bool) -> int | None:
     return start
 
 
-def mask_links(text: str) -> str:
-    """`text` with each link that signs in or carries a secret replaced by what it is."""
+def mask_links(text: str, every: bool = False) -> str:
+    """`text` with each link that signs in or carries a secret replaced by what it is (`every`: each
+    other link too, by `[link]`)."""
     anchors = [(index, True) for index in find_all(text, "://")] if "://" in text else []
     anchors += [(hint.start(), False) for hint in _BARE_LINK_HINT.finditer(text)]
     if not anchors:
@@ -93,11 +106,12 @@ def mask_links(text: str) -> str:
         start = _link_start(text, anchor, after_scheme)
         if start is None or start < covered:
             continue
-        end = _URL_TAIL.match(text, anchor).end()  # type: ignore[union-attr]  # matches the empty string
+        tail = _URL_TAIL_THROUGH_MASKS if every else _URL_TAIL
+        end = tail.match(text, anchor).end()  # type: ignore[union-attr]  # matches the empty string
         while end > anchor and text[end - 1] in _TRAILING:
             end -= 1
         covered = end
-        kind = _link_kind(text[start:end])
+        kind = _link_kind(text[start:end]) or (LINK if every and end > anchor + 3 else None)
         if kind:
             pieces += [text[done:start], kind]
             done = end

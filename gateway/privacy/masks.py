@@ -1,13 +1,19 @@
 """Masks for what others wrote: one-time codes, sign-in links, bank and card numbers, keys and tokens.
 
 `mask(text)` takes one unit of someone else's text (a mail body, a transcript message, a window title).
-`mask_secrets(text)` is its context-free part (IBANs, cards, French NIRs, keys, tokens, private keys): the
-core runs it on every answer, so it leaves ordinary text untouched and costs a few microseconds on it.
+`mask_secrets(text)` is its context-free part (IBANs, cards, French NIRs, keys, tokens, private keys,
+passwords in URLs, webhooks): the core runs it on every answer, so it leaves ordinary text untouched and
+costs a few microseconds on it.
 
 Each form has its module, whose docstring says what was chosen where the contract is silent: `codes`
 (messages giving a password, one-time codes in code messages), `links` (sign-in links, secret query
-values), `keys` (API keys, tokens, private keys, secret settings), `numbers` (IBANs, cards, NIRs); `text`
-holds what they share. This module composes them. In all of them, only ASCII digits are read as digits.
+values, every link of a code message), `secret_links` (credentials in URLs, webhooks), `keys` (API keys,
+tokens, private keys, secret settings), `numbers` (IBANs, cards, NIRs); `text` holds what they share.
+This module composes them. Digits of every script count as digits (`٤٨٢٩١٣`, `４８２９１３` are a code
+in a code message, a full-width card is a card): they are read in a copy where each is its ASCII digit,
+and the masks land on the original text. That copy is made only for a text whose UTF-8 holds the first
+bytes of such a digit: ASCII text pays nothing for it, accents, emoji, CJK and most letters of other
+scripts a glance (`text.may_hold_other_digits`).
 """
 
 from __future__ import annotations
@@ -18,45 +24,80 @@ import re
 from gateway.privacy.codes import CODE as CODE
 from gateway.privacy.codes import PASSWORD_MESSAGE, gives_a_password, mask_codes, names_a_code
 from gateway.privacy.keys import mask_keys
+from gateway.privacy.links import LINK as LINK
 from gateway.privacy.links import SIGN_IN_LINK as SIGN_IN_LINK
 from gateway.privacy.links import TOKEN_LINK as TOKEN_LINK
 from gateway.privacy.links import mask_links
 from gateway.privacy.numbers import mask_numbers
+from gateway.privacy.secret_links import mask_secret_links
+from gateway.privacy.text import ascii_digits, may_hold_other_digits
 
 __all__ = ["MASKS_VERSION", "clip", "mask", "mask_secrets"]
 
 # Raised whenever what the masks hide changes. A plugin that indexes masked text records the version it
 # indexed with, and rebuilds that index when this differs (an index must hide exactly what answers hide).
-MASKS_VERSION = 1
+# 2: passwords in URLs, webhooks, hf_/glpat-/npm_ tokens, AWS secret keys after their labels, IBANs in
+# small letters or with dashes, cards with dots or slashes, every script's digits, more code phrases,
+# every link of a code message masked, its amounts, times and rooms kept.
+MASKS_VERSION = 2
 
-# A glance at the UTF-8 bytes: digits become "0", capitals "A", spaces, dashes and every non-ASCII byte
-# (Unicode spaces among them) vanish, the rest becomes ".". A card or a NIR then shows as 13 "0" in a row,
-# a Corsican NIR as "A" and 8 "0", an IBAN as "AA00": without them, no number needs its check digits.
-_SHAPE = bytes(48 if 48 <= byte <= 57 else 65 if 65 <= byte <= 90 else 46 for byte in range(256))
+# A glance at the UTF-8 bytes: digits become "0", capitals "A", small letters "a", spaces, dashes and
+# every non-ASCII byte (Unicode spaces among them) vanish, the rest becomes ".". A card or a NIR then
+# shows as 13 "0" in a row, a Corsican NIR as "A" and 8 "0", an IBAN as "AA00": without them, no number
+# needs its check digits.
+_SHAPE = bytes(
+    48 if 48 <= byte <= 57 else 65 if 65 <= byte <= 90 else 97 if 97 <= byte <= 122 else 46 for byte in range(256)
+)
 _SHAPE_DROP = b" \t-" + bytes(range(128, 256))
 
+# An IBAN in small letters: two letters glued to two digits, then (spaces dropped) mostly digits. Written
+# to open on "00", rare in a shape, which the search skips to; "a" is everywhere.
+_SMALL_IBAN_SHAPE = re.compile(rb"00(?<=[Aa]a00)(?:[Aa]{0,4}0{8}|[Aa]?0{10})")
+# A card with dots or slashes ("." in the shape): 4 4 4 4 (or 19 digits), or 4 6 5 and 4 6 4.
+_MARKED_CARD_SHAPES = (b"0000.0000.0000.0", b"0000.000000.0000")
 
-_IBAN_SHAPE = re.compile(rb"AA00")
+
+_NumberScope = tuple[bool, bool, bool]  # around long runs of digits, IBANs in small letters, marked cards
 
 
-def _may_hold_a_long_number(shape: bytes) -> bool:
-    return b"0000000000000" in shape or b"A00000000" in shape or _IBAN_SHAPE.search(shape) is not None
+def _number_scope(shape: bytes) -> _NumberScope | None:
+    """Where IBANs, cards and NIRs may be (see `numbers.mask_numbers`), or None: nowhere."""
+    # Plain `in` tests, each for a needle the form must hold, which the search skips through the shape to:
+    # a text with small numbers only makes three passes, as many as before masks v2.
+    if b"00" not in shape:  # each form has two digits side by side
+        return None
+    eight = b"00000000" in shape  # in a card, a NIR, most IBANs, an IBAN in small letters
+    small_ibans = eight and _SMALL_IBAN_SHAPE.search(shape) is not None
+    marked_cards = b"0000.0000" in shape and any(marked in shape for marked in _MARKED_CARD_SHAPES)
+    around = (eight and (b"0000000000000" in shape or b"A00000000" in shape)) or b"AA00" in shape
+    return (around, small_ibans, marked_cards) if around or small_ibans or marked_cards else None
 
 
-def _mask_secrets(text: str, long_number: bool) -> str:
-    text = mask_keys(text)
-    return mask_numbers(text) if long_number else text
+def _glance(text: str) -> tuple[str, bytes]:
+    """`text` with every script's digits as ASCII ones (`text` itself when it has none), and its UTF-8."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) == len(text) or not may_hold_other_digits(data):
+        return text, data
+    digits = ascii_digits(text)
+    return (text, data) if digits is text else (digits, digits.encode("utf-8", "surrogatepass"))
+
+
+def _mask_secrets(text: str, numbers: _NumberScope | None, other_digits: bool) -> str:
+    text = mask_keys(mask_secret_links(text))
+    return mask_numbers(text, *numbers, other_digits=other_digits) if numbers else text
 
 
 def mask_secrets(text: str) -> str:
-    """`text` with IBANs, payment cards, French NIRs, API keys, tokens and private keys masked.
+    """`text` with IBANs, payment cards, French NIRs, API keys, tokens, private keys, passwords in URLs
+    and webhooks masked.
 
     Context-free, so safe on any text: a number is masked only when its check digits hold.
     """
     if not text:
         return text
-    shape = text.encode("utf-8", "surrogatepass").translate(_SHAPE, _SHAPE_DROP)
-    return _mask_secrets(text, _may_hold_a_long_number(shape))
+    digits, data = _glance(text)
+    shape = data.translate(_SHAPE, _SHAPE_DROP)
+    return _mask_secrets(text, _number_scope(shape), digits is not text)
 
 
 def mask(text: str) -> str:
@@ -66,19 +107,24 @@ def mask(text: str) -> str:
     """
     if not text:
         return text
-    data = text.encode("utf-8", "surrogatepass")
+    digits, data = _glance(text)
+    other_digits = digits is not text
     low_bytes = data.lower()
-    if gives_a_password(text, low_bytes):
+    if gives_a_password(digits, low_bytes):
         return PASSWORD_MESSAGE
     shape = data.translate(_SHAPE, _SHAPE_DROP)
-    masked = _mask_secrets(mask_links(text), _may_hold_a_long_number(shape))
+    numbers = _number_scope(shape)
+    masked = _mask_secrets(mask_links(text), numbers, other_digits)
     if shape.count(b"0") < 4:  # no code has fewer digits
         return masked
     # Whether it is a code message is read once links and numbers are masked, as a second pass would read
     # it: a mask must not complete a phrase ("your [sign-in link] code is") the first pass did not see.
     if masked is not text:
-        low_bytes = masked.encode("utf-8", "surrogatepass").lower()
-    return mask_codes(masked) if names_a_code(low_bytes) else masked
+        low_bytes = _glance(masked)[1].lower()
+    if not names_a_code(low_bytes):
+        return masked
+    # A code message loses every link (with whatever the other masks left in it), then its codes.
+    return mask_codes(mask_links(masked, every=True), other_digits)
 
 
 def clip(text: str | None, limit: int | None = None) -> str:

@@ -1,13 +1,18 @@
 """IBANs, payment cards and French NIRs, masked only when their check digits hold.
 
-What was chosen: IBANs are upper case, spaces of any width or none, the length of the country's registry
-entry (any other country: the number as written, 15 to 34 characters), then ISO 7064 mod 97. Cards:
-spaces or dashes in a card's layout (4 4 4 4..., 4 6 5, 4 6 4, 4 3 3 3, or none), a known issuer's
-prefix with one of its lengths, Luhn; 14 digits only as Diners' 4-6-4, since a SIRET has 14 Luhn-valid
-digits too; when a longer card also checks out (a security number after it), the longer is masked. NIRs:
-spaces of any width or none, only between its fields (1 85 05 78 006 084 36), sex 1, 2, 3, 4, 7 or 8, the
-key. A number glued to letters or digits is part of something longer and stays; a mask's bracket counts
-as such glue, so that masking twice finds nothing new.
+What was chosen: IBANs in capitals, spaces of any width or none, the length of the country's registry
+entry (any other country: the number as written, 15 to 34 characters), then ISO 7064 mod 97. An IBAN
+in small letters (or mixed), or with dashes, is read only for a country of the registry and only in the
+layout people copy it in, groups of four or none (`fr76-3000-6000-...`, `gb29 nwbk 6016 ...`): prose in
+small letters would otherwise offer many 1-in-97 chances. Cards: spaces or dashes in a card's layout
+(4 4 4 4..., 4 6 5, 4 6 4, 4 3 3 3, or none), or dots or slashes in the same layouts, the same mark
+throughout (`4111.1111.1111.1111`, `4111/1111/1111/1111`), a known issuer's prefix with one of its
+lengths, Luhn; 14 digits only as Diners' 4-6-4, since a SIRET has 14 Luhn-valid digits too; when a
+longer card also checks out (a security number after it), the longer is masked. NIRs: spaces of any
+width or none, only between its fields (1 85 05 78 006 084 36), sex 1, 2, 3, 4, 7 or 8, the key. A
+number glued to letters or digits is part of something longer and stays; a mask's bracket counts as
+such glue, so that masking twice finds nothing new. Digits of every script count (a full-width card is
+a card): they are read from a plain copy where each is its ASCII digit.
 """
 
 from __future__ import annotations
@@ -40,7 +45,18 @@ _NIR = re.compile(
 _NIR_LAYOUT = re.compile(r"[0-9]{5}(?:[0-9]{2}|2[AB])[0-9]{8}")
 _CARD_RUN = re.compile(r"[0-9](?<![0-9A-Za-z\]][0-9])(?:[ -]{0,2}[0-9]){12,}+(?![A-Za-z\[])")
 _DIGIT_GROUP = re.compile(r"[0-9]+")
-_IBAN_BEFORE = re.compile(r"[A-Z]{2}[0-9]{2} {1,2}$")
+_IBAN_BEFORE = re.compile(r"[A-Za-z]{2}[0-9]{2}[ -]{1,2}$")
+# An IBAN in small letters or with dashes (see the docstring): read in groups of four only.
+_LOOSE_IBAN = re.compile(
+    r"[A-Za-z](?<![A-Za-z0-9\]][A-Za-z])[A-Za-z][0-9]{2}(?:([ -]{1,2})[0-9A-Za-z]{4}(?:\1[0-9A-Za-z]{4}){1,6}"
+    r"(?:\1[0-9A-Za-z]{1,3})?|[0-9A-Za-z]{11,30})(?![0-9A-Za-z\[])"
+)
+# Where one may start, found from its check digits: digits are rare in text, letters everywhere.
+_LOOSE_IBAN_DIGITS = re.compile(r"[0-9]{2}(?<=[A-Za-z]{2}[0-9]{2})")
+# A card written with dots or slashes, the same mark between every group.
+_MARKED_CARD = re.compile(
+    r"[2-6](?<![0-9A-Za-z.\]/][2-6])[0-9]{3}([./])[0-9]{3,6}(?:\1[0-9]{1,5}){1,3}(?![0-9A-Za-z\[]|[./][0-9])"
+)
 _IBAN_GOES_ON = re.compile(r" {0,2}[0-9A-Za-z\[]")
 
 
@@ -72,6 +88,37 @@ def _iban_end(text: str, match: re.Match[str]) -> int | None:
                 glued = end < len(text) and (text[end].isascii() and text[end].isalnum() or text[end] == "[")
                 return None if glued else end
     return None
+
+
+def _loose_iban_edits(plain: str) -> list[Edit]:
+    edits: list[Edit] = []
+    for digits in _LOOSE_IBAN_DIGITS.finditer(plain):
+        start = digits.start() - 2
+        if plain[start : start + 2].upper() not in _IBAN_LENGTHS:  # the country first: the cheapest test
+            continue
+        match = _LOOSE_IBAN.match(plain, start)
+        if match is None or (edits and match.start() < edits[-1][1]):
+            continue
+        iban = _compact(match.group()).upper()
+        if _IBAN_LENGTHS.get(iban[:2]) == len(iban) and _iban_valid(iban):
+            edits.append((match.start(), match.end(), f"[IBAN …{iban[-4:]}]"))
+    return edits
+
+
+def _marked_card_edits(plain: str) -> list[Edit]:
+    edits = []
+    for match in _MARKED_CARD.finditer(plain):
+        sizes = [len(group) for group in _DIGIT_GROUP.findall(match.group())]
+        digits = "".join(_DIGIT_GROUP.findall(match.group()))
+        diners_layout = sizes == [4, 6, 4] and (digits[:2] in ("36", "38") or "300" <= digits[:3] <= "305")
+        if (
+            13 <= len(digits) <= 19
+            and (len(digits) in _card_lengths(digits) or diners_layout)
+            and _card_layout(sizes)
+            and _luhn(digits)
+        ):
+            edits.append((match.start(), match.end(), f"[card …{digits[-4:]}]"))
+    return edits
 
 
 def _iban_edits(plain: str) -> list[Edit]:
@@ -212,16 +259,25 @@ def _cards_in(plain: str, run: re.Match[str]) -> list[Edit]:
 
 def _mask_numbers_in(region: str, plain: str) -> str:
     """IBANs first, then NIRs, then cards, each found in the plain copy and masked in both."""
-    for finder in (_iban_edits, _nir_edits, _card_edits):
+    for finder in (_iban_edits, _loose_iban_edits, _nir_edits, _card_edits):
         edits = finder(plain)
         if edits:
             region, plain = apply_edits(region, edits), apply_edits(plain, edits)
     return region
 
 
-def mask_numbers(text: str) -> str:
-    """IBANs, NIRs and cards, looked for only around long numbers (with a margin for the lookarounds)."""
-    plain = plain_copy(text)
+def mask_numbers(
+    text: str, around: bool = True, small_ibans: bool = False, marked_cards: bool = False, other_digits: bool = False
+) -> str:
+    """IBANs, NIRs and cards, looked for `around` long runs of digits (with a margin for the lookarounds);
+    IBANs in small letters and cards with dots or slashes, which have no such run, in the whole text when
+    a glance saw one may be there. `other_digits`: the text may hold digits of other scripts."""
+    plain = plain_copy(text, other_digits)
+    edits = (_loose_iban_edits(plain) if small_ibans else []) + (_marked_card_edits(plain) if marked_cards else [])
+    if edits:
+        text, plain = apply_edits(text, edits), apply_edits(plain, edits)
+    if not around:
+        return text
     regions: list[list[int]] = []
     for cluster in _NUMBER_CLUSTER.finditer(plain):
         start, end = max(0, cluster.start() - 6), min(len(plain), cluster.end() + 3)

@@ -1,24 +1,66 @@
-"""What the masks share: a plain copy of a text, its lower case, every place of a word, edits made at once."""
+"""What the masks share: a plain copy of a text (every script's digits as ASCII ones), its lower case, every
+place of a word, edits made at once."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Numbers and codes are looked for in a plain copy of the text, each character in its place: spaces of any
 # width (the zero-width ones HTML mail leaves between characters too) become " ", dashes "-", the marks
 # of a table turned to text "|". One pattern holds the wide characters; the others stay ASCII, quick to
 # compile and to run.
 _WIDE_SPACES = "\u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200E))) + "\u202f\u205f\u3000\u2060\ufeff"
-_WIDE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
+_WIDE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
 _PLAIN_CHARS = {**dict.fromkeys(_WIDE_SPACES, " "), **dict.fromkeys(_WIDE_DASHES, "-")}
 _NOT_PLAIN = re.compile(f"[{_WIDE_SPACES}{_WIDE_DASHES}\u2500-\u257f\u00b7\u2022]")
 
 
-def plain_copy(text: str) -> str:
-    """`text` with wide spaces as " ", wide dashes as "-", box lines and dots as "|", each in its place."""
+# Decimal digits of other scripts (٤ ۴ ४ ๔ ４ 𝟒...), told by the first two or three bytes of their UTF-8
+# (a test checks every one of them against unicodedata): a text with none of these has no digit but ASCII
+# ones. Emoji, accents, typographic signs, CJK and most letters of other scripts open otherwise, so
+# looking for the digits themselves (a category test per character) is left to the texts that may hold
+# one.
+_OTHER_DIGIT_STARTS = {
+    0xD9: rb"\xd9[\xa0-\xa9]",
+    0xDB: rb"\xdb[\xb0-\xb9]",
+    0xDF: rb"\xdf[\x80-\x89]",
+    0xE0: rb"\xe0[\xa5-\xbc]",
+    0xE1: rb"\xe1[\x81-\xb1]",
+    0xEA: rb"\xea[\x98-\xaf]",
+    0xEF: rb"\xef\xbc[\x90-\x99]",
+    0xF0: rb"\xf0(?:[\x90-\x9e]|\x9f\xaf)",
+}
+# One pattern per first byte, each opening on it as a literal (which `re` finds fast), tried only when
+# that byte is in the text; a translate that keeps nothing else tells which (usually none).
+_OTHER_DIGIT_PATTERNS = {lead: re.compile(start) for lead, start in _OTHER_DIGIT_STARTS.items()}
+_NOT_A_DIGIT_LEAD = bytes(byte for byte in range(256) if byte not in _OTHER_DIGIT_STARTS)
+_OTHER_DIGIT = re.compile(r"[^\D0-9]")
+
+
+def may_hold_other_digits(data: bytes) -> bool:
+    """Whether UTF-8 `data` may hold a decimal digit of another script than ASCII."""
+    leads = data.translate(None, _NOT_A_DIGIT_LEAD)
+    if not leads:
+        return False
+    return any(_OTHER_DIGIT_PATTERNS[lead].search(data) for lead in set(leads))
+
+
+def ascii_digits(text: str) -> str:
+    """`text` with each decimal digit of another script as its ASCII digit, in its place (`text` itself
+    when it has none)."""
+    if text.isascii() or not _OTHER_DIGIT.search(text):
+        return text
+    return _OTHER_DIGIT.sub(lambda match: str(unicodedata.decimal(match.group())), text)
+
+
+def plain_copy(text: str, other_digits: bool = False) -> str:
+    """`text` with wide spaces as " ", wide dashes as "-", box lines and dots as "|", and (if
+    `other_digits`) every script's digits as ASCII ones, each in its place."""
     if text.isascii():
         return text
-    return _NOT_PLAIN.sub(lambda match: _PLAIN_CHARS.get(match.group(), "|"), text)
+    plain = _NOT_PLAIN.sub(lambda match: _PLAIN_CHARS.get(match.group(), "|"), text)
+    return ascii_digits(plain) if other_digits else plain
 
 
 def lower_same_length(text: str) -> str:

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.privacy import mask, mask_secrets
-from gateway.privacy.masks import CODE, PASSWORD_MESSAGE, SIGN_IN_LINK, TOKEN_LINK
+from gateway.privacy.masks import CODE, LINK, PASSWORD_MESSAGE, SIGN_IN_LINK, TOKEN_LINK
+from gateway.privacy.text import may_hold_other_digits
 
 # --- invented numbers with their check digits ---------------------------------------------------------
 
@@ -134,6 +135,21 @@ CODE_FORMS = {
     "spanish": "Tu código es 482913",
     "italian": "Il tuo codice di verifica è 482913",
     "next to a time and a date": "Your code is 482913, sent at 12:30 on 2026-03-12.",
+    "dotted after the code's words": "Your verification code is 482.913",
+    "dotted after a colon": "Your login code: 48.29.13 (valid 10 minutes)",
+    "dotted, german": "Ihr Bestätigungscode lautet 482.913.",
+    "don't share the code": "Don't share the code 482913",
+    "don't share, typographic apostrophe": "Don’t share the code 482913 with anyone.",
+    "do not share, code after the warning": "Do not share this code with anyone: 482913",
+    "never share your pin": "Never share your PIN with anyone. 482913",
+    "french, do not share": "ne partagez pas le code 482913",
+    "french, never give": "Ne communiquez jamais ce code : 482 913",
+    "spanish, do not share": "No compartas este código con nadie: 482913",
+    "german, do not share": "Teilen Sie diesen Code nicht mit anderen: 482913",
+    "italian, do not share": "Non condividere questo codice con nessuno: 482913",
+    "portuguese, do not share": "Não compartilhe este código com ninguém: 482913",
+    "portuguese, verification code": "Seu código de verificação é 482913",
+    "portuguese, your code": "O seu código é 482 913",
 }
 
 
@@ -142,6 +158,35 @@ def test_masks_every_written_form_of_a_code(text: str) -> None:
     masked = mask(text)
     assert CODE in masked
     assert "482913" not in digits_of(masked)
+
+
+FULL_WIDTH = "４８２９１３"
+OTHER_SCRIPT_CODES = {
+    "full-width digits": f"Your verification code is {FULL_WIDTH}.",
+    "full-width, spaced": "Your verification code is ４８２\u3000９１３.",
+    "full-width, french": "Votre code de vérification : ４８２ ９１３",
+    "arabic-indic digits": "رمز التحقق الخاص بك: ٤٨٢٩١٣ (your verification code)",
+    "persian digits": "Your verification code is ۴۸۲۹۱۳",
+    "devanagari digits": "आपका verification code: ४८२९१३",
+    "thai digits": "Your OTP is ๔๘๒๙๑๓",
+    "mathematical bold digits": "Your login code: 𝟒𝟖𝟐𝟗𝟏𝟑",
+    "ascii and full-width mixed": "Your code is 48２９13",
+}
+
+
+@pytest.mark.parametrize("text", OTHER_SCRIPT_CODES.values(), ids=OTHER_SCRIPT_CODES.keys())
+def test_masks_codes_written_in_the_digits_of_any_script(text: str) -> None:
+    masked = mask(text)
+    assert CODE in masked
+    assert not any(ch.isdecimal() for ch in masked.replace("(your verification code)", ""))
+
+
+def test_every_decimal_digit_of_unicode_is_seen_by_the_masks_glance() -> None:
+    """The masks read other scripts' digits only in a text where their glance at the UTF-8 saw one."""
+    digits = [chr(point) for point in range(0x80, 0x110000) if chr(point).isdecimal()]
+    assert len(digits) > 600
+    assert [digit for digit in digits if not may_hold_other_digits(digit.encode())] == []
+    assert not may_hold_other_digits("café “déjà” 🎉☕️ 会議 Встреча ελληνικά Tiếng Việt".encode())
 
 
 @pytest.mark.parametrize(
@@ -189,6 +234,22 @@ KEPT_IN_A_CODE_MESSAGE = {
     "an amount": "1,250.00 EUR",
     "a version": "version 2.14.1",
     "a duration": "10 minutes",
+    "an amount with a space, euro after": "1 200 €",
+    "an amount, euro before": "€1 200",
+    "an amount with a currency code": "1 200 EUR",
+    "a currency code before": "USD 4 500",
+    "a franc amount": "149 500 CHF",
+    "an amount with cents": "1 299,00 €",
+    "a time written with a space": "10 30",
+    "a late time with a space": "23 59",
+    "a room": "room 4 512",
+    "a french room": "salle 4512",
+    "a german room": "Raum 2 104",
+    "a gate": "gate 2 104",
+    "a short phone number": "call 3179",
+    "a short number to text": "text STOP to 36 60",
+    "a date with spaces": "12 03 2026",
+    "a full-width amount": "１ ２００ €",
 }
 
 
@@ -276,6 +337,10 @@ ORDINARY_LINKS = {
     "a video with a timestamp": "https://video.example.com/watch?v=Xk2pL9qRt3Z&t=30s",
     "a host alone": "https://login.example.com/",
     "a mail address": "jane@example.com",
+    "a slack channel": "https://example.slack.com/archives/C0123ABCD/p1700000000000100",
+    "a discord channel": "https://discord.com/channels/123456789012345678/987654321098765432",
+    "a git remote": "https://example.com/example/repo.git",
+    "a profile handle": "https://example.com/@jane",
 }
 
 
@@ -285,16 +350,125 @@ def test_ordinary_links_are_left_alone(link: str) -> None:
     assert mask(text) == text
 
 
-def test_a_code_message_keeps_its_ordinary_links_and_loses_its_sign_in_links() -> None:
+def test_a_code_message_loses_every_link_its_sign_in_links_named_as_such() -> None:
     text = (
         "Your verification code is 482913.\n"
         "Or sign in at once: https://accounts.example.com/login/verify?token=Zx81kQpLr7TmWv2Ns4Yb\n"
-        "Help: https://example.com/help/security"
+        "Help: https://example.com/help/security\n"
+        "Not you? www.example.com/account/activity\n"
+        "Tracked: https://t.example.net/track/77123456/open.gif and example.org/r/Xk29?u=3"
     )
     masked = mask(text)
-    assert SIGN_IN_LINK in masked
-    assert "https://example.com/help/security" in masked
-    assert "Zx81kQpLr7TmWv2Ns4Yb" not in masked and "482913" not in masked
+    assert masked == (
+        f"Your verification code is {CODE}.\nOr sign in at once: {SIGN_IN_LINK}\nHelp: {LINK}\n"
+        f"Not you? {LINK}\nTracked: {LINK} and {LINK}"
+    )
+
+
+def test_a_dotted_code_is_masked_wherever_the_message_writes_it() -> None:
+    text = "Or use 395.118 to sign in. Your backup code is 395.118. Total 1.250 EUR."
+    assert mask(text) == f"Or use {CODE} to sign in. Your backup code is {CODE}. Total 1.250 EUR."
+
+
+def test_a_code_message_masks_a_connection_string_whole() -> None:
+    text = "Your code is 482913. Database: postgres://jane:S3cretPw@db.example.com/app, then log in."
+    assert mask(text) == f"Your code is {CODE}. Database: {LINK}, then log in."
+
+
+def test_a_code_message_keeps_mail_addresses_and_bare_host_names() -> None:
+    text = "Your code is 482913. Questions? Write to help@example.com or visit example.com today."
+    assert mask(text) == f"Your code is {CODE}. Questions? Write to help@example.com or visit example.com today."
+
+
+# --- passwords in URLs and webhooks ---------------------------------------------------------------------
+
+URL_CREDENTIALS = {
+    "postgres": ("postgres://jane:S3cretPw@db.example.com/app", "postgres://jane:[secret: password]@db.example.com/app"),
+    "postgresql with a port": (
+        "postgresql://app_user:q8!Zr2mK@db.example.net:5432/orders",
+        "postgresql://app_user:[secret: password]@db.example.net:5432/orders",
+    ),
+    "mysql": ("mysql://root:Tr0ub4dor@127.0.0.1:3306/shop", "mysql://root:[secret: password]@127.0.0.1:3306/shop"),
+    "redis without a user": ("redis://:Zq9pW2xR@cache.example.net:6379/0", "redis://:[secret: password]@cache.example.net:6379/0"),
+    "rediss": ("rediss://default:Zq9pW2xR@cache.example.net:6380", "rediss://default:[secret: password]@cache.example.net:6380"),
+    "amqp": ("amqp://guest:gu3st-Pw@rabbit.example.org:5672/vhost", "amqp://guest:[secret: password]@rabbit.example.org:5672/vhost"),
+    "mongodb+srv, percent-encoded": (
+        "mongodb+srv://app:Tr0ub4dor%263@cluster0.example.net/?retryWrites=true",
+        "mongodb+srv://app:[secret: password]@cluster0.example.net/?retryWrites=true",
+    ),
+    "https": ("https://jane:hunter2@example.com/dav/", "https://jane:[secret: password]@example.com/dav/"),
+    "a password holding an at sign": ("https://jane:p@ss@word1@example.com/", "https://jane:[secret: password]@example.com/"),
+    "ftp": ("ftp://jane:hunter2@files.example.com", "ftp://jane:[secret: password]@files.example.com"),
+    "in a setting": (
+        "DATABASE_URL=postgres://app:Xk29pLq7@db.example.org/app",
+        "DATABASE_URL=postgres://app:[secret: password]@db.example.org/app",
+    ),
+    "a token given to git as the user": (
+        "git clone https://Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8@example.com/repo.git",
+        "git clone https://[secret: token]@example.com/repo.git",
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "masked"), URL_CREDENTIALS.values(), ids=URL_CREDENTIALS.keys())
+def test_masks_the_password_of_a_url_and_keeps_its_user_and_host(text: str, masked: str) -> None:
+    assert mask_secrets(text) == masked
+    assert mask_secrets(f"Connect with {text} then.") == f"Connect with {masked} then."
+    secret = text.split("://", 1)[1].rsplit("@", 1)[0].split(":", 1)[-1]
+    assert secret not in mask(text)
+
+
+URLS_LEFT_ALONE = {
+    "no credentials": "postgres://localhost/app",
+    "a user alone": "postgres://jane@db.example.com/app",
+    "an ssh user": "ssh://git@example.com:2222/repo.git",
+    "a placeholder from the environment": "postgres://app:${POSTGRES_PASSWORD}@db:5432/app",
+    "a placeholder in angle brackets": "mysql://root:<password>@localhost/db",
+    "the word password, as in docs": "postgresql://user:password@localhost:5432/mydb",
+    "an f-string": "url = f'postgres://{user}:{password}@{host}/{db}'",
+    "an ipv6 host": "https://[2001:db8::1]:8443/status",
+    "a port and no user": "redis://localhost:6379/0",
+    "an scp-like remote": "git@example.com:example/repo.git",
+    "a mailto link": "mailto:jane@example.com",
+    "a git remote listing": "origin  https://example.com/example/repo.git (fetch)",
+}
+
+
+@pytest.mark.parametrize("text", URLS_LEFT_ALONE.values(), ids=URLS_LEFT_ALONE.keys())
+def test_urls_without_a_password_are_left_alone(text: str) -> None:
+    assert mask_secrets(text) == text
+    assert mask(text) == text
+
+
+WEBHOOKS = {
+    "slack": ("https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8", "[secret: Slack webhook]"),
+    "slack, no scheme": ("hooks.slack.com/services/T01ABCDEF/B02GHIJKL/Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8", "[secret: Slack webhook]"),
+    "slack workflow": ("https://hooks.slack.com/workflows/T01ABCDEF/A02GHIJKL/123456789/Ab1Cd2Ef3Gh", "[secret: Slack webhook]"),
+    "discord": (
+        "https://discord.com/api/webhooks/123456789012345678/Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2-yz_",
+        "[secret: Discord webhook]",
+    ),
+    "discordapp, api version": (
+        "https://discordapp.com/api/v10/webhooks/123456789012345678/Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9",
+        "[secret: Discord webhook]",
+    ),
+    "discord canary": (
+        "https://canary.discord.com/api/webhooks/123456789012345678/Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9",
+        "[secret: Discord webhook]",
+    ),
+}
+
+
+@pytest.mark.parametrize(("url", "label"), WEBHOOKS.values(), ids=WEBHOOKS.keys())
+def test_masks_webhook_addresses_whole(url: str, label: str) -> None:
+    assert mask_secrets(f"curl -X POST {url} -d @msg.json") == f"curl -X POST {label} -d @msg.json"
+    assert "Ab1Cd2Ef3Gh" not in mask(f"Post to {url}")
+
+
+def test_a_mention_of_the_webhook_host_is_left_alone() -> None:
+    text = "Slack's incoming webhooks live under hooks.slack.com; ask Jane for ours."
+    assert mask_secrets(text) == text
+    assert mask(text) == text
 
 
 # --- messages giving a password -----------------------------------------------------------------------
@@ -353,6 +527,15 @@ IBANS = {
     "norway, the shortest": NO_IBAN,
     "malta, letters at the end": grouped(MT_IBAN),
     "brazil": grouped(BR_IBAN),
+    "france, small letters": grouped(FR_IBAN.lower()),
+    "france, small letters, unbroken": FR_IBAN.lower(),
+    "germany, small letters": grouped(DE_IBAN.lower()),
+    "united kingdom, small letters": grouped(GB_IBAN.lower()),
+    "netherlands, small letters": grouped(NL_IBAN.lower()),
+    "france, capital country, small letters after": FR_IBAN[:2] + grouped(FR_IBAN.lower())[2:],
+    "france, dashes": grouped(FR_IBAN, 4, "-"),
+    "germany, dashes and small letters": grouped(DE_IBAN.lower(), 4, "-"),
+    "belgium, en dashes": grouped(BE_IBAN, 4, EN_DASH),
 }
 
 
@@ -380,6 +563,12 @@ BAD_IBANS = {
     "a wrong check": grouped(FR_IBAN[:2] + broken(FR_IBAN[:4], 3)[2:] + FR_IBAN[4:]),
     "one character short": grouped(FR_IBAN[:-1]),
     "lowercase letters in a word": "the FR76 rule",
+    "small letters, a wrong digit": grouped(broken(FR_IBAN).lower()),
+    "dashes, a wrong digit": grouped(broken(DE_IBAN), 4, "-"),
+    "small letters, not grouped by four": "fr76 30006 00001 12345 67890 189",
+    "small letters, an unknown country": grouped(iban("QQ", "12345678901234").lower()),
+    "a browser and a release": "ie11 and chrome are both supported by this release",
+    "a product key": "ab12-cdef-3456-7890-ghij",
 }
 
 
@@ -412,6 +601,10 @@ CARDS = {
     "unionpay": grouped(luhn_card("62", 16)),
     "unionpay, 19 digits": grouped(luhn_card("62", 19)),
     "maestro": grouped(luhn_card("6759", 16)),
+    "visa, dots": grouped(VISA, 4, "."),
+    "visa, slashes": grouped(VISA, 4, "/"),
+    "mastercard, dots": grouped(luhn_card("53", 16), 4, "."),
+    "american express, dots": grouped(luhn_card("37", 15), [4, 6, 5], "."),
 }
 
 
@@ -421,6 +614,12 @@ def test_masks_payment_cards_with_any_spaces_or_dashes(written: str) -> None:
     masked = mask_secrets(f"Card {written}, exp 12/28.")
     assert masked == f"Card [card …{compact[-4:]}], exp 12/28."
     assert compact not in digits_of(masked)
+
+
+def test_masks_a_card_written_in_full_width_digits() -> None:
+    full_width = grouped(VISA.translate(str.maketrans("0123456789", "０１２３４５６７８９")))
+    assert mask_secrets(f"Card {full_width}, exp 12/28.") == f"Card [card …{VISA[-4:]}], exp 12/28."
+    assert mask(f"カード {full_width}") == f"カード [card …{VISA[-4:]}]"
 
 
 NOT_CARDS = {
@@ -435,6 +634,13 @@ NOT_CARDS = {
     "an amex prefix laid out 4-6-4": grouped(luhn_card("37", 14), [4, 6, 4]),
     "a row of numbers that passes luhn": grouped(VISA, [2, 4, 2, 4, 4]),
     "a maestro prefix with 14 digits": grouped(luhn_card("67", 14), [4, 6, 4]),
+    "dots, luhn fails": grouped(broken(VISA), 4, "."),
+    "dots and slashes mixed": f"{VISA[:4]}.{VISA[4:8]}/{VISA[8:12]}.{VISA[12:]}",
+    "a french phone with dots": "06.12.34.56.78",
+    "an oid": "1.3.6.1.4.1.311.21.8",
+    "a dotted date and time": "2026.03.12.1030",
+    "a path of numbers": "/var/cache/4111/1111/1111",
+    "a row of slashed numbers": "1200/3400/5600/7800",
 }
 
 
@@ -520,6 +726,11 @@ SECRETS = {
     "google api key": ("AIzaSyAb1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1", "[secret: Google API key]"),
     "stripe live key": (f"sk_live_{RANDOM_36[:24]}", "[secret: Stripe key]"),
     "stripe restricted key": (f"rk_live_{RANDOM_36[:24]}", "[secret: Stripe key]"),
+    "hugging face token": ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678", "[secret: Hugging Face token]"),
+    "gitlab personal token": ("glpat-Ab1Cd2Ef3Gh4Ij5Kl6Mn", "[secret: GitLab token]"),
+    "gitlab token, newer format": ("glpat-Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8.01.0x1a2b3c4d5", "[secret: GitLab token]"),
+    "gitlab deploy token": ("gldt-Ab1Cd2Ef3Gh4Ij5Kl6Mn", "[secret: GitLab token]"),
+    "npm token": (f"npm_{RANDOM_36}", "[secret: npm token]"),
     "jwt": (
         ".".join([b64url(b'{"alg":"HS256"}'), b64url(b'{"sub":"jane"}'), RANDOM_36]),
         "[secret: JWT]",
@@ -587,6 +798,28 @@ ASSIGNMENTS = {
     "api key in yaml": ("api_key: a1b2c3d4e5f6g7h8i9\n", "api_key: [secret: key]\n"),
     "client secret in json": ('{"client_secret": "Zx81kQpLr7TmWv2N"}', '{"client_secret": "[secret: key]"}'),
     "refresh token": ("REFRESH_TOKEN=Zx81kQpLr7TmWv2Ns4Yb", "REFRESH_TOKEN=[secret: token]"),
+    "aws secret key in an env file": (
+        "AWS_SECRET_ACCESS_KEY=q8RtvLwnZkaVbN/xJmePd+HsGfYcTeAuWiQoXyzB",
+        "AWS_SECRET_ACCESS_KEY=[secret: AWS secret key]",
+    ),
+    "aws secret key exported, quoted": (
+        'export AWS_SECRET_ACCESS_KEY="q8RtvLwnZkaVbN/xJmePd+HsGfYcTeAuWiQoXyzB"',
+        'export AWS_SECRET_ACCESS_KEY="[secret: AWS secret key]"',
+    ),
+    "aws secret key in json": (
+        '{"AccessKeyId": "ASIA…", "SecretAccessKey": "q8RtvLwnZkaVbN/xJmePd+HsGfYcTeAuWiQoXyzB"}',
+        '{"AccessKeyId": "ASIA…", "SecretAccessKey": "[secret: AWS secret key]"}',
+    ),
+    "aws secret key in yaml": ("SecretAccessKey: q8RtvLwnZkaVbN/xJmePd+HsGfYcTeAuWiQoXyzB\n", "SecretAccessKey: [secret: AWS secret key]\n"),
+    "aws configure prompt": (
+        "AWS Secret Access Key [None]: q8RtvLwnZkaVbN/xJmePd+HsGfYcTeAuWiQoXyzB",
+        "AWS Secret Access Key [None]: [secret: AWS secret key]",
+    ),
+    "aws cli flag": ("--aws-secret-access-key q8RtvLwnZkaVbN/xJmePd+HsGfYcTeAuWiQoXyzB", "--aws-secret-access-key [secret: AWS secret key]"),
+    "aws secret key in python": (
+        "boto3.client('s3', aws_secret_access_key='q8RtvLwnZkaVbN/xJmePd+HsGfYcTeAuWiQoXyzB')",
+        "boto3.client('s3', aws_secret_access_key='[secret: AWS secret key]')",
+    ),
     "access token in a query": (
         "https://api.example.com/v1/me?access_token=Ab1Cd2Ef3Gh4",
         "https://api.example.com/v1/me?access_token=[secret]",
@@ -617,6 +850,24 @@ LEFT_ALONE = {
     "scikit": "pip install scikit-learn==1.5.0",
     "a setting in prose": "Password: at least 12 characters, one of them a digit.",
     "markdown table": "| name | tokens |\n|------|--------|\n| jane | 1200   |",
+    "a hugging face import": "from huggingface_hub import hf_hub_download, snapshot_download",
+    "a hugging face setting name": 'hf_model_name_or_path = "bert-base-uncased"',
+    "a long snake_case name after hf_": "hf_tokenizerconfigurationloadinghelper",
+    "an npm setting": "npm_config_cache=/tmp/npm-cache npm ci",
+    "an npm variable": 'echo "building $npm_package_name@$npm_package_version"',
+    "a gitlab token described": "GitLab tokens start with glpat- and are shown once.",
+    "an aws secret from a placeholder": "aws_secret_access_key = ${AWS_SECRET}",
+    "an aws secret from a command": "AWS_SECRET_ACCESS_KEY=$(vault read -field=secret aws/creds/ci)",
+    "an aws secret named in prose": "Set AWS_SECRET_ACCESS_KEY in your environment before the deploy.",
+    "an aws response described": "The response has AccessKeyId, SecretAccessKey and SessionToken.",
+    "an aws template reference": "secret_access_key: !Ref SecretKeyParam",
+    "a pinned package": "huggingface-hub==0.24.5\nnpm==10.8.2",
+    "a cron line": "30 10 * * 1-5 /usr/local/bin/backup.sh --keep 4512",
+    "an access log": '203.0.113.7 - - [12/Mar/2026:10:30:00 +0000] "GET /reset.css HTTP/1.1" 200 512',
+    "an application log": "2026-03-12T10:30:00Z INFO GET /api/v1/items/4111 200 12ms user=jane",
+    "an invoice line": "Invoice INV-2026-0042 — 3 × 1 200,00 € = 3 600,00 € (VAT FR 12 345 678 901)",
+    "a csv of amounts": "date,amount\n2026-03-12,1 200.00\n2026-03-13,4 512.50",
+    "a compose file": "DATABASE_URL: postgres://app:${POSTGRES_PASSWORD}@db:5432/app",
 }
 
 
@@ -648,6 +899,16 @@ PROSE = {
     "greek": "Η συνάντηση μετατέθηκε για την Τρίτη στις 10:30, στην αίθουσα 4.",
     "russian": "Встреча перенесена на вторник, 12 марта, в 10:30, комната 4.",
     "japanese": "会議は3月12日（火）10時30分から、4階の会議室で行います。",
+    "japanese, full-width digits": "会議は３月１２日（火）１０時３０分から、４階の会議室で行います。",
+    "arabic, arabic-indic digits": "الاجتماع يوم ١٢ مارس ٢٠٢٦ في الساعة ١٠:٣٠ في الغرفة ٤",
+    "hindi, devanagari digits": "बैठक १२ मार्च २०२६ को १०:३० बजे, कमरा ४ में होगी।",
+    "emoji and a time": "Great work 🎉🎉 see you at 10:30 ☕️ in room 4",
+    "mathematical bold letters and digits": "𝐓𝐡𝐞 𝐛𝐞𝐬𝐭 𝐨𝐟 𝟐𝟎𝟐𝟔, 𝐫𝐨𝐨𝐦 𝟒𝟓𝟏𝟐",
+    "an invoice in french": (
+        "Facture n° 2026-0042 du 12/03/2026 : 3 × 1 200,00 € HT, TVA 20 % 720,00 €, total 4 320,00 € TTC, "
+        "payable sous 30 jours."
+    ),
+    "a meeting note with rooms": "Moved to room 4 512 at 10 30; the budget is 1 200 € and the phone is 3179.",
 }
 
 
@@ -683,6 +944,9 @@ EVERY_TEXT = {
     **{f"secret: {key}": f"key {token}" for key, (token, _) in SECRETS.items()},
     **{f"assignment: {key}": text for key, (text, _) in ASSIGNMENTS.items()},
     **{f"password: {key}": text for key, text in PASSWORD_MESSAGES.items()},
+    **{f"url credentials: {key}": text for key, (text, _) in URL_CREDENTIALS.items()},
+    **{f"webhook: {key}": f"Post to {url}" for key, (url, _) in WEBHOOKS.items()},
+    **{f"other script: {key}": text for key, text in OTHER_SCRIPT_CODES.items()},
     # Found by the property below: a mask must not free, or make, what its neighbour was glued to.
     "an iban glued to a code": f"482913{FR_IBAN}\nyour code is",
     "a setting glued to a code": "482913password=…your code is",
@@ -783,6 +1047,34 @@ CHUNKS = [
     "2B",
     grouped(GB_IBAN),
     grouped(VISA, 4, "-"),
+    grouped(VISA, 4, "."),
+    grouped(VISA, 4, "/"),
+    grouped(FR_IBAN.lower()),
+    grouped(DE_IBAN, 4, "-"),
+    "fr76",
+    "postgres://",
+    "jane:",
+    "hunter2",
+    "@",
+    "@db.example.com/app",
+    "hooks.slack.com/services/",
+    "discord.com/api/webhooks/123456789012345678/",
+    "hf_",
+    "glpat-",
+    "npm_",
+    "AWS_SECRET_ACCESS_KEY=",
+    "SecretAccessKey: ",
+    "q8RtvLwnZkaVbN/xJmePd+HsGfYcTeAuWiQoXyzB",
+    FULL_WIDTH,
+    "٤٨٢٩١٣",
+    "482.913",
+    "Don't share the code ",
+    "ne partagez pas le code ",
+    "1 200 €",
+    "10 30",
+    "room 4 512",
+    "€",
+    "https://example.com/help",
 ]
 texts_with_every_kind_of_piece = st.lists(
     st.one_of(st.sampled_from(CHUNKS), st.text(max_size=6)), max_size=24
@@ -816,6 +1108,12 @@ ORDINARY_WORDS = [
     "204",
     "3.5",
     "10:30",
+    "１２",
+    "٤",
+    "४",
+    "€",
+    "1 200 €",
+    "room 4 512",
     "at",
     "and",
     "of",
