@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gateway.testing import installed_plugin
+
 CANARY = "KEPT-WORDS-7f3a9c"
 
 SOURCE = '''
@@ -73,13 +75,7 @@ def register_prompts(gateway):
 
 def install_probe(site: Path) -> dict[str, str]:
     """Install the probe in `site`; returns the environment that lets `gateway serve` find it."""
-    site.mkdir(parents=True, exist_ok=True)
-    (site / "gateway_probe_fake.py").write_text(SOURCE.format(canary=CANARY))
-    info = site / "gateway_probe_fake-0.1.dist-info"
-    info.mkdir(exist_ok=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gateway-probe-fake\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[gateway.plugins]\nprobe = gateway_probe_fake\n")
-    return {"PYTHONPATH": str(site)}
+    return installed_plugin(site, "probe", SOURCE.format(canary=CANARY))
 
 
 def given(result: object) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from gateway.testing import serve_client, write_config
+from gateway.testing import installed_plugin, serve_client, write_config
 
 
 def iban(country: str, bban: str) -> str:
@@ -108,12 +108,7 @@ def register_tools(gateway):
 
 
 def install_plugin(site: Path) -> None:
-    site.mkdir()
-    (site / "gateway_leaky_fake.py").write_text(PLUGIN)
-    info = site / "gateway_leaky_fake-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gateway-leaky-fake\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[gateway.plugins]\nleaky = gateway_leaky_fake\n")
+    installed_plugin(site, "leaky", PLUGIN)
 
 
 def answers(home: Path, site: Path, tool: str) -> tuple[str, str]:

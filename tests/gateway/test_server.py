@@ -13,7 +13,14 @@ import pytest
 from gateway import Tool
 from gateway.context import home_environment
 from gateway.server import INSTRUCTIONS, build_server
-from gateway.testing import inline_plugin, make_gateway, read_audit, serve_client, write_config
+from gateway.testing import (
+    inline_plugin,
+    installed_plugin,
+    make_gateway,
+    read_audit,
+    serve_client,
+    write_config,
+)
 
 
 @pytest.fixture
@@ -121,20 +128,10 @@ def register_tools(gateway):
 """
 
 
-def install_fake_distribution(site, name, source):
-    """A plugin installed as pip would leave it: a module and a dist-info folder announcing its entry point."""
-    site.mkdir(exist_ok=True)
-    (site / f"gateway_{name}_fake.py").write_text(source)
-    info = site / f"gateway_{name}_fake-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: gateway-{name}-fake\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[gateway.plugins]\n{name} = gateway_{name}_fake\n")
-
-
 def test_stdout_carries_nothing_but_protocol_lines(gateway_home, tmp_path):
-    install_fake_distribution(tmp_path / "site", "noisy", NOISY)
+    env = installed_plugin(tmp_path / "site", "noisy", NOISY)
     write_config(gateway_home, {"gateway": {"plugins": ["noisy", "ghost"]}})
-    raw = Raw(gateway_home, {"PYTHONPATH": str(tmp_path / "site")})
+    raw = Raw(gateway_home, env)
     raw.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})
     raw.answer()
