@@ -203,7 +203,7 @@ def _parameter_schema(annotation: Any, tool: str, name: str) -> tuple[dict[str, 
         raise SchemaError(
             f"tool {tool}: parameter {name!r} has the type {shown}, which no JSON schema describes; use str, int, "
             "float, bool, Literal, list, dict, date or datetime (Annotated for descriptions and bounds), or give "
-            f"input_schema by hand ({type(error).__name__})"
+            f"input_schema by hand (pydantic: {str(error).splitlines()[0][:160]})"
         ) from None
     try:
         return portable(raw), adapter
