@@ -183,7 +183,7 @@ def output_problem(schema: Mapping[str, Any], data: Mapping[str, Any] | None) ->
     fast = _compiled(schema)
     if fast:
         try:
-            fast(_plain(data))
+            fast(data)  # as given: copying a large answer to plain dicts first would cost more than the check
             return None
         except Exception:  # fastjsonschema.JsonSchemaException: jsonschema says where below
             pass

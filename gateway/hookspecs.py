@@ -65,7 +65,7 @@ def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
 
 @hookspec
 def startup(gateway: PluginHost) -> None:
-    """Called once when the server starts serving, before the first request."""
+    """Called once when the server starts serving (stdio or HTTP), before the first request."""
 
 
 @hookspec
