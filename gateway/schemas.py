@@ -187,7 +187,7 @@ def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = Tru
 
 
 def _parameter_schema(annotation: Any, tool: str, name: str) -> tuple[dict[str, Any], Any]:
-    from pydantic import PydanticUserError, TypeAdapter
+    from pydantic import PydanticUserError
 
     from gateway.context import Context
 
@@ -196,8 +196,7 @@ def _parameter_schema(annotation: Any, tool: str, name: str) -> tuple[dict[str, 
     if isinstance(annotation, str) or typing.get_origin(annotation) is typing.ForwardRef:
         raise SchemaError(f"tool {tool}: parameter {name!r} has the type {annotation!r}, which cannot be resolved")
     try:
-        adapter = TypeAdapter(annotation)
-        raw = adapter.json_schema()
+        adapter, raw = _adapter(annotation)
     except (PydanticUserError, TypeError, ValueError) as error:
         shown = getattr(annotation, "__name__", None) or repr(annotation)
         raise SchemaError(
@@ -209,6 +208,24 @@ def _parameter_schema(annotation: Any, tool: str, name: str) -> tuple[dict[str, 
         return portable(raw), adapter
     except SchemaError as error:
         raise SchemaError(f"tool {tool}: parameter {name!r}: {error}") from None
+
+
+_ADAPTERS: dict[Any, tuple[Any, dict[str, Any]]] = {}
+
+
+def _adapter(annotation: Any) -> tuple[Any, dict[str, Any]]:
+    """pydantic's adapter of a type and its schema, made once per type (a few milliseconds each, at load)."""
+    from pydantic import TypeAdapter
+
+    try:
+        found = _ADAPTERS.get(annotation)
+    except TypeError:  # an annotation holding something unhashable: made each time
+        adapter = TypeAdapter(annotation)
+        return adapter, adapter.json_schema()
+    if found is None:
+        adapter = TypeAdapter(annotation)
+        found = _ADAPTERS[annotation] = (adapter, adapter.json_schema())
+    return found
 
 
 def _json_default(adapter: Any, default: Any, tool: str, name: str) -> Any:
