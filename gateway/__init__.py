@@ -25,7 +25,9 @@ from gateway.items import (
     Setting,
     Tool,
     ToolError,
+    tool,
 )
+from gateway.kit import GateMemo, left_out_sentence
 from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, one_line
 
 __version__ = "0.1.0"
@@ -35,6 +37,7 @@ __all__ = [
     "Answer",
     "Context",
     "Folders",
+    "GateMemo",
     "Gate",
     "Kept",
     "PluginHost",
@@ -50,7 +53,9 @@ __all__ = [
     "clip",
     "frame",
     "hookimpl",
+    "left_out_sentence",
     "mask",
     "mask_secrets",
     "one_line",
+    "tool",
 ]

@@ -1,11 +1,18 @@
-"""Arguments checked against a tool's input schema before its function runs (the SDK does not check them)."""
+"""A tool's arguments checked against its input schema before it runs, its data against its output schema after.
+
+The SDK checks neither; fastjsonschema gives the quick yes, jsonschema explains a no.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from gateway.items import Tool, ToolError
+import structlog
+
+from gateway.items import Answer, Tool, ToolError
+
+log = structlog.get_logger("gateway.arguments")
 
 _TYPE_WORDS = {
     "string": "a string",
@@ -15,6 +22,14 @@ _TYPE_WORDS = {
     "object": "an object",
     "array": "a list",
     "null": "null",
+}
+_FORMAT_WORDS = {
+    "date": "a date, e.g. 2026-11-30",
+    "date-time": "a date and time with its offset (RFC 3339), e.g. 2026-11-30T09:30:00+01:00",
+    "time": "a time with its offset, e.g. 09:30:00+01:00",
+    "email": "an email address",
+    "uri": "an absolute URI",
+    "uuid": "a UUID",
 }
 _validators: dict[int, Any] = {}
 _fast: dict[int, Any] = {}
@@ -44,17 +59,36 @@ def _cached(cache: dict[int, Any], schema: Any, make: Any) -> Any:
     return found[1]
 
 
-def _validator(tool: Tool) -> Any:
+def _explainer(schema: Any) -> Any:
     def make(schema: Any) -> Any:
         # Imported here: jsonschema is a tenth of a second that only a failed check needs.
-        from jsonschema import Draft202012Validator
+        from jsonschema import Draft202012Validator, FormatChecker
 
-        return Draft202012Validator(_plain(schema))
+        return Draft202012Validator(_plain(schema), format_checker=_format_checker(FormatChecker))
 
-    return _cached(_validators, tool.input_schema, make)
+    return _cached(_validators, schema, make)
 
 
-def _fast_check(tool: Tool) -> Any:
+def _validator(tool: Tool) -> Any:
+    return _explainer(tool.input_schema)
+
+
+def _format_checker(format_checker: Any) -> Any:
+    """jsonschema's formats, with date-time checked as fastjsonschema does (RFC 3339: an offset is required)."""
+    checker = format_checker()
+
+    @checker.checks("date-time", raises=ValueError)
+    def _date_time(value: object) -> bool:
+        if not isinstance(value, str):
+            return True
+        from datetime import datetime
+
+        return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00")).tzinfo is not None
+
+    return checker
+
+
+def _compiled(schema: Any) -> Any:
     """A validator compiled to Python (fastjsonschema): the cheap yes; jsonschema only explains a no."""
     def make(schema: Any) -> Any:
         import fastjsonschema
@@ -65,7 +99,11 @@ def _fast_check(tool: Tool) -> Any:
             # A schema fastjsonschema cannot compile is still checked, by jsonschema alone.
             return False
 
-    return _cached(_fast, tool.input_schema, make)
+    return _cached(_fast, schema, make)
+
+
+def _fast_check(tool: Tool) -> Any:
+    return _compiled(tool.input_schema)
 
 
 def _plain(value: Any) -> Any:
@@ -117,8 +155,64 @@ def _sentence(error: Any, tool: Tool, public_name: str) -> str:
         expected = error.validator_value
         words = " or ".join(_TYPE_WORDS.get(t, t) for t in (expected if isinstance(expected, list) else [expected]))
         return f"{where} must be {words}, not {_json_type(error.instance)}"
+    if error.validator == "format":
+        words = _FORMAT_WORDS.get(error.validator_value, f"a valid {error.validator_value}")
+        return f"{where} must be {words}"
     if error.validator == "enum":
         return f"{where} must be one of {', '.join(repr(v) for v in error.validator_value)}"
     if error.validator == "additionalProperties":
         return f"{where}: {error.message}"
     return f"{where}: {error.message}"
+
+
+# --- what a tool answers ------------------------------------------------------------------------------------
+
+
+def _where(path: Any) -> str:
+    """A mismatch's place in the data, as a reader writes it: ``jobs[0].next_run``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(the whole data)"
+
+
+def output_problem(schema: Mapping[str, Any], data: Mapping[str, Any] | None) -> tuple[str, str] | None:
+    """Where `data` does not match `schema` and how (for the log, never the values); None when it matches."""
+    if data is None:
+        return "(the whole data)", "no structured data, though the tool declares an output schema"
+    fast = _compiled(schema)
+    if fast:
+        try:
+            fast(data)  # as given: copying a large answer to plain dicts first would cost more than the check
+            return None
+        except Exception:  # fastjsonschema.JsonSchemaException: jsonschema says where below
+            pass
+    errors = sorted(_explainer(schema).iter_errors(_plain(data)), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    error = errors[0]
+    # The rule broken, not the value: the data may hold others' words, and the log is not the place for them.
+    expected = repr(error.validator_value)
+    return _where(error.absolute_path), f"{error.validator} {expected[:120]}"
+
+
+def check_output(tool: Tool, public_name: str, answer: Answer, outcome: str) -> tuple[Answer, str]:
+    """The answer, or a fault in its place when its data breaks the tool's own output schema (never sent).
+
+    Hosts' clients (the SDK's own among them) reject structured content that does not match the declared
+    schema: that is the plugin's fault, said to the agent as one, and logged with the path of the mismatch.
+    """
+    if tool.output_schema is None or answer.is_error:
+        return answer, outcome
+    problem = output_problem(tool.output_schema, answer.data)
+    if problem is None:
+        return answer, outcome
+    path, rule = problem
+    log.error("tool answered data that does not match its output_schema", plugin=tool.plugin, tool=public_name,
+              path=path, rule=rule)
+    text = (
+        f"the tool {public_name} failed inside the {tool.plugin} plugin: its answer does not match the shape it "
+        "declares. This is a fault of the plugin, not of the request; the details are in the gateway's log. Try "
+        "something else, or tell the person."
+    )
+    return Answer(text=text, is_error=True, left_out=answer.left_out), "bad_output"

@@ -68,13 +68,27 @@ def _plugin_folders(folders: Folders, name: str) -> Folders:
     return Folders(*(f / "plugins" / name for f in (folders.config, folders.data, folders.state, folders.cache)))
 
 
+def _path_setting(settings: Mapping[str, Any], folders: Folders, key: str, default: Path | None) -> Path | None:
+    value = settings.get(key)
+    if value is None or value == "":
+        return default
+    from gateway.settings import resolve_path
+
+    # A plugin's folders are <gateway config>/plugins/<name> (Folders.for_plugin): two levels up is the config folder.
+    return resolve_path(value, folders.config.parent.parent)
+
+
 @frozen
 class PluginHost:
-    """What registration hooks get: the plugin's name, its folders and its current settings."""
+    """What hooks get: the plugin's name, its folders and its settings (defaults filled, the core's keys left out)."""
 
     name: str
     folders: Folders
     settings: Mapping[str, Any] = field(factory=dict)
+
+    def path_setting(self, key: str, default: Path | None = None) -> Path | None:
+        """A setting holding a path, ``~`` expanded and relative paths taken from the config folder (empty: `default`)."""
+        return _path_setting(self.settings, self.folders, key, default)
 
 
 @frozen
@@ -114,7 +128,6 @@ class Context:
 
         return clip(text, limit)
 
-    def path_setting(self, key: str) -> Path:
-        """A setting holding a path, with ``~`` expanded and relative paths taken from the config folder."""
-        value = Path(str(self.settings[key])).expanduser()
-        return value if value.is_absolute() else self.folders.config.parent.parent / value
+    def path_setting(self, key: str, default: Path | None = None) -> Path | None:
+        """A setting holding a path, ``~`` expanded and relative paths taken from the config folder (empty: `default`)."""
+        return _path_setting(self.settings, self.folders, key, default)

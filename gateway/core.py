@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 import attrs
 import structlog
 
-from gateway.arguments import check_arguments
+from gateway.arguments import check_arguments, check_output
 from gateway.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
-from gateway.config import CORE_PLUGIN_KEYS, Config, ConfigSource, Snapshot
+from gateway.config import Config, ConfigSource, Snapshot
 from gateway.context import Context, Folders
 from gateway.items import (
     NAME_PATTERN,
@@ -92,10 +92,7 @@ class Gateway:
 
     def settings_of(self, plugin: Plugin, config: Config) -> dict[str, Any]:
         """The plugin's table with its declared defaults filled in (the core's own keys left out)."""
-        table = config.table(plugin.name)
-        values = {name: setting.default for name, setting in plugin.settings.items()}
-        values.update({k: v for k, v in table.items() if k not in CORE_PLUGIN_KEYS})
-        return values
+        return plugin.settings_for(config.table(plugin.name))
 
     def catalogue(self, snapshot: Snapshot | None = None) -> Catalogue:
         snapshot = snapshot or self.snapshot()
@@ -121,13 +118,8 @@ class Gateway:
             if not plugin.ok:
                 problems.append(f"plugin {name}: {plugin.error}")
                 continue
-            unknown = sorted(set(config.table(name)) - set(plugin.settings) - CORE_PLUGIN_KEYS)
-            if unknown:
-                known = ", ".join(sorted(set(plugin.settings) | CORE_PLUGIN_KEYS))
-                problems.append(
-                    f"plugin {name}: unknown key(s) in [plugins.{name}]: {', '.join(unknown)} (known: {known}); "
-                    "the plugin is off until the config is fixed"
-                )
+            if table_problem := plugin.table_problem(config.table(name)):
+                problems.append(table_problem)
                 continue
             order.append(name)
             prefix = config.prefix(name)
@@ -202,6 +194,7 @@ class Gateway:
             return self._finish(Answer(text=str(error), is_error=True), entry, "bad_arguments", caller, watch)
         ctx = self.context(tool.plugin, snapshot, caller)
         answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin)
+        answer, outcome = check_output(tool, name, answer, outcome)
         return self._finish(answer, entry, outcome, caller, watch)
 
     async def _run(

@@ -3,7 +3,11 @@
 A plugin is a module (named by an entry point in the ``gateway.plugins`` group) holding functions marked
 ``@hookimpl``. Registration hooks are synchronous and pure: they return lists of plain items and do no
 work; the work happens when a tool runs, through the :class:`gateway.Context` it is given. Each hook gets
-``gateway``, a :class:`gateway.PluginHost` naming the plugin and its folders.
+``gateway``, a :class:`gateway.PluginHost` naming the plugin, its folders and its settings (defaults filled).
+
+Hooks are called through pluggy, once per plugin with only that plugin's implementations: a plugin's own
+``wrapper=True`` implementation wraps its own hook; across plugins the order is ``[gateway] plugins``, so
+``tryfirst``/``trylast`` order nothing there and a wrapper never sees another plugin's call.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import click
 
     from gateway.context import PluginHost
@@ -28,8 +34,8 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
 
 
 @hookspec
-def register_tools(gateway: PluginHost) -> list[Tool]:
-    """Your tools, in the order hosts should list them."""
+def register_tools(gateway: PluginHost) -> list[Tool | Callable]:
+    """Your tools, in the order hosts should list them (a bare function becomes ``Tool.from_function(it)``)."""
 
 
 @hookspec
@@ -59,7 +65,7 @@ def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
 
 @hookspec
 def startup(gateway: PluginHost) -> None:
-    """Called once when the server starts serving, before the first request."""
+    """Called once when the server starts serving (stdio or HTTP), before the first request."""
 
 
 @hookspec

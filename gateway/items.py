@@ -6,9 +6,9 @@ import functools
 import inspect
 import re
 import types
-import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from pathlib import PurePath
+from typing import Any
 
 import attrs
 from attrs import field, frozen
@@ -75,8 +75,8 @@ class Answer:
 class Tool:
     """One tool as hosts see it, and the function that answers it.
 
-    The function takes the checked arguments as keywords; when its first parameter is named ``ctx`` it also
-    gets the per-call :class:`gateway.Context`. It may be sync or async and returns ``str``, ``dict`` or
+    The function takes the checked arguments as keywords; when its first parameter is annotated ``Context``
+    (or named ``ctx``) it also gets the per-call :class:`gateway.Context` first. It may be sync or async and returns ``str``, ``dict`` or
     :class:`Answer`, or raises :class:`ToolError`. ``private_arguments`` are logged by their length only.
     """
 
@@ -105,12 +105,28 @@ class Tool:
         input_schema: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> Tool:
-        """Build a tool from a typed function: its name, its docstring, and a schema from its parameters."""
+        """Build a tool from a typed function: its name, its docstring, and a schema from its parameters.
+
+        Each parameter's type hint gives its schema (through pydantic): ``Annotated[str, "the words"]`` or
+        ``Field(description=...)`` a description, ``Literal`` an enum, ``annotated_types``/``Field`` bounds,
+        ``date``/``datetime`` an ISO string that the function receives parsed. The Context goes to the parameter
+        annotated ``Context`` (or a first one named ``ctx``). A type no JSON schema describes raises
+        :class:`TypeError` naming the tool and the parameter. Options given with :func:`tool` come first;
+        keywords given here win.
+        """
+        from gateway import schemas
+
+        options = {**getattr(function, TOOL_OPTIONS, {}), **options}
+        name = name or options.pop("name", None) or function.__name__
+        description = description if description is not None else options.pop("description", None)
+        options.pop("name", None)
+        options.pop("description", None)
+        described = schemas.describe(function, name, with_schema=input_schema is None)
         return cls(
-            name=name or function.__name__,
-            function=function,
-            description=description if description is not None else inspect.cleandoc(function.__doc__ or ""),
-            input_schema=input_schema if input_schema is not None else schema_of(function),
+            name=name,
+            function=schemas.calling(function, described),
+            description=description if description is not None else docstring_description(function),
+            input_schema=input_schema if input_schema is not None else described.schema,
             **options,
         )
 
@@ -189,11 +205,41 @@ class Prompt:
 
 @frozen
 class Setting:
-    """One key a plugin accepts in its ``[plugins.<name>]`` table, with its default and a line of help."""
+    """One key a plugin accepts in its ``[plugins.<name>]`` table, with its default, a line of help and its type.
+
+    ``type`` is one of ``bool``, ``int``, ``float``, ``str``, ``Path`` (a string; read it with
+    ``path_setting``), ``list`` (``list[str]``...) or ``dict``; when not given it is the default's type (no
+    check when the default is None). ``minimum``/``maximum`` bound a number, ``choices`` lists the values
+    allowed. A wrong value is named at load and by ``gateway doctor``, and the plugin stays off until fixed.
+    """
 
     name: str
     default: Any = None
     help: str = ""
+    type: Any = None
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[Any, ...] | None = field(default=None, converter=lambda v: None if v is None else tuple(v))
+
+    @property
+    def kind(self) -> Any:
+        """The type checked: the one given, else the default's (``list[str]`` for a list of strings)."""
+        if self.type is not None:
+            return self.type
+        if self.default is None:
+            return None
+        if isinstance(self.default, PurePath):
+            return PurePath
+        if isinstance(self.default, list | tuple):
+            kinds = {type(v) for v in self.default}
+            return list[kinds.pop()] if len(kinds) == 1 else list
+        return type(self.default)
+
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with `value` for this key, in words; None when it is fine."""
+        from gateway.settings import setting_problem
+
+        return setting_problem(self, value)
 
 
 # --- helpers -----------------------------------------------------------------------------------------
@@ -201,12 +247,42 @@ class Setting:
 
 @functools.lru_cache(maxsize=4096)
 def wants_context(function: Callable[..., Any]) -> bool:
-    """Does this plugin function take the per-call Context (its first parameter is named ``ctx``)?"""
+    """Does this plugin function take the per-call Context first (annotated ``Context``, or named ``ctx``)?"""
+    from gateway.schemas import context_parameter
+
     try:
-        parameters = list(inspect.signature(function).parameters)
+        first = next(iter(inspect.signature(function).parameters), None)
     except (TypeError, ValueError):
         return False
-    return bool(parameters) and parameters[0] == "ctx"
+    return first is not None and context_parameter(function) == first
+
+
+TOOL_OPTIONS = "__gateway_tool__"
+
+
+def tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a bare function its tool options (``read_only=True``, ``title=...``) where it is defined.
+
+    ``register_tools`` may return bare functions: each becomes ``Tool.from_function(function, **options)``.
+    Without this a bare function is a writing tool (``read_only=False``): hidden under ``read_only = true``
+    and refused when its audit line cannot be written first.
+    """
+
+    def mark(function: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(function, TOOL_OPTIONS, dict(options))
+        return function
+
+    return mark
+
+
+def docstring_description(function: Callable[..., Any]) -> str:
+    """The docstring, cleaned, without an ``Args:``/``Parameters`` section (the schema says those)."""
+    lines = inspect.cleandoc(function.__doc__ or "").splitlines()
+    for index, line in enumerate(lines):
+        if line.strip().rstrip(":") in ("Args", "Arguments", "Parameters", "Returns"):
+            lines = lines[:index]
+            break
+    return "\n".join(lines).strip()
 
 
 _template_cache: dict[str, re.Pattern[str]] = {}
@@ -229,46 +305,8 @@ def _unquote(value: str) -> str:
     return unquote(value)
 
 
-_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
-
-
-def _schema_of_annotation(annotation: Any) -> dict[str, Any]:
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if annotation in _JSON_TYPES:
-        return {"type": _JSON_TYPES[annotation]}
-    if origin is Literal:
-        return {"enum": list(args)}
-    if origin in (list, tuple, Sequence, typing.Sequence) or annotation in (list, tuple):
-        item = args[0] if args else Any
-        return {"type": "array", "items": _schema_of_annotation(item)} if item is not Any else {"type": "array"}
-    if origin in (dict, Mapping) or annotation is dict:
-        return {"type": "object"}
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in args if a is not type(None)]
-        if len(options) == 1:
-            return _schema_of_annotation(options[0])
-        return {"anyOf": [_schema_of_annotation(a) for a in options]}
-    return {}
-
-
 def schema_of(function: Callable[..., Any]) -> dict[str, Any]:
-    """A JSON Schema for a function's keyword parameters (``ctx`` excluded); no extra arguments allowed."""
-    hints = typing.get_type_hints(function)
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for index, (name, parameter) in enumerate(inspect.signature(function).parameters.items()):
-        if index == 0 and name == "ctx":
-            continue
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            continue
-        prop = _schema_of_annotation(hints.get(name, Any))
-        if parameter.default is inspect.Parameter.empty:
-            required.append(name)
-        elif parameter.default is not None:
-            prop["default"] = parameter.default
-        properties[name] = prop
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
-    return schema
+    """A JSON Schema for a function's keyword parameters (the Context excluded); no extra arguments allowed."""
+    from gateway import schemas
+
+    return schemas.describe(function, getattr(function, "__name__", "?")).schema

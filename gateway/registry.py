@@ -22,6 +22,7 @@ import structlog
 from gateway import hookspecs
 from gateway.context import Folders, PluginHost
 from gateway.items import Prompt, Resource, ResourceTemplate, Setting, Tool
+from gateway.settings import filled, table_problem
 
 GROUP = "gateway.plugins"
 DISTRIBUTION = "mcp-gateway"
@@ -49,6 +50,14 @@ class Plugin:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def table_problem(self, table: Mapping[str, Any]) -> str | None:
+        """What makes its ``[plugins.<name>]`` table unusable (unknown keys, wrong-typed values), or None."""
+        return table_problem(self.name, self.settings, table)
+
+    def settings_for(self, table: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings every hook and call sees: defaults filled in, ``prefix`` and ``disabled_tools`` left out."""
+        return filled(self.settings, table)
 
 
 @attrs.frozen
@@ -173,7 +182,7 @@ class Registry:
         plugin.module = module
         plugin.version = plugin.version or _module_version(module)
         try:
-            self.manager.register(module, name=name)
+            self.manager.register(_hashable(module, name), name=name)
             self.manager.check_pending()
         except Exception as error:
             self._unregister(name)
@@ -184,9 +193,11 @@ class Registry:
             self.folders.make_private(name)
         except OSError as error:
             log.warning("plugin folders cannot be made private", plugin=name, error=str(error))
-        host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=settings)
+        folders = self.folders.for_plugin(name)
         try:
-            plugin.settings = {s.name: s for s in self._call(name, "register_settings", host, Setting)}
+            declared = self._call(name, "register_settings", PluginHost(name, folders, filled({}, settings)), Setting)
+            plugin.settings = {s.name: s for s in declared}
+            host = PluginHost(name=name, folders=folders, settings=plugin.settings_for(settings))
             plugin.tools = [attrs.evolve(t, plugin=name) for t in self._call(name, "register_tools", host, Tool)]
             plugin.resources = [
                 attrs.evolve(r, plugin=name) for r in self._call(name, "register_resources", host, Resource)
@@ -207,34 +218,107 @@ class Registry:
         if module is not None:
             self.manager.unregister(module, name=name)
 
+    def hook_caller(self, name: str, hook: str) -> Any:
+        """Pluggy's caller of `hook` for the plugin `name` alone.
+
+        Each plugin gets its own PluginHost and its results are kept apart (they are its tools), so a hook is
+        called once per plugin, through pluggy, with the other plugins left out: the plugin's own hookimpl
+        options (``wrapper``, ``hookwrapper``, ``tryfirst``/``trylast`` among its own implementations,
+        ``specname``) mean what pluggy says; across plugins the order is the config's, and a wrapper never
+        sees another plugin's call.
+        """
+        others = [p for n, p in self.manager.list_name_plugin() if n != name]
+        return self.manager.subset_hook_caller(hook, remove_plugins=others)
+
     def _call(self, name: str, hook: str, host: PluginHost, kind: type) -> list[Any]:
         items: list[Any] = []
-        for impl in getattr(self.manager.hook, hook).get_hookimpls():
-            if impl.plugin_name != name:
-                continue
-            result = impl.function(gateway=host) if "gateway" in impl.argnames else impl.function()
+        for result in self.hook_caller(name, hook)(gateway=host):
             for item in result or []:
+                if kind is Tool and callable(item) and not isinstance(item, Tool):
+                    item = Tool.from_function(item)  # a bare function, as llm's register takes them
                 if not isinstance(item, kind):
                     raise TypeError(f"{hook} returned a {type(item).__name__}; expected {kind.__name__}")
                 items.append(item)
         return items
 
     def call_each(self, hook: str, names: Iterable[str], settings: Callable[[str], Mapping[str, Any]]) -> list:
-        """Call a hook of each named, loaded plugin in turn; a failure is logged and skipped."""
+        """Call a hook of each named, loaded plugin in turn; a failure is logged and skipped.
+
+        `settings(name)` gives the plugin's table; each hook sees it in the one shape (defaults filled in).
+        """
         results = []
         for name in names:
             plugin = self._loaded.get(name)
             if plugin is None or not plugin.ok:
                 continue
-            host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=settings(name))
-            for impl in getattr(self.manager.hook, hook).get_hookimpls():
-                if impl.plugin_name != name:
-                    continue
-                try:
-                    results.append((name, impl.function(gateway=host) if "gateway" in impl.argnames else impl.function()))
-                except Exception:
-                    log.error("plugin hook failed", plugin=name, hook=hook, traceback=traceback.format_exc())
+            host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=plugin.settings_for(settings(name)))
+            try:
+                for result in self.hook_caller(name, hook)(gateway=host):
+                    results.append((name, result))
+            except Exception:
+                log.error("plugin hook failed", plugin=name, hook=hook, traceback=traceback.format_exc())
         return results
+
+
+class Lifecycle:
+    """``startup`` once when serving begins and ``shutdown`` once when it ends, whichever transport serves.
+
+    Reentrant and idempotent: ``start`` fires the hook on the first entry only, ``stop`` on the last exit only
+    (a transport nested in another, or a serving function that enters twice, changes nothing), and
+    ``shutdown`` goes to the plugins that were started. ``with Lifecycle(gateway):`` does both.
+    """
+
+    def __init__(self, gateway: Any) -> None:
+        self.gateway = gateway
+        self.started: list[str] | None = None
+        self.stopped = False
+        self._depth = 0
+        self._settings: Callable[[str], Mapping[str, Any]] = lambda name: {}
+
+    def start(self) -> None:
+        self._depth += 1
+        if self.started is not None:
+            return
+        snapshot = self.gateway.snapshot()
+        self.started = list(self.gateway.catalogue(snapshot).plugin_order)
+        self._settings = lambda name: snapshot.config.table(name)
+        self.gateway.registry.call_each("startup", self.started, self._settings)
+
+    def stop(self) -> None:
+        self._depth = max(self._depth - 1, 0)
+        if self._depth or self.started is None or self.stopped:
+            return
+        self.stopped = True
+        self.gateway.registry.call_each("shutdown", self.started, self._settings)
+
+    def __enter__(self) -> Lifecycle:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def lifecycle_of(gateway: Any) -> Lifecycle:
+    """The one Lifecycle of this gateway (made on first use): every transport serving it shares the guard."""
+    found = getattr(gateway, "_lifecycle", None)
+    if found is None or found.stopped:
+        found = Lifecycle(gateway)
+        gateway._lifecycle = found
+    return found
+
+
+def _hashable(plugin: Any, name: str) -> Any:
+    """The plugin as pluggy can hold it apart from others (a set): an unhashable object's hooks in a module."""
+    try:
+        hash(plugin)
+        return plugin
+    except TypeError:
+        stand_in = ModuleType(f"gateway_plugin_{name}")
+        for attribute in dir(plugin):
+            if not attribute.startswith("__"):
+                setattr(stand_in, attribute, getattr(plugin, attribute))
+        return stand_in
 
 
 def _plugin_name(module: Any) -> str:

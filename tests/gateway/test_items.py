@@ -27,7 +27,7 @@ def test_a_schema_comes_from_the_type_hints():
     assert schema["additionalProperties"] is False
     assert schema["properties"]["limit"] == {"type": "integer", "default": 20}
     assert schema["properties"]["kinds"] == {"type": "array", "items": {"type": "string"}}
-    assert schema["properties"]["order"] == {"enum": ["new", "old"], "default": "new"}
+    assert schema["properties"]["order"] == {"type": "string", "enum": ["new", "old"], "default": "new"}
     assert "ctx" not in schema["properties"]
 
 

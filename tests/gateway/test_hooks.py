@@ -1,0 +1,296 @@
+"""Every hook of gateway/hookspecs.py exercised (test_hook_<name>), in datasette's manner, and pluggy's meaning kept."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
+
+import anyio
+import click
+import pluggy
+
+from gateway import (
+    Context,
+    Prompt,
+    PromptArgument,
+    Resource,
+    ResourcePage,
+    ResourceTemplate,
+    Setting,
+    Tool,
+    hookimpl,
+    hookspecs,
+)
+from gateway.context import home_environment
+from gateway.registry import Lifecycle, lifecycle_of
+from gateway.testing import installed_plugin, make_gateway, serve_client, write_config
+
+
+def _hooks() -> list[str]:
+    return sorted(name for name, f in vars(hookspecs).items() if inspect.isfunction(f) and hasattr(f, "gateway_spec"))
+
+
+def test_every_hook_has_a_test_here():
+    tests = {name for name in globals() if name.startswith("test_hook_")}
+    missing = [hook for hook in _hooks() if f"test_hook_{hook}" not in tests]
+    assert _hooks() and not missing, f"hooks without a test_hook_<name>: {missing}"
+
+
+class Everything:
+    """One plugin implementing every hook, as a plugin author would."""
+
+    events: list[str]
+
+    def __init__(self) -> None:
+        self.events = []
+
+    @hookimpl
+    def register_settings(self, gateway):
+        return [Setting("greeting", "Hello", "the word")]
+
+    @hookimpl
+    def register_tools(self, gateway):
+        def hello(ctx: Context, name: str) -> str:
+            return f"{ctx.settings['greeting']}, {name}!"
+
+        return [Tool.from_function(hello, read_only=True)]
+
+    @hookimpl
+    def register_resources(self, gateway):
+        return [Resource(uri="every://motto", name="motto", read=lambda ctx: "small tools", mime_type="text/plain")]
+
+    @hookimpl
+    def register_resource_templates(self, gateway):
+        def listing(ctx, cursor, limit):
+            return ResourcePage(resources=[{"uri": "every://notes/1", "name": "note 1"}])
+
+        return [ResourceTemplate(uri_template="every://notes/{id}", name="note", read=lambda ctx, id: f"note {id}",
+                                 listing=listing)]
+
+    @hookimpl
+    def register_prompts(self, gateway):
+        return [Prompt(name="greet", render=lambda ctx, name: f"greet {name}",
+                       arguments=[PromptArgument("name", required=True)])]
+
+    @hookimpl
+    def register_commands(self, gateway):
+        @click.command("every-hello")
+        def every_hello():
+            click.echo(f"{gateway.settings['greeting']} from {gateway.name}")
+
+        return [every_hello]
+
+    @hookimpl
+    def register_demo(self, gateway):
+        return [("hello", {"name": "Ada Example"})]
+
+    @hookimpl
+    def startup(self, gateway):
+        self.events.append(f"startup {gateway.name}")
+
+    @hookimpl
+    def shutdown(self, gateway):
+        self.events.append(f"shutdown {gateway.name}")
+
+
+def _everything(home, config=None):
+    plugin = Everything()
+    return plugin, make_gateway([("every", plugin)], home=home, config=config)
+
+
+def test_hook_register_settings(gateway_home):
+    _plugin, gateway = _everything(gateway_home, {"plugins": {"every": {"greeting": "Hi"}}})
+    assert gateway.call("hello", {"name": "Ada"}).text == "Hi, Ada!"
+    _plugin, refused = _everything(gateway_home, {"plugins": {"every": {"colour": "red"}}})
+    assert "unknown key(s) in [plugins.every]: colour" in refused.catalogue().problems[0]
+
+
+def test_hook_register_tools(gateway_home):
+    _plugin, gateway = _everything(gateway_home)
+    assert gateway.list_tools() == ["hello"] and gateway.call("hello", {"name": "Ada"}).text == "Hello, Ada!"
+
+
+def test_hook_register_resources(gateway_home):
+    _plugin, gateway = _everything(gateway_home)
+    assert gateway.read("every://motto").text == "small tools"
+
+
+def test_hook_register_resource_templates(gateway_home):
+    _plugin, gateway = _everything(gateway_home)
+    assert gateway.read("every://notes/7").text == "note 7"
+    assert "every://notes/1" in [r["uri"] for r in gateway.all_resources()]
+
+
+def test_hook_register_prompts(gateway_home):
+    _plugin, gateway = _everything(gateway_home)
+    assert gateway.prompt("greet", {"name": "Ada"}).text == "greet Ada"
+
+
+COMMAND_PLUGIN = '''
+import click
+from gateway import Setting, hookimpl
+
+@hookimpl
+def register_settings(gateway):
+    return [Setting("greeting", "Hello", "the word")]
+
+@hookimpl
+def register_commands(gateway):
+    @click.command("shout")
+    @click.argument("name")
+    def shout(name):
+        """Greet someone loudly."""
+        click.echo(f"{gateway.settings['greeting'].upper()}, {name.upper()}! ({gateway.name})")
+    return [shout]
+'''
+
+
+def test_hook_register_commands(gateway_home, tmp_path):
+    env = installed_plugin(tmp_path / "site", "loud", COMMAND_PLUGIN)
+    write_config(gateway_home, {"gateway": {"plugins": ["loud"]}, "plugins": {"loud": {"greeting": "Hi"}}})
+    run = subprocess.run(
+        [sys.executable, "-m", "gateway", "shout", "ada"], capture_output=True, text=True, timeout=60,
+        env={"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **env},
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "HI, ADA! (loud)"
+
+
+def test_hook_register_demo(gateway_home):
+    # As `gateway demo` gathers its tour: each enabled plugin's calls, each a tool it lists.
+    _plugin, gateway = _everything(gateway_home)
+    snapshot = gateway.snapshot()
+    order = gateway.catalogue(snapshot).plugin_order
+    (found,) = gateway.registry.call_each("register_demo", order, snapshot.config.table)
+    assert found == ("every", [("hello", {"name": "Ada Example"})])
+    assert gateway.call(*found[1][0]).text == "Hello, Ada Example!"
+
+
+def test_hook_startup(gateway_home):
+    plugin, gateway = _everything(gateway_home)
+    lifecycle = Lifecycle(gateway)
+    lifecycle.start()
+    lifecycle.start()  # a second transport, or the same one entering twice
+    assert plugin.events == ["startup every"]
+
+
+def test_hook_shutdown(gateway_home):
+    plugin, gateway = _everything(gateway_home)
+    with lifecycle_of(gateway):
+        with lifecycle_of(gateway):  # nested: the inner exit must not shut the plugins down while serving
+            pass
+        assert plugin.events == ["startup every"]
+    lifecycle_of(gateway).stop()
+    assert plugin.events == ["startup every", "shutdown every"]
+
+
+def test_shutdown_without_startup_calls_nothing(gateway_home):
+    plugin, gateway = _everything(gateway_home)
+    Lifecycle(gateway).stop()
+    assert plugin.events == []
+
+
+def test_a_failing_startup_is_logged_and_the_others_start(gateway_home, captured_logs):
+    class Broken:
+        @staticmethod
+        @hookimpl
+        def startup(gateway):
+            raise RuntimeError("no disk")
+
+    plugin = Everything()
+    gateway = make_gateway([("broken", Broken()), ("every", plugin)], home=gateway_home)
+    with Lifecycle(gateway):
+        pass
+    assert plugin.events == ["startup every", "shutdown every"]
+    assert any(e.get("hook") == "startup" and e.get("plugin") == "broken" for e in captured_logs)
+
+
+LIFECYCLE_PLUGIN = '''
+from gateway import hookimpl
+
+def _note(gateway, word):
+    with open(gateway.folders.data / "events.txt", "a") as events:
+        events.write(word + "\\n")
+
+@hookimpl
+def startup(gateway):
+    _note(gateway, "startup")
+
+@hookimpl
+def shutdown(gateway):
+    _note(gateway, "shutdown")
+'''
+
+
+def test_startup_and_shutdown_fire_once_each_under_a_real_stdio_server(gateway_home, tmp_path):
+    env = installed_plugin(tmp_path / "site", "life", LIFECYCLE_PLUGIN)
+    write_config(gateway_home, {"gateway": {"plugins": ["life"]}})
+
+    async def session():
+        async with serve_client(gateway_home, extra_env=env) as client:
+            await client.list_tools()
+
+    anyio.run(session)
+    events = gateway_home / ".local" / "share" / "gateway" / "plugins" / "life" / "events.txt"
+    assert events.read_text().splitlines() == ["startup", "shutdown"]
+
+
+# --- pluggy's own features ----------------------------------------------------------------------------------
+
+
+def test_hooks_go_through_pluggy_so_a_plugins_own_wrapper_wraps_its_hook(gateway_home):
+    class Wrapped:
+        @staticmethod
+        @hookimpl
+        def register_tools(gateway):
+            return [Tool.from_function(lambda: "pong", name="ping", read_only=True)]
+
+        @staticmethod
+        @hookimpl(wrapper=True, specname="register_tools")
+        def rename_tools(gateway):
+            results = yield
+            return [[Tool.from_function(t.function, name=f"w_{t.name}", read_only=True) for t in r] for r in results]
+
+    gateway = make_gateway([("wrapped", Wrapped())], home=gateway_home)
+    assert gateway.list_tools() == ["w_ping"]
+
+
+def test_a_wrapper_never_sees_another_plugins_call(gateway_home):
+    seen = []
+
+    class Spy:
+        @staticmethod
+        @hookimpl(wrapper=True, specname="register_tools", tryfirst=True)
+        def spy(gateway):
+            seen.append(gateway.name)
+            return (yield)
+
+    class Other:
+        @staticmethod
+        @hookimpl
+        def register_tools(gateway):
+            return [Tool.from_function(lambda: "x", name="other_tool", read_only=True)]
+
+    gateway = make_gateway([("spy", Spy()), ("other", Other())], home=gateway_home)
+    assert gateway.list_tools() == ["other_tool"]
+    assert seen == ["spy"]  # it wraps its own plugin's call alone; the order across plugins is the config's
+
+
+def test_a_misspelt_hook_is_refused_by_pluggy_check_pending(gateway_home):
+    class Typo:
+        @staticmethod
+        @hookimpl
+        def register_tool(gateway):
+            return []
+
+    gateway = make_gateway([("typo", Typo())], home=gateway_home)
+    (problem,) = gateway.catalogue().problems
+    assert "typo" in problem and "register_tool" in problem
+
+
+def test_the_hook_marker_is_pluggys():
+    assert isinstance(hookimpl, pluggy.HookimplMarker) and hookimpl.project_name == "gateway"
+    assert textwrap.dedent(hookspecs.__doc__ or "").strip()
