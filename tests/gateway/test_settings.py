@@ -63,7 +63,7 @@ def test_right_values_pass_and_ints_are_numbers(gateway_home):
 def test_doctor_names_a_wrong_typed_setting(gateway_home):
     gateway = make_gateway([plugin()], home=gateway_home, config={"plugins": {"notes": {"times": "two"}}})
     said: list[str] = []
-    assert run_checks(gateway, said.append) >= 1
+    assert run_checks(gateway, said.append).problems >= 1
     assert any(line.startswith("PROBLEM") and "times must be an integer" in line for line in said)
 
 
