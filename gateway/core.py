@@ -7,9 +7,11 @@ import inspect
 import json
 import traceback
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
 import attrs
 import structlog
 
@@ -17,6 +19,7 @@ from gateway.arguments import check_arguments
 from gateway.audit import AuditLog, Stopwatch, summarise_arguments
 from gateway.config import CORE_PLUGIN_KEYS, Config, ConfigSource, Snapshot
 from gateway.context import Context, Folders
+from gateway.deadline import DEFAULT_CALL_TIMEOUT, Deadline, DeadlinePassed, run_in_worker
 from gateway.items import (
     NAME_PATTERN,
     Answer,
@@ -200,22 +203,38 @@ class Gateway:
     async def _run(
         self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str
     ) -> tuple[Answer, str]:
+        """Run a plugin's function under the call's deadline: a synchronous one on a worker thread (the event
+        loop keeps answering pings and other calls meanwhile), an async one on the loop. Whatever it gives back is
+        masked before it leaves, on the worker when there is one."""
+        deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
+        ctx = attrs.evolve(ctx, deadline=deadline)
+        bound = partial(function, ctx, **arguments) if wants_context(function) else partial(function, **arguments)
+        answer: Answer | None = None
         try:
-            result = function(ctx, **arguments) if wants_context(function) else function(**arguments)
-            if inspect.isawaitable(result):
-                result = await result
-            answer = Answer.of(result)
+            with anyio.move_on_after(deadline.seconds):
+                if inspect.iscoroutinefunction(function):
+                    answer = _masked(Answer.of(await bound()))
+                else:
+                    result = await run_in_worker(partial(_answer_of, bound))
+                    answer = _masked(Answer.of(await result)) if inspect.isawaitable(result) else result
         except ToolError as error:
-            return Answer(text=str(error), is_error=True), "refused"
+            if not deadline.passed():
+                return Answer(text=str(error), is_error=True), "refused"
         except Exception as error:
-            log.error("plugin failed", plugin=plugin, what=what, traceback=traceback.format_exc())
-            text = (
-                f"{what} failed inside the {plugin} plugin ({type(error).__name__}). This is a fault of the "
-                "gateway, not of the request; the details are in the gateway's log. Try something else, or tell "
-                "the person."
-            )
-            return Answer(text=text, is_error=True), "plugin_failed"
-        return _masked(answer), "error" if answer.is_error else "ok"
+            if not deadline.passed() and not isinstance(error, DeadlinePassed):
+                log.error("plugin failed", plugin=plugin, what=what, traceback=traceback.format_exc())
+                text = (
+                    f"{what} failed inside the {plugin} plugin ({type(error).__name__}). This is a fault of the "
+                    "gateway, not of the request; the details are in the gateway's log. Try something else, or tell "
+                    "the person."
+                )
+                return Answer(text=text, is_error=True), "plugin_failed"
+        if answer is None:
+            # The deadline passed: the wait was cancelled (a worker finishes on its own; SQLite work given
+            # ctx.interruptible stops at once), or the plugin stopped on DeadlinePassed or SQLite's interrupt.
+            log.warning("call past its deadline", plugin=plugin, what=what, seconds=deadline.seconds)
+            return Answer(text=deadline.sentence(), is_error=True), "timeout"
+        return answer, "error" if answer.is_error else "ok"
 
     def _finish(self, answer: Answer, entry: dict[str, Any], outcome: str, caller: Caller, watch: Stopwatch) -> Answer:
         entry.update(
@@ -331,6 +350,12 @@ class Gateway:
         ctx = self.context(prompt.plugin, snapshot, caller)
         answer, outcome = await self._run(prompt.render, ctx, arguments, f"the prompt {name}", prompt.plugin)
         return self._finish(answer, entry, outcome, caller, watch)
+
+
+def _answer_of(bound: Any) -> Any:
+    """On a worker: the function's answer, masked there too; an awaitable it returned is left to the loop."""
+    result = bound()
+    return result if inspect.isawaitable(result) else _masked(Answer.of(result))
 
 
 def _mask_data(value: Any) -> Any:
