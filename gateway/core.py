@@ -6,10 +6,10 @@ import base64
 import inspect
 import json
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import attrs
@@ -34,6 +34,8 @@ from gateway.privacy import mask_secrets
 from gateway.registry import Plugin, Registry
 
 log = structlog.get_logger("gateway")
+
+T = TypeVar("T")
 
 PAGE_SIZE = 100
 
@@ -235,6 +237,14 @@ class Gateway:
             log.warning("call past its deadline", plugin=plugin, what=what, seconds=deadline.seconds)
             return Answer(text=deadline.sentence(), is_error=True), "timeout"
         return answer, "error" if answer.is_error else "ok"
+
+    async def in_worker(self, function: Callable[..., T], *arguments: Any) -> T:
+        """A synchronous piece of the gateway's own work (a listing that calls plugins) run on a worker thread,
+        under the call deadline; past it, a ToolError saying so."""
+        deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
+        with anyio.move_on_after(deadline.seconds):
+            return await run_in_worker(partial(function, *arguments))
+        raise ToolError(deadline.sentence())
 
     def _finish(self, answer: Answer, entry: dict[str, Any], outcome: str, caller: Caller, watch: Stopwatch) -> Answer:
         entry.update(
