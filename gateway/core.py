@@ -231,9 +231,10 @@ class Gateway:
                     "the person."
                 )
                 return Answer(text=text, is_error=True), "plugin_failed"
-        if answer is None:
+        if answer is None or deadline.passed():
             # The deadline passed: the wait was cancelled (a worker finishes on its own; SQLite work given
-            # ctx.interruptible stops at once), or the plugin stopped on DeadlinePassed or SQLite's interrupt.
+            # ctx.interruptible stops at once), or the plugin stopped on DeadlinePassed or SQLite's interrupt (what
+            # it gave then may be partial, so it is not given).
             log.warning("call past its deadline", plugin=plugin, what=what, seconds=deadline.seconds)
             return Answer(text=deadline.sentence(), is_error=True), "timeout"
         return answer, "error" if answer.is_error else "ok"

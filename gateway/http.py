@@ -147,11 +147,12 @@ def bounded_protocol() -> type:
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._waiting_for_headers()
-            if len(self.connections) > MAX_CONNECTIONS:
-                idle = [c for c in self.connections if c is not self and not _busy(c)]
+            # Closed connections stay in the set until the loop's next turn: they are not counted, nor closed again.
+            open_ones = [c for c in self.connections if not c.transport.is_closing()]
+            if len(open_ones) > MAX_CONNECTIONS:
+                idle = [c for c in open_ones if c is not self and not _busy(c)]
                 victim = min(idle, key=lambda c: getattr(c, "_idle_since", 0.0)) if idle else self
-                log.warning("too many HTTP connections: closing one", idle=victim is not self,
-                            limit=MAX_CONNECTIONS)
+                log.debug("too many HTTP connections: closing one", idle=victim is not self, limit=MAX_CONNECTIONS)
                 victim.transport.close()
 
         def data_received(self, data: bytes) -> None:
