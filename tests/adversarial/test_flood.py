@@ -212,6 +212,11 @@ def test_a_call_past_its_deadline_is_answered_and_the_server_keeps_serving(gatew
 
 
 FLOOD = 40_000
+# Requests a client can write without reading before the server stops reading: those in flight (MAX_IN_FLIGHT),
+# the answers queued and being written (about 2 x 256), those in the answers' pipe and the lines in the requests'
+# pipe and in the read chunk (each at most a pipe's 64 KiB, some 500 lines). Measured: about 1,100 with the bound,
+# 5,300 without it.
+FLOOD_STALLS_BEFORE = 3_000
 
 
 def test_a_flood_written_without_reading_is_answered_whole_in_bounded_memory(gateway_home, tmp_path):
@@ -225,17 +230,21 @@ def test_a_flood_written_without_reading_is_answered_whole_in_bounded_memory(gat
                     "params": {"name": "hello", "arguments": {"name": f"Guest {i}"}}})
         for i in range(1, FLOOD + 1)
     ]
-    payload = ("\n".join(lines) + "\n").encode()
+    written = 0
 
     def write() -> None:
-        served.process.stdin.write(payload)
-        served.process.stdin.flush()
+        nonlocal written
+        for line in lines:
+            served.process.stdin.write(line.encode() + b"\n")
+            served.process.stdin.flush()
+            written += 1
 
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
-    # Nothing is read while the writer writes: with back-pressure it stalls once the server's answers fill the
-    # pipe. Only then are the answers read, every one of them.
+    # Nothing is read while the writer writes: with back-pressure the server stops reading once its answers fill
+    # the pipe and MAX_IN_FLIGHT requests wait, so the writer stalls after a few thousand lines whatever the wait.
     writer.join(10)
+    written_unread = written
     served.listen()
     seen: set[int] = set()
     for _ in range(FLOOD + 1):
@@ -244,6 +253,7 @@ def test_a_flood_written_without_reading_is_answered_whole_in_bounded_memory(gat
         seen.add(answer["id"])
     writer.join(60)
     assert seen == set(range(FLOOD + 1))
+    assert written_unread < FLOOD_STALLS_BEFORE
     assert peak_mb(served.process.pid) < PEAK_LIMIT_MB
     assert served.close() == 0
 
