@@ -242,6 +242,7 @@ class Gateway:
     async def in_worker(self, function: Callable[..., T], *arguments: Any) -> T:
         """A synchronous piece of the gateway's own work (a listing that calls plugins) run on a worker thread,
         under the call deadline; past it, a ToolError saying so."""
+        self.catalogue()  # plugins are loaded here, on the loop, never by two threads at once
         deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
         with anyio.move_on_after(deadline.seconds):
             return await run_in_worker(partial(function, *arguments))
