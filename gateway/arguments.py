@@ -129,9 +129,6 @@ def _sentence(error: Any, tool: Tool, public_name: str) -> str:
         return f"{where} must be at least {bound:,} character{'s' if bound != 1 else ''} long"
     if error.validator == "maxItems":
         return f"{where} has {len(error.instance):,} items, over the limit of {bound:,}; give fewer"
-    if error.validator in ("maximum", "minimum"):
-        side = "at most" if error.validator == "maximum" else "at least"
-        return f"{where} must be {side} {bound}"
     return f"{where}: {_short(error.message)}"
 
 
