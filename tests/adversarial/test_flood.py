@@ -335,3 +335,18 @@ def test_sessions_are_bounded_and_a_refusal_says_why(http_server):
         assert http.delete(url, headers={"Mcp-Session-Id": opened[0]}).status_code == 200
         assert http.post(url, json=INIT).status_code == 200
     assert peak_mb(process.pid) < PEAK_LIMIT_MB
+
+
+def test_a_connection_that_never_finishes_its_headers_is_closed(http_server):
+    url, _token, _process = http_server
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    silent = socket.create_connection(("127.0.0.1", port))
+    slow = socket.create_connection(("127.0.0.1", port))
+    slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line that ends the headers
+    try:
+        for connection in (silent, slow):
+            connection.settimeout(120)  # a safety limit; the server closes them after HEADER_TIMEOUT (10 s)
+            assert connection.recv(100) == b""
+    finally:
+        silent.close()
+        slow.close()
