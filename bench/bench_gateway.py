@@ -111,7 +111,8 @@ def main() -> None:
     options = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="gateway-bench-"))
     write_config(home, {"gateway": {"plugins": ["hello"]}})
-    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
+    # PYTHONPATH passes through, so that another checkout of the gateway can be measured the same way.
+    env = {**{k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ}, **home_environment(home)}
     python = sys.executable
     servers = {
         "gateway": [python, "-m", "gateway", "serve"],

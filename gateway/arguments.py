@@ -161,8 +161,21 @@ def _sentence(error: Any, tool: Tool, public_name: str) -> str:
     if error.validator == "enum":
         return f"{where} must be one of {', '.join(repr(v) for v in error.validator_value)}"
     if error.validator == "additionalProperties":
-        return f"{where}: {error.message}"
-    return f"{where}: {error.message}"
+        return f"{where}: {_short(error.message)}"
+    bound = error.validator_value
+    if error.validator == "maxLength":
+        # Never the value itself: it may be megabytes, and it is the agent's own text anyway.
+        return f"{where} is {len(error.instance):,} characters long, over the limit of {bound:,}; shorten it"
+    if error.validator == "minLength":
+        return f"{where} must be at least {bound:,} character{'s' if bound != 1 else ''} long"
+    if error.validator == "maxItems":
+        return f"{where} has {len(error.instance):,} items, over the limit of {bound:,}; give fewer"
+    return f"{where}: {_short(error.message)}"
+
+
+def _short(message: str, limit: int = 200) -> str:
+    """jsonschema's own message, cut: it quotes the value, which an agent may have made huge."""
+    return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
 # --- what a tool answers ------------------------------------------------------------------------------------

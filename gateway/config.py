@@ -20,10 +20,11 @@ from typing import Any
 from attrs import evolve, field, frozen
 
 from gateway.access import Gate, Manifest, ManifestError
+from gateway.deadline import DEFAULT_CALL_TIMEOUT
 from gateway.routes import forget_links
 
 CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools"})
-_GATEWAY_KEYS = frozenset({"plugins", "read_only"})
+_GATEWAY_KEYS = frozenset({"plugins", "read_only", "call_timeout"})
 _ACCESS_KEYS = frozenset({"projects", "outside_projects"})
 _TOP_KEYS = frozenset({"gateway", "access", "plugins"})
 
@@ -50,6 +51,7 @@ class Config:
     path: Path | None = None
     plugins: tuple[str, ...] | None = None
     read_only: bool = False
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
     projects_path: Path | None = None
     projects_named: bool = False  # the config names the manifest: then a missing one is an error
     outside_projects: bool = True
@@ -82,6 +84,9 @@ class Config:
         for key, table, name in (("read_only", gateway, "[gateway]"), ("outside_projects", access, "[access]")):
             if key in table and not isinstance(table[key], bool):
                 raise ConfigError(f"{where}: {name} {key} must be true or false")
+        timeout = gateway.get("call_timeout", DEFAULT_CALL_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
+            raise ConfigError(f"{where}: [gateway] call_timeout must be a number of seconds, above 0 and at most 3600")
         projects = access.get("projects", "projects.toml")
         if not isinstance(projects, str):
             raise ConfigError(f"{where}: [access] projects must be a file name or path")
@@ -102,6 +107,7 @@ class Config:
             path=path,
             plugins=tuple(plugins) if plugins is not None else None,
             read_only=gateway.get("read_only", False),
+            call_timeout=float(timeout),
             projects_path=projects_path if path is not None or projects_path.is_absolute() else None,
             projects_named="projects" in access,
             outside_projects=access.get("outside_projects", True),

@@ -12,6 +12,7 @@ import platformdirs
 from attrs import field, frozen
 
 from gateway.access import Gate
+from gateway.deadline import Deadline
 from gateway.privacy import framing
 
 APP_NAME = "gateway"
@@ -97,7 +98,8 @@ class Context:
 
     ``settings`` is the plugin's config table (with defaults filled in), ``folders`` its own folders, ``gate``
     the consent gate of this call, ``client`` the host's name. ``frame`` wraps others' words with the mark
-    made for this answer.
+    made for this answer. ``deadline`` is when the call must be done by: wrap SQLite work in
+    ``with ctx.interruptible(connection):`` so that it stops there.
     """
 
     plugin: str
@@ -107,6 +109,11 @@ class Context:
     client: str = "unknown"
     mark: str = field(factory=framing.new_mark)
     read_only: bool = False
+    deadline: Deadline = field(factory=Deadline.never)
+
+    def interruptible(self, connection: Any) -> Any:
+        """A context manager: SQLite work on `connection` inside it is interrupted when the call's deadline passes."""
+        return self.deadline.interrupting(connection)
 
     def frame(self, text: str) -> str:
         return framing.frame(text, self.mark)

@@ -6,10 +6,12 @@ import base64
 import inspect
 import json
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import attrs
 import structlog
 
@@ -17,6 +19,7 @@ from gateway.arguments import check_arguments, check_output
 from gateway.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
 from gateway.config import Config, ConfigSource, Snapshot
 from gateway.context import Context, Folders
+from gateway.deadline import DEFAULT_CALL_TIMEOUT, Deadline, DeadlinePassed, run_in_worker
 from gateway.items import (
     NAME_PATTERN,
     Answer,
@@ -31,6 +34,8 @@ from gateway.privacy import mask_secrets
 from gateway.registry import Plugin, Registry
 
 log = structlog.get_logger("gateway")
+
+T = TypeVar("T")
 
 PAGE_SIZE = 100
 
@@ -200,23 +205,49 @@ class Gateway:
     async def _run(
         self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str
     ) -> tuple[Answer, str]:
+        """Run a plugin's function under the call's deadline: a synchronous one on a worker thread (the event
+        loop keeps answering pings and other calls meanwhile), an async one on the loop. Whatever it gives back is
+        masked before it leaves, on the worker when there is one."""
+        deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
+        ctx = attrs.evolve(ctx, deadline=deadline)
+        bound = partial(function, ctx, **arguments) if wants_context(function) else partial(function, **arguments)
+        answer: Answer | None = None
         try:
-            result = function(ctx, **arguments) if wants_context(function) else function(**arguments)
-            if inspect.isawaitable(result):
-                result = await result
-            answer = Answer.of(result)
+            with anyio.move_on_after(deadline.seconds):
+                if inspect.iscoroutinefunction(function):
+                    answer = _masked(Answer.of(await bound()))
+                else:
+                    result = await run_in_worker(partial(_answer_of, bound))
+                    answer = _masked(Answer.of(await result)) if inspect.isawaitable(result) else result
         except ToolError as error:
-            # A gate's refusal keeps its owners for an in-process caller (`gateway access why`), never sent.
-            return Answer(text=str(error), is_error=True, refused_by=getattr(error, "owners", None)), "refused"
+            if not deadline.passed():
+                # A gate's refusal keeps its owners for an in-process caller (`gateway access why`), never sent.
+                return Answer(text=str(error), is_error=True, refused_by=getattr(error, "owners", None)), "refused"
         except Exception as error:
-            log.error("plugin failed", plugin=plugin, what=what, traceback=traceback.format_exc())
-            text = (
-                f"{what} failed inside the {plugin} plugin ({type(error).__name__}). This is a fault of the "
-                "gateway, not of the request; the details are in the gateway's log. Try something else, or tell "
-                "the person."
-            )
-            return Answer(text=text, is_error=True), "plugin_failed"
-        return _masked(answer), "error" if answer.is_error else "ok"
+            if not deadline.passed() and not isinstance(error, DeadlinePassed):
+                log.error("plugin failed", plugin=plugin, what=what, traceback=traceback.format_exc())
+                text = (
+                    f"{what} failed inside the {plugin} plugin ({type(error).__name__}). This is a fault of the "
+                    "gateway, not of the request; the details are in the gateway's log. Try something else, or tell "
+                    "the person."
+                )
+                return Answer(text=text, is_error=True), "plugin_failed"
+        if answer is None or deadline.passed():
+            # The deadline passed: the wait was cancelled (a worker finishes on its own; SQLite work given
+            # ctx.interruptible stops at once), or the plugin stopped on DeadlinePassed or SQLite's interrupt (what
+            # it gave then may be partial, so it is not given).
+            log.warning("call past its deadline", plugin=plugin, what=what, seconds=deadline.seconds)
+            return Answer(text=deadline.sentence(), is_error=True), "timeout"
+        return answer, "error" if answer.is_error else "ok"
+
+    async def in_worker(self, function: Callable[..., T], *arguments: Any) -> T:
+        """A synchronous piece of the gateway's own work (a listing that calls plugins) run on a worker thread,
+        under the call deadline; past it, a ToolError saying so."""
+        self.catalogue()  # plugins are loaded here, on the loop, never by two threads at once
+        deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
+        with anyio.move_on_after(deadline.seconds):
+            return await run_in_worker(partial(function, *arguments))
+        raise ToolError(deadline.sentence())
 
     def _finish(self, answer: Answer, entry: dict[str, Any], outcome: str, caller: Caller, watch: Stopwatch) -> Answer:
         """Log the call, then give the answer; an answer that cannot be logged is not given."""
@@ -357,6 +388,12 @@ class Gateway:
         ctx = self.context(prompt.plugin, snapshot, caller)
         answer, outcome = await self._run(prompt.render, ctx, arguments, f"the prompt {name}", prompt.plugin)
         return self._finish(answer, entry, outcome, caller, watch)
+
+
+def _answer_of(bound: Any) -> Any:
+    """On a worker: the function's answer, masked there too; an awaitable it returned is left to the loop."""
+    result = bound()
+    return result if inspect.isawaitable(result) else _masked(Answer.of(result))
 
 
 def _mask_data(value: Any) -> Any:

@@ -1,11 +1,14 @@
-"""Streamable HTTP on loopback: the SDK's session manager, behind an Origin check and a bearer token."""
+"""Streamable HTTP on loopback: the SDK's session manager, behind an Origin check and a bearer token, with every
+connection and session bounded so that no client, with the token or without, can take the server down."""
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import os
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,20 @@ import structlog
 from gateway.core import Gateway
 
 log = structlog.get_logger("gateway.http")
+
+# Connections open at once. Past it, the one idle the longest is closed to make room; when none is idle (all are
+# busy with a request), the new one is closed. Kept well below the usual limit of 1,024 open files.
+MAX_CONNECTIONS = 256
+# Seconds a connection has to send a whole request line and headers, from when it opens or its last answer ends.
+HEADER_TIMEOUT = 10.0
+# Seconds an idle kept-alive connection stays open between two requests.
+KEEP_ALIVE_TIMEOUT = 5
+# Bytes of a request line and headers, at most (h11's own bound on an incomplete event).
+MAX_HEADER_BYTES = 64 * 1024
+# MCP sessions alive at once; past it a new one is refused (503, with a sentence). A host keeps one.
+MAX_SESSIONS = 100
+# Seconds without a request after which a session ends (its memory freed); the host starts a new one.
+SESSION_IDLE_TIMEOUT = 600.0
 
 
 def token_path(gateway: Gateway) -> Path:
@@ -81,6 +98,101 @@ class RequireToken:
         await self.app(scope, receive, send)
 
 
+class ExplainRefusal:
+    """ASGI middleware: the session manager's 503 (too many sessions) said as a sentence a person can act on."""
+
+    SENTENCE = (
+        f"The gateway already has {MAX_SESSIONS} MCP sessions open, its limit. End one (an HTTP DELETE with its "
+        f"Mcp-Session-Id), or wait: a session idle for {SESSION_IDLE_TIMEOUT / 60:g} minutes ends on its own."
+    )
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refused = False
+
+        async def say_why(message: dict) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 503:
+                refused = True
+                return
+            if refused and message["type"] == "http.response.body":
+                if message.get("more_body"):
+                    return
+                body = json.dumps({"jsonrpc": "2.0", "id": None,
+                                   "error": {"code": -32000, "message": self.SENTENCE}}).encode()
+                await send({"type": "http.response.start", "status": 503,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode()), (b"retry-after", b"60")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+            await send(message)
+
+        await self.app(scope, receive, say_why)
+
+
+def bounded_protocol() -> type:
+    """uvicorn's h11 protocol with a header deadline and a bound on open connections (uvicorn has neither: an
+    open connection that never sends a byte is kept for ever, and `limit_concurrency` only answers requests)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class BoundedH11(H11Protocol):
+        _header_timer: Any = None
+        _idle_since = 0.0
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._waiting_for_headers()
+            # Closed connections stay in the set until the loop's next turn: they are not counted, nor closed again.
+            open_ones = [c for c in self.connections if not c.transport.is_closing()]
+            if len(open_ones) > MAX_CONNECTIONS:
+                idle = [c for c in open_ones if c is not self and not _busy(c)]
+                victim = min(idle, key=lambda c: getattr(c, "_idle_since", 0.0)) if idle else self
+                log.debug("too many HTTP connections: closing one", idle=victim is not self, limit=MAX_CONNECTIONS)
+                victim.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if _busy(self):
+                self._stop_timer()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not _busy(self):
+                self._waiting_for_headers()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_timer()
+            super().connection_lost(exc)
+
+        def _waiting_for_headers(self) -> None:
+            self._idle_since = time.monotonic()
+            self._stop_timer()
+            self._header_timer = self.loop.call_later(HEADER_TIMEOUT, self._headers_late)
+
+        def _stop_timer(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_late(self) -> None:
+            self._header_timer = None
+            if not _busy(self) and not self.transport.is_closing():
+                self.transport.close()
+
+    return BoundedH11
+
+
+def _busy(connection: Any) -> bool:
+    """Whether a request is being served on this connection (its headers came, its answer has not ended)."""
+    cycle = getattr(connection, "cycle", None)
+    return cycle is not None and not cycle.response_complete
+
+
 def http_app(gateway: Gateway, host: str, port: int) -> Any:
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -93,8 +205,13 @@ def http_app(gateway: Gateway, host: str, port: int) -> Any:
         allowed_hosts=[f"{name}:{port}" for name in names] + [f"{name}:*" for name in names],
         allowed_origins=[f"http://{name}:{port}" for name in names] + [f"http://{name}:*" for name in names],
     )
-    app = server.streamable_http_app(host=host, transport_security=security)
-    return RequireToken(app, bearer_token(gateway))
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=security,
+        max_sessions=MAX_SESSIONS,
+        session_idle_timeout=SESSION_IDLE_TIMEOUT,
+    )
+    return RequireToken(ExplainRefusal(app), bearer_token(gateway))
 
 
 def serve_http(gateway: Gateway, address: str) -> None:
@@ -107,4 +224,14 @@ def serve_http(gateway: Gateway, address: str) -> None:
         f"{token_path(gateway)}",
         err=True,
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        http=bounded_protocol(),
+        timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        # A backstop for requests being served at once; connections are bounded by the protocol above.
+        limit_concurrency=MAX_CONNECTIONS + 16,
+    )

@@ -122,7 +122,9 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
 
     async def list_resources(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
         try:
-            page, next_cursor = gateway.list_resources(params.cursor if params else None, _caller(ctx, transport))
+            page, next_cursor = await gateway.in_worker(  # plugins' listings run off the event loop
+                gateway.list_resources, params.cursor if params else None, _caller(ctx, transport)
+            )
         except ToolError as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
         return types.ListResourcesResult(

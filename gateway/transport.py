@@ -8,6 +8,8 @@ the SDK's version does badly for a long-lived gateway:
   per line, and the answers that are ready together go out in one write;
 * every frame the SDK would drop in silence (not JSON, not UTF-8, too long, too deep, a batch, a bad
   id...) gets a JSON-RPC error, so a client sees a reason instead of waiting for its own timeout;
+* at most MAX_IN_FLIGHT requests are unanswered at once: past that, input is not read until answers go out
+  (back-pressure, so a client that floods without reading cannot grow the server's memory);
 * end of input does not cancel the calls in flight: the read stream stays open until each forwarded
   request has been answered (or a time limit passes), then closes so `Server.run` returns normally.
 """
@@ -42,12 +44,14 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
-__all__ = ["MAX_DEPTH", "MAX_LINE", "stdio_transport"]
+__all__ = ["MAX_DEPTH", "MAX_IN_FLIGHT", "MAX_LINE", "stdio_transport"]
 
 log = structlog.get_logger()
 
 MAX_LINE = 8 * 1024 * 1024
 MAX_DEPTH = 64
+# Client requests forwarded and not yet answered, per connection; notifications and replies do not count.
+MAX_IN_FLIGHT = 64
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -310,9 +314,16 @@ class _Wire:
     """The state of one served connection: framing, refusals, and what is still owed an answer."""
 
     def __init__(
-        self, source: _Source, sink: _Sink, max_line: int, max_depth: int, drain_timeout: float
+        self,
+        source: _Source,
+        sink: _Sink,
+        max_line: int,
+        max_depth: int,
+        drain_timeout: float,
+        max_in_flight: int = MAX_IN_FLIGHT,
     ) -> None:
         self.source = source
+        self.max_in_flight = max_in_flight
         self.sink = sink
         self.max_line = max_line
         self.max_depth = max_depth
@@ -399,7 +410,16 @@ class _Wire:
             await self._reply(_error_line(INTERNAL_ERROR, "Internal error", None))
             return
         if message is not None:
+            if isinstance(message.message, JSONRPCRequest):
+                await self._room_for_one_more()
             await _put(self.in_send, message)
+
+    async def _room_for_one_more(self) -> None:
+        # The request just framed is counted already. Calls waiting on an answer from the client are not held
+        # against it: that answer must still be read.
+        while self.owed.total() - len(self.asked) > self.max_in_flight:
+            self.changed = anyio.Event()
+            await self.changed.wait()
 
     def _frame(self, line: bytes | bytearray) -> SessionMessage | None:
         """The message a line carries, None for a reply not worth forwarding; raises _Refused."""
@@ -584,6 +604,7 @@ async def stdio_transport(
     max_line: int = MAX_LINE,
     max_depth: int = MAX_DEPTH,
     drain_timeout: float = 30.0,
+    max_in_flight: int = MAX_IN_FLIGHT,
 ) -> AsyncIterator[
     tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 ]:
@@ -593,10 +614,10 @@ async def stdio_transport(
     stderr while serving (the wire is kept on private duplicates) and restored on exit. A descriptor
     or binary file passed in is used as it is and not closed. `max_line` bounds one line in bytes,
     `max_depth` the nesting of its JSON; `drain_timeout` caps the wait for calls in flight at end of
-    input.
+    input; `max_in_flight` bounds the requests left unanswered before reading pauses.
     """
-    if max_line < 1 or max_depth < 1:
-        raise ValueError("max_line and max_depth must be positive")
+    if max_line < 1 or max_depth < 1 or max_in_flight < 1:
+        raise ValueError("max_line, max_depth and max_in_flight must be positive")
     claims: list[tuple[int, int]] = []
     sink: _Sink | None = None
     source: _Source | None = None
@@ -609,7 +630,7 @@ async def stdio_transport(
             claims.append((1, stdout))
         source = _Source(stdin)
         sink = _Sink(stdout)
-        wire = _Wire(source, sink, max_line, max_depth, drain_timeout)
+        wire = _Wire(source, sink, max_line, max_depth, drain_timeout, max_in_flight)
         async with anyio.create_task_group() as tg:
             reading = anyio.CancelScope()
             tg.start_soon(wire.read_loop, reading)

@@ -6,6 +6,7 @@ every list and counted: the count is over the whole store (all closed sessions),
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,11 @@ from gateway_sessions import render, store
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
+# A real search is a few words; these bounds are far above that and far below what can hold the store up.
+MAX_QUERY_CHARACTERS = 2_000
+MAX_QUERY_TERMS = 32
+_TERM = re.compile(r"\w+")
+_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 URI = "rousseau://sessions/{id}"
 
 
@@ -74,6 +80,13 @@ def address(session_id: str) -> str:
 def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None) -> Answer:
     if not query or not query.strip():
         raise ToolError("query is required")
+    if len(query) > MAX_QUERY_CHARACTERS:  # the schema says so too; a direct call is bounded all the same
+        raise ToolError(f"query is {len(query):,} characters long, over the limit of {MAX_QUERY_CHARACTERS:,}; "
+                        "search for a few distinctive words instead")
+    terms = sum(1 for term in _TERM.findall(query) if term not in _OPERATORS)
+    if terms > MAX_QUERY_TERMS:
+        raise ToolError(f"query has {terms:,} words, over the limit of {MAX_QUERY_TERMS}; search for a few "
+                        "distinctive words or a short phrase instead")
     limit = _limit(limit)
     reader = _reader(ctx)
     hits: list[dict[str, Any]] = []
@@ -81,11 +94,12 @@ def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None)
     data: dict[str, Any] = {}
     if reader is not None:
         closed, left_out = _scope(ctx, reader)
-        try:
-            found = reader.search(query, limit, closed)
-        except store.SearchError as error:
-            raise ToolError(str(error)) from error
-        marked = reader.marked(query, [hit.message_rowid for hit in found.hits]) if found.hits else {}
+        with ctx.interruptible(reader.connection):  # stopped at the call's deadline
+            try:
+                found = reader.search(query, limit, closed)
+            except store.SearchError as error:
+                raise ToolError(str(error)) from error
+            marked = reader.marked(query, [hit.message_rowid for hit in found.hits]) if found.hits else {}
         for hit in found.hits:
             hits.append(
                 {
@@ -225,7 +239,11 @@ _LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
 
 SEARCH_INPUT = _object(
     {
-        "query": {"type": "string", "description": "FTS5 query"},
+        "query": {
+            "type": "string",
+            "maxLength": MAX_QUERY_CHARACTERS,
+            "description": f"FTS5 query (at most {MAX_QUERY_CHARACTERS:,} characters and {MAX_QUERY_TERMS} words)",
+        },
         "limit": {
             **_LIMIT_SCHEMA,
             "description": f"Cap hits returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.",

@@ -573,6 +573,49 @@ def test_in_process_with_pipe_descriptors() -> None:
     assert sorted(f["id"] for f in frames) == list(range(51))
 
 
+def test_reading_pauses_while_max_in_flight_requests_are_unanswered() -> None:
+    """Back-pressure: past `max_in_flight` unanswered requests nothing more is read; one answer lets one more in,
+    and notifications never count."""
+    from anyio import wait_all_tasks_blocked
+    from mcp.shared.message import SessionMessage
+
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    notification = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    os.write(in_w, b"".join(line(echo_call(n)) for n in range(1, 6)) + line(notification))
+    os.close(in_w)
+
+    async def main() -> list[Any]:
+        forwarded: list[Any] = []
+        async with stdio_transport(in_r, out_w, max_in_flight=2) as (read_stream, write_stream):
+            for _ in range(2):
+                forwarded.append((await read_stream.receive()).message.id)
+            await wait_all_tasks_blocked()
+            with pytest.raises(anyio.WouldBlock):
+                read_stream.receive_nowait()  # the third request waits for an answer
+            answer = t.JSONRPCResponse(jsonrpc="2.0", id=1, result={})
+            await write_stream.send(SessionMessage(answer))
+            forwarded.append((await read_stream.receive()).message.id)
+            await wait_all_tasks_blocked()
+            with pytest.raises(anyio.WouldBlock):
+                read_stream.receive_nowait()
+            for request_id in (2, 3):
+                await write_stream.send(SessionMessage(t.JSONRPCResponse(jsonrpc="2.0", id=request_id, result={})))
+            forwarded.append((await read_stream.receive()).message.id)
+            forwarded.append((await read_stream.receive()).message.id)
+            forwarded.append(getattr((await read_stream.receive()).message, "method", None))
+            for request_id in (4, 5):
+                await write_stream.send(SessionMessage(t.JSONRPCResponse(jsonrpc="2.0", id=request_id, result={})))
+        return forwarded
+
+    try:
+        assert anyio.run(main) == [1, 2, 3, 4, 5, "notifications/initialized"]
+    finally:
+        os.close(in_r)
+        os.close(out_w)
+        os.close(out_r)
+
+
 # -- the SDK's own client -----------------------------------------------------------------------
 
 
