@@ -224,6 +224,14 @@ def serve_http(gateway: Gateway, address: str) -> None:
         f"{token_path(gateway)}",
         err=True,
     )
+    from gateway.registry import lifecycle_of
+
+    # startup before the first request, shutdown once uvicorn has stopped (SIGINT or SIGTERM), as on stdio.
+    with lifecycle_of(gateway):
+        _run_uvicorn(uvicorn, app, host, port)
+
+
+def _run_uvicorn(uvicorn: Any, app: Any, host: str, port: int) -> None:
     uvicorn.run(
         app,
         host=host,

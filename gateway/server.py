@@ -20,6 +20,7 @@ from gateway import __version__
 from gateway.core import PAGE_SIZE, Caller, Gateway, NotFound
 from gateway.items import Answer, ToolError
 from gateway.privacy import mask_secrets
+from gateway.registry import lifecycle_of
 
 log = structlog.get_logger("gateway.server")
 
@@ -244,13 +245,6 @@ async def _shield(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
         raise MCPError(-32603, "Internal error in the gateway; the details are in its log (stderr).") from None
 
 
-def lifecycle(gateway: Gateway, hook: str) -> None:
-    """Call `startup` or `shutdown` on each enabled plugin (loading them, so imports happen here)."""
-    snapshot = gateway.snapshot()
-    catalogue = gateway.catalogue(snapshot)
-    gateway.registry.call_each(hook, catalogue.plugin_order, lambda name: snapshot.config.table(name))
-
-
 async def serve_stdio(gateway: Gateway) -> None:
     """Serve one host over stdin and stdout until stdin closes.
 
@@ -262,8 +256,5 @@ async def serve_stdio(gateway: Gateway) -> None:
     server = build_server(gateway, "stdio")
     options = server.create_initialization_options()
     async with stdio_transport() as (read_stream, write_stream):
-        lifecycle(gateway, "startup")
-        try:
+        with lifecycle_of(gateway):
             await server.run(read_stream, write_stream, options)
-        finally:
-            lifecycle(gateway, "shutdown")
