@@ -363,6 +363,22 @@ class Store:
             (low, high),
         )]
 
+    def labels_with(self, words: Sequence[str], since_ms: int, until_ms: int, reach_back: bool = False) -> list[str]:
+        """The distinct titles (labels) holding any of `words` (any case), among those `trait_values` would read.
+
+        Only narrows what Python then judges (private windows, paths in titles): a superset is all it must be.
+        """
+        if not words:
+            return []
+        low, high = since_ms // MINUTE_MS - (60 if reach_back else 0), until_ms // MINUTE_MS
+        like = " OR ".join("label LIKE ? ESCAPE '\\'" for _word in words)
+        escaped = ["%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for word in words]
+        if self.indexed and high - low > WHOLE_STORE_AFTER_MINUTES:
+            sql = f"SELECT DISTINCT label FROM minutes WHERE label IS NOT NULL AND ({like})"
+            return [row[0] for row in self.db.execute(sql, escaped)]
+        sql = f"SELECT DISTINCT label FROM minutes WHERE minute >= ? AND minute <= ? AND label IS NOT NULL AND ({like})"
+        return [row[0] for row in self.db.execute(sql, (low, high, *escaped))]
+
     def page_titles(
         self, since_ms: int, until_ms: int, apps: Sequence[str], urls: Sequence[str], paths: Sequence[str]
     ) -> list[str]:
