@@ -46,6 +46,8 @@ _PRIVATE_TITLE = re.compile(
     r"|[-—–]\s*(?:Tor|Mullvad) Browser\s*$",
     re.IGNORECASE,
 )
+# Raised whenever the forms change: the next import then forgets the stored events the new forms recognise.
+PRIVATE_FORMS_VERSION = 1
 # Every form above holds one of these (any case): the store looks titles up by them before the pattern is tried.
 PRIVATE_TITLE_WORDS = ("private", "incognito", "tor browser", "mullvad browser")
 # Browsers whose windows are all private: Tor Browser, and Mullvad Browser (private browsing by default).

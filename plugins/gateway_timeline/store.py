@@ -14,12 +14,13 @@ then the tools read it as before, only slower (`Store.indexed` says which).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gateway_timeline.envelope import is_private
+from gateway_timeline.envelope import PRIVATE_FORMS_VERSION, PRIVATE_TITLE_WORDS, is_private
 
 SCHEMA_VERSION = 4
 SCHEMA = f"""
@@ -144,12 +145,16 @@ class Store:
         return self._indexed
 
     @classmethod
-    def open(cls, path: Path) -> Store:
-        """Open (creating it and its folder if needed) for writing."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def open(cls, path: Path, own_folder: bool = False) -> Store:
+        """Open (creating it and its folder if needed) for writing; the store is the person's alone. With
+        `own_folder` (the plugin's data folder, not one the person chose), that folder is made 0700 too."""
+        _private_file(path)
+        if own_folder and path.parent.stat().st_mode & 0o077:
+            os.chmod(path.parent, 0o700)
         connection = sqlite3.connect(path, timeout=30, isolation_level=None)
         connection.executescript(SCHEMA)
         connection.execute("PRAGMA synchronous = NORMAL")
+        _private_file(path)  # the -wal and -shm files now exist
         return cls(connection, path)
 
     @classmethod
@@ -244,6 +249,23 @@ class Store:
         if gone:
             self._touched.add(before_ms // MINUTE_MS)
         return gone
+
+    def forget_private(self) -> int:
+        """Delete the stored events that today's private-window forms recognise (once per version of the forms):
+        a store filled before the importers knew a form keeps none of its events. The count deleted."""
+        if self.meta("private_forms") == PRIVATE_FORMS_VERSION:
+            return 0
+        words = [f"%{word}%" for word in PRIVATE_TITLE_WORDS]
+        like = " OR ".join(f"{column} LIKE ?" for column in ("label", "app", "body") for _word in words)
+        doomed = [
+            (seq, row[1]) for seq, *row in self.db.execute(
+                f"SELECT seq, {_EVENT_COLUMNS} FROM events WHERE private = 0 AND ({like})", words * 3)
+            if is_private(envelope_of(row))
+        ]
+        self.db.executemany("DELETE FROM events WHERE seq = ?", [(seq,) for seq, _ts in doomed])
+        self._touched.update(ts // MINUTE_MS for _seq, ts in doomed)
+        self.set_meta("private_forms", PRIVATE_FORMS_VERSION)
+        return len(doomed)
 
     def set_meta(self, key: str, value: Any) -> None:
         self.db.execute(
@@ -503,6 +525,27 @@ def envelope_of(row: Sequence[Any]) -> dict[str, Any]:
 
         return envelope_of_row(row)
     return json.loads(row[12])
+
+
+def _private_file(path: Path) -> None:
+    """Make the store's folders (0700, those it creates) and the store (0600) before SQLite opens it, and bring an
+    existing store, its -wal and -shm files back to 0600.
+
+    SQLite gives the -wal and -shm files the mode of the database file, so a store made 0600 keeps them 0600; one
+    made by an older version (0644 in a 0755 folder) is tightened here.
+    """
+    missing = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            if file.stat().st_mode & 0o077:
+                os.chmod(file, 0o600)
+        except FileNotFoundError:
+            pass
 
 
 def _following(text: str) -> str | None:
