@@ -268,8 +268,8 @@ class Gatekeeper:
         ) if self.titles_routed else ()
         if not any(found.values()) and not named:
             return None
-        titles = tuple(title for title in (*store.page_titles(since_ms, until_ms, found["app"], found["url"],
-                                                              found["path"]), *named) if len(title) >= MIN_TITLE)
+        titles = tuple(title for title in store.page_titles(since_ms, until_ms, found["app"], found["url"],
+                                                            found["path"], named) if len(title) >= MIN_TITLE)
         # The prefix test runs once per distinct title of the range; SQL then only looks titles up.
         labels = tuple(store.labels_beginning(titles, since_ms, until_ms)) if titles else ()
         return Closed(apps=found["app"], urls=found["url"], paths=found["path"],

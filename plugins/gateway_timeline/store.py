@@ -402,13 +402,14 @@ class Store:
         return [row[0] for row in self.db.execute(sql, (low, high, *escaped))]
 
     def page_titles(
-        self, since_ms: int, until_ms: int, apps: Sequence[str], urls: Sequence[str], paths: Sequence[str]
+        self, since_ms: int, until_ms: int, apps: Sequence[str], urls: Sequence[str], paths: Sequence[str],
+        labels: Sequence[str] = (),
     ) -> list[str]:
         """Titles of the pages (rows with a URL) in the whole minutes around [since, until) that have one of these
-        apps, URLs or paths."""
+        apps, URLs, paths or titles."""
         low, high = since_ms // MINUTE_MS, until_ms // MINUTE_MS
-        chosen = [(column, json.dumps(list(values))) for column, values in (("url", urls), ("app", apps), ("path", paths))
-                  if values]
+        chosen = [(column, json.dumps(list(values))) for column, values in (("url", urls), ("app", apps), ("path", paths),
+                                                                           ("label", labels)) if values]
         if not chosen:
             return []
         rows = "minutes WHERE minute >= ? AND minute <= ? AND url IS NOT NULL AND label IS NOT NULL"
