@@ -1,0 +1,98 @@
+"""Window titles as routes and as private-window marks: the forms recognised, and those left alone."""
+
+from __future__ import annotations
+
+import pytest
+from gateway_timeline.envelope import PRIVATE_TITLE_WORDS, is_private, is_private_app, is_private_title
+from gateway_timeline.gating import Gatekeeper, TitleFolders, title_paths
+
+from gateway import Gate
+from gateway.access import Manifest
+
+PRIVATE = [
+    "Notes — Mozilla Firefox Private Browsing",
+    "Mozilla Firefox Private Browsing",
+    "Notes - Mozilla Firefox (Private Browsing)",
+    "Notes — Private Browsing",
+    "Notes — Firefox Nightly Private Browsing",
+    "Notes — LibreWolf Private Browsing",
+    "Private Browsing",
+    "Inbox - Google Chrome (Incognito)",
+    "Inbox - Chromium (Incognito)",
+    "Gmail - Incognito",
+    "Search - [InPrivate] - Microsoft\u200b Edge",
+    "Bing - InPrivate",
+    "New tab - Brave (Private)",
+    "Private Window with Tor - Brave",
+    "Onion — Tor Browser",
+    "Onion — Mullvad Browser",
+]
+NOT_PRIVATE = [
+    "Private browsing explained — Mozilla Firefox",
+    "Incognito mode settings - Google Chrome",
+    "private_notes.md — gateway — Visual Studio Code",
+    "Inbox - Google Chrome",
+    "Tor Browser download page — Mozilla Firefox",
+    "",
+]
+
+
+@pytest.mark.parametrize("title", PRIVATE)
+def test_private_window_titles_are_recognised(title: str) -> None:
+    assert is_private_title(title)
+    assert any(word in title.casefold() for word in PRIVATE_TITLE_WORDS), "the store's lookup words cover it"
+    assert is_private({"window": {"title": title}}) and is_private({"data": {"tab_title": title}})
+
+
+@pytest.mark.parametrize("title", NOT_PRIVATE)
+def test_ordinary_titles_are_not_taken_for_private_windows(title: str) -> None:
+    assert not is_private_title(title)
+
+
+@pytest.mark.parametrize("app", ["Tor Browser", "tor-browser", "TorBrowser.exe", "Mullvad Browser"])
+def test_browsers_whose_every_window_is_private(app: str) -> None:
+    assert is_private_app(app) and is_private({"app": {"name": app}})
+
+
+@pytest.mark.parametrize(("title", "path"), [
+    ("ada@desk: ~/work/secret-client/src", "~/work/secret-client/src"),
+    ("/home/ada/work/secret-client", "/home/ada/work/secret-client"),
+    ("vim /home/ada/My Projects/secret/notes.md - VIM", "/home/ada/My Projects/secret/notes.md"),
+    ("(/srv/data/secret) — Files", "/srv/data/secret"),
+    ("bash: /home/ada/work/secret-client: No such file", "/home/ada/work/secret-client"),
+])
+def test_paths_named_in_titles(title: str, path: str) -> None:
+    assert path in title_paths(title)
+
+
+@pytest.mark.parametrize("title", ["PR #42 · ada/gateway", "https://example.com/a/b — Firefox", "1/2 done", "A / B"])
+def test_what_is_not_a_path_in_a_title(title: str) -> None:
+    assert title_paths(title) == []
+
+
+CLOSED = Manifest.from_dict({"project": [
+    {"id": "client", "name": "Client", "ai": False, "paths": ["~/work/secret-client", "/srv/clients/*"]},
+]})
+
+
+@pytest.mark.parametrize(("title", "named"), [
+    ("settings.py — secret-client — Visual Studio Code", True),
+    ("● settings.py — secret-client (Workspace) — Visual Studio Code", True),
+    ("secret-client – settings.py", True),
+    ("secret-client", True),
+    ("file.txt (secret-client) - Sublime Text", True),
+    ("notes — work on secret-client today — Editor", True),
+    ("readme.md — secret-client-v2 — Visual Studio Code", False),
+    ("Meeting about secret-client", False),
+    ("secret-clients — Files", False),
+])
+def test_a_routes_folder_name_in_an_editors_title(title: str, named: bool) -> None:
+    assert bool(TitleFolders(Gate(CLOSED)).routes_named(title)) is named
+    assert Gatekeeper(Gate(CLOSED)).allows("Code", None, None, title) is not named
+
+
+def test_a_titles_verdict_is_the_gates_for_the_paths_it_names() -> None:
+    keeper = Gatekeeper(Gate(CLOSED))
+    assert keeper.owners("xterm", None, None, "ada@desk: ~/work/secret-client/src") == {"client"}
+    assert keeper.owners("xterm", None, None, "ada@desk: /srv/clients/acme") == {"client"}
+    assert keeper.owners("xterm", None, None, "ada@desk: ~/work/other") == frozenset()
