@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+from pathlib import Path
+
 import pytest
-from gateway_timeline.envelope import PRIVATE_TITLE_WORDS, is_private, is_private_app, is_private_title
+from gateway_timeline.envelope import (
+    PRIVATE_TITLE_WORDS,
+    is_private,
+    is_private_app,
+    is_private_title,
+    parse_ts,
+    traits,
+)
 from gateway_timeline.gating import Gatekeeper, TitleFolders, title_paths
+from gateway_timeline.store import Store, row_of
+from timeline_helpers import envelope
 
 from gateway import Gate
 from gateway.access import Manifest
@@ -96,3 +108,33 @@ def test_a_titles_verdict_is_the_gates_for_the_paths_it_names() -> None:
     assert keeper.owners("xterm", None, None, "ada@desk: ~/work/secret-client/src") == {"client"}
     assert keeper.owners("xterm", None, None, "ada@desk: /srv/clients/acme") == {"client"}
     assert keeper.owners("xterm", None, None, "ada@desk: ~/work/other") == frozenset()
+
+
+def test_the_sql_exclusion_and_the_row_by_row_screen_agree_on_titles(tmp_path: Path, now: datetime) -> None:
+    titles = [
+        ("Code", "a.py — secret-client — Visual Studio Code", True),
+        ("xterm", "ada@desk: ~/work/secret-client/src", True),
+        ("xterm", "/srv/clients/acme: bash", True),
+        ("Firefox", "secret-client — Mozilla Firefox", True),
+        ("Code", "a.py — secret-client-v2 — Visual Studio Code", False),
+        ("xterm", "ada@desk: ~/work/other", False),
+        ("Firefox", "Inbox — Mozilla Firefox Private Browsing", None),  # private: neither kept nor left out
+    ]
+    path = tmp_path / "store.db"
+    with Store.open(path) as store:  # written row by row, as an import older than the private forms would
+        store.begin()
+        for i, (app, title, _closed) in enumerate(titles):
+            event = {**envelope(now - timedelta(minutes=20 - i), "app.focus", app, title), "id": f"e{i}"}
+            row = row_of(event, parse_ts(event["ts"]), None, traits(event))
+            store.add([(*row[:10], 0, *row[11:])])
+        store.commit()
+    keeper = Gatekeeper(Gate(CLOSED))
+    since, until = int((now - timedelta(hours=1)).timestamp() * 1000), int(now.timestamp() * 1000) + 60_000
+    with Store.reader(path) as store:
+        kept, screened = keeper.screen(store.owner_groups(since, until), lambda group: group[:4])
+        condition, params = keeper.exclusion(store, since, until)
+        excluded = store.count(since, until, f" AND {condition}", params)
+    closed_titles = {title for _app, title, closed in titles if closed}
+    assert {group[3] for group in screened} == closed_titles
+    assert {group[3] for group in kept} == {title for _app, title, closed in titles if closed is False}
+    assert excluded == sum(group[4] for group in screened) == len(closed_titles)
