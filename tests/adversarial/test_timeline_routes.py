@@ -253,6 +253,7 @@ def _editor_titles(home: Path) -> list[tuple[str, str, str | None]]:
     terminals use."""
     return [
         ("Code", f"{SECRET}.py — secret-client — Visual Studio Code", "t_vscode"),
+        ("Code", f"{SECRET}.py — ~/work/secret-client — Visual Studio Code", "t_rootpath"),
         ("Code", f"● {SECRET}.py — secret-client (Workspace) — Visual Studio Code", "t_workspace"),
         ("Code", f"{SECRET}.py — secret-client [SSH: devbox] — Visual Studio Code", "t_ssh"),
         ("GNOME Terminal", f"ada@desk: ~/work/secret-client/{SECRET}", "t_terminal"),
