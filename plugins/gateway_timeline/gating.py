@@ -75,7 +75,6 @@ class TitleFolders:
                 if len(name) >= 2 and name not in ("~", "..") and not any(ch in name for ch in "*?["):
                     self.routes.setdefault(name.casefold(), []).append(route)
         names = sorted(self.routes, key=len, reverse=True)
-        self.words = tuple(names)
         self._pattern = re.compile(
             r"(?<![\w.-])(?:" + "|".join(map(re.escape, names)) + r")(?![\w.-])", re.IGNORECASE
         ) if names else None
@@ -98,7 +97,9 @@ class TitleFolders:
 
 @functools.lru_cache(maxsize=65_536)
 def _private_label(label: str) -> bool:
-    return is_private_title(label)
+    # Most titles hold none of the words every private form holds: those are settled without the pattern.
+    folded = label.casefold()
+    return any(word in folded for word in PRIVATE_TITLE_WORDS) and is_private_title(label)
 
 
 class _Memo:
@@ -261,9 +262,9 @@ class Gatekeeper:
                                ("path", any(p.paths for p in projects))):
             values: Sequence[str] = store.trait_values(column, since_ms, until_ms, reach_back) if wanted else ()
             found[column] = tuple(value for value in values if self._shuts(column, value))
-        # Titles naming a closed route's path or folder: looked up by "/", "~" or a folder name, judged here.
+        # Titles naming a closed route's path or folder, judged once per distinct title (remembered per gate).
         named = tuple(
-            label for label in store.labels_with(_PATH_WORDS + self.folders.words, since_ms, until_ms, reach_back)
+            label for label in store.trait_values("label", since_ms, until_ms, reach_back)
             if self._shuts("title", label)
         ) if self.titles_routed else ()
         if not any(found.values()) and not named:
@@ -287,7 +288,7 @@ def private_rows(store: Store, since_ms: int, until_ms: int, reach_back: bool = 
     The importers drop these events; a store filled before they knew a form (or by another program) may still
     hold some, so they are left out at read time too, and counted nowhere (neither given nor `left_out`).
     """
-    labels = tuple(label for label in store.labels_with(PRIVATE_TITLE_WORDS, since_ms, until_ms, reach_back)
+    labels = tuple(label for label in store.trait_values("label", since_ms, until_ms, reach_back)
                    if _private_label(label))
     apps = tuple(app for app in store.trait_values("app", since_ms, until_ms, reach_back) if is_private_app(app))
     return Closed(apps=apps, labels=labels) if labels or apps else None

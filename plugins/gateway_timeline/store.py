@@ -4,7 +4,8 @@
 for each minute, one row per (type, app, label, URL, path) with a count and the span covered, so a day's
 timeline reads thousands of rows rather than millions. Importers write; the tools only read.
 
-Schema 4 added indexes only (no data changed): `minutes` by (minute, type, app), which lets the per-(minute,
+Schema 5 added the table `labels` (every distinct title), filled when an import upgrades the store. Schema 4
+added indexes only (no data changed): `minutes` by (minute, type, app), which lets the per-(minute,
 type, app) sums be read without sorting, and by URL, title and file path, which let the gate's closed values
 be found without reading every row of a range. A store of schema 3 is upgraded in place the next time an
 importer opens it (`gateway timeline import ...` or `ingest`; a few seconds for a week of heavy use); until
@@ -22,8 +23,8 @@ from typing import Any
 
 from gateway_timeline.envelope import PRIVATE_FORMS_VERSION, PRIVATE_TITLE_WORDS, is_private
 
-SCHEMA_VERSION = 4
-SCHEMA = f"""
+SCHEMA_VERSION = 5
+SCHEMA = """
 PRAGMA journal_mode = WAL;
 BEGIN IMMEDIATE;  -- an upgrade (new indexes) is done whole or not at all
 CREATE TABLE IF NOT EXISTS events (
@@ -83,9 +84,14 @@ CREATE TABLE IF NOT EXISTS cursors (
     PRIMARY KEY (origin, bucket)
 );
 CREATE TABLE IF NOT EXISTS seen_types (type TEXT PRIMARY KEY);
-PRAGMA user_version = {SCHEMA_VERSION};
+-- Every distinct title of `minutes` (schema 5): what the gate and the private-window forms judge titles from,
+-- read whole for a long range rather than from every row of it. Kept up by `commit`, emptied of gone titles by
+-- `prune` (a title outlives its events no longer than they are kept).
+CREATE TABLE IF NOT EXISTS labels (label TEXT PRIMARY KEY) WITHOUT ROWID;
+{fill}PRAGMA user_version = {version};
 COMMIT;
 """
+_FILL_LABELS = "INSERT OR IGNORE INTO labels SELECT DISTINCT label FROM minutes WHERE label IS NOT NULL;\n"
 _TRAIT_INDEXES = ("minutes_by_group", "minutes_by_url", "minutes_by_label", "minutes_by_path")
 _REBUILT_IN_BULK = ("minutes_by_url", "minutes_by_label", "minutes_by_path")
 BULK_MINUTES = 7 * 24 * 60  # rebuilding more minutes than a week's, those indexes are made again rather than kept up
@@ -134,6 +140,7 @@ class Store:
         self.path = path
         self._touched: set[int] = set()
         self._indexed: bool | None = None
+        self._has_labels: bool | None = None
 
     @property
     def indexed(self) -> bool:
@@ -144,6 +151,14 @@ class Store:
             self._indexed = all(name in names for name in _TRAIT_INDEXES)
         return self._indexed
 
+    @property
+    def has_labels(self) -> bool:
+        """Has the store schema 5's table of titles (an older one, not yet upgraded by an import, has not)?"""
+        if self._has_labels is None:
+            self._has_labels = self.db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'labels'").fetchone() is not None
+        return self._has_labels
+
     @classmethod
     def open(cls, path: Path, own_folder: bool = False) -> Store:
         """Open (creating it and its folder if needed) for writing; the store is the person's alone. With
@@ -152,7 +167,10 @@ class Store:
         if own_folder and path.parent.stat().st_mode & 0o077:
             os.chmod(path.parent, 0o700)
         connection = sqlite3.connect(path, timeout=30, isolation_level=None)
-        connection.executescript(SCHEMA)
+        before = connection.execute("PRAGMA user_version").fetchone()[0]
+        # A store older than schema 5 gets its titles table filled in the same transaction as it is made.
+        fill = _FILL_LABELS if 0 < before < 5 else ""
+        connection.executescript(SCHEMA.format(fill=fill, version=SCHEMA_VERSION))
         connection.execute("PRAGMA synchronous = NORMAL")
         _private_file(path)  # the -wal and -shm files now exist
         return cls(connection, path)
@@ -230,6 +248,11 @@ class Store:
                 "WHERE minute BETWEEN ? AND ?",
                 (first, last),
             )
+            self.db.execute(
+                "INSERT OR IGNORE INTO labels SELECT DISTINCT label FROM minutes WHERE minute BETWEEN ? AND ? "
+                "AND label IS NOT NULL",
+                (first, last),
+            )
         for _name, sql in rebuilt:
             self.db.execute(sql)
         self._touched.clear()
@@ -248,6 +271,7 @@ class Store:
         self.db.execute("DELETE FROM minute_apps WHERE minute < ?", (before_ms // MINUTE_MS,))
         if gone:
             self._touched.add(before_ms // MINUTE_MS)
+            self.db.execute("DELETE FROM labels WHERE label NOT IN (SELECT label FROM minutes WHERE label IS NOT NULL)")
         return gone
 
     def forget_private(self) -> int:
@@ -376,7 +400,9 @@ class Store:
         if column == "app":
             sql = "SELECT DISTINCT app FROM minute_apps WHERE minute >= ? AND minute <= ? AND app IS NOT NULL"
             return [row[0] for row in self.db.execute(sql, (low, high))]
-        if column not in ("url", "path"):
+        if column == "label" and high - low > WHOLE_STORE_AFTER_MINUTES and self.has_labels:
+            return [row[0] for row in self.db.execute("SELECT label FROM labels")]
+        if column not in ("url", "path", "label"):
             raise ValueError(f"no trait column {column!r}")
         if self.indexed and high - low > WHOLE_STORE_AFTER_MINUTES:
             return [row[0] for row in self.db.execute(f"SELECT DISTINCT {column} FROM minutes WHERE {column} IS NOT NULL")]
@@ -384,22 +410,6 @@ class Store:
             f"SELECT DISTINCT {column} FROM minutes WHERE minute >= ? AND minute <= ? AND {column} IS NOT NULL",
             (low, high),
         )]
-
-    def labels_with(self, words: Sequence[str], since_ms: int, until_ms: int, reach_back: bool = False) -> list[str]:
-        """The distinct titles (labels) holding any of `words` (any case), among those `trait_values` would read.
-
-        Only narrows what Python then judges (private windows, paths in titles): a superset is all it must be.
-        """
-        if not words:
-            return []
-        low, high = since_ms // MINUTE_MS - (60 if reach_back else 0), until_ms // MINUTE_MS
-        like = " OR ".join("label LIKE ? ESCAPE '\\'" for _word in words)
-        escaped = ["%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for word in words]
-        if self.indexed and high - low > WHOLE_STORE_AFTER_MINUTES:
-            sql = f"SELECT DISTINCT label FROM minutes WHERE label IS NOT NULL AND ({like})"
-            return [row[0] for row in self.db.execute(sql, escaped)]
-        sql = f"SELECT DISTINCT label FROM minutes WHERE minute >= ? AND minute <= ? AND label IS NOT NULL AND ({like})"
-        return [row[0] for row in self.db.execute(sql, (low, high, *escaped))]
 
     def page_titles(
         self, since_ms: int, until_ms: int, apps: Sequence[str], urls: Sequence[str], paths: Sequence[str],

@@ -138,3 +138,38 @@ def test_the_sql_exclusion_and_the_row_by_row_screen_agree_on_titles(tmp_path: P
     assert {group[3] for group in screened} == closed_titles
     assert {group[3] for group in kept} == {title for _app, title, closed in titles if closed is False}
     assert excluded == sum(group[4] for group in screened) == len(closed_titles)
+
+
+def test_the_titles_table_is_filled_on_upgrade_kept_up_and_forgets_titles_past_the_retention(
+    tmp_path: Path, now: datetime
+) -> None:
+    import sqlite3
+
+    from gateway_timeline.importers.jsonl import ingest_lines
+    from timeline_helpers import WEEK_MS, fill, lines_of
+
+    old_title = "a.py — secret-client — Visual Studio Code"
+    path = fill(tmp_path / "store.db", [envelope(now - timedelta(hours=30), "app.focus", "Code", old_title)])
+    db = sqlite3.connect(path)  # as schema 4 left it: no titles table
+    db.execute("DROP TABLE labels")
+    db.execute("PRAGMA user_version = 4")
+    db.commit()
+    db.close()
+    with Store.reader(path) as store:
+        assert not store.has_labels
+        keeper = Gatekeeper(Gate(CLOSED))
+        day = (int((now - timedelta(hours=40)).timestamp() * 1000), int(now.timestamp() * 1000))
+        closed = keeper.closed(store, *day)
+        assert closed is not None and closed.labels == (old_title,), "read from the index of an older store"
+    recent = "ada@desk: ~/work/secret-client"
+    with Store.open(path) as store:  # the next import upgrades it
+        assert store.has_labels and [row[0] for row in store.db.execute("SELECT label FROM labels")] == [old_title]
+        ingest_lines(lines_of([envelope(now - timedelta(minutes=5), "app.focus", "xterm", recent)]), store,
+                     retention_ms=WEEK_MS)
+        assert {row[0] for row in store.db.execute("SELECT label FROM labels")} == {old_title, recent}
+    with Store.reader(path) as store:
+        closed = Gatekeeper(Gate(CLOSED)).closed(store, *day)
+        assert closed is not None and set(closed.labels) == {old_title, recent}
+    with Store.open(path) as store:  # a day's retention: the old title goes with its event
+        ingest_lines([], store, retention_ms=24 * 3_600_000)
+        assert [row[0] for row in store.db.execute("SELECT label FROM labels")] == [recent]
