@@ -7,6 +7,7 @@ never an event from a private (incognito) window.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -132,7 +133,14 @@ def normalise(event: Any) -> dict[str, Any]:
 
 def is_private_title(title: str | None) -> bool:
     """Is this the title of a private or incognito browser window (see `_PRIVATE_TITLE` for the forms)?"""
-    return bool(title) and _PRIVATE_TITLE.search(title) is not None  # type: ignore[arg-type]
+    return bool(title) and _private_title(title)  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=65_536)
+def _private_title(title: str) -> bool:
+    # Most titles hold none of the words every form holds: those are settled without the pattern.
+    folded = title.casefold()
+    return any(word in folded for word in PRIVATE_TITLE_WORDS) and _PRIVATE_TITLE.search(title) is not None
 
 
 def is_private_app(name: str | None) -> bool:

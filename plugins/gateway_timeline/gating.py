@@ -17,7 +17,6 @@ matched against the routes once, not on every call.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import frozen
 
 from gateway import Gate
-from gateway_timeline.envelope import PRIVATE_TITLE_WORDS, is_private_app, is_private_title
+from gateway_timeline.envelope import is_private_app, is_private_title
 
 if TYPE_CHECKING:
     from gateway_timeline.store import Store
@@ -95,11 +94,7 @@ class TitleFolders:
         return [route for key in sorted(named) for route in self.routes.get(key, ())]
 
 
-@functools.lru_cache(maxsize=65_536)
-def _private_label(label: str) -> bool:
-    # Most titles hold none of the words every private form holds: those are settled without the pattern.
-    folded = label.casefold()
-    return any(word in folded for word in PRIVATE_TITLE_WORDS) and is_private_title(label)
+_private_label = is_private_title  # remembered per title (envelope.py)
 
 
 class _Memo:
@@ -286,10 +281,12 @@ def private_rows(store: Store, since_ms: int, until_ms: int, reach_back: bool = 
     """The titles and apps of private windows among the values the range's rows may hold (None for none).
 
     The importers drop these events; a store filled before they knew a form (or by another program) may still
-    hold some, so they are left out at read time too, and counted nowhere (neither given nor `left_out`).
+    hold some, so they are left out at read time too, and counted nowhere (neither given nor `left_out`). A store
+    whose titles table was marked with today's forms gives its private titles whole (a superset of the range's,
+    and usually none); another is judged title by title over the range.
     """
-    labels = tuple(label for label in store.trait_values("label", since_ms, until_ms, reach_back)
-                   if _private_label(label))
+    labels = tuple(store.private_labels() if store.private_labels_known else (
+        label for label in store.trait_values("label", since_ms, until_ms, reach_back) if _private_label(label)))
     apps = tuple(app for app in store.trait_values("app", since_ms, until_ms, reach_back) if is_private_app(app))
     return Closed(apps=apps, labels=labels) if labels or apps else None
 

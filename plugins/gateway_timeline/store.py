@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gateway_timeline.envelope import PRIVATE_FORMS_VERSION, PRIVATE_TITLE_WORDS, is_private
+from gateway_timeline.envelope import PRIVATE_FORMS_VERSION, PRIVATE_TITLE_WORDS, is_private, is_private_title
 
 SCHEMA_VERSION = 5
 SCHEMA = """
@@ -85,13 +85,17 @@ CREATE TABLE IF NOT EXISTS cursors (
 );
 CREATE TABLE IF NOT EXISTS seen_types (type TEXT PRIMARY KEY);
 -- Every distinct title of `minutes` (schema 5): what the gate and the private-window forms judge titles from,
--- read whole for a long range rather than from every row of it. Kept up by `commit`, emptied of gone titles by
+-- read whole for a long range rather than from every row of it; private windows' titles marked at import. Kept up by `commit`, emptied of gone titles by
 -- `prune` (a title outlives its events no longer than they are kept).
-CREATE TABLE IF NOT EXISTS labels (label TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS labels (
+    label TEXT PRIMARY KEY,
+    private INTEGER NOT NULL DEFAULT 0  -- a private window's title, by the forms of meta private_forms
+) WITHOUT ROWID;
 {fill}PRAGMA user_version = {version};
 COMMIT;
 """
-_FILL_LABELS = "INSERT OR IGNORE INTO labels SELECT DISTINCT label FROM minutes WHERE label IS NOT NULL;\n"
+_FILL_LABELS = ("INSERT OR IGNORE INTO labels SELECT DISTINCT label, private_title(label) FROM minutes "
+                "WHERE label IS NOT NULL;\n")
 _TRAIT_INDEXES = ("minutes_by_group", "minutes_by_url", "minutes_by_label", "minutes_by_path")
 _REBUILT_IN_BULK = ("minutes_by_url", "minutes_by_label", "minutes_by_path")
 BULK_MINUTES = 7 * 24 * 60  # rebuilding more minutes than a week's, those indexes are made again rather than kept up
@@ -159,6 +163,16 @@ class Store:
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'labels'").fetchone() is not None
         return self._has_labels
 
+    @property
+    def private_labels_known(self) -> bool:
+        """Are private windows' titles marked in the titles table with today's forms (an import of this version
+        made or swept it)?"""
+        return self.has_labels and self.meta("private_forms") == PRIVATE_FORMS_VERSION
+
+    def private_labels(self) -> list[str]:
+        """The titles marked private in the titles table (see `private_labels_known`)."""
+        return [row[0] for row in self.db.execute("SELECT label FROM labels WHERE private = 1")]
+
     @classmethod
     def open(cls, path: Path, own_folder: bool = False) -> Store:
         """Open (creating it and its folder if needed) for writing; the store is the person's alone. With
@@ -167,6 +181,7 @@ class Store:
         if own_folder and path.parent.stat().st_mode & 0o077:
             os.chmod(path.parent, 0o700)
         connection = sqlite3.connect(path, timeout=30, isolation_level=None)
+        connection.create_function("private_title", 1, lambda title: int(is_private_title(title)), deterministic=True)
         before = connection.execute("PRAGMA user_version").fetchone()[0]
         # A store older than schema 5 gets its titles table filled in the same transaction as it is made.
         fill = _FILL_LABELS if 0 < before < 5 else ""
@@ -249,8 +264,8 @@ class Store:
                 (first, last),
             )
             self.db.execute(
-                "INSERT OR IGNORE INTO labels SELECT DISTINCT label FROM minutes WHERE minute BETWEEN ? AND ? "
-                "AND label IS NOT NULL",
+                "INSERT OR IGNORE INTO labels SELECT DISTINCT label, private_title(label) FROM minutes "
+                "WHERE minute BETWEEN ? AND ? AND label IS NOT NULL",
                 (first, last),
             )
         for _name, sql in rebuilt:
@@ -288,6 +303,7 @@ class Store:
         ]
         self.db.executemany("DELETE FROM events WHERE seq = ?", [(seq,) for seq, _ts in doomed])
         self._touched.update(ts // MINUTE_MS for _seq, ts in doomed)
+        self.db.execute("UPDATE labels SET private = private_title(label)")
         self.set_meta("private_forms", PRIVATE_FORMS_VERSION)
         return len(doomed)
 

@@ -173,3 +173,31 @@ def test_the_titles_table_is_filled_on_upgrade_kept_up_and_forgets_titles_past_t
     with Store.open(path) as store:  # a day's retention: the old title goes with its event
         ingest_lines([], store, retention_ms=24 * 3_600_000)
         assert [row[0] for row in store.db.execute("SELECT label FROM labels")] == [recent]
+
+
+@pytest.mark.parametrize("swept", [True, False])
+def test_private_titles_a_store_still_holds_are_found_marked_or_judged(tmp_path: Path, now: datetime, swept) -> None:
+    """An import of this version marks private windows' titles in the titles table (read whole); a store no
+    import of this version has swept is judged title by title over the range. Both find the same."""
+    from gateway_timeline.gating import private_rows
+    from gateway_timeline.importers.jsonl import ingest_lines
+    from timeline_helpers import WEEK_MS, lines_of
+
+    path = tmp_path / "store.db"
+    private = "Inbox — Mozilla Firefox Private Browsing"
+    with Store.open(path) as store:
+        ingest_lines(lines_of([envelope(now - timedelta(minutes=9), "app.focus", "Code", "a.py")]), store,
+                     retention_ms=WEEK_MS)
+        event = {**envelope(now - timedelta(minutes=5), "app.focus", "Firefox", private), "id": "old"}
+        row = row_of(event, parse_ts(event["ts"]), None, traits(event))
+        store.begin()
+        store.add([(*row[:10], 0, *row[11:])])  # as an import older than the forms stored it
+        if not swept:
+            store.db.execute("DELETE FROM meta WHERE key = 'private_forms'")
+        store.commit()
+    since, until = int((now - timedelta(hours=1)).timestamp() * 1000), int(now.timestamp() * 1000)
+    with Store.reader(path) as store:
+        assert store.private_labels_known is swept
+        for span in ((since, until), (until - 30 * 3_600_000, until)):
+            found = private_rows(store, *span)
+            assert found is not None and found.labels == (private,)
