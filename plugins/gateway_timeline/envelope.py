@@ -131,18 +131,17 @@ def normalise(event: Any) -> dict[str, Any]:
     return envelope
 
 
+@functools.lru_cache(maxsize=65_536)  # a day's titles come back in every call
 def is_private_title(title: str | None) -> bool:
     """Is this the title of a private or incognito browser window (see `_PRIVATE_TITLE` for the forms)?"""
-    return bool(title) and _private_title(title)  # type: ignore[arg-type]
-
-
-@functools.lru_cache(maxsize=65_536)
-def _private_title(title: str) -> bool:
+    if not title:
+        return False
     # Most titles hold none of the words every form holds: those are settled without the pattern.
     folded = title.casefold()
     return any(word in folded for word in PRIVATE_TITLE_WORDS) and _PRIVATE_TITLE.search(title) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def is_private_app(name: str | None) -> bool:
     """An app all of whose windows are private (Tor Browser, Mullvad Browser), whatever the watcher calls it."""
     if not name:

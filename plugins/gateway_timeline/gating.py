@@ -208,10 +208,12 @@ class Gatekeeper:
     def allows(self, app: str | None, url: str | None, path: str | None, label: str | None = None) -> bool:
         if not self.routed:
             return self.default
-        key = (app, url, path, label)
+        # Most titles name no route's path: those share the verdict of their (app, URL, path).
+        named = label if label and self.titles_routed and self.owners_by("title", label) else None
+        key = (app, url, path, named)
         verdict = self._verdicts.get(key)
         if verdict is None:
-            verdict = self._verdicts[key] = self.gate.allows(self.owners(app, url, path, label))
+            verdict = self._verdicts[key] = self.gate.allows(self.owners(app, url, path, named))
         return verdict
 
     def screen(self, items: Iterable[T], traits: Callable[[T], Traits]) -> tuple[list[T], list[T]]:
