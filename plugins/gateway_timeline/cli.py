@@ -68,7 +68,7 @@ def make_group(host: PluginHost) -> click.Group:
             tried = ", ".join(str(p) for p in settings.activitywatch_candidates())
             raise click.ClickException(f"no ActivityWatch database found (looked at {tried}); give its path")
         retention = settings.retention_ms(host.settings)
-        with Store.open(store_path()) as store:
+        with Store.open(store_path(), own_folder=store_path().parent == host.folders.data) as store:
             try:
                 with _bar(count_pending(path, store), "Importing ActivityWatch events") as progress:
                     report = import_database(path, store, retention_ms=retention, progress=progress)
@@ -124,7 +124,7 @@ def make_group(host: PluginHost) -> click.Group:
 
         live = str(file) == "-"
         retention = settings.retention_ms(host.settings)
-        with Store.open(store_path()) as store:
+        with Store.open(store_path(), own_folder=store_path().parent == host.folders.data) as store:
             if live:
                 report = ingest_lines(sys.stdin.buffer, store, retention_ms=retention, live=True)
             else:

@@ -7,6 +7,7 @@ never an event from a private (incognito) window.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -15,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from gateway import mask, one_line
+from gateway import clip, one_line
 
 VERSION = 1
 TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$")
@@ -28,6 +29,30 @@ _SECRET_KEYS = re.compile(
     re.IGNORECASE,
 )
 PRIVATE_MODES = {"private", "incognito", "inprivate"}
+
+# How browsers title their private windows (checked against the window title, and a page or tab title):
+# Firefox and its forks "Page — Mozilla Firefox Private Browsing" (macOS "Page — Private Browsing", before
+# 2019 "Page - Mozilla Firefox (Private Browsing)"), Safari "Private Browsing"; Chrome and Chromium
+# "Page - Google Chrome (Incognito)", some watchers "Page - Incognito"; Brave "Page - Brave (Private)",
+# "Private Window with Tor"; Edge "Page - [InPrivate] - Microsoft Edge", "Page - InPrivate"; and Tor Browser,
+# whose every window is private. A normal page whose own title ends so is dropped too: a lost event is
+# better than a private one given.
+_PRIVATE_TITLE = re.compile(
+    r"Private Browsing\)?\s*$"
+    r"|\((?:Incognito|Private|InPrivate)\)\s*$"
+    r"|\[InPrivate\]"
+    r"|(?:^|\s[-—–|]\s*)(?:Incognito|InPrivate)\s*$"
+    r"|\bInPrivate\b.*\bEdge\s*$"
+    r"|\bPrivate Window with Tor\b"
+    r"|[-—–]\s*(?:Tor|Mullvad) Browser\s*$",
+    re.IGNORECASE,
+)
+# Raised whenever the forms change: the next import then forgets the stored events the new forms recognise.
+PRIVATE_FORMS_VERSION = 1
+# Every form above holds one of these (any case): the store looks titles up by them before the pattern is tried.
+PRIVATE_TITLE_WORDS = ("private", "incognito", "tor browser", "mullvad browser")
+# Browsers whose windows are all private: Tor Browser, and Mullvad Browser (private browsing by default).
+_PRIVATE_APPS = {"torbrowser", "mullvadbrowser"}
 
 
 class EnvelopeError(ValueError):
@@ -106,8 +131,28 @@ def normalise(event: Any) -> dict[str, Any]:
     return envelope
 
 
+@functools.lru_cache(maxsize=65_536)  # a day's titles come back in every call
+def is_private_title(title: str | None) -> bool:
+    """Is this the title of a private or incognito browser window (see `_PRIVATE_TITLE` for the forms)?"""
+    if not title:
+        return False
+    # Most titles hold none of the words every form holds: those are settled without the pattern.
+    folded = title.casefold()
+    return any(word in folded for word in PRIVATE_TITLE_WORDS) and _PRIVATE_TITLE.search(title) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def is_private_app(name: str | None) -> bool:
+    """An app all of whose windows are private (Tor Browser, Mullvad Browser), whatever the watcher calls it."""
+    if not name:
+        return False
+    key = "".join(ch for ch in name.lower().removesuffix(".exe") if ch.isalnum())
+    return key in _PRIVATE_APPS
+
+
 def is_private(event: Mapping[str, Any]) -> bool:
-    """An event from a private or incognito window (by the browser's flag or the recorder's mode)."""
+    """An event from a private or incognito window: by the browser's flag, the recorder's mode, the window's
+    or page's title, or the app (whichever watcher or bucket it came from)."""
     for part in (event.get("data"), event.get("window"), event.get("app")):
         if isinstance(part, Mapping):
             if part.get("incognito") is True or part.get("private") is True:
@@ -115,7 +160,10 @@ def is_private(event: Mapping[str, Any]) -> bool:
             mode = part.get("mode")
             if isinstance(mode, str) and mode.strip().lower() in PRIVATE_MODES:
                 return True
-    return False
+            if any(isinstance(part.get(key), str) and is_private_title(part[key]) for key in ("title", "tab_title")):
+                return True
+    app = event.get("app")
+    return isinstance(app, Mapping) and isinstance(app.get("name"), str) and is_private_app(app["name"])
 
 
 def strip_url_secrets(url: str) -> str:
@@ -140,25 +188,30 @@ def strip_url_secrets(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, clean(parts.query), clean(parts.fragment)))
 
 
-def safe_text(value: str, limit: int = FIELD_LIMIT) -> str:
-    """Others' words for display: one line, masked, cut; a URL also loses its query-string secrets."""
-    text = one_line(value, limit * 2)
+def safe_text(value: str, limit: int | None = FIELD_LIMIT) -> str:
+    """Others' words for display: a URL's query-string secrets removed, then masked whole, one line, and cut
+    (`gateway.clip`: a field cut before masking could end in half a card or IBAN no mask knows any more)."""
+    text = one_line(value)
     if "://" in text:
         text = " ".join(strip_url_secrets(word) if "://" in word else word for word in text.split(" "))
-    return one_line(mask(text), limit)
+    return clip(text, limit)
 
 
 class Cleaner:
     """`safe_text` for one answer, remembering what it did: the same titles and URLs come back many times."""
 
     def __init__(self) -> None:
-        self.done: dict[str, str] = {}
+        self.done: dict[tuple[str, int], str] = {}
 
-    def text(self, value: str) -> str:
-        cleaned = self.done.get(value)
+    def text(self, value: str, limit: int | None = FIELD_LIMIT) -> str:
+        cleaned = self.done.get((value, limit))
         if cleaned is None:
-            cleaned = self.done[value] = safe_text(value)
+            cleaned = self.done[(value, limit)] = safe_text(value, limit)
         return cleaned
+
+    def file_name(self, path: str, limit: int) -> str:
+        """The last part of a path, taken after the whole path was masked (a number may span its slashes)."""
+        return one_line(self.text(path, None).rsplit("/", 1)[-1], limit)
 
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -179,7 +232,7 @@ def for_agent(event: Mapping[str, Any], cleaner: Cleaner | None = None) -> dict[
         "id": event["id"],
         "ts": event["ts"],
         "mono_ns": event.get("mono_ns"),
-        "source": one_line(event.get("source"), 100),
+        "source": clip(event.get("source"), 100),
         "type": event["type"],
         "app": clean(app) if isinstance(app, dict) else None,
         "window": clean(window) if isinstance(window, dict) else None,

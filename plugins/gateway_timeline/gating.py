@@ -1,4 +1,10 @@
-"""Which events the consent gate lets through: decided per (app, URL, file path), the traits routes use.
+"""Which events the consent gate lets through: decided per app, URL, file path and window title.
+
+A window title routes through the paths it names (see `title_paths`, `TitleFolders`): an editor's or a
+terminal's title saying `~/work/secret-client/src` or `settings.py — secret-client — Visual Studio Code` is that
+folder's project's. Every verdict is the gate's (`Gate.owners_of`, `Gate.allows`) on one value; SQL only looks
+up the values the gate named. Private-window events (`private_rows`) are not the gate's: they are dropped
+without being counted, as the importers drop them.
 
 A browser's window title repeats the title of the page shown, often without its URL (ActivityWatch's
 window watcher records none): an event whose title begins with the title of a page the gate kept back is
@@ -12,6 +18,8 @@ matched against the routes once, not on every call.
 from __future__ import annotations
 
 import json
+import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import frozen
 
 from gateway import Gate
+from gateway_timeline.envelope import is_private_app, is_private_title
 
 if TYPE_CHECKING:
     from gateway_timeline.store import Store
@@ -27,6 +36,66 @@ T = TypeVar("T")
 Traits = tuple[str | None, str | None, str | None, str | None]  # app, url, path, label
 MIN_TITLE = 8  # shorter page titles ("Home", "Inbox") say too little to hide every window beginning with them
 
+# Where a path begins in a title: `/` or `~/` at the start or after a space, bracket, quote, `:` or `=`
+# (`user@host:~/src`, `(/srv/x)`), never inside a word (`ada/gateway`) nor a URL's `//`.
+_PATH_START = re.compile(r"(?:^|(?<=[\s(\[{<:=\"'`]))(?:~/|/)(?=[^\s/])")
+# Where it surely ends: quotes, brackets, a bar, an editor's dash between spaces, a tab. A space may be inside
+# a folder's name, so every shorter candidate ending at a space is tried too.
+_PATH_END = re.compile(r"[\"'`|()\[\]{}<>\t]|\s[—–·]\s")
+_PATH_TRAILING = " .,:;!?…"
+# The parts of a title an editor or a terminal puts a project's folder name in: between its separators
+# (" — ", " – ", " - ", " | ", " · "), in brackets, or after "host: ".
+_SEGMENTS = re.compile(r"\s[—–|·-]\s|[()\[\]]|:\s")
+_EDITOR_SEPARATOR = re.compile(r"\s[—–-]\s")
+_PATH_WORDS = ("/", "~")
+
+
+def title_paths(title: str) -> list[str]:
+    """The absolute and `~/` paths a title may name, each with its shorter forms ending at a space."""
+    found: list[str] = []
+    for start in _PATH_START.finditer(title):
+        run = _PATH_END.split(title[start.start():start.start() + 1000], maxsplit=1)[0]
+        ends = [index for index, char in enumerate(run) if char == " "] + [len(run)]
+        for end in ends:
+            candidate = run[:end].rstrip(_PATH_TRAILING)
+            if len(candidate) > 1 and candidate not in found:
+                found.append(candidate)
+    return found
+
+
+class TitleFolders:
+    """The last folder names of the manifest's path routes, found in titles as an editor shows them."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.routes: dict[str, list[str]] = {}
+        for project in gate.projects:
+            for route in project.paths:
+                name = os.path.basename(route.rstrip("/"))
+                if len(name) >= 2 and name not in ("~", "..") and not any(ch in name for ch in "*?["):
+                    self.routes.setdefault(name.casefold(), []).append(route)
+        names = sorted(self.routes, key=len, reverse=True)
+        self._pattern = re.compile(
+            r"(?<![\w.-])(?:" + "|".join(map(re.escape, names)) + r")(?![\w.-])", re.IGNORECASE
+        ) if names else None
+
+    def routes_named(self, title: str) -> list[str]:
+        """Routes whose folder a title names: a whole part of it (between separators or brackets), or a whole
+        word after an editor's " — " separator (`settings.py — secret-client — Visual Studio Code`)."""
+        if self._pattern is None:
+            return []
+        named: set[str] = set()
+        for segment in _SEGMENTS.split(title):
+            key = segment.strip().casefold()
+            if key in self.routes:
+                named.add(key)
+        parts = _EDITOR_SEPARATOR.split(title, maxsplit=1)
+        if len(parts) == 2:
+            named.update(match.group(0).casefold() for match in self._pattern.finditer(parts[1]))
+        return [route for key in sorted(named) for route in self.routes.get(key, ())]
+
+
+_private_label = is_private_title  # remembered per title (envelope.py)
+
 
 class _Memo:
     """What one gate said about single values: their owners, and whether the value alone keeps an event back."""
@@ -34,6 +103,7 @@ class _Memo:
     def __init__(self) -> None:
         self.owners: dict[tuple[str, str], frozenset[str]] = {}
         self.shut: dict[tuple[str, str], bool] = {}
+        self.folders: TitleFolders | None = None
 
 
 _MEMOS: dict[Any, _Memo] = {}  # per gate (the manifest and outside_projects)
@@ -67,6 +137,9 @@ class Closed:
     paths: tuple[str, ...] = ()
     labels: tuple[str, ...] = ()
 
+    def __bool__(self) -> bool:
+        return bool(self.apps or self.urls or self.paths or self.labels)
+
     def condition(self) -> tuple[str, list[Any]]:
         """An SQL condition (0 or 1, never NULL) on the columns app, url, path, label, with its parameters."""
         parts: list[str] = []
@@ -86,17 +159,33 @@ class Gatekeeper:
         # Without an apps, urls or paths route no event belongs to a project: one verdict for all.
         self.routed = any(p.apps or p.urls or p.paths for p in gate.projects)
         self.default = gate.allows(())
-        self._verdicts: dict[tuple[str | None, str | None, str | None], bool] = {}
+        self._verdicts: dict[tuple[str | None, str | None, str | None, str | None], bool] = {}
         self._memo = _memo_of(gate) if self.routed else _Memo()
+        if self._memo.folders is None:
+            self._memo.folders = TitleFolders(gate)
+        self.folders = self._memo.folders
+        self.titles_routed = any(p.paths for p in gate.projects)
 
     def owners_by(self, kind: str, value: str | None) -> frozenset[str]:
-        """The projects whose `kind` routes (app, url, path) take this value; remembered per gate."""
+        """The projects whose `kind` routes (app, url, path) take this value, or (`title`) whose path routes take a
+        path the title names; remembered per gate."""
         if not value:
             return frozenset()
         owners = self._memo.owners.get((kind, value))
         if owners is None:
-            owners = self._memo.owners[(kind, value)] = self.gate.owners_of(**{kind: value})
+            owners = self._title_owners(value) if kind == "title" else self.gate.owners_of(**{kind: value})
+            self._memo.owners[(kind, value)] = owners
         return owners
+
+    def _title_owners(self, title: str) -> frozenset[str]:
+        if not self.titles_routed:
+            return frozenset()
+        owners: set[str] = set()
+        for path in title_paths(title) if any(word in title for word in _PATH_WORDS) else ():
+            owners |= self.owners_by("path", path)
+        for route in self.folders.routes_named(title):
+            owners |= self.owners_by("path", route)  # the gate decides, as for an item at the route's folder
+        return frozenset(owners)
 
     def _shuts(self, kind: str, value: str) -> bool:
         """Does this value alone keep an event back (it belongs to a closed project)? For outside_projects true."""
@@ -109,25 +198,33 @@ class Gatekeeper:
     def uniform(self) -> bool:
         return not self.routed
 
-    def owners(self, app: str | None, url: str | None, path: str | None) -> frozenset[str]:
+    def owners(
+        self, app: str | None, url: str | None, path: str | None, label: str | None = None
+    ) -> frozenset[str]:
         # A project owns an item when any one of its routes takes any one of the item's traits: the union.
-        return self.owners_by("app", app) | self.owners_by("url", url) | self.owners_by("path", path)
+        return (self.owners_by("app", app) | self.owners_by("url", url) | self.owners_by("path", path)
+                | self.owners_by("title", label))
 
-    def allows(self, app: str | None, url: str | None, path: str | None) -> bool:
+    def allows(self, app: str | None, url: str | None, path: str | None, label: str | None = None) -> bool:
         if not self.routed:
             return self.default
-        key = (app, url, path)
+        # Most titles name no route's path: those share the verdict of their (app, URL, path).
+        named = label if label and self.titles_routed and self.owners_by("title", label) else None
+        key = (app, url, path, named)
         verdict = self._verdicts.get(key)
         if verdict is None:
-            verdict = self._verdicts[key] = self.gate.allows(self.owners(app, url, path))
+            verdict = self._verdicts[key] = self.gate.allows(self.owners(app, url, path, named))
         return verdict
 
     def screen(self, items: Iterable[T], traits: Callable[[T], Traits]) -> tuple[list[T], list[T]]:
-        """(kept, left out): by the items' own traits, then by titles of the pages left out."""
+        """(kept, left out): by the items' own traits (their titles' paths among them), then by titles of the
+        pages left out. Private-window items are in neither: they are dropped, uncounted."""
         kept, closed, closed_titles = [], [], set()
         for item in items:
             app, url, path, label = traits(item)
-            if self.allows(app, url, path):
+            if (label and _private_label(label)) or is_private_app(app):
+                continue
+            if self.allows(app, url, path, label):
                 kept.append(item)
             else:
                 closed.append(item)
@@ -162,15 +259,45 @@ class Gatekeeper:
                                ("path", any(p.paths for p in projects))):
             values: Sequence[str] = store.trait_values(column, since_ms, until_ms, reach_back) if wanted else ()
             found[column] = tuple(value for value in values if self._shuts(column, value))
-        if not any(found.values()):
+        # Titles naming a closed route's path or folder, judged once per distinct title (remembered per gate).
+        named = tuple(
+            label for label in store.trait_values("label", since_ms, until_ms, reach_back)
+            if self._shuts("title", label)
+        ) if self.titles_routed else ()
+        if not any(found.values()) and not named:
             return None
         titles = tuple(title for title in store.page_titles(since_ms, until_ms, found["app"], found["url"],
-                                                            found["path"]) if len(title) >= MIN_TITLE)
+                                                            found["path"], named) if len(title) >= MIN_TITLE)
         # The prefix test runs once per distinct title of the range; SQL then only looks titles up.
         labels = tuple(store.labels_beginning(titles, since_ms, until_ms)) if titles else ()
-        return Closed(apps=found["app"], urls=found["url"], paths=found["path"], labels=labels)
+        return Closed(apps=found["app"], urls=found["url"], paths=found["path"],
+                      labels=tuple(dict.fromkeys((*named, *labels))))
 
     def exclusion(self, store: Store, since_ms: int, until_ms: int) -> tuple[str, list[Any]] | None:
         """`closed()` as an SQL condition true for the events kept back, with its parameters; None for none."""
         closed = self.closed(store, since_ms, until_ms)
         return None if closed is None else closed.condition()
+
+
+def private_rows(store: Store, since_ms: int, until_ms: int, reach_back: bool = False) -> Closed | None:
+    """The titles and apps of private windows among the values the range's rows may hold (None for none).
+
+    The importers drop these events; a store filled before they knew a form (or by another program) may still
+    hold some, so they are left out at read time too, and counted nowhere (neither given nor `left_out`). A store
+    whose titles table was marked with today's forms gives its private titles whole (a superset of the range's,
+    and usually none); another is judged title by title over the range.
+    """
+    labels = tuple(store.private_labels() if store.private_labels_known else (
+        label for label in store.trait_values("label", since_ms, until_ms, reach_back) if _private_label(label)))
+    apps = tuple(app for app in store.trait_values("app", since_ms, until_ms, reach_back) if is_private_app(app))
+    return Closed(apps=apps, labels=labels) if labels or apps else None
+
+
+def without(where: str, params: Sequence[Any], *conditions: Closed | None) -> tuple[str, list[Any]]:
+    """`where` (an SQL suffix) narrowed to the rows none of `conditions` holds."""
+    params = list(params)
+    for condition in conditions:
+        if condition:
+            sql, values = condition.condition()
+            where, params = f"{where} AND NOT {sql}", [*params, *values]
+    return where, params

@@ -11,7 +11,7 @@ from typing import Any
 
 from gateway_timeline import render, sessions
 from gateway_timeline.envelope import Cleaner, for_agent, is_private
-from gateway_timeline.gating import Gatekeeper
+from gateway_timeline.gating import MIN_TITLE, Gatekeeper, private_rows, without
 from gateway_timeline.store import Store, envelope_of, filter_clause
 from gateway_timeline.timeexpr import iso_ms
 
@@ -46,19 +46,18 @@ def timeline(
     details: Callable[[Sequence[sessions.Session]], list[list[tuple[Any, ...]]]] = lambda group: [[] for _ in group]  # noqa: E731
     left_out = 0
     if store is not None and start < until_ms:
+        # Private windows a store may still hold: in no session and no count.
+        visible = without("", [], private_rows(store, start, until_ms, reach_back=True))
         if keeper.uniform or keeper.gate.outside_projects:
-            where, params = "", []
             closed = None if keeper.uniform else keeper.closed(store, start, until_ms, reach_back=True)
-            if closed is not None:
-                condition, params = closed.condition()
-                where = f" AND NOT {condition}"
+            where, params = without(*visible, closed)
             rows = store.summary(start, until_ms, True, where, params) if keeper.default else []
             if not keeper.default:
-                left_out = store.count(start, until_ms)
+                left_out = store.count(start, until_ms, *visible)
             elif closed is not None:
                 # Every event of the range is in these rows' counts or left out (spans begun before the range
                 # come with no count): what is missing from them is what was left out.
-                left_out = store.count(start, until_ms) - sum(row[sessions.N] for row in rows)
+                left_out = store.count(start, until_ms, *visible) - sum(row[sessions.N] for row in rows)
 
             def details(group: Sequence[sessions.Session]) -> list[list[tuple[Any, ...]]]:
                 span = (max(group[0].start_ms, start), min(group[-1].end_ms, until_ms))
@@ -66,7 +65,8 @@ def timeline(
         else:
             # Things outside projects are closed: each row is judged (row: minute, type, app, bundle_id,
             # label, url, path, n, ...).
-            rows, closed = keeper.screen(store.summary(start, until_ms), lambda row: (row[2], row[5], row[6], row[4]))
+            rows, closed = keeper.screen(store.summary(start, until_ms, False, *visible),
+                                         lambda row: (row[2], row[5], row[6], row[4]))
             left_out = sum(row[7] for row in closed)
 
             def details(group: Sequence[sessions.Session]) -> list[list[tuple[Any, ...]]]:
@@ -132,21 +132,25 @@ def events(
     start = max(since_ms, oldest_ms)
     if store is None or start >= until_ms:
         return {**result, "left_out": 0}
-    where, params = filter_clause(types, app, bundle_id)
+    # Private windows a store may still hold are in no count; closed projects' events are in left_out only.
+    visible = without("", [], private_rows(store, start, until_ms))
+    narrowed, values = filter_clause(types, app, bundle_id)
+    where, params = f"{visible[0]}{narrowed}", [*visible[1], *values]
     if keeper.uniform:
         if not keeper.default:
-            everything = store.count(start, until_ms)
+            everything = store.count(start, until_ms, *visible)
             return {**result, "left_out": everything}
         count, left_out, closed = store.count(start, until_ms, where, params), 0, None
     elif keeper.gate.outside_projects:
         closed, left_out = None, 0
-        closed_sql = keeper.exclusion(store, start, until_ms)  # the gate's verdicts are remembered across calls
-        if closed_sql is not None:
-            left_out = store.count(start, until_ms, f" AND {closed_sql[0]}", closed_sql[1])
-            where, params = f"{where} AND NOT {closed_sql[0]}", [*params, *closed_sql[1]]
+        shut = keeper.closed(store, start, until_ms)  # the gate's verdicts are remembered across calls
+        if shut is not None:
+            condition, values = shut.condition()
+            left_out = store.count(start, until_ms, f"{visible[0]} AND {condition}", [*visible[1], *values])
+            where, params = without(where, params, shut)
         count = store.count(start, until_ms, where, params)
     else:
-        _kept, left = keeper.screen(store.owner_groups(start, until_ms), lambda group: group[:4])
+        _kept, left = keeper.screen(store.owner_groups(start, until_ms, *visible), lambda group: group[:4])
         closed = {group[:4] for group in left}
         left_out = sum(group[4] for group in left)
         count = sum(
@@ -177,16 +181,20 @@ def event(store: Store | None, keeper: Gatekeeper, event_id: str, oldest_ms: int
     envelope = envelope_of(found)
     if private or is_private(envelope) or ts_ms < oldest_ms:
         return None
-    if not keeper.allows(app, url, path):
-        raise PermissionError(keeper.owners(app, url, path))
+    # A refusal is given the event's own owners only (its traits', or those of the page whose title its window
+    # repeats), never the other closed things of its hour.
+    if not keeper.allows(app, url, path, label):
+        raise PermissionError(keeper.owners(app, url, path, label))
     if keeper.routed and label:
         # Its title may be that of a page kept back (see gating.py): judged against the pages of the same hour.
         hour = 3_600_000
-        _kept, closed = keeper.screen(
-            [*store.owner_groups(ts_ms - hour, ts_ms + hour), (app, url, path, label, 1)], lambda g: g[:4]
-        )
-        if (app, url, path, label, 1) in closed:
-            raise PermissionError(frozenset(o for g in closed for o in keeper.owners(*g[:3])))
+        repeated = [
+            group for group in store.owner_groups(ts_ms - hour, ts_ms + hour)
+            if group[1] and group[3] and len(group[3]) >= MIN_TITLE and label.startswith(group[3])
+            and not keeper.allows(*group[:4])
+        ]
+        if repeated:
+            raise PermissionError(frozenset(o for group in repeated for o in keeper.owners(*group[:4])))
     return for_agent(envelope)
 
 

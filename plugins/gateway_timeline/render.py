@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from gateway_timeline.envelope import safe_text
+from gateway_timeline.envelope import Cleaner
 from gateway_timeline.sessions import FOCUS_CHANGE_TYPES, Session
 from gateway_timeline.timeexpr import iso_ms, to_local
 
@@ -55,13 +55,22 @@ def _more(shown: int, total: int) -> str:
     return f" and {total - shown} more" if total > shown else ""
 
 
-def markdown_of(session: Session, zone: tzinfo | None) -> str:
+def _title(session: Session, limit: int, clean: Cleaner) -> str:
+    """The session's title, masked then cut; a file's name is taken from its path masked whole."""
+    if any(session.labels) or not session.files:
+        return clean.text(session.title, limit)
+    return clean.file_name(max(session.files.items(), key=lambda item: item[1])[0], limit)
+
+
+def markdown_of(session: Session, zone: tzinfo | None, clean: Cleaner | None = None) -> str:
+    clean = clean or Cleaner()
+    safe_text = clean.text
     title = session.title
-    what = safe_text(title, TITLE_LIMIT)
+    what = _title(session, TITLE_LIMIT, clean)
     heading = f"## {_clock(session.start_ms, zone)}-{_clock(session.end_ms, zone)} {safe_text(session.app, 60)}"
     lines = [heading + (f" — {what}" if what else "")]
     if session.pages:
-        hosts = list(dict.fromkeys(h for h in (_host(u) for u in session.pages) if h))
+        hosts = list(dict.fromkeys(h for h in (safe_text(_host(u), 100) for u in session.pages) if h))
         titles = [safe_text(label or url, 70) for url, label in _top_pages(session, PAGES_SHOWN)]
         pages = len(session.pages)
         lines.append(
@@ -78,7 +87,7 @@ def markdown_of(session: Session, zone: tzinfo | None) -> str:
         shown = [safe_text(label, 70) for label in windows[:PAGES_SHOWN]]
         lines.append(f"- Also in windows: {'; '.join(shown)}{_more(len(shown), len(windows))}")
     if session.files:
-        names = [safe_text(path.rsplit("/", 1)[-1], 60) for path, _w in session.files.most_common(FILES_SHOWN)]
+        names = [clean.file_name(path, 60) for path, _w in session.files.most_common(FILES_SHOWN)]
         lines.append(f"- Files: {', '.join(names)}{_more(len(names), len(session.files))}")
     switches = sum(n for kind, n in session.counts.items() if kind in FOCUS_CHANGE_TYPES)
     if switches > 1:
@@ -95,13 +104,15 @@ def markdown_of(session: Session, zone: tzinfo | None) -> str:
     return "\n".join(lines)
 
 
-def structured_of(session: Session) -> dict[str, Any]:
+def structured_of(session: Session, clean: Cleaner | None = None) -> dict[str, Any]:
+    clean = clean or Cleaner()
+    safe_text = clean.text
     return {
         "start": iso_ms(session.start_ms),
         "end": iso_ms(session.end_ms),
         "app": safe_text(session.app, 100),
         "bundle_id": session.bundle_id,
-        "title": safe_text(session.title, TITLE_LIMIT),  # read once per session
+        "title": _title(session, TITLE_LIMIT, clean),  # read once per session
         "duration_s": round((session.end_ms - session.start_ms) / 1000),
         "event_count": session.events,
         "counts": dict(session.counts.most_common()),
@@ -133,7 +144,8 @@ def markdown(
 ) -> tuple[str, bool]:
     """The markdown timeline and whether older sessions were cut to stay under `max_tokens`."""
     note_room = 120
-    parts = (markdown_of(s, zone) for s in newest_first)
+    clean = Cleaner()  # one per answer: the same titles come back in many sessions
+    parts = (markdown_of(s, zone, clean) for s in newest_first)
     kept, _used = _newest_within(parts, max(max_tokens * CHARS_PER_TOKEN - note_room, 0), "\n\n")
     text = "\n\n".join(kept)
     truncated = len(kept) < total
@@ -150,8 +162,9 @@ def structured(
     """The sessions as data, newest kept within `max_tokens`; (sessions, truncated, token estimate)."""
     items: list[dict[str, Any]] = []
     used = 2
+    clean = Cleaner()  # one per answer
     for session in newest_first:
-        item = structured_of(session)
+        item = structured_of(session, clean)
         cost = len(json.dumps(item, ensure_ascii=False)) + 2
         if used + cost > max_tokens * CHARS_PER_TOKEN:
             break

@@ -4,7 +4,8 @@
 for each minute, one row per (type, app, label, URL, path) with a count and the span covered, so a day's
 timeline reads thousands of rows rather than millions. Importers write; the tools only read.
 
-Schema 4 added indexes only (no data changed): `minutes` by (minute, type, app), which lets the per-(minute,
+Schema 5 added the table `labels` (every distinct title), filled when an import upgrades the store. Schema 4
+added indexes only (no data changed): `minutes` by (minute, type, app), which lets the per-(minute,
 type, app) sums be read without sorting, and by URL, title and file path, which let the gate's closed values
 be found without reading every row of a range. A store of schema 3 is upgraded in place the next time an
 importer opens it (`gateway timeline import ...` or `ingest`; a few seconds for a week of heavy use); until
@@ -14,15 +15,16 @@ then the tools read it as before, only slower (`Store.indexed` says which).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gateway_timeline.envelope import is_private
+from gateway_timeline.envelope import PRIVATE_FORMS_VERSION, PRIVATE_TITLE_WORDS, is_private, is_private_title
 
-SCHEMA_VERSION = 4
-SCHEMA = f"""
+SCHEMA_VERSION = 5
+SCHEMA = """
 PRAGMA journal_mode = WAL;
 BEGIN IMMEDIATE;  -- an upgrade (new indexes) is done whole or not at all
 CREATE TABLE IF NOT EXISTS events (
@@ -82,9 +84,18 @@ CREATE TABLE IF NOT EXISTS cursors (
     PRIMARY KEY (origin, bucket)
 );
 CREATE TABLE IF NOT EXISTS seen_types (type TEXT PRIMARY KEY);
-PRAGMA user_version = {SCHEMA_VERSION};
+-- Every distinct title of `minutes` (schema 5): what the gate and the private-window forms judge titles from,
+-- read whole for a long range rather than from every row of it; private windows' titles marked at import. Kept up by `commit`, emptied of gone titles by
+-- `prune` (a title outlives its events no longer than they are kept).
+CREATE TABLE IF NOT EXISTS labels (
+    label TEXT PRIMARY KEY,
+    private INTEGER NOT NULL DEFAULT 0  -- a private window's title, by the forms of meta private_forms
+) WITHOUT ROWID;
+{fill}PRAGMA user_version = {version};
 COMMIT;
 """
+_FILL_LABELS = ("INSERT OR IGNORE INTO labels SELECT DISTINCT label, private_title(label) FROM minutes "
+                "WHERE label IS NOT NULL;\n")
 _TRAIT_INDEXES = ("minutes_by_group", "minutes_by_url", "minutes_by_label", "minutes_by_path")
 _REBUILT_IN_BULK = ("minutes_by_url", "minutes_by_label", "minutes_by_path")
 BULK_MINUTES = 7 * 24 * 60  # rebuilding more minutes than a week's, those indexes are made again rather than kept up
@@ -133,6 +144,7 @@ class Store:
         self.path = path
         self._touched: set[int] = set()
         self._indexed: bool | None = None
+        self._has_labels: bool | None = None
 
     @property
     def indexed(self) -> bool:
@@ -143,13 +155,39 @@ class Store:
             self._indexed = all(name in names for name in _TRAIT_INDEXES)
         return self._indexed
 
+    @property
+    def has_labels(self) -> bool:
+        """Has the store schema 5's table of titles (an older one, not yet upgraded by an import, has not)?"""
+        if self._has_labels is None:
+            self._has_labels = self.db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'labels'").fetchone() is not None
+        return self._has_labels
+
+    @property
+    def private_labels_known(self) -> bool:
+        """Are private windows' titles marked in the titles table with today's forms (an import of this version
+        made or swept it)?"""
+        return self.has_labels and self.meta("private_forms") == PRIVATE_FORMS_VERSION
+
+    def private_labels(self) -> list[str]:
+        """The titles marked private in the titles table (see `private_labels_known`)."""
+        return [row[0] for row in self.db.execute("SELECT label FROM labels WHERE private = 1")]
+
     @classmethod
-    def open(cls, path: Path) -> Store:
-        """Open (creating it and its folder if needed) for writing."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def open(cls, path: Path, own_folder: bool = False) -> Store:
+        """Open (creating it and its folder if needed) for writing; the store is the person's alone. With
+        `own_folder` (the plugin's data folder, not one the person chose), that folder is made 0700 too."""
+        _private_file(path)
+        if own_folder and path.parent.stat().st_mode & 0o077:
+            os.chmod(path.parent, 0o700)
         connection = sqlite3.connect(path, timeout=30, isolation_level=None)
-        connection.executescript(SCHEMA)
+        connection.create_function("private_title", 1, lambda title: int(is_private_title(title)), deterministic=True)
+        before = connection.execute("PRAGMA user_version").fetchone()[0]
+        # A store older than schema 5 gets its titles table filled in the same transaction as it is made.
+        fill = _FILL_LABELS if 0 < before < 5 else ""
+        connection.executescript(SCHEMA.format(fill=fill, version=SCHEMA_VERSION))
         connection.execute("PRAGMA synchronous = NORMAL")
+        _private_file(path)  # the -wal and -shm files now exist
         return cls(connection, path)
 
     @classmethod
@@ -225,6 +263,11 @@ class Store:
                 "WHERE minute BETWEEN ? AND ?",
                 (first, last),
             )
+            self.db.execute(
+                "INSERT OR IGNORE INTO labels SELECT DISTINCT label, private_title(label) FROM minutes "
+                "WHERE minute BETWEEN ? AND ? AND label IS NOT NULL",
+                (first, last),
+            )
         for _name, sql in rebuilt:
             self.db.execute(sql)
         self._touched.clear()
@@ -243,7 +286,26 @@ class Store:
         self.db.execute("DELETE FROM minute_apps WHERE minute < ?", (before_ms // MINUTE_MS,))
         if gone:
             self._touched.add(before_ms // MINUTE_MS)
+            self.db.execute("DELETE FROM labels WHERE label NOT IN (SELECT label FROM minutes WHERE label IS NOT NULL)")
         return gone
+
+    def forget_private(self) -> int:
+        """Delete the stored events that today's private-window forms recognise (once per version of the forms):
+        a store filled before the importers knew a form keeps none of its events. The count deleted."""
+        if self.meta("private_forms") == PRIVATE_FORMS_VERSION:
+            return 0
+        words = [f"%{word}%" for word in PRIVATE_TITLE_WORDS]
+        like = " OR ".join(f"{column} LIKE ?" for column in ("label", "app", "body") for _word in words)
+        doomed = [
+            (seq, row[1]) for seq, *row in self.db.execute(
+                f"SELECT seq, {_EVENT_COLUMNS} FROM events WHERE private = 0 AND ({like})", words * 3)
+            if is_private(envelope_of(row))
+        ]
+        self.db.executemany("DELETE FROM events WHERE seq = ?", [(seq,) for seq, _ts in doomed])
+        self._touched.update(ts // MINUTE_MS for _seq, ts in doomed)
+        self.db.execute("UPDATE labels SET private = private_title(label)")
+        self.set_meta("private_forms", PRIVATE_FORMS_VERSION)
+        return len(doomed)
 
     def set_meta(self, key: str, value: Any) -> None:
         self.db.execute(
@@ -354,7 +416,9 @@ class Store:
         if column == "app":
             sql = "SELECT DISTINCT app FROM minute_apps WHERE minute >= ? AND minute <= ? AND app IS NOT NULL"
             return [row[0] for row in self.db.execute(sql, (low, high))]
-        if column not in ("url", "path"):
+        if column == "label" and high - low > WHOLE_STORE_AFTER_MINUTES and self.has_labels:
+            return [row[0] for row in self.db.execute("SELECT label FROM labels")]
+        if column not in ("url", "path", "label"):
             raise ValueError(f"no trait column {column!r}")
         if self.indexed and high - low > WHOLE_STORE_AFTER_MINUTES:
             return [row[0] for row in self.db.execute(f"SELECT DISTINCT {column} FROM minutes WHERE {column} IS NOT NULL")]
@@ -364,13 +428,14 @@ class Store:
         )]
 
     def page_titles(
-        self, since_ms: int, until_ms: int, apps: Sequence[str], urls: Sequence[str], paths: Sequence[str]
+        self, since_ms: int, until_ms: int, apps: Sequence[str], urls: Sequence[str], paths: Sequence[str],
+        labels: Sequence[str] = (),
     ) -> list[str]:
         """Titles of the pages (rows with a URL) in the whole minutes around [since, until) that have one of these
-        apps, URLs or paths."""
+        apps, URLs, paths or titles."""
         low, high = since_ms // MINUTE_MS, until_ms // MINUTE_MS
-        chosen = [(column, json.dumps(list(values))) for column, values in (("url", urls), ("app", apps), ("path", paths))
-                  if values]
+        chosen = [(column, json.dumps(list(values))) for column, values in (("url", urls), ("app", apps), ("path", paths),
+                                                                           ("label", labels)) if values]
         if not chosen:
             return []
         rows = "minutes WHERE minute >= ? AND minute <= ? AND url IS NOT NULL AND label IS NOT NULL"
@@ -487,6 +552,27 @@ def envelope_of(row: Sequence[Any]) -> dict[str, Any]:
 
         return envelope_of_row(row)
     return json.loads(row[12])
+
+
+def _private_file(path: Path) -> None:
+    """Make the store's folders (0700, those it creates) and the store (0600) before SQLite opens it, and bring an
+    existing store, its -wal and -shm files back to 0600.
+
+    SQLite gives the -wal and -shm files the mode of the database file, so a store made 0600 keeps them 0600; one
+    made by an older version (0644 in a 0755 folder) is tightened here.
+    """
+    missing = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    for file in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            if file.stat().st_mode & 0o077:
+                os.chmod(file, 0o600)
+        except FileNotFoundError:
+            pass
 
 
 def _following(text: str) -> str | None:

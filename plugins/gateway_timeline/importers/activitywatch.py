@@ -3,7 +3,8 @@
 Read-only, incremental (a cursor per bucket) and idempotent (an event's id is its bucket and row id, so a
 re-read replaces it): ActivityWatch grows the newest event of a bucket in place as heartbeats arrive, so
 each run reads again from the last row it saw. Window, AFK, web and editor buckets are taken; private
-(incognito) browser events are dropped here and never stored.
+(incognito) browser events are dropped here and never stored, whether the web watcher flagged them or a
+window's title or app says so (envelope.is_private_title, is_private_app).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from attrs import define, field
 
+from gateway_timeline.envelope import is_private_app, is_private_title
 from gateway_timeline.store import FORMAT_ACTIVITYWATCH, Store
 from gateway_timeline.timeexpr import iso_ms
 
@@ -177,6 +179,7 @@ def import_database(
     report = ImportReport(flavour=flavour(connection))
     try:
         store.begin()
+        store.forget_private()  # not in private_dropped, which counts what this import read
         for key, bucket, kind, client in _buckets(connection, report.flavour):
             if kind not in TAKEN_TYPES:
                 report.skipped_buckets[bucket] = kind
@@ -215,8 +218,14 @@ def _import_bucket(connection, report, store, origin, key, bucket, kind, client,
                 continue
             if not isinstance(data, dict):
                 continue
-            if data.get("incognito") is True or end_ms < oldest_ms:
-                if data.get("incognito") is True:
+            private = (
+                data.get("incognito") is True
+                or (isinstance(data.get("title"), str) and is_private_title(data["title"]))
+                or (kind == "currentwindow" and isinstance(data.get("app"), str) and is_private_app(data["app"]))
+                or (browser is not None and is_private_app(browser))
+            )
+            if private or end_ms < oldest_ms:
+                if private:
                     report.private_dropped += 1
                 else:
                     report.too_old += 1

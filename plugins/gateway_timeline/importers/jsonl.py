@@ -72,6 +72,7 @@ def ingest_lines(
         store.begin()
 
     store.begin()
+    store.forget_private()  # not in private_dropped, which counts what this import read
     try:
         for number, line in enumerate(lines, start=1):
             report.lines += 1
