@@ -226,13 +226,7 @@ def serve_http(gateway: Gateway, address: str) -> None:
     )
     from gateway.registry import lifecycle_of
 
-    # startup before the first request, shutdown once uvicorn has stopped (SIGINT or SIGTERM), as on stdio.
-    with lifecycle_of(gateway):
-        _run_uvicorn(uvicorn, app, host, port)
-
-
-def _run_uvicorn(uvicorn: Any, app: Any, host: str, port: int) -> None:
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -243,3 +237,17 @@ def _run_uvicorn(uvicorn: Any, app: Any, host: str, port: int) -> None:
         # A backstop for requests being served at once; connections are bounded by the protocol above.
         limit_concurrency=MAX_CONNECTIONS + 16,
     )
+    lifecycle = lifecycle_of(gateway)
+
+    class Server(uvicorn.Server):
+        # uvicorn raises SIGINT/SIGTERM again once it has shut down, ending the process there: the plugins'
+        # shutdown must run inside its own shutdown, not after `run` returns.
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets)
+            lifecycle.stop()
+
+    lifecycle.start()  # before the first request is read, as on stdio
+    try:
+        Server(config).run()
+    finally:
+        lifecycle.stop()  # a failed start (a port in use) ends it too; stop() runs once whatever calls it

@@ -37,7 +37,6 @@ def now() -> datetime:
     return minute_now()
 
 
-NEEDS_GATE = pytest.mark.xfail(strict=False, reason="needs fix7/gate access.py matchers")
 CARD = "4929381257063150"  # Luhn valid: masked to [card …3150]
 IBAN = "FR76 3000 6000 0112 3456 7890 189"  # mod 97 valid: masked to [IBAN …0189]
 
@@ -320,7 +319,6 @@ def test_titles_with_closed_paths_are_left_out_with_outside_projects_closed_too(
 PLUM = "greengage9"
 
 
-@NEEDS_GATE
 def test_a_closed_url_spelt_otherwise_is_still_closed(gateway_home: Path, now) -> None:
     urls = [
         f"https://VAULT.Example.COM/private/{PLUM}",
@@ -343,7 +341,6 @@ def test_a_closed_url_spelt_otherwise_is_still_closed(gateway_home: Path, now) -
     assert "Public page" in json.dumps(found["answers"]["events0"])
 
 
-@NEEDS_GATE
 def test_an_apps_route_takes_the_app_whose_name_begins_with_it_as_a_word(gateway_home: Path, now) -> None:
     events = [
         envelope(now - timedelta(minutes=30), "app.focus", "Signal Desktop", f"{PLUM} chat", event_id="a1"),

@@ -294,3 +294,39 @@ def test_a_misspelt_hook_is_refused_by_pluggy_check_pending(gateway_home):
 def test_the_hook_marker_is_pluggys():
     assert isinstance(hookimpl, pluggy.HookimplMarker) and hookimpl.project_name == "gateway"
     assert textwrap.dedent(hookspecs.__doc__ or "").strip()
+
+
+def test_startup_and_shutdown_fire_once_each_under_a_real_http_server(gateway_home, tmp_path):
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from gateway.context import home_environment
+
+    env = installed_plugin(tmp_path / "site", "life", LIFECYCLE_PLUGIN)
+    write_config(gateway_home, {"gateway": {"plugins": ["life"]}})
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "serve", "--http", f"127.0.0.1:{port}"],
+        env={"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **env},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert process.poll() is None
+                time.sleep(0.1)
+        events = gateway_home / ".local" / "share" / "gateway" / "plugins" / "life" / "events.txt"
+        assert events.read_text().splitlines() == ["startup"]  # before the first request is served
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+    assert events.read_text().splitlines() == ["startup", "shutdown"]
