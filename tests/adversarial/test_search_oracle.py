@@ -30,11 +30,31 @@ SECRETS = [
     ("oracle-code-fr", "wombat", "731905", "Votre code de connexion est 731905 wombat"),
     ("oracle-card", "pangolin", "4539 1488 0343 6467", "pay with card 4539 1488 0343 6467 pangolin"),
     ("oracle-card-solid", "narwhal", "4716719085410159", "card 4716719085410159 narwhal"),
-    ("oracle-iban", "axolotl", "FR76 3000 6000 0112 3456 7890 189", "rent to FR76 3000 6000 0112 3456 7890 189 axolotl"),
-    ("oracle-nir", "okapi", f"1 85 05 78 006 084 {NIR_KEY:02d}", f"numéro 1 85 05 78 006 084 {NIR_KEY:02d} okapi"),
+    (
+        "oracle-iban",
+        "axolotl",
+        "FR76 3000 6000 0112 3456 7890 189",
+        "rent to FR76 3000 6000 0112 3456 7890 189 axolotl",
+    ),
+    (
+        "oracle-nir",
+        "okapi",
+        f"1 85 05 78 006 084 {NIR_KEY:02d}",
+        f"numéro 1 85 05 78 006 084 {NIR_KEY:02d} okapi",
+    ),
     ("oracle-aws", "tapir", "AKIAIOSFODNN7EXAMPLE", "the deploy uses AKIAIOSFODNN7EXAMPLE tapir"),
-    ("oracle-github", "ibex", "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "push with ghp_16C7e42F292c6912E7710c838347Ae178B4a ibex"),
-    ("oracle-stripe", "gecko", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "billing sk_live_4eC39HqLyjWDarjtT1zdp7dc gecko"),
+    (
+        "oracle-github",
+        "ibex",
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "push with ghp_16C7e42F292c6912E7710c838347Ae178B4a ibex",
+    ),
+    (
+        "oracle-stripe",
+        "gecko",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "billing sk_live_4eC39HqLyjWDarjtT1zdp7dc gecko",
+    ),
     (
         "oracle-slack",
         "dugong",
@@ -52,7 +72,10 @@ SECRETS = [
 # Titles the importer cuts at 80 characters: the raw cut would have ended in half a card or account number.
 CUT_TITLES = [
     ("title-card", "Please check why the quarterly orchard invoice payment failed: card 4539 1488 0343 6467"),
-    ("title-iban", "Please wire the quarterly orchard invoice amount to the vendor account FR76 3000 6000 0112 3456 7890 189"),
+    (
+        "title-iban",
+        "Please wire the quarterly orchard invoice amount to the vendor account FR76 3000 6000 0112 3456 7890 189",
+    ),
 ]
 HIDDEN_GROUPS = ["4539", "1488", "0343", "FR76", "3000", "6000", "0112", "3456", "7890"]
 
@@ -104,7 +127,13 @@ def _attacks(secret: str, message: str) -> list[str]:
     digits = "".join(ch for ch in secret if ch.isdigit())
     queries = {f'"{secret}"', f'"{" ".join(parts)}"', f'"{joined}"', f"{joined}*"}
     if digits:
-        queries |= {digits, f"{digits[:-1]}*", f'"{" ".join(digits)}"', " ".join(digits), " AND ".join(digits)}
+        queries |= {
+            digits,
+            f"{digits[:-1]}*",
+            f'"{" ".join(digits)}"',
+            " ".join(digits),
+            " AND ".join(digits),
+        }
         queries |= {f"{digits[:k]}*" for k in (2, 3, 4, 5, 6) if k < len(digits)}
     for part in parts:
         queries.add(part)
@@ -137,7 +166,9 @@ def test_masks_hide_every_secret_of_the_test(gateway_home: Path):
 
 
 def test_no_query_built_from_a_masked_value_finds_its_session(gateway_home: Path):
-    _write_transcripts(gateway_home, [(session_id, message) for session_id, _word, _secret, message in SECRETS])
+    _write_transcripts(
+        gateway_home, [(session_id, message) for session_id, _word, _secret, message in SECRETS]
+    )
     _import(gateway_home)
     write_config(gateway_home, {"gateway": {"plugins": ["sessions"]}})
 
@@ -218,7 +249,9 @@ def test_a_store_indexed_with_other_masks_is_masked_again_before_any_answer(gate
     path = _make_unmasked(gateway_home)
     # The premise: the index now answers the oracle's queries.
     raw = sqlite3.connect(path)
-    assert raw.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '4829*'").fetchone()[0] == 1
+    assert (
+        raw.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '4829*'").fetchone()[0] == 1
+    )
     raw.close()
     write_config(gateway_home, {"gateway": {"plugins": ["sessions"]}})
 
@@ -234,7 +267,9 @@ def test_a_store_indexed_with_other_masks_is_masked_again_before_any_answer(gate
 
     anyio.run(attack)
     connection = sqlite3.connect(path)
-    assert connection.execute("SELECT value FROM meta WHERE key = 'masks_version'").fetchone()[0] == str(MASKS_VERSION)
+    assert connection.execute("SELECT value FROM meta WHERE key = 'masks_version'").fetchone()[0] == str(
+        MASKS_VERSION
+    )
     connection.close()
 
 
@@ -245,6 +280,8 @@ def test_the_first_call_on_a_store_with_other_masks_says_so_on_stderr(gateway_ho
     gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home)
     result = gateway.call("rousseau_search_sessions", {"query": "4829*"})
     assert not result.is_error and result.data["hits"] == []
-    progress = [entry["progress"] for entry in captured_logs if entry.get("event") == "sessions_store_upgrade"]
+    progress = [
+        entry["progress"] for entry in captured_logs if entry.get("event") == "sessions_store_upgrade"
+    ]
     assert progress and "masking the sessions store again" in progress[0]
     assert any("masked and indexed" in line for line in progress)
