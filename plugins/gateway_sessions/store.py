@@ -14,7 +14,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -388,7 +389,9 @@ def reader(path: Path) -> Reader | None:
         cached = _readers.get(key)
         if cached is not None and cached[0] == inode:
             return cached[1]
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        connection = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+        )
         for pragma in READ_PRAGMAS:
             connection.execute(pragma)
         found = Reader(connection)
@@ -571,7 +574,20 @@ class Reader:
         # kept as long as the store is unchanged: emptied whenever someone writes to the file.
         self.derived: dict[Any, Any] = {}
         connection.execute("CREATE TEMP TABLE IF NOT EXISTS kept_back(rowid INTEGER PRIMARY KEY)")
-        connection.commit()
+
+    @contextmanager
+    def snapshot(self) -> Generator[None, None, None]:
+        """One read transaction around a call: what the gate keeps back and what the query walks are of one state
+        of the file, so a session imported meanwhile (at a place never judged) cannot slip between the two."""
+        if self.connection.in_transaction:
+            yield
+            return
+        self.connection.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self.connection.in_transaction:
+                self.connection.execute("COMMIT")  # only the temporary table was written
 
     def _fresh(self) -> None:
         """Forget what was worked out from the store once someone else has written to it."""
@@ -600,17 +616,24 @@ class Reader:
         self._fresh()
         return [row[0] for row in self.connection.execute("SELECT DISTINCT path FROM session_paths")]
 
-    def keep_back(self, key: Any, verdicts: dict[str, int], outside_open: bool) -> int:
+    def keep_back(self, key: Any, judge: Callable[[str], int], outside_open: bool) -> int:
         """Put in ``kept_back`` the sessions the gate may not give; how many they are. Kept until the store changes.
 
-        `verdicts` gives each path of paths() OUTSIDE, OPEN or CLOSED. A session is kept back when any of its places,
-        or of its parent's (a subagent's transcript belongs where the session that started it does), is in a closed
-        project; when none is in any project, `outside_open` decides. `key` names the gate the verdicts are of.
+        `judge` gives a place's verdict: OUTSIDE, OPEN or CLOSED; it is asked once per distinct place, and its
+        verdicts are kept (per `key`, the gate) until the store changes. A session is kept back when any of its
+        places, or of its parent's (a subagent's transcript belongs where the session that started it does), is in a
+        closed project; when none is in any project, `outside_open` decides. Call it within snapshot().
         """
-        self._fresh()
+        paths = self.paths()  # first: forgets what was derived if the store changed
         counted = self.derived.get(("kept", key))
         if counted is not None and self._kept_for == key:
             return counted
+        if len(self.derived) > 16:  # gates seen before a change of config; keep only the current ones
+            self.derived.clear()
+        verdicts = self.derived.setdefault(("verdicts", key), {})
+        for path in paths:
+            if path not in verdicts:
+                verdicts[path] = judge(path)
         closed = [path for path, verdict in verdicts.items() if verdict == CLOSED]
         owned = [path for path, verdict in verdicts.items() if verdict != OUTSIDE]
         kept = self._sessions_at(closed)
@@ -635,7 +658,6 @@ class Reader:
             kept.update(row[0] for row in self.connection.execute("SELECT rowid FROM sessions") if row[0] not in owners)
         self.connection.execute("DELETE FROM temp.kept_back")
         self.connection.executemany("INSERT INTO temp.kept_back(rowid) VALUES (?)", ((rowid,) for rowid in kept))
-        self.connection.commit()
         self._kept_for = key
         self.derived[("kept", key)] = len(kept)
         return len(kept)

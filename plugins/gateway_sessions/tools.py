@@ -80,14 +80,7 @@ def _scope(ctx: Context, reader: store.Reader) -> tuple[bool, int]:
     """
     if not ctx.gate.projects and ctx.gate.outside_projects:
         return False, 0
-    paths = reader.paths()  # first: forgets what was derived if the store changed
-    key = ("verdicts", ctx.gate)
-    verdicts = reader.derived.get(key)
-    if verdicts is None:
-        if len(reader.derived) > 16:  # gates seen before a change of config; keep only the current ones
-            reader.derived.clear()
-        verdicts = reader.derived[key] = {path: _verdict(ctx, path) for path in paths}
-    left_out = reader.keep_back(ctx.gate, verdicts, ctx.gate.outside_projects)
+    left_out = reader.keep_back(ctx.gate, lambda path: _verdict(ctx, path), ctx.gate.outside_projects)
     return left_out > 0, left_out
 
 
@@ -124,34 +117,35 @@ def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None)
     left_out, notes = 0, []
     data: dict[str, Any] = {}
     if reader is not None:
-        gated, left_out = _scope(ctx, reader)
-        try:
-            found = reader.search(query, limit, gated)
-        except store.SearchError as error:
-            raise ToolError(str(error)) from error
-        marked = reader.marked(query, [hit.message_rowid for hit in found.hits]) if found.hits else {}
-        for hit in found.hits:
-            hits.append(
-                {
-                    "id": hit.session.id,
-                    "agent": hit.session.agent,
-                    "rank": hit.rank,
-                    "title": _title(ctx, hit.session.title),
-                    "snippet": render.snippet(marked[hit.message_rowid]),
-                    "updated_at": hit.session.updated_at,
-                }
-            )
-        data = {"ranked": found.ranked, "complete": found.complete}
-        if not found.complete:
-            notes.append(
-                f"More messages match than were ranked: these are the best of the {found.ranked:,} newest that "
-                "match. Add words, a phrase or NOT to narrow the search and rank every match."
-            )
-        if reader.index_outdated():
-            notes.append(
-                "The sessions store's search index is of an earlier version (prefix searches are slow): "
-                "`gateway sessions import` upgrades it."
-            )
+        with reader.snapshot():
+            gated, left_out = _scope(ctx, reader)
+            try:
+                found = reader.search(query, limit, gated)
+            except store.SearchError as error:
+                raise ToolError(str(error)) from error
+            marked = reader.marked(query, [hit.message_rowid for hit in found.hits]) if found.hits else {}
+            for hit in found.hits:
+                hits.append(
+                    {
+                        "id": hit.session.id,
+                        "agent": hit.session.agent,
+                        "rank": hit.rank,
+                        "title": _title(ctx, hit.session.title),
+                        "snippet": render.snippet(marked[hit.message_rowid]),
+                        "updated_at": hit.session.updated_at,
+                    }
+                )
+            data = {"ranked": found.ranked, "complete": found.complete}
+            if not found.complete:
+                notes.append(
+                    f"More messages match than were ranked: these are the best of the {found.ranked:,} newest that "
+                    "match. Add words, a phrase or NOT to narrow the search and rank every match."
+                )
+            if reader.index_outdated():
+                notes.append(
+                    "The sessions store's search index is of an earlier version (prefix searches are slow): "
+                    "`gateway sessions import` upgrades it."
+                )
     lines = [
         line
         for hit in hits
@@ -172,8 +166,9 @@ def rousseau_list_sessions(ctx: Context, limit: int | None = None) -> Answer:
     sessions: list[dict[str, Any]] = []
     left_out = 0
     if reader is not None:
-        gated, left_out = _scope(ctx, reader)
-        sessions = [_summary(ctx, row) for row in reader.recent(limit, gated)]
+        with reader.snapshot():
+            gated, left_out = _scope(ctx, reader)
+            sessions = [_summary(ctx, row) for row in reader.recent(limit, gated)]
     lines = [render.row_line(s["id"], s["title"], s["messages"], s["updated_at"]) for s in sessions]
     text = "\n".join((lines or ["(no sessions)"]) + _left_out_line(left_out))
     return Answer(
@@ -202,8 +197,15 @@ def rousseau_read_session(ctx: Context, id: str) -> Answer:  # noqa: A002 - the 
     if not session_id or not session_id.strip():
         raise ToolError("id is required")
     reader = _reader(ctx)
+    if reader is None:
+        return _read(ctx, None, session_id)
+    with reader.snapshot():
+        return _read(ctx, reader, session_id)
+
+
+def _read(ctx: Context, reader: store.Reader | None, session_id: str) -> Answer:
     row = reader.find(session_id) if reader is not None else None
-    if row is None:
+    if row is None or reader is None:
         raise ToolError(
             f"session not found: {session_id} (rousseau_list_sessions and rousseau_search_sessions give ids)"
         )
@@ -233,11 +235,12 @@ def list_resources(ctx: Context, cursor: str | None, limit: int) -> ResourcePage
     reader = _reader(ctx)
     if reader is None:
         return ResourcePage(resources=[])
-    gated, _ = _scope(ctx, reader)
-    try:
-        rows, next_cursor = reader.page(cursor, max(1, min(limit, MAX_LIMIT)), gated)
-    except store.CursorError as error:
-        raise ToolError(str(error)) from error
+    with reader.snapshot():
+        gated, _ = _scope(ctx, reader)
+        try:
+            rows, next_cursor = reader.page(cursor, max(1, min(limit, MAX_LIMIT)), gated)
+        except store.CursorError as error:
+            raise ToolError(str(error)) from error
     return ResourcePage(resources=[_resource(ctx, row) for row in rows], next_cursor=next_cursor)
 
 
