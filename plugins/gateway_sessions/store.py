@@ -555,6 +555,7 @@ def record_source(
 
 # A path's verdict, for Reader.keep_back: in no project, in projects all open, in a closed one.
 OUTSIDE, OPEN, CLOSED = 0, 1, 2
+_GATES_REMEMBERED = 4
 
 
 class Reader:
@@ -573,6 +574,10 @@ class Reader:
         # What callers work out from the store (the gate's verdict on each path, how many sessions it keeps back),
         # kept as long as the store is unchanged: emptied whenever someone writes to the file.
         self.derived: dict[Any, Any] = {}
+        # The gate's verdict on each place, per gate: kept across changes of the store (an import adds places; the
+        # verdict on a place depends only on the gate), so only new places are judged after an import. A gate made
+        # by reading the config or manifest again is a new key (links are resolved again then, as the gate does).
+        self.verdicts: dict[Any, dict[str, int]] = {}
         connection.execute("CREATE TEMP TABLE IF NOT EXISTS kept_back(rowid INTEGER PRIMARY KEY)")
 
     @contextmanager
@@ -620,17 +625,22 @@ class Reader:
         """Put in ``kept_back`` the sessions the gate may not give; how many they are. Kept until the store changes.
 
         `judge` gives a place's verdict: OUTSIDE, OPEN or CLOSED; it is asked once per distinct place, and its
-        verdicts are kept (per `key`, the gate) until the store changes. A session is kept back when any of its
+        verdicts are kept per `key` (the gate), for the last few gates. A session is kept back when any of its
         places, or of its parent's (a subagent's transcript belongs where the session that started it does), is in a
         closed project; when none is in any project, `outside_open` decides. Call it within snapshot().
         """
-        paths = self.paths()  # first: forgets what was derived if the store changed
+        self._fresh()  # first: forgets what was derived if the store changed
         counted = self.derived.get(("kept", key))
         if counted is not None and self._kept_for == key:
             return counted
+        paths = self.paths()
         if len(self.derived) > 16:  # gates seen before a change of config; keep only the current ones
             self.derived.clear()
-        verdicts = self.derived.setdefault(("verdicts", key), {})
+        verdicts = self.verdicts.get(key)
+        if verdicts is None:
+            while len(self.verdicts) >= _GATES_REMEMBERED:
+                del self.verdicts[next(iter(self.verdicts))]  # the oldest gate
+            verdicts = self.verdicts[key] = {}
         for path in paths:
             if path not in verdicts:
                 verdicts[path] = judge(path)
