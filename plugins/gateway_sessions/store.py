@@ -286,8 +286,8 @@ def _remask(connection: sqlite3.Connection, say: Callable[[str], None], legacy_t
     noisy = count > 0
     if noisy:
         say(
-            f"masking the sessions store again with this version's masks ({count:,} messages; once, about a "
-            "minute a million messages)…"
+            f"masking the sessions store again with this version's masks ({count:,} messages; once, one to two "
+            "minutes a million messages)…"
         )
     started = time.monotonic()
     connection.execute("BEGIN IMMEDIATE")

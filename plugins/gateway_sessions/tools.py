@@ -74,9 +74,9 @@ def _verdict(ctx: Context, path: str) -> int:
 def _scope(ctx: Context, reader: store.Reader) -> tuple[bool, int]:
     """Whether the gate keeps sessions back (the reader's ``kept_back`` then holds them), and how many.
 
-    The gate judges each distinct place once; its verdicts are the same for equal gates (same manifest, same
-    `outside_projects`), so they are kept with the store's derived values until either changes: asking the gate
-    about every place on each call costs more than the search itself once there are a few hundred of them.
+    The gate judges each distinct place once per gate (the reader keeps its verdicts, and after an import judges
+    only the new places): asking it about every place on each call costs more than the search itself once there
+    are a few hundred of them. The sessions kept back are found again only when the store or the gate changed.
     """
     if not ctx.gate.projects and ctx.gate.outside_projects:
         return False, 0
