@@ -127,7 +127,17 @@ def title_of(session: Session) -> str:
 # Tool inputs that name a file or folder, as the agents spell them: Claude Code (file_path, notebook_path, path),
 # Gemini CLI (file_path, absolute_path, dir_path, path, paths), opencode (filePath, path), Codex shell calls (workdir).
 _PATH_KEYS = frozenset(
-    ("file_path", "filePath", "notebook_path", "path", "absolute_path", "dir_path", "directory", "workdir", "cwd")
+    (
+        "file_path",
+        "filePath",
+        "notebook_path",
+        "path",
+        "absolute_path",
+        "dir_path",
+        "directory",
+        "workdir",
+        "cwd",
+    )
 )
 _PATH_LIST_KEYS = frozenset(("paths", "file_paths"))
 # Codex's apply_patch names its files in the patch text.

@@ -313,7 +313,9 @@ def _remask(connection: sqlite3.Connection, say: Callable[[str], None], legacy_t
     connection.execute("COMMIT")
     if noisy:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        say(f"sessions store masked again: {count:,} messages masked and indexed in {time.monotonic() - started:.1f} s")
+        say(
+            f"sessions store masked again: {count:,} messages masked and indexed in {time.monotonic() - started:.1f} s"
+        )
 
 
 def _remask_sessions(connection: sqlite3.Connection, rowids: list[int], legacy_titles: bool) -> None:
@@ -665,9 +667,15 @@ class Reader:
                 seen.add(ancestor)
                 ancestor = parent_of.get(ancestor)
         if not outside_open:
-            kept.update(row[0] for row in self.connection.execute("SELECT rowid FROM sessions") if row[0] not in owners)
+            kept.update(
+                row[0]
+                for row in self.connection.execute("SELECT rowid FROM sessions")
+                if row[0] not in owners
+            )
         self.connection.execute("DELETE FROM temp.kept_back")
-        self.connection.executemany("INSERT INTO temp.kept_back(rowid) VALUES (?)", ((rowid,) for rowid in kept))
+        self.connection.executemany(
+            "INSERT INTO temp.kept_back(rowid) VALUES (?)", ((rowid,) for rowid in kept)
+        )
         self._kept_for = key
         self.derived[("kept", key)] = len(kept)
         return len(kept)
