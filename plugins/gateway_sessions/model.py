@@ -125,7 +125,8 @@ def title_of(session: Session) -> str:
 
 
 # Tool inputs that name a file or folder, as the agents spell them: Claude Code (file_path, notebook_path, path),
-# Gemini CLI (file_path, absolute_path, dir_path, path, paths), opencode (filePath, path), Codex shell calls (workdir).
+# Gemini CLI (file_path, absolute_path, dir_path, path, paths), opencode (filePath, path), Codex shell calls (workdir,
+# working_directory).
 _PATH_KEYS = frozenset(
     (
         "file_path",
@@ -136,6 +137,7 @@ _PATH_KEYS = frozenset(
         "dir_path",
         "directory",
         "workdir",
+        "working_directory",
         "cwd",
     )
 )
