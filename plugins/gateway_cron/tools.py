@@ -1,12 +1,14 @@
 """``rousseau_cron_list`` and the ``rousseau://cron/{name}`` resources: the jobs, read-only, behind the gate.
 
-A job with a working directory (``gateway cron add --cwd``) belongs to the projects whose ``paths`` take it; a job
-without one is outside projects.
+A job belongs to the projects whose ``paths`` take its working directory (``gateway cron add --cwd``) and to those
+whose ``senders`` take an address its delivery target names (``--deliver ada@example.org``, ``mail:ada@example.org``):
+it is shown only when all of them are open; a job in none is outside projects.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from gateway import Answer, Context, ResourcePage, ToolError
@@ -25,8 +27,16 @@ def job_line(name: str, enabled: bool, schedule: str, prompt: str, deliver_to: s
     return f'{name} [{state}] {schedule} → {deliver_to} prompt="{quoted}" deliver={deliver_to}'
 
 
+# An address anywhere in a delivery target ("ada@example.org", "mailto:ada@example.org", "Ada <ada@example.org>").
+_ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
+
+
 def _owners(ctx: Context, job: store.Job) -> frozenset[str]:
-    return ctx.gate.owners_of(path=job.cwd) if job.cwd else frozenset()
+    """Where the job works and where its answers go: every project either routes to."""
+    owners = set(ctx.gate.owners_of(path=job.cwd)) if job.cwd else set()
+    for address in _ADDRESS.findall(job.deliver_to):
+        owners |= ctx.gate.owners_of(sender=address)
+    return frozenset(owners)
 
 
 def _kept(ctx: Context) -> tuple[list[store.Job], int]:
@@ -43,8 +53,8 @@ def describe(ctx: Context, job: store.Job, now: dt.datetime | None = None) -> di
         "enabled": job.enabled,
         "schedule": job.schedule,
         "timezone": job.timezone or "local",
-        "prompt": ctx.one_line(ctx.mask(job.prompt)),
-        "deliver_to": ctx.one_line(ctx.mask(job.deliver_to)),
+        "prompt": ctx.clip(job.prompt),
+        "deliver_to": ctx.clip(job.deliver_to),
         "cwd": job.cwd,
         "last_run": job.last_run_at or None,
         "next_run": next_run(job.schedule, job.timezone, now) if job.enabled else None,

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from attrs import define, field
+
+from gateway.privacy import clip
 
 
 @define
@@ -21,7 +25,12 @@ class Message:
 
 @define
 class Session:
-    """One session as an agent recorded it: `id` is the agent's own id, `cwd` the folder it ran in."""
+    """One session as an agent recorded it: `id` is the agent's own id, `cwd` the folder it started in.
+
+    `title` is what lists show, masked (made by `title_of`); `given_title` the agent's own title, on one line but
+    neither masked nor cut, kept so that the shown title can be made again when the masks change. `cwds` holds
+    every other working directory the session recorded (after a `cd`, say).
+    """
 
     agent: str
     id: str
@@ -31,6 +40,8 @@ class Session:
     updated_at: str = ""
     parent_id: str = ""
     messages: list[Message] = field(factory=list)
+    given_title: str = ""
+    cwds: set[str] = field(factory=set)
 
 
 # The form agents write most (Claude Code on every line): UTC, with or without a fraction of a second. Taken apart by
@@ -89,12 +100,99 @@ def text_of(blocks: list[dict[str, Any]]) -> str:
     ).strip()
 
 
-def first_words(session: Session, limit: int = 80) -> str:
-    """A title made of the first words the person typed, on one line."""
-    for message in session.messages:
-        if message.role != "user":
+TITLE_LIMIT = 80
+
+
+def first_words(session: Session, limit: int = TITLE_LIMIT) -> str:
+    """A title made of the first words the person typed: the whole message masked, then on one line and cut."""
+    return first_words_of((message.role, text_of(message.blocks)) for message in session.messages)
+
+
+def first_words_of(texts: Iterable[tuple[str, str]], limit: int = TITLE_LIMIT) -> str:
+    """`first_words` over (role, text) pairs in order; the text is the raw one, masked whole here before the cut."""
+    for role, text in texts:
+        if role != "user":
             continue
-        text = " ".join(text_of(message.blocks).split())
+        text = text.strip()
         if text and not text.startswith("<"):
-            return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+            return clip(text, limit)
     return ""
+
+
+def title_of(session: Session) -> str:
+    """The title lists show: the agent's own (masked, whole), else the person's first words (masked, then cut)."""
+    return clip(session.given_title) if session.given_title else first_words(session)
+
+
+# Tool inputs that name a file or folder, as the agents spell them: Claude Code (file_path, notebook_path, path),
+# Gemini CLI (file_path, absolute_path, dir_path, path, paths), opencode (filePath, path), Codex shell calls (workdir,
+# working_directory).
+_PATH_KEYS = frozenset(
+    (
+        "file_path",
+        "filePath",
+        "notebook_path",
+        "path",
+        "absolute_path",
+        "dir_path",
+        "directory",
+        "workdir",
+        "working_directory",
+        "cwd",
+    )
+)
+_PATH_LIST_KEYS = frozenset(("paths", "file_paths"))
+# Codex's apply_patch names its files in the patch text.
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.MULTILINE)
+_LONGEST_PATH = 4096
+
+
+def _path_values(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in _PATH_KEYS and isinstance(item, str):
+                yield item
+            elif key in _PATH_LIST_KEYS and isinstance(item, list):
+                yield from (entry for entry in item if isinstance(entry, str))
+            elif isinstance(item, dict | list):
+                yield from _path_values(item)
+            elif isinstance(item, str) and "*** " in item:
+                yield from _PATCH_FILE.findall(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _path_values(item)
+    elif isinstance(value, str) and "*** " in value:
+        yield from _PATCH_FILE.findall(value)
+
+
+def _absolute(path: str, cwd: str) -> str | None:
+    path = path.strip()
+    if not path or len(path) > _LONGEST_PATH or "\n" in path or "://" in path:
+        return None
+    if path.startswith("~"):
+        return path
+    if not os.path.isabs(path):
+        if not os.path.isabs(cwd):
+            return None
+        path = os.path.join(cwd, path)
+    return os.path.normpath(path)
+
+
+def tool_paths(blocks: Iterable[dict[str, Any]], cwd: str = "") -> set[str]:
+    """The files and folders the tool calls among `blocks` name, absolute (relative ones taken from `cwd`)."""
+    found: set[str] = set()
+    for block in blocks:
+        if block.get("type") == "tool_use":
+            for value in _path_values(block.get("input")):
+                path = _absolute(value, cwd)
+                if path is not None:
+                    found.add(path)
+    return found
+
+
+def paths_of(session: Session) -> set[str]:
+    """Every place the session belongs to: each working directory it recorded, each path its tool calls name."""
+    places = {path for path in (session.cwd, *session.cwds) if path}
+    for message in session.messages:
+        places |= tool_paths(message.blocks, session.cwd)
+    return places

@@ -40,14 +40,15 @@ def transcript_lines(messages: Iterable[tuple[int, str, str]]) -> list[str]:
     return lines
 
 
-def snippet(marked: str, mask: Any) -> str:
-    """About 200 characters of a message around its first match, masked first so that no secret is cut in half.
+def snippet(marked: str) -> str:
+    """About 200 characters of a message around its first match, cut from the message masked whole.
 
-    `marked` is the message with the query's matches between \\x02 and \\x03 (FTS5's highlight); `mask` hides what
-    must not be given. The result is on one line, with … where it was cut.
+    `marked` is the stored message (masked whole at import, as the index holds it) with the query's matches between
+    \\x02 and \\x03 (FTS5's highlight, made on that masked text): nothing is masked after the cut, so no secret is cut
+    in half first. The result is on one line, with … where it was cut.
     """
     terms = [term.casefold() for term in _MARKED.findall(marked) if term.strip()]
-    text = mask(marked.replace("\x02", "").replace("\x03", ""))
+    text = marked.replace("\x02", "").replace("\x03", "")
     folded = text.casefold()
     found = [position for position in (folded.find(term) for term in terms) if position >= 0]
     centre = min(found) if found else 0

@@ -1,6 +1,8 @@
 """The session store: one SQLite file with sessions, their messages (content blocks kept whole) and an FTS5 index.
 
-The same file holds the cron plugin's ``cron_jobs`` table (a store the two plugins share; each creates only its own
+What a tool can search or be shown is stored masked (`messages.text`, `sessions.title`), with the masks of the version
+recorded in `meta`; the content blocks, which only the person's own command line shows, are kept as the agent wrote
+them, so that the masked copies can be made again when the masks change. The same file holds the cron plugin's ``cron_jobs`` table (a store the two plugins share; each creates only its own
 tables). The MCP side opens it read-only; only ``gateway sessions import`` writes.
 """
 
@@ -12,14 +14,16 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
-from gateway_sessions.model import Session, text_of
+from gateway.privacy import MASKS_VERSION, clip, mask
+from gateway_sessions.model import Session, first_words_of, paths_of, text_of, tool_paths
 
 SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS sessions(
@@ -33,6 +37,7 @@ CREATE TABLE IF NOT EXISTS sessions(
     updated_at TEXT NOT NULL,
     message_count INTEGER NOT NULL DEFAULT 0,
     source TEXT NOT NULL DEFAULT '',
+    given_title TEXT NOT NULL DEFAULT '',
     UNIQUE(agent, id)
 );
 CREATE INDEX IF NOT EXISTS idx_sessions_updated_at ON sessions(updated_at DESC);
@@ -55,17 +60,19 @@ CREATE INDEX IF NOT EXISTS idx_messages_session_seq ON messages(session, seq);
 
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5({FTS_ARGUMENTS});
 DROP TRIGGER IF EXISTS messages_fts_insert;
--- New messages are indexed by Writes.index_new(), those of many files in one INSERT ... SELECT (several times faster
--- than a trigger per row, or a statement per session); changed and deleted ones by these triggers, which need the row
--- to be in the index already (Writes sees to it).
-CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
-    INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-END;
-CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF text ON messages
-WHEN old.text IS NOT new.text BEGIN
-    INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
-    INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
-END;
+{TRIGGERS}
+
+-- Every place a session belongs to: each working directory it recorded and each path its tool calls named. The gate
+-- judges each distinct path once (tools._scope), then the sessions are found by path through the index.
+CREATE TABLE IF NOT EXISTS session_paths(
+    session INTEGER NOT NULL REFERENCES sessions(rowid) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    PRIMARY KEY(session, path)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idx_session_paths_path ON session_paths(path, session);
+
+-- masks_version: the gateway.privacy.MASKS_VERSION the masked columns and the index were made with.
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 -- What each source file looked like when it was last read, so that an unchanged file is not read again.
 CREATE TABLE IF NOT EXISTS sources(
@@ -77,12 +84,29 @@ CREATE TABLE IF NOT EXISTS sources(
 );
 """
 
+# New messages are indexed by Writes.index_new(), those of many files in one INSERT ... SELECT (several times faster
+# than a trigger per row, or a statement per session); changed and deleted ones by these triggers, which need the row
+# to be in the index already (Writes sees to it). Statements of their own, so that a rebuild can make them again
+# inside its transaction (executescript would commit it).
+TRIGGERS = (
+    """CREATE TRIGGER IF NOT EXISTS messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END""",
+    """CREATE TRIGGER IF NOT EXISTS messages_fts_update AFTER UPDATE OF text ON messages
+WHEN old.text IS NOT new.text BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
+END""",
+)
+
 # The search index's options. `prefix`: words of 2, 3 and 4 characters' beginnings have an index of their own, so that
 # a prefix query (`tusr*`) reads one list instead of merging those of every word it begins (see README, "Search").
 # A store whose index was made with other options is rebuilt by open_for_writing() (`gateway sessions import`).
 TOKENIZE = "unicode61 remove_diacritics 2"
 FTS_ARGUMENTS = f"text, content='messages', content_rowid='rowid', tokenize='{TOKENIZE}', prefix='2 3 4'"
-SCHEMA = SCHEMA_TEMPLATE.replace("{FTS_ARGUMENTS}", FTS_ARGUMENTS)
+SCHEMA = SCHEMA_TEMPLATE.replace("{FTS_ARGUMENTS}", FTS_ARGUMENTS).replace(
+    "{TRIGGERS}", "".join(f"{trigger};\n" for trigger in TRIGGERS)
+)
 
 # How many matching messages a search ranks by BM25 at a time: the newest (by rowid, the order they were imported in).
 # When no more than this many messages of open sessions match, every one is ranked and the order is FTS5's own; when
@@ -104,11 +128,12 @@ BATCH_MESSAGES = 20_000
 HASHSIZE = 16 * 1024 * 1024
 
 _UPSERT_SESSION = """
-INSERT INTO sessions(agent, id, parent_id, title, cwd, created_at, updated_at, source)
-VALUES (:agent, :id, :parent_id, :title, :cwd, :created_at, :updated_at, :source)
+INSERT INTO sessions(agent, id, parent_id, title, given_title, cwd, created_at, updated_at, source)
+VALUES (:agent, :id, :parent_id, :title, :given_title, :cwd, :created_at, :updated_at, :source)
 ON CONFLICT(agent, id) DO UPDATE SET
     parent_id = CASE WHEN excluded.parent_id != '' THEN excluded.parent_id ELSE parent_id END,
     title = CASE WHEN excluded.title != '' THEN excluded.title ELSE title END,
+    given_title = CASE WHEN excluded.title != '' THEN excluded.given_title ELSE given_title END,
     cwd = CASE WHEN excluded.cwd != '' THEN excluded.cwd ELSE cwd END,
     created_at = min(created_at, excluded.created_at),
     updated_at = max(updated_at, excluded.updated_at),
@@ -186,18 +211,23 @@ class SearchError(Exception):
 def open_for_writing(path: Path, say: Callable[[str], None] | None = None) -> sqlite3.Connection:
     """Open (creating if need be) the store to import into: WAL, foreign keys, the schema in place.
 
-    A store made by an earlier version whose search index has other options has that index rebuilt here, in one
-    transaction (an interruption leaves the old index as it was); `say` is told before and after, with how long it
-    took, so that ``gateway sessions import`` can tell the person why this run is slower.
+    A store whose masked copies were made with other masks (or before there were any) has them made again here, and
+    a search index with other options is rebuilt, each in one transaction (an interruption leaves the store as it
+    was); `say` is told before and after, with how long it took, so that ``gateway sessions import`` (or the first
+    tool call, on standard error) can tell the person why this run is slower.
     """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    connection = sqlite3.connect(path, isolation_level=None)
+    connection = sqlite3.connect(path, isolation_level=None, timeout=30)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute("PRAGMA foreign_keys=ON")
+    legacy_titles = _add_missing_columns(connection)
     connection.executescript(SCHEMA)
+    say = say or (lambda _sentence: None)
+    if not masks_are_current(connection):
+        _remask(connection, say, legacy_titles)
     if not index_is_current(connection):
-        _rebuild_index(connection, say or (lambda _sentence: None))
+        _rebuild_index(connection, say)
     hashsize = connection.execute("SELECT v FROM messages_fts_config WHERE k = 'hashsize'").fetchone()
     if hashsize is None or hashsize[0] != HASHSIZE:
         connection.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (HASHSIZE,))
@@ -210,6 +240,115 @@ def index_is_current(connection: sqlite3.Connection) -> bool:
         "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages_fts'"
     ).fetchone()
     return row is None or " ".join(row[0].split()).endswith(f"fts5({FTS_ARGUMENTS})")
+
+
+def masks_are_current(connection: sqlite3.Connection) -> bool:
+    """Whether the store's masked copies and index were made with this version's masks (a store without one: no)."""
+    try:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'masks_version'").fetchone()
+    except sqlite3.OperationalError:  # no meta table: made before the index was masked
+        return False
+    return row is not None and row[0] == str(MASKS_VERSION)
+
+
+def _add_missing_columns(connection: sqlite3.Connection) -> bool:
+    """Add the columns a store made by an earlier version lacks; True when `given_title` had to be added."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(sessions)")}
+    if columns and "given_title" not in columns:
+        connection.execute("ALTER TABLE sessions ADD COLUMN given_title TEXT NOT NULL DEFAULT ''")
+        return True
+    return False
+
+
+def _legacy_first_words(texts: list[tuple[str, str]], limit: int = 80) -> str:
+    """The title earlier versions made of a session's first words (raw text cut), to tell it from an agent's own."""
+    for role, text in texts:
+        text = " ".join(text.split())
+        if role == "user" and text and not text.startswith("<"):
+            return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return ""
+
+
+# How many sessions the re-masking reads, masks and writes back at a time (memory, not speed).
+_REMASK_SESSIONS = 500
+
+
+def _remask(connection: sqlite3.Connection, say: Callable[[str], None], legacy_titles: bool) -> None:
+    """Mask every message's text and every title again from what the agents wrote, and index them again.
+
+    One transaction: the index is dropped, the texts are rewritten (no trigger to feed an index being rebuilt), the
+    index is made again from them, and the masks' version is recorded; an interruption leaves the store as it was.
+    The places of each session (session_paths) are filled from its tool calls on the way, for stores made before
+    they were kept. In a store made before titles were masked, a title that is not the old cut of the first words
+    is taken for the agent's own.
+    """
+    count = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
+    noisy = count > 0
+    if noisy:
+        say(
+            f"masking the sessions store again with this version's masks ({count:,} messages; once, one to two "
+            "minutes a million messages)…"
+        )
+    started = time.monotonic()
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute("DROP TRIGGER IF EXISTS messages_fts_delete")
+        connection.execute("DROP TRIGGER IF EXISTS messages_fts_update")
+        connection.execute("DROP TABLE IF EXISTS messages_fts")
+        sessions = [row[0] for row in connection.execute("SELECT rowid FROM sessions ORDER BY rowid")]
+        for start in range(0, len(sessions), _REMASK_SESSIONS):
+            _remask_sessions(connection, sessions[start : start + _REMASK_SESSIONS], legacy_titles)
+        connection.execute(f"CREATE VIRTUAL TABLE messages_fts USING fts5({FTS_ARGUMENTS})")
+        for trigger in TRIGGERS:
+            connection.execute(trigger)
+        connection.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+        connection.execute(
+            "INSERT INTO meta(key, value) VALUES ('masks_version', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (str(MASKS_VERSION),),
+        )
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+    if noisy:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        say(
+            f"sessions store masked again: {count:,} messages masked and indexed in {time.monotonic() - started:.1f} s"
+        )
+
+
+def _remask_sessions(connection: sqlite3.Connection, rowids: list[int], legacy_titles: bool) -> None:
+    heads = connection.execute(
+        "SELECT rowid, title, given_title, cwd FROM sessions WHERE rowid IN (SELECT value FROM json_each(?))",
+        (json.dumps(rowids),),
+    ).fetchall()
+    rows = connection.execute(
+        "SELECT rowid, session, role, text, blocks FROM messages WHERE session IN (SELECT value FROM json_each(?)) "
+        "ORDER BY session, seq, rowid",
+        (json.dumps(rowids),),
+    ).fetchall()
+    by_session: dict[int, list[tuple[int, str, str, list[dict[str, Any]]]]] = {}
+    for rowid, session, role, text, blocks in rows:
+        by_session.setdefault(session, []).append((rowid, role, text, json.loads(blocks)))
+    texts, titles, places = [], [], []
+    for session, title, given_title, cwd in heads:
+        messages = by_session.get(session, [])
+        raw = [(role, text_of(blocks)) for _rowid, role, _text, blocks in messages]
+        for (rowid, _role, old, _blocks), (_role2, words) in zip(messages, raw, strict=True):
+            masked = mask(words)
+            if masked != old:
+                texts.append((masked, rowid))
+        if legacy_titles and title and title != _legacy_first_words(raw):
+            given_title = title
+        titles.append((clip(given_title) if given_title else first_words_of(raw), given_title, session))
+        found = {cwd} if cwd else set()
+        for _rowid, _role, _text, blocks in messages:
+            found |= tool_paths(blocks, cwd)
+        places.extend((session, path) for path in found)
+    connection.executemany("UPDATE messages SET text = ? WHERE rowid = ?", texts)
+    connection.executemany("UPDATE sessions SET title = ?, given_title = ? WHERE rowid = ?", titles)
+    connection.executemany("INSERT OR IGNORE INTO session_paths(session, path) VALUES (?, ?)", places)
 
 
 def _rebuild_index(connection: sqlite3.Connection, say: Callable[[str], None]) -> None:
@@ -252,7 +391,9 @@ def reader(path: Path) -> Reader | None:
         cached = _readers.get(key)
         if cached is not None and cached[0] == inode:
             return cached[1]
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        connection = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+        )
         for pragma in READ_PRAGMAS:
             connection.execute(pragma)
         found = Reader(connection)
@@ -260,10 +401,6 @@ def reader(path: Path) -> Reader | None:
         if cached is not None:
             cached[1].close()
         return found
-
-
-def _quote_list(values: Iterable[str]) -> str:
-    return json.dumps(sorted(values))
 
 
 # --- writing -------------------------------------------------------------------------------------------
@@ -319,6 +456,7 @@ class Writes:
                 "id": session.id,
                 "parent_id": session.parent_id,
                 "title": session.title,
+                "given_title": session.given_title,
                 "cwd": session.cwd,
                 "created_at": session.created_at,
                 "updated_at": session.updated_at or session.created_at,
@@ -338,11 +476,15 @@ class Writes:
                     seq,
                     message.role,
                     message.timestamp,
-                    text_of(message.blocks),
+                    mask(text_of(message.blocks)),  # stored and indexed masked: see the module's docstring
                     _encode_blocks(message.blocks),
                 )
                 for seq, message in enumerate(latest.values())
             ),
+        )
+        connection.executemany(
+            "INSERT OR IGNORE INTO session_paths(session, path) VALUES (?, ?)",
+            ((rowid, path) for path in paths_of(session)),
         )
         self._waiting.add(rowid)
         self.messages += len(session.messages)
@@ -413,16 +555,60 @@ def record_source(
 # --- reading -------------------------------------------------------------------------------------------
 
 
+# A path's verdict, for Reader.keep_back: in no project, in projects all open, in a closed one.
+OUTSIDE, OPEN, CLOSED = 0, 1, 2
+_GATES_REMEMBERED = 4
+
+
 class Reader:
-    """Queries on an open store. `closed` is the set of working directories whose sessions may not be given."""
+    """Queries on an open store.
+
+    `gated` (on the queries that list or search) says to leave out the sessions of the temporary table
+    ``kept_back``, which keep_back() fills for the gate of the call.
+    """
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self.connection = connection
-        self._cwd_counts: tuple[int, dict[str, int]] | None = None
+        self._version: int | None = None
+        self._masks_current = False
         self._scratch: sqlite3.Connection | None = None
-        # What callers work out from cwd_counts() (the gate's verdict on each working directory), kept as long as
-        # the counts are: emptied whenever someone writes to the file.
+        self._kept_for: Any = None  # the key whose sessions are in temp.kept_back now
+        # What callers work out from the store (the gate's verdict on each path, how many sessions it keeps back),
+        # kept as long as the store is unchanged: emptied whenever someone writes to the file.
         self.derived: dict[Any, Any] = {}
+        # The gate's verdict on each place, per gate: kept across changes of the store (an import adds places; the
+        # verdict on a place depends only on the gate), so only new places are judged after an import. A gate made
+        # by reading the config or manifest again is a new key (links are resolved again then, as the gate does).
+        self.verdicts: dict[Any, dict[str, int]] = {}
+        connection.execute("CREATE TEMP TABLE IF NOT EXISTS kept_back(rowid INTEGER PRIMARY KEY)")
+
+    @contextmanager
+    def snapshot(self) -> Generator[None, None, None]:
+        """One read transaction around a call: what the gate keeps back and what the query walks are of one state
+        of the file, so a session imported meanwhile (at a place never judged) cannot slip between the two."""
+        if self.connection.in_transaction:
+            yield
+            return
+        self.connection.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self.connection.in_transaction:
+                self.connection.execute("COMMIT")  # only the temporary table was written
+
+    def _fresh(self) -> None:
+        """Forget what was worked out from the store once someone else has written to it."""
+        version = self.connection.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version:
+            self._version = version
+            self.derived.clear()
+            self._kept_for = None
+            self._masks_current = masks_are_current(self.connection)
+
+    def masks_current(self) -> bool:
+        """Whether what is stored masked was masked by this version's masks (else nothing may be given from it)."""
+        self._fresh()
+        return self._masks_current
 
     def has_sessions_table(self) -> bool:
         return (
@@ -432,20 +618,106 @@ class Reader:
             is not None
         )
 
-    def cwd_counts(self) -> dict[str, int]:
-        """How many sessions ran in each working directory; cached until someone writes to the file."""
-        version = self.connection.execute("PRAGMA data_version").fetchone()[0]
-        if self._cwd_counts is None or self._cwd_counts[0] != version:
-            counts = dict(
-                self.connection.execute("SELECT cwd, count(*) FROM sessions GROUP BY cwd").fetchall()
-            )
-            self._cwd_counts = (version, counts)
-            self.derived.clear()
-        return self._cwd_counts[1]
+    def paths(self) -> list[str]:
+        """Every distinct place (working directory, path of a tool call) of every session, through its index."""
+        self._fresh()
+        return [row[0] for row in self.connection.execute("SELECT DISTINCT path FROM session_paths")]
 
-    def recent(self, limit: int, closed: Sequence[str] = ()) -> list[Row]:
+    def keep_back(self, key: Any, judge: Callable[[str], int], outside_open: bool) -> int:
+        """Put in ``kept_back`` the sessions the gate may not give; how many they are. Kept until the store changes.
+
+        `judge` gives a place's verdict: OUTSIDE, OPEN or CLOSED; it is asked once per distinct place, and its
+        verdicts are kept per `key` (the gate), for the last few gates. A session is kept back when any of its
+        places, or of its parent's (a subagent's transcript belongs where the session that started it does), is in a
+        closed project; when none is in any project, `outside_open` decides. Call it within snapshot().
+        """
+        self._fresh()  # first: forgets what was derived if the store changed
+        counted = self.derived.get(("kept", key))
+        if counted is not None and self._kept_for == key:
+            return counted
+        paths = self.paths()
+        if len(self.derived) > 16:  # gates seen before a change of config; keep only the current ones
+            self.derived.clear()
+        verdicts = self.verdicts.get(key)
+        if verdicts is None:
+            while len(self.verdicts) >= _GATES_REMEMBERED:
+                del self.verdicts[next(iter(self.verdicts))]  # the oldest gate
+            verdicts = self.verdicts[key] = {}
+        for path in paths:
+            if path not in verdicts:
+                verdicts[path] = judge(path)
+        closed = [path for path, verdict in verdicts.items() if verdict == CLOSED]
+        owned = [path for path, verdict in verdicts.items() if verdict != OUTSIDE]
+        kept = self._sessions_at(closed)
+        owners = self._sessions_at(owned)
+        # Children follow their parents (to any depth; a loop in the ids is cut by `seen`).
+        parent_of = dict(
+            self.connection.execute(
+                "SELECT c.rowid, p.rowid FROM sessions AS c JOIN sessions AS p ON p.agent = c.agent "
+                "AND p.id = c.parent_id WHERE c.parent_id != '' AND p.rowid != c.rowid"
+            )
+        )
+        for child in parent_of:
+            seen, ancestor = {child}, parent_of[child]
+            while ancestor is not None and ancestor not in seen:
+                if ancestor in kept:
+                    kept.add(child)
+                if ancestor in owners:
+                    owners.add(child)
+                seen.add(ancestor)
+                ancestor = parent_of.get(ancestor)
+        if not outside_open:
+            kept.update(
+                row[0]
+                for row in self.connection.execute("SELECT rowid FROM sessions")
+                if row[0] not in owners
+            )
+        self.connection.execute("DELETE FROM temp.kept_back")
+        self.connection.executemany(
+            "INSERT INTO temp.kept_back(rowid) VALUES (?)", ((rowid,) for rowid in kept)
+        )
+        self._kept_for = key
+        self.derived[("kept", key)] = len(kept)
+        return len(kept)
+
+    def _sessions_at(self, paths: list[str]) -> set[int]:
+        if not paths:
+            return set()
+        return {
+            row[0]
+            for row in self.connection.execute(
+                "SELECT DISTINCT session FROM session_paths WHERE path IN (SELECT value FROM json_each(?))",
+                (json.dumps(paths),),
+            )
+        }
+
+    def places(self, session: Row) -> set[str]:
+        """The places of a session and of the sessions above it (a subagent's parent, and so on)."""
+        found: set[str] = set()
+        seen: set[int] = set()
+        current: Row | None = session
+        while current is not None and current.rowid not in seen:
+            seen.add(current.rowid)
+            found.update(
+                row[0]
+                for row in self.connection.execute(
+                    "SELECT path FROM session_paths WHERE session = ?", (current.rowid,)
+                )
+            )
+            if current.cwd:  # a store whose session_paths were not filled yet still has the first one
+                found.add(current.cwd)
+            if not current.parent_id:
+                break
+            row = self.connection.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions AS s WHERE s.agent = ? AND s.id = ?",
+                (current.agent, current.parent_id),
+            ).fetchone()
+            current = None if row is None else Row(*row)
+        return found
+
+    def recent(self, limit: int, gated: bool = False) -> list[Row]:
         """Sessions newest first (by last activity), through the updated_at index."""
-        return [Row(*row) for row in self.connection.execute(*recent_query(limit, closed))]
+        return [Row(*row) for row in self.connection.execute(*recent_query(limit, gated))]
 
     def find(self, session_id: str) -> Row | None:
         """The session with this id; should two agents share one, the one updated last."""
@@ -472,7 +744,7 @@ class Reader:
         for index, (role, created_at, text, blocks) in enumerate(rows):
             yield StoredMessage(index, role, created_at, text, json.loads(blocks))
 
-    def search(self, query: str, limit: int, closed: Sequence[str] = ()) -> Found:
+    def search(self, query: str, limit: int, gated: bool = False) -> Found:
         """Sessions whose messages match an FTS5 query, best first: each session ranked by its best message.
 
         FTS5 computes BM25 for every message a query matches, even under ORDER BY rank LIMIT, so the matching messages
@@ -482,12 +754,12 @@ class Reader:
         the next older batch is ranked too, and all ranked so far are sorted together. The ranks are FTS5's own
         values (its IDF and average length are over the whole index whatever is ranked).
         """
-        where, params = _closed_clause(closed, prefix="AND")
         sql = (
             "SELECT messages_fts.rowid, bm25(messages_fts), m.session FROM messages_fts "
-            "JOIN messages AS m ON m.rowid = messages_fts.rowid JOIN sessions AS s ON s.rowid = m.session "
-            f"WHERE messages_fts MATCH ? {where} {{before}} ORDER BY messages_fts.rowid DESC LIMIT ?"
-            if closed
+            "JOIN messages AS m ON m.rowid = messages_fts.rowid "
+            f"WHERE messages_fts MATCH ? AND {_GATED.format(column='m.session')} {{before}} "
+            "ORDER BY messages_fts.rowid DESC LIMIT ?"
+            if gated
             else "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ? {before} "
             "ORDER BY rowid DESC LIMIT ?"
         )
@@ -498,11 +770,11 @@ class Reader:
             while True:
                 rows = self.connection.execute(
                     sql.format(before="AND messages_fts.rowid < ?" if before else ""),
-                    (query, *params, *before, RANKED_AT_ONCE + 1),
+                    (query, *before, RANKED_AT_ONCE + 1),
                 ).fetchall()
                 complete = len(rows) <= RANKED_AT_ONCE
                 del rows[RANKED_AT_ONCE:]
-                if closed:
+                if gated:
                     session_of.update((rowid, session) for rowid, _rank, session in rows)
                     ranked.extend((rowid, rank) for rowid, rank, _session in rows)
                 else:
@@ -604,16 +876,14 @@ class Reader:
         if self._scratch is not None:
             self._scratch.close()
 
-    def page(
-        self, cursor: str | None, limit: int, closed: Sequence[str] = ()
-    ) -> tuple[list[Row], str | None]:
+    def page(self, cursor: str | None, limit: int, gated: bool = False) -> tuple[list[Row], str | None]:
         """One page of sessions, newest first by start time, for resources/list.
 
         The cursor holds the last position and the highest rowid when the walk began, so sessions imported during the
         walk neither shift the pages nor appear twice (they show up on the next walk).
         """
         position = _decode_cursor(cursor)
-        where, params = _closed_clause(closed, prefix="AND")
+        where = f"AND {_GATED.format(column='s.rowid')}" if gated else ""
         if position is None:
             ceiling = self.connection.execute("SELECT coalesce(max(rowid), 0) FROM sessions").fetchone()[0]
             after, after_params = "", ()
@@ -628,7 +898,7 @@ class Reader:
             for row in self.connection.execute(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions AS s WHERE s.rowid <= ? {after} {where} "
                 "ORDER BY s.created_at DESC, s.rowid DESC LIMIT ?",
-                (ceiling, *after_params, *params, limit + 1),
+                (ceiling, *after_params, limit + 1),
             )
         ]
         if len(rows) <= limit:
@@ -638,16 +908,14 @@ class Reader:
         return rows, _encode_cursor({"created_at": last.created_at, "rowid": last.rowid, "ceiling": ceiling})
 
 
-def recent_query(limit: int, closed: Sequence[str] = ()) -> tuple[str, tuple[Any, ...]]:
-    where, params = _closed_clause(closed)
+# The gate's condition: one primary-key lookup in the connection's temporary table for each row walked.
+_GATED = "{column} NOT IN (SELECT rowid FROM temp.kept_back)"
+
+
+def recent_query(limit: int, gated: bool = False) -> tuple[str, tuple[Any, ...]]:
+    where = f"WHERE {_GATED.format(column='s.rowid')}" if gated else ""
     sql = f"SELECT {_SESSION_COLUMNS} FROM sessions AS s {where} ORDER BY s.updated_at DESC LIMIT ?"
-    return sql, (*params, limit)
-
-
-def _closed_clause(closed: Sequence[str], prefix: str = "WHERE") -> tuple[str, tuple[str, ...]]:
-    if not closed:
-        return "", ()
-    return f"{prefix} s.cwd NOT IN (SELECT value FROM json_each(?))", (_quote_list(closed),)
+    return sql, (limit,)
 
 
 def _encode_cursor(position: dict[str, Any]) -> str:

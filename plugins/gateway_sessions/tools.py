@@ -1,7 +1,9 @@
 """The three session tools and the ``rousseau://sessions/{id}`` resources, behind the gate and the masks.
 
-A session belongs to the projects whose ``paths`` routes take its working directory. Closed sessions are left out of
-every list and counted: the count is over the whole store (all closed sessions), never over what the words matched.
+A session belongs to every project whose ``paths`` routes take one of its places: each working directory it recorded,
+each path its tool calls named, and those of the session that started it (a subagent's). It is given only when every
+such project is open; in none, ``outside_projects`` decides. Closed sessions are left out of every list and counted:
+the count is over the whole store (all closed sessions), never over what the words matched.
 """
 
 from __future__ import annotations
@@ -10,8 +12,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import structlog
+
 from gateway import Answer, Context, ResourcePage, ToolError
 from gateway_sessions import render, store
+
+log = structlog.get_logger("gateway_sessions")
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
@@ -34,32 +40,62 @@ def _limit(limit: int | None) -> int:
 
 
 def _reader(ctx: Context) -> store.Reader | None:
-    found = store.reader(ctx.path_setting("store"))
-    return found if found is not None and found.has_sessions_table() else None
+    path = ctx.path_setting("store")
+    found = store.reader(path)
+    if found is None or not found.has_sessions_table():
+        return None
+    if not found.masks_current():
+        _bring_up_to_date(path)
+        if not found.masks_current():
+            raise ToolError(_STALE)
+    return found
 
 
-def _scope(ctx: Context, reader: store.Reader) -> tuple[Sequence[str], int]:
-    """The working directories whose sessions may not be given, and how many sessions that keeps back.
+_STALE = (
+    "The sessions store was made with other masks than this version's, so nothing can be given from it until it is "
+    "masked again: the person can run `gateway sessions import`, which does it."
+)
 
-    The gate's verdict on each working directory is the same for equal gates (same manifest, same
-    `outside_projects`), so it is kept with the store's counts until either changes: asking the gate about every
-    directory on each call costs more than the search itself once there are a hundred of them.
+
+def _bring_up_to_date(path: Any) -> None:
+    """Mask the store again with this version's masks (the first call after an upgrade; one transaction)."""
+
+    def say(sentence: str) -> None:
+        log.warning("sessions_store_upgrade", progress=sentence)
+
+    try:
+        store.open_for_writing(path, say=say).close()
+    except Exception as error:  # noqa: BLE001 - a read-only file, a lock held too long: give nothing, say why
+        log.warning("sessions_store_upgrade_failed", error=str(error))
+        raise ToolError(_STALE) from error
+
+
+def _verdict(ctx: Context, path: str) -> int:
+    owners = ctx.gate.owners_of(path=path)
+    if not owners:
+        return store.OUTSIDE
+    return store.OPEN if ctx.gate.allows(owners) else store.CLOSED
+
+
+def _scope(ctx: Context, reader: store.Reader) -> tuple[bool, int]:
+    """Whether the gate keeps sessions back (the reader's ``kept_back`` then holds them), and how many.
+
+    The gate judges each distinct place once per gate (the reader keeps its verdicts, and after an import judges
+    only the new places): asking it about every place on each call costs more than the search itself once there
+    are a few hundred of them. The sessions kept back are found again only when the store or the gate changed.
     """
     if not ctx.gate.projects and ctx.gate.outside_projects:
-        return (), 0
-    counts = reader.cwd_counts()
-    key = ("scope", ctx.gate)
-    kept = reader.derived.get(key)
-    if kept is None:
-        if len(reader.derived) > 16:  # gates seen before a change of config; keep only the current ones
-            reader.derived.clear()
-        closed, left_out = [], 0
-        for cwd, count in counts.items():
-            if not ctx.gate.allows(ctx.gate.owners_of(path=cwd or None)):
-                closed.append(cwd)
-                left_out += count
-        kept = reader.derived[key] = (tuple(closed), left_out)
-    return kept
+        return False, 0
+    left_out = reader.keep_back(ctx.gate, lambda path: _verdict(ctx, path), ctx.gate.outside_projects)
+    return left_out > 0, left_out
+
+
+def _owners(ctx: Context, reader: store.Reader, row: store.Row) -> frozenset[str]:
+    """Every project one of the session's places (or its parent's) is in."""
+    owners: set[str] = set()
+    for place in reader.places(row):
+        owners |= ctx.gate.owners_of(path=place)
+    return frozenset(owners)
 
 
 def _left_out_line(left_out: int) -> list[str]:
@@ -70,7 +106,8 @@ def _left_out_line(left_out: int) -> list[str]:
 
 
 def _title(ctx: Context, title: str) -> str:
-    return ctx.one_line(ctx.mask(title))
+    # Stored masked whole, then cut (model.title_of); masking again costs little and changes nothing.
+    return ctx.clip(title)
 
 
 def address(session_id: str) -> str:
@@ -93,35 +130,36 @@ def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None)
     left_out, notes = 0, []
     data: dict[str, Any] = {}
     if reader is not None:
-        closed, left_out = _scope(ctx, reader)
-        with ctx.interruptible(reader.connection):  # stopped at the call's deadline
-            try:
-                found = reader.search(query, limit, closed)
-            except store.SearchError as error:
-                raise ToolError(str(error)) from error
-            marked = reader.marked(query, [hit.message_rowid for hit in found.hits]) if found.hits else {}
-        for hit in found.hits:
-            hits.append(
-                {
-                    "id": hit.session.id,
-                    "agent": hit.session.agent,
-                    "rank": hit.rank,
-                    "title": _title(ctx, hit.session.title),
-                    "snippet": render.snippet(marked[hit.message_rowid], ctx.mask),
-                    "updated_at": hit.session.updated_at,
-                }
-            )
-        data = {"ranked": found.ranked, "complete": found.complete}
-        if not found.complete:
-            notes.append(
-                f"More messages match than were ranked: these are the best of the {found.ranked:,} newest that "
-                "match. Add words, a phrase or NOT to narrow the search and rank every match."
-            )
-        if reader.index_outdated():
-            notes.append(
-                "The sessions store's search index is of an earlier version (prefix searches are slow): "
-                "`gateway sessions import` upgrades it."
-            )
+        with reader.snapshot():
+            gated, left_out = _scope(ctx, reader)
+            with ctx.interruptible(reader.connection):  # stopped at the call's deadline
+                try:
+                    found = reader.search(query, limit, gated)
+                except store.SearchError as error:
+                    raise ToolError(str(error)) from error
+                marked = reader.marked(query, [hit.message_rowid for hit in found.hits]) if found.hits else {}
+            for hit in found.hits:
+                hits.append(
+                    {
+                        "id": hit.session.id,
+                        "agent": hit.session.agent,
+                        "rank": hit.rank,
+                        "title": _title(ctx, hit.session.title),
+                        "snippet": render.snippet(marked[hit.message_rowid]),
+                        "updated_at": hit.session.updated_at,
+                    }
+                )
+            data = {"ranked": found.ranked, "complete": found.complete}
+            if not found.complete:
+                notes.append(
+                    f"More messages match than were ranked: these are the best of the {found.ranked:,} newest that "
+                    "match. Add words, a phrase or NOT to narrow the search and rank every match."
+                )
+            if reader.index_outdated():
+                notes.append(
+                    "The sessions store's search index is of an earlier version (prefix searches are slow): "
+                    "`gateway sessions import` upgrades it."
+                )
     lines = [
         line
         for hit in hits
@@ -142,8 +180,9 @@ def rousseau_list_sessions(ctx: Context, limit: int | None = None) -> Answer:
     sessions: list[dict[str, Any]] = []
     left_out = 0
     if reader is not None:
-        closed, left_out = _scope(ctx, reader)
-        sessions = [_summary(ctx, row) for row in reader.recent(limit, closed)]
+        with reader.snapshot():
+            gated, left_out = _scope(ctx, reader)
+            sessions = [_summary(ctx, row) for row in reader.recent(limit, gated)]
     lines = [render.row_line(s["id"], s["title"], s["messages"], s["updated_at"]) for s in sessions]
     text = "\n".join((lines or ["(no sessions)"]) + _left_out_line(left_out))
     return Answer(
@@ -172,16 +211,24 @@ def rousseau_read_session(ctx: Context, id: str) -> Answer:  # noqa: A002 - the 
     if not session_id or not session_id.strip():
         raise ToolError("id is required")
     reader = _reader(ctx)
+    if reader is None:
+        return _read(ctx, None, session_id)
+    with reader.snapshot():
+        return _read(ctx, reader, session_id)
+
+
+def _read(ctx: Context, reader: store.Reader | None, session_id: str) -> Answer:
     row = reader.find(session_id) if reader is not None else None
-    if row is None:
+    if row is None or reader is None:
         raise ToolError(
             f"session not found: {session_id} (rousseau_list_sessions and rousseau_search_sessions give ids)"
         )
-    ctx.gate.check_read(ctx.gate.owners_of(path=row.cwd or None), what=f"session {session_id}")
+    ctx.gate.check_read(_owners(ctx, reader, row), what=f"session {session_id}")
     title = _title(ctx, row.title)
     # Only what people and the model wrote: tool calls, tool results and thinking stay out (the CLI shows them).
+    # The text is the stored one, masked whole with this version's masks: what the index holds, word for word.
     shown = [
-        {"index": index, "role": role, "text": ctx.mask(text), "timestamp": timestamp}
+        {"index": index, "role": role, "text": text, "timestamp": timestamp}
         for index, role, timestamp, text in reader.texts(row)
         if text
     ]
@@ -202,11 +249,12 @@ def list_resources(ctx: Context, cursor: str | None, limit: int) -> ResourcePage
     reader = _reader(ctx)
     if reader is None:
         return ResourcePage(resources=[])
-    closed, _ = _scope(ctx, reader)
-    try:
-        rows, next_cursor = reader.page(cursor, max(1, min(limit, MAX_LIMIT)), closed)
-    except store.CursorError as error:
-        raise ToolError(str(error)) from error
+    with reader.snapshot():
+        gated, _ = _scope(ctx, reader)
+        try:
+            rows, next_cursor = reader.page(cursor, max(1, min(limit, MAX_LIMIT)), gated)
+        except store.CursorError as error:
+            raise ToolError(str(error)) from error
     return ResourcePage(resources=[_resource(ctx, row) for row in rows], next_cursor=next_cursor)
 
 

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from gateway_sessions.importers import Parsed, blocks_of, json_lines, one_line, open_text
-from gateway_sessions.model import Message, Session, first_words, iso
+from gateway_sessions.model import Message, Session, iso, title_of
 
 AGENT = "claude-code"
 
@@ -37,6 +37,7 @@ def read(path: Path) -> Parsed:
     summaries: list[tuple[str, str]] = []
     custom_title = ai_title = ""
     session_id = cwd = ""
+    cwds: set[str] = set()  # every working directory the lines record (a `cd` changes it)
     first_seen = last_seen = ""
     with open_text(path) as lines:
         for line in json_lines(lines, parsed):
@@ -55,8 +56,10 @@ def read(path: Path) -> Parsed:
                 uuids.add(uuid)
             if not session_id:
                 session_id = str(line.get("sessionId") or "")
-            if not cwd:
-                cwd = str(line.get("cwd") or "")
+            line_cwd = line.get("cwd")
+            if line_cwd and isinstance(line_cwd, str):
+                cwd = cwd or line_cwd
+                cwds.add(line_cwd)
             when = iso(line.get("timestamp"))
             if when:
                 if not first_seen or when < first_seen:
@@ -98,9 +101,11 @@ def read(path: Path) -> Parsed:
         created_at=first_seen,
         updated_at=last_seen,
         messages=list(messages.values()),
+        cwds=cwds,
     )
     if not session.created_at:
         session.created_at = session.updated_at = iso(path.stat().st_mtime)
-    session.title = one_line(custom_title or ai_title or summary) or first_words(session)
+    session.given_title = one_line(custom_title or ai_title or summary)
+    session.title = title_of(session)
     parsed.sessions.append(session)
     return parsed

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway_sessions.importers import Parsed, json_lines, open_text
-from gateway_sessions.model import Message, Session, first_words, iso
+from gateway_sessions.model import Message, Session, iso, title_of
 
 AGENT = "codex"
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
@@ -87,6 +87,7 @@ def read(path: Path) -> Parsed:
     meta: dict[str, Any] = {}
     messages: list[Message] = []
     first_seen = last_seen = ""
+    cwds: set[str] = set()  # each turn's working directory (turn_context lines)
     with open_text(path) as lines:
         for number, line in enumerate(json_lines(lines, parsed), start=1):
             when = iso(line.get("timestamp"))
@@ -100,7 +101,9 @@ def read(path: Path) -> Parsed:
                     meta = line
                     continue
                 kind, payload = "response_item", line
-            if kind == "session_meta":
+            if kind == "turn_context" and isinstance(payload.get("cwd"), str) and payload["cwd"]:
+                cwds.add(payload["cwd"])
+            elif kind == "session_meta":
                 meta = {**payload, **meta} if meta else payload
             elif kind == "response_item":
                 message = _message(payload, f"L{number}", when)
@@ -116,7 +119,8 @@ def read(path: Path) -> Parsed:
         created_at=created,
         updated_at=max(last_seen, created),
         messages=messages,
+        cwds=cwds,
     )
-    session.title = first_words(session)
+    session.title = title_of(session)
     parsed.sessions.append(session)
     return parsed

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway_sessions.importers import Parsed, blocks_of, json_lines, one_line, open_text
-from gateway_sessions.model import Message, Session, first_words, iso
+from gateway_sessions.model import Message, Session, iso, title_of
 
 AGENT = "gemini"
 _ROLES = {"user": "user", "gemini": "assistant", "model": "assistant"}
@@ -86,8 +86,10 @@ def read(path: Path) -> Parsed:
         created_at=created,
         updated_at=updated,
         messages=messages,
+        cwds={folder for folder in metadata.get("directories") or () if isinstance(folder, str) and folder},
     )
-    session.title = one_line(str(metadata.get("summary") or "")) or first_words(session)
+    session.given_title = one_line(str(metadata.get("summary") or ""))
+    session.title = title_of(session)
     parsed.sessions.append(session)
     surviving = {m.key for m in messages}
     parsed.dropped[session_id] = [key for key in dropped if key not in surviving]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway_sessions.importers import Parsed, one_line
-from gateway_sessions.model import Message, Session, first_words, iso
+from gateway_sessions.model import Message, Session, iso, title_of
 
 AGENT = "opencode"
 
@@ -64,11 +64,15 @@ def read(path: Path) -> Parsed:
             if block is not None:
                 parts.setdefault(row["message_id"], []).extend(block)
         messages: dict[str, list[Message]] = {}
+        cwds: dict[str, set[str]] = {}  # each message's working directory (its data's path.cwd)
         for row in connection.execute("SELECT id, session_id, data FROM message ORDER BY session_id, id"):
             data = _json(row["data"])
             if not data:
                 parsed.broken_lines += 1
                 continue
+            where = data.get("path")
+            if isinstance(where, dict) and isinstance(where.get("cwd"), str) and where["cwd"]:
+                cwds.setdefault(row["session_id"], set()).add(where["cwd"])
             created = (
                 iso((data.get("time") or {}).get("created")) if isinstance(data.get("time"), dict) else ""
             )
@@ -91,8 +95,10 @@ def read(path: Path) -> Parsed:
                 created_at=iso(row["time_created"]),
                 updated_at=iso(row["time_updated"]) or iso(row["time_created"]),
                 messages=messages.get(row["id"], []),
+                cwds=cwds.get(row["id"], set()),
             )
-            session.title = one_line(row["title"] or "") or first_words(session)
+            session.given_title = one_line(row["title"] or "")
+            session.title = title_of(session)
             parsed.sessions.append(session)
     finally:
         connection.close()
