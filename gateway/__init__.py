@@ -27,7 +27,7 @@ from gateway.items import (
     ToolError,
     tool,
 )
-from gateway.kit import GateMemo, left_out_sentence
+from gateway.kit import GateMemo, left_out_sentence, plural
 from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, one_line
 
 __version__ = "0.1.0"
@@ -57,5 +57,6 @@ __all__ = [
     "mask",
     "mask_secrets",
     "one_line",
+    "plural",
     "tool",
 ]

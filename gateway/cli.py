@@ -12,50 +12,102 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 import click
 
 from gateway.core import Caller, Gateway, NotFound, make_gateway_from_environment
 from gateway.items import ToolError
+from gateway.kit import plural
+from gateway.log import said_elsewhere
+
+CLI = Caller("gateway-cli", "", "cli")
+# Logged by the core when a plugin is off; the commands that show plugins say it themselves, once.
+CATALOGUE_PROBLEM = "catalogue problem"
+
+
+@attrs.define
+class Session:
+    """What one run of `gateway` shares between its commands: the config chosen, the gateway built on first use."""
+
+    config_file: Path | None = None
+    _gateway: Gateway | None = None
+    _plugin_commands: dict[str, click.Command] | None = None
+
+    def gateway(self) -> Gateway:
+        if self._gateway is None:
+            self._gateway = make_gateway_from_environment(config_file=self.config_file)
+        return self._gateway
+
+
+def session_of(ctx: click.Context) -> Session:
+    """The run's Session, made from the top command's `--config` the first time it is asked for.
+
+    Click resolves a sub-command before the group's own callback runs, so the session cannot wait for it: the
+    options are parsed by then, and the session is made from them here.
+    """
+    root = ctx.find_root()
+    if not isinstance(root.obj, Session):
+        root.obj = Session(root.params.get("config_file"))
+    return root.obj
 
 
 def _gateway() -> Gateway:
-    return make_gateway_from_environment()
+    return session_of(click.get_current_context()).gateway()
 
 
 class PluginCommands(click.Group):
     """The built-in commands, then those the enabled plugins add (``gateway sessions import``...)."""
 
-    _found: dict[tuple[str | None, ...], dict[str, click.Command]] = {}
-
-    def _plugin_commands(self) -> dict[str, click.Command]:
-        # Keyed by the environment that chooses the config and folders, so a process (a test run) that
-        # changes home sees that home's plugins.
-        key = tuple(os.environ.get(k) for k in ("GATEWAY_CONFIG", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"))
-        if key not in self._found:
+    def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        session = session_of(ctx)
+        if session._plugin_commands is None:
             found: dict[str, click.Command] = {}
             try:
-                gateway = _gateway()
+                gateway = session.gateway()
                 snapshot = gateway.snapshot()
-                gateway.catalogue(snapshot)
-                names = gateway.enabled(snapshot.config) if snapshot.error is None else gateway.registry.names()
+                with said_elsewhere(CATALOGUE_PROBLEM):
+                    gateway.catalogue(snapshot)
+                names = gateway.enabled(snapshot.config) if snapshot.error is None else []
                 for name in names:
                     gateway.registry.get(name, snapshot.config.table(name))
                 for _plugin, commands in gateway.registry.call_each(
                     "register_commands", names, lambda n: snapshot.config.table(n)
                 ):
                     for command in commands or []:
-                        if command.name and command.name not in super().list_commands(click.Context(self)):
+                        if command.name and command.name not in self.commands:
                             found.setdefault(command.name, command)
             except Exception as error:  # a broken plugin must not take the whole CLI down
                 click.echo(f"warning: plugin commands unavailable: {error}", err=True)
-            self._found[key] = found
-        return self._found[key]
+            session._plugin_commands = found
+        return session._plugin_commands
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return super().list_commands(ctx) + sorted(self._plugin_commands())
+        return super().list_commands(ctx) + sorted(self._plugin_commands(ctx))
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        return super().get_command(ctx, name) or self._plugin_commands().get(name)
+        return super().get_command(ctx, name) or self._plugin_commands(ctx).get(name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0]) if args else None
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            gateway = session_of(ctx).gateway()
+            snapshot = gateway.snapshot()
+            if snapshot.error is not None:
+                # The plugins that would add it cannot be known while the config is unusable: say that, not a typo.
+                ctx.fail(f"No such command {name!r} while the config cannot be used: {snapshot.error}")
+            if name in gateway.registry.candidates and name not in gateway.enabled(snapshot.config):
+                where = snapshot.config.path or gateway.source.path
+                ctx.fail(f"No such command {name!r}: the plugin {name} is off; add it to [gateway] plugins in {where}")
+        return super().resolve_command(ctx, args)
+
+
+def _set_log_level(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    # Eager: set before any plugin is loaded (plugin commands are found before the group's callback runs).
+    if value:
+        from gateway.log import configure
+
+        configure(value)
+    return value
 
 
 @click.group(cls=PluginCommands)
@@ -67,8 +119,16 @@ class PluginCommands(click.Group):
     help="The config file to use (default: config.toml in the gateway's config folder). A file named here "
     "or in GATEWAY_CONFIG must exist: while it does not, nothing is given to agents.",
 )
-@click.option("--log-level", default=None, help="How much to log on stderr: debug, info, warning (default), error.")
-def main(config_file: Path | None, log_level: str | None) -> None:
+@click.option(
+    "--log-level",
+    default=None,
+    is_eager=True,
+    expose_value=False,
+    callback=_set_log_level,
+    help="How much to log on stderr: debug, info, warning (default), error.",
+)
+@click.pass_context
+def main(ctx: click.Context, config_file: Path | None) -> None:
     """One MCP server for what you keep on this computer, behind one consent gate, privacy masks and an audit log.
 
     Point your AI host at `gateway serve` (`gateway setup --host NAME` does it), or try `gateway demo`.
@@ -76,23 +136,51 @@ def main(config_file: Path | None, log_level: str | None) -> None:
     # Whatever this process creates (stores, their journals, exports) is the person's alone, whichever
     # plugin creates it.
     os.umask(0o077)
-    if config_file is not None:
-        os.environ["GATEWAY_CONFIG"] = str(config_file)
-    if log_level:
-        from gateway.log import configure
-
-        configure(log_level)
+    session_of(ctx)
 
 
-@main.command()
+def _config_problem(gateway: Gateway) -> None:
+    """Stop with the config's problem as one sentence (exit 1) when the config cannot be used."""
+    snapshot = gateway.snapshot()
+    if snapshot.error is not None:
+        raise click.ClickException(f"the config cannot be used: {snapshot.error}")
+
+
+def _say_problems(problems: list[str]) -> None:
+    """Plugins that are off because of a problem: one line each on stderr, then exit 1."""
+    for problem in problems:
+        click.echo(f"problem: {problem}", err=True)
+    if problems:
+        sys.exit(1)
+
+
+class ServeCommand(click.Command):
+    """`serve`, whose help names this person's own token file (the path depends on their folders)."""
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from gateway.context import Folders
+        from gateway.http import TOKEN_FILE
+
+        formatter.write_paragraph()
+        formatter.write_text(
+            "Over HTTP, every request must carry the header `Authorization: Bearer TOKEN`, where TOKEN is the line "
+            f"kept in {Folders.from_environment().state / TOKEN_FILE} (made on first use, readable by you alone). "
+            "Give that header to the host; delete the file to make a new token."
+        )
+
+
+@main.command(cls=ServeCommand)
 @click.option("--http", "http", metavar="HOST:PORT", help="Serve Streamable HTTP on this address (loopback only).")
 def serve(http: str | None) -> None:
     """Serve MCP on stdin/stdout (what a host runs), or over HTTP with --http 127.0.0.1:PORT."""
     gateway = _gateway()
     if http:
-        from gateway.http import serve_http
+        from gateway.http import AddressInUse, serve_http
 
-        serve_http(gateway, http)
+        try:
+            serve_http(gateway, http)
+        except AddressInUse as error:
+            raise click.ClickException(str(error)) from None
         return
     from gateway.server import serve_stdio
 
@@ -101,44 +189,48 @@ def serve(http: str | None) -> None:
 
 
 @main.command()
-def plugins() -> None:
-    """Every plugin found: on or off, version, where it comes from, its tools, or why it failed to load."""
-    gateway = _gateway()
-    snapshot = gateway.snapshot()
-    if snapshot.error:
-        click.echo(f"config problem: {snapshot.error}", err=True)
-    catalogue = gateway.catalogue(snapshot)
-    enabled = set(gateway.enabled(snapshot.config)) if snapshot.error is None else set()
-    names = list(dict.fromkeys(gateway.registry.names() + sorted(enabled)))
-    for name in names:
-        on = name in enabled
-        plugin = gateway.registry.get(name, snapshot.config.table(name)) if on else None
-        candidate = gateway.registry.candidates.get(name)
-        origin = candidate.origin if candidate else "not installed"
-        version = (plugin.version if plugin else "") or (candidate.version if candidate else "")
-        state = "on" if on else "off"
-        click.echo(f"{name} [{state}] {version} ({origin})".replace("  ", " "))
-        if plugin is not None and not plugin.ok:
-            click.echo(f"  error: {plugin.error}")
-        elif plugin is not None:
-            public = [listed.name for listed in catalogue.tools if listed.tool.plugin == name]
-            click.echo(f"  tools: {', '.join(public) or '(none)'}")
-    for problem in catalogue.problems:
-        click.echo(f"problem: {problem}")
+@click.option("--json", "as_json", is_flag=True, help="Everything each plugin registered (hooks, tools, resources, "
+              "prompts, settings with their types and defaults), origin and error, as JSON.")
+def plugins(as_json: bool) -> None:
+    """Every plugin found: on or off, version, where it comes from, its tools, or why it failed to load.
+
+    Exits 1 when the config cannot be used or a plugin that should be on is off because of a problem.
+    """
+    from gateway.show import plugin_lines, plugin_views
+
+    with said_elsewhere(CATALOGUE_PROBLEM):
+        views, problems = plugin_views(_gateway())
+    if as_json:
+        click.echo(json.dumps({"plugins": views, "problems": problems}, indent=2, ensure_ascii=False))
+    else:
+        for view in views:
+            for line in plugin_lines(view):
+                click.echo(line)
+    # Each plugin's own error is on its line already; the rest (the config, a refused tool name) is said here.
+    shown = {f"plugin {v['name']}: {v['error']}" for v in views} | {v["error"] for v in views} if not as_json else set()
+    _say_problems([problem for problem in problems if problem not in shown])
+    if problems:
+        sys.exit(1)
 
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the tools/list result as JSON, as a host receives it.")
 def tools(as_json: bool) -> None:
-    """The merged tools/list, exactly as a host sees it."""
-    listing = anyio.run(_host_view, _gateway())
+    """The merged tools/list, exactly as a host sees it. Exits 1 when a plugin is off because of a problem."""
+    gateway = _gateway()
+    _config_problem(gateway)
+    with said_elsewhere(CATALOGUE_PROBLEM):
+        listing = anyio.run(_host_view, gateway)
     if as_json:
         click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
-        return
-    for tool in listing["tools"]:
-        hint = " (read-only)" if tool.get("annotations", {}).get("readOnlyHint") else ""
-        first = (tool.get("description") or "").strip().splitlines()[:1]
-        click.echo(f"{tool['name']}{hint}: {first[0] if first else ''}")
+    else:
+        for tool in listing["tools"]:
+            hint = " (read-only)" if tool.get("annotations", {}).get("readOnlyHint") else ""
+            first = (tool.get("description") or "").strip().splitlines()[:1]
+            click.echo(f"{tool['name']}{hint}: {first[0] if first else ''}")
+        if not listing["tools"]:
+            click.echo("(no tools: no plugin is serving; see `gateway plugins`)", err=True)
+    _say_problems(gateway.catalogue().problems)
 
 
 async def _host_view(gateway: Gateway) -> dict[str, Any]:
@@ -158,21 +250,26 @@ async def _host_view(gateway: Gateway) -> dict[str, Any]:
     return {"tools": tools}
 
 
+def _json_object(arguments: str, example: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(arguments)
+    except ValueError as error:
+        raise click.UsageError(f"ARGUMENTS must be a JSON object, e.g. '{example}' ({error})") from None
+    if not isinstance(parsed, dict):
+        raise click.UsageError(f"ARGUMENTS must be a JSON object, e.g. '{example}'")
+    return parsed
+
+
 @main.command()
 @click.argument("tool")
 @click.argument("arguments", required=False, default="{}")
 @click.option("--json", "as_json", is_flag=True, help="Print the structured answer as JSON.")
 def call(tool: str, arguments: str, as_json: bool) -> None:
     """Call TOOL with ARGUMENTS (a JSON object) through the same gate, masks and audit as a host's call."""
-    try:
-        parsed = json.loads(arguments)
-    except ValueError as error:
-        raise click.UsageError(f"ARGUMENTS must be a JSON object, e.g. '{{\"limit\": 5}}' ({error})") from None
-    if not isinstance(parsed, dict):
-        raise click.UsageError("ARGUMENTS must be a JSON object, e.g. '{\"limit\": 5}'")
+    parsed = _json_object(arguments, '{"limit": 5}')
     gateway = _gateway()
     try:
-        answer = anyio.run(gateway.call_tool, tool, parsed, Caller("gateway-cli", "", "cli"))
+        answer = anyio.run(gateway.call_tool, tool, parsed, CLI)
     except NotFound as error:
         names = ", ".join(listed.name for listed in gateway.catalogue().tools)
         raise click.ClickException(f"{error}. Tools: {names or '(none)'}") from None
@@ -182,6 +279,117 @@ def call(tool: str, arguments: str, as_json: bool) -> None:
         click.echo(answer.text)
     if answer.is_error:
         sys.exit(1)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="resources/list and resources/templates/list as JSON.")
+def resources(as_json: bool) -> None:
+    """Every resource a host can list, then the templates of those it can read by address.
+
+    Asked as a host asks (the gate, the masks, and a line in the audit log per page), all pages.
+    """
+    gateway = _gateway()
+    _config_problem(gateway)
+    found: list[dict[str, Any]] = []
+    cursor: str | None = None
+    try:
+        with said_elsewhere(CATALOGUE_PROBLEM):
+            while True:
+                page, cursor = gateway.list_resources(cursor, CLI)
+                found.extend(page)
+                if not cursor:
+                    break
+            templates = gateway.list_templates(CLI)
+    except ToolError as error:
+        raise click.ClickException(str(error)) from None
+    if as_json:
+        listing = {
+            "resources": found,
+            "resource_templates": [
+                {"uri_template": t.uri_template, "name": t.name, "title": t.title, "description": t.description,
+                 "mime_type": t.mime_type, "plugin": t.plugin}
+                for t in templates
+            ],
+        }
+        click.echo(json.dumps(listing, indent=2, ensure_ascii=False, default=str))
+    else:
+        for item in found:
+            title = item.get("title") or item.get("name") or ""
+            click.echo(f"{item['uri']}  {title} ({item.get('mime_type') or '?'})")
+        click.echo(f"({plural(len(found), 'resource')} listed)", err=True)
+        for template in templates:
+            click.echo(f"{template.uri_template}  {template.title or template.name} ({template.mime_type}; read "
+                       f"with `gateway read URI`)")
+    _say_problems(gateway.catalogue().problems)
+
+
+@main.command()
+@click.argument("uri")
+def read(uri: str) -> None:
+    """Read the resource URI as a host would (gate, masks, audit); exit 1 when it is refused or fails."""
+    gateway = _gateway()
+    try:
+        answer, mime_type = anyio.run(gateway.read_resource, uri, CLI)
+    except NotFound as error:
+        templates = ", ".join(t.uri_template for t in gateway.catalogue().templates)
+        fixed = ", ".join(r.uri for r in gateway.catalogue().resources)
+        known = "; ".join(filter(None, [fixed, templates])) or "(none: no plugin serves resources)"
+        raise click.ClickException(f"{error}. Served: {known}") from None
+    if answer.is_error:
+        raise click.ClickException(answer.text)
+    text = answer.text
+    if not text and answer.data is not None:
+        text = json.dumps(dict(answer.data), indent=2, ensure_ascii=False)
+    click.echo(text)
+    click.echo(f"({mime_type})", err=True)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="prompts/list as JSON.")
+def prompts(as_json: bool) -> None:
+    """Every prompt a host can list, with its arguments (`gateway prompt NAME` shows one)."""
+    gateway = _gateway()
+    _config_problem(gateway)
+    try:
+        with said_elsewhere(CATALOGUE_PROBLEM):
+            listed = gateway.list_prompts(CLI)
+    except ToolError as error:
+        raise click.ClickException(str(error)) from None
+    rows = [
+        {"name": name, "title": prompt.title, "description": prompt.description, "plugin": prompt.plugin,
+         "arguments": [{"name": a.name, "description": a.description, "required": a.required}
+                       for a in prompt.arguments]}
+        for name, prompt in listed
+    ]
+    if as_json:
+        click.echo(json.dumps({"prompts": rows}, indent=2, ensure_ascii=False))
+    else:
+        for row in rows:
+            arguments = " ".join(a["name"] if a["required"] else f"[{a['name']}]" for a in row["arguments"])
+            first = (row["description"] or "").strip().splitlines()[:1]
+            click.echo(f"{row['name']} {arguments}".rstrip() + (f": {first[0]}" if first else ""))
+        if not rows:
+            click.echo("(no prompts)", err=True)
+    _say_problems(gateway.catalogue().problems)
+
+
+@main.command()
+@click.argument("name")
+@click.argument("arguments", required=False, default="{}")
+def prompt(name: str, arguments: str) -> None:
+    """The prompt NAME with ARGUMENTS (a JSON object), as a host would get it (masks, audit)."""
+    parsed = _json_object(arguments, '{"hours": "4"}')
+    gateway = _gateway()
+    try:
+        answer = anyio.run(gateway.get_prompt, name, parsed, CLI)
+    except NotFound as error:
+        names = ", ".join(gateway.catalogue().prompts)
+        raise click.ClickException(f"{error}. Prompts: {names or '(none)'}") from None
+    except ToolError as error:
+        raise click.ClickException(str(error)) from None
+    if answer.is_error:
+        raise click.ClickException(answer.text)
+    click.echo(answer.text)
 
 
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
@@ -239,11 +447,16 @@ def doctor() -> None:
     """
     from gateway.doctor import run_checks
 
-    found = run_checks(_gateway(), click.echo)
+    with said_elsewhere(CATALOGUE_PROBLEM):
+        found = run_checks(_gateway(), click.echo)
     if found.problems:
-        click.echo(f"{found.problems} problem(s) found.")
+        click.echo(f"{plural(found.problems, 'problem')} found.")
         sys.exit(1)
-    click.echo(f"No problem found, but read the {found.warnings} warning(s) above." if found.warnings else "All good.")
+    if found.warnings:
+        above = "the warning above" if found.warnings == 1 else f"the {found.warnings} warnings above"
+        click.echo(f"No problem found, but read {above}.")
+    else:
+        click.echo("All good.")
 
 
 @main.group()
@@ -309,17 +522,46 @@ def setup(host: str, write: bool, name: str, scope: str) -> None:
         raise click.BadParameter(f"unknown host {host!r}; choose one of {', '.join(HOSTS)}", param_hint="--host")
     if scope == "workspace" and host != "vscode":
         raise click.BadParameter("only VS Code has a workspace config; leave --scope out", param_hint="--scope")
+    session = session_of(click.get_current_context())
     try:
         if write:
-            path = merge_into(host, name, scope)
+            path = merge_into(host, name, scope, session.config_file)
             click.echo(f"Added {name!r} to {path}. Restart the host to see the gateway's tools.")
         else:
             if host == "vscode":
                 other = "workspace" if scope == "user" else "user"
                 click.echo(f"# VS Code, {scope} config: {config_file(host, scope)} (--scope {other} for the other)")
-            click.echo(entry_for(host, name, scope))
+            click.echo(entry_for(host, name, scope, session.config_file))
     except SetupError as error:
         raise click.ClickException(str(error)) from None
+    _first_config(session.gateway(), write)
+
+
+def _first_config(gateway: Gateway, write: bool) -> None:
+    """With no config, every installed plugin is on (the example plugin's toy tools too): --write makes one
+    naming the built-in plugins; without it, say so. An existing config is never touched."""
+    from gateway.registry import BUILT_IN_ORDER
+    from gateway.setup import starter_config, write_starter_config
+
+    path = gateway.source.path
+    if path.exists():
+        return
+    names = gateway.registry.names()
+    built_in = [n for n in names if gateway.registry.candidates[n].origin == "built-in"]
+    built_in.sort(key=lambda n: BUILT_IN_ORDER.index(n) if n in BUILT_IN_ORDER else len(BUILT_IN_ORDER))
+    others = [f"{n} ({gateway.registry.candidates[n].origin})" for n in names if n not in built_in]
+    if write:
+        if write_starter_config(path, starter_config(built_in, others)):
+            click.echo(f"Wrote {path}: the plugins on are {', '.join(built_in) or 'none'}" +
+                       (f"; off until you name them there: {', '.join(others)}." if others else "."))
+        return
+    if others:
+        click.echo(
+            f"Note: there is no config at {path}, so every installed plugin is on, {', '.join(others)} too. "
+            "--write also writes a config naming the built-in plugins only; to turn a plugin off later, remove "
+            "its name from [gateway] plugins there (or hide some of its tools with disabled_tools).",
+            err=True,
+        )
 
 
 @main.command()

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from attrs import frozen
 
 from gateway.core import Gateway
+from gateway.kit import plural
 
 
 @frozen
@@ -45,7 +46,7 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
         projects = snapshot.gate.projects
         opened = sum(p.ai for p in projects)
         if manifest.exists():
-            say(f"ok       projects {manifest}: {len(projects)} project(s), {opened} open to agents, "
+            say(f"ok       projects {manifest}: {plural(len(projects), 'project')}, {opened} open to agents, "
                 f"{len(projects) - opened} closed")
         else:
             say(f"ok       no projects manifest at {manifest}: no projects yet (a fresh install)")
@@ -56,14 +57,15 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
                 f"can be given. To keep something from them, list it as a [[project]] (closed unless ai = true) "
                 f"in {manifest}, or set outside_projects = false in the [access] table of {path}"
             )
-    catalogue = gateway.catalogue(snapshot)
-    for name in gateway.enabled(snapshot.config) if snapshot.error is None else []:
-        plugin = gateway.registry.get(name)
-        if plugin.ok:
+    if snapshot.error is None:
+        # A config error is the catalogue's only "problem" then: said once, above.
+        catalogue = gateway.catalogue(snapshot)
+        for name in catalogue.plugin_order:  # the plugins serving; each one off is a problem below
+            plugin = gateway.registry.get(name)
             tools = sum(1 for listed in catalogue.tools if listed.tool.plugin == name)
-            say(f"ok       plugin {name} {plugin.version} ({plugin.origin}): {tools} tool(s)")
-    for text in catalogue.problems:
-        problem(text)
+            say(f"ok       plugin {name} {plugin.version} ({plugin.origin}): {plural(tools, 'tool')}")
+        for text in catalogue.problems:
+            problem(text)
     audit = gateway.audit.folder
     # Modes first: writing a line (the check below) makes the folder the person's alone again.
     if audit.is_dir():

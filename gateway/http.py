@@ -3,11 +3,13 @@ connection and session bounded so that no client, with the token or without, can
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import json
 import os
 import secrets
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -34,8 +36,15 @@ MAX_SESSIONS = 100
 SESSION_IDLE_TIMEOUT = 600.0
 
 
+TOKEN_FILE = "http-token"
+
+
+class AddressInUse(Exception):
+    """The address cannot be served (a port in use, an address not on this computer); the message says what to do."""
+
+
 def token_path(gateway: Gateway) -> Path:
-    return gateway.folders.state / "http-token"
+    return gateway.folders.state / TOKEN_FILE
 
 
 def bearer_token(gateway: Gateway) -> str:
@@ -81,9 +90,13 @@ def parse_address(address: str) -> tuple[str, int]:
 class RequireToken:
     """ASGI middleware: every request carries `Authorization: Bearer <token>`, or gets 401."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: Any, token: str, token_file: Path) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
+        self.refusal = json.dumps({
+            "error": f"a bearer token is required: send the header `Authorization: Bearer TOKEN`, TOKEN being the "
+                     f"line kept in {token_file} on the computer the gateway runs on",
+        }).encode()
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -92,8 +105,7 @@ class RequireToken:
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),
                                         (b"www-authenticate", b'Bearer realm="gateway"')]})
-                await send({"type": "http.response.body",
-                            "body": b'{"error":"a bearer token is required: see gateway serve --help"}'})
+                await send({"type": "http.response.body", "body": self.refusal})
                 return
         await self.app(scope, receive, send)
 
@@ -211,21 +223,33 @@ def http_app(gateway: Gateway, host: str, port: int) -> Any:
         max_sessions=MAX_SESSIONS,
         session_idle_timeout=SESSION_IDLE_TIMEOUT,
     )
-    return RequireToken(ExplainRefusal(app), bearer_token(gateway))
+    return RequireToken(ExplainRefusal(app), bearer_token(gateway), token_path(gateway))
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything is announced; AddressInUse with a sentence when it cannot be."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise AddressInUse(
+                f"{host}:{port} is already in use (another gateway, or another program): choose another port, "
+                f"e.g. --http {host}:{port + 1 if port < 65535 else 8765}"
+            ) from None
+        raise AddressInUse(f"cannot serve on {host}:{port}: {error.strerror or error}") from None
 
 
 def serve_http(gateway: Gateway, address: str) -> None:
+    """Serve until interrupted; raises AddressInUse (nothing announced, no plugin started) when the port is taken."""
     import uvicorn
 
-    host, port = parse_address(address)
-    app = http_app(gateway, host, port)
-    click.echo(
-        f"Serving MCP on http://{host}:{port}/mcp; hosts must send the bearer token kept in "
-        f"{token_path(gateway)}",
-        err=True,
-    )
     from gateway.registry import lifecycle_of
 
+    host, port = parse_address(address)
+    listener = bind(host, port)
+    port = listener.getsockname()[1]  # the one chosen, when given 0
+    app = http_app(gateway, host, port)
     config = uvicorn.Config(
         app,
         host=host,
@@ -238,8 +262,19 @@ def serve_http(gateway: Gateway, address: str) -> None:
         limit_concurrency=MAX_CONNECTIONS + 16,
     )
     lifecycle = lifecycle_of(gateway)
+    shown = f"[{host}]" if ":" in host else host
 
     class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started and not self.should_exit:
+                # Said once the socket listens: a host told this address can connect from now on.
+                click.echo(
+                    f"Serving MCP on http://{shown}:{port}/mcp; hosts must send the bearer token kept in "
+                    f"{token_path(gateway)}",
+                    err=True,
+                )
+
         # uvicorn raises SIGINT/SIGTERM again once it has shut down, ending the process there: the plugins'
         # shutdown must run inside its own shutdown, not after `run` returns.
         async def shutdown(self, sockets: Any = None) -> None:
@@ -248,6 +283,7 @@ def serve_http(gateway: Gateway, address: str) -> None:
 
     lifecycle.start()  # before the first request is read, as on stdio
     try:
-        Server(config).run()
+        with listener:
+            Server(config).run(sockets=[listener])
     finally:
-        lifecycle.stop()  # a failed start (a port in use) ends it too; stop() runs once whatever calls it
+        lifecycle.stop()  # a failed start ends it too; stop() runs once whatever calls it

@@ -1,4 +1,4 @@
-"""What every plugin wrote for itself: the "left out" sentence, and a memo kept per consent gate.
+"""What every plugin wrote for itself: a count with its noun, the "left out" sentence, and a memo kept per consent gate.
 
 (Running blocking work off the event loop is the core's job: it runs a plain ``def`` tool in a worker thread.)
 """
@@ -11,6 +11,11 @@ from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """The count and its noun, agreeing: ``plural(1, "line")`` is "1 line", ``plural(3, "entry", "entries")`` "3 entries"."""
+    return f"{count:,} {noun if count == 1 else (many or noun + 's')}"
 
 
 def left_out_sentence(count: int, what: str, plural: str | None = None) -> str:

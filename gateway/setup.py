@@ -19,12 +19,16 @@ class SetupError(Exception):
     """The host's config cannot be merged into safely; the message says why and what to do."""
 
 
-def command() -> tuple[str, list[str]]:
-    """How a host starts the gateway: the installed script if on PATH, else this Python with -m gateway."""
+def command(config: Path | None = None) -> tuple[str, list[str]]:
+    """How a host starts the gateway: the installed script if on PATH, else this Python with -m gateway.
+
+    `config`: the config named on this command line (``--config``), which the host's gateway must read too.
+    """
+    serve = ["--config", str(config.expanduser().absolute()), "serve"] if config else ["serve"]
     found = shutil.which("gateway")
     if found:
-        return str(Path(found).resolve()), ["serve"]
-    return sys.executable, ["-m", "gateway", "serve"]
+        return str(Path(found).resolve()), serve
+    return sys.executable, ["-m", "gateway", *serve]
 
 
 SCOPES = ("user", "workspace")
@@ -55,23 +59,23 @@ def config_file(host: str, scope: str = "user") -> Path:
     }[host]
 
 
-def _server(host: str) -> dict[str, Any]:
-    program, args = command()
+def _server(host: str, config: Path | None = None) -> dict[str, Any]:
+    program, args = command(config)
     if host == "vscode":
         return {"type": "stdio", "command": program, "args": args}
     return {"command": program, "args": args}
 
 
-def entry_for(host: str, name: str, scope: str = "user") -> str:
+def entry_for(host: str, name: str, scope: str = "user", config: Path | None = None) -> str:
     """The text to paste, with where it goes."""
-    program, args = command()
+    program, args = command(config)
     if host == "claude-code":
         return f"claude mcp add --scope user {name} -- {program} {' '.join(args)}"
     if host == "codex":
-        body = tomli_w.dumps({"mcp_servers": {name: _server(host)}})
+        body = tomli_w.dumps({"mcp_servers": {name: _server(host, config)}})
         return f"# in {config_file(host, scope)}\n{body}"
     key = "servers" if host == "vscode" else "mcpServers"
-    return f"// in {config_file(host, scope)}\n" + json.dumps({key: {name: _server(host)}}, indent=2)
+    return f"// in {config_file(host, scope)}\n" + json.dumps({key: {name: _server(host, config)}}, indent=2)
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -88,7 +92,7 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def merge_into(host: str, name: str, scope: str = "user") -> Path:
+def merge_into(host: str, name: str, scope: str = "user", config: Path | None = None) -> Path:
     """Add (or replace) our entry in the host's config, keeping every other byte; never clobber a broken file.
 
     JSON configs may hold comments and trailing commas (VS Code's do): the entry is spliced in place, and
@@ -112,7 +116,7 @@ def merge_into(host: str, name: str, scope: str = "user") -> Path:
         elif not isinstance(servers, dict):
             raise SetupError(f"{path}: mcp_servers is not a table; nothing was changed")
         entry = tomlkit.table()
-        entry.update(_server(host))
+        entry.update(_server(host, config))
         servers[name] = entry
         _atomic_write(path, tomlkit.dumps(document))
         return path
@@ -120,11 +124,46 @@ def merge_into(host: str, name: str, scope: str = "user") -> Path:
 
     key = "servers" if host == "vscode" else "mcpServers"
     try:
-        text = set_member(raw, [key, name], _server(host))
+        text = set_member(raw, [key, name], _server(host, config))
     except JsoncError as error:
         raise SetupError(
             f"{path} cannot be merged into safely ({error}); nothing was changed. Fix it, or paste this entry "
-            f"by hand:\n{entry_for(host, name, scope)}"
+            f"by hand:\n{entry_for(host, name, scope, config)}"
         ) from error
     _atomic_write(path, text)
     return path
+
+
+def starter_config(built_in: list[str], others: list[str]) -> str:
+    """A first config.toml: the built-in plugins on; the others installed (the example plugin...) off, by name."""
+    listed = ", ".join(json.dumps(name) for name in built_in)
+    lines = [
+        "# The gateway's config, first written by `gateway setup`; yours to change (README: Configuration).",
+        "",
+        "[gateway]",
+        "# The plugins on, in this order. A plugin not named here is off: remove a name to turn that plugin off.",
+        f"plugins = [{listed}]",
+    ]
+    if others:
+        lines.append(f"# Installed too, and off until named above: {', '.join(others)}.")
+    example = built_in[0] if built_in else "sessions"
+    lines += [
+        "",
+        "# To hide some tools of a plugin and keep the rest:",
+        f"# [plugins.{example}]",
+        '# disabled_tools = ["a_tool_name"]    # `gateway plugins` lists each plugin\'s tools',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_starter_config(path: Path, text: str) -> bool:
+    """Write `text` at `path` if nothing is there; an existing config is never touched. True when written."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    return True
