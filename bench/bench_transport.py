@@ -93,10 +93,10 @@ class Server:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--sequential", type=int, default=2000)
-    parser.add_argument("--pipelined", type=int, default=5000)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=7, help="rounds of both transports (default: 7)")
+    parser.add_argument("--sequential", type=int, default=2000, help="calls one at a time per round (default: 2000)")
+    parser.add_argument("--pipelined", type=int, default=5000, help="calls written in one go per round (default: 5000)")
     opts = parser.parse_args()
 
     results: dict[str, dict[str, list[float]]] = {

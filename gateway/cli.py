@@ -164,9 +164,10 @@ class ServeCommand(click.Command):
         formatter.write_paragraph()
         formatter.write_text(
             "Over HTTP, every request must carry the header `Authorization: Bearer TOKEN`, where TOKEN is the line "
-            f"kept in {Folders.from_environment().state / TOKEN_FILE} (made on first use, readable by you alone). "
-            "Give that header to the host; delete the file to make a new token."
+            "kept in this file (made on first use, readable by you alone; delete it to make a new token):"
         )
+        # On a line of its own, never wrapped: a path to copy.
+        formatter.write(f"{'':>{formatter.current_indent + 2}}{Folders.from_environment().state / TOKEN_FILE}\n")
 
 
 @main.command(cls=ServeCommand)

@@ -15,6 +15,7 @@ import click
 
 from gateway.context import home_environment
 from gateway.items import ToolError
+from gateway.kit import plural
 
 # Invented projects (reserved domains only): one open to agents, one closed, to show what the gate does.
 DEMO_PROJECTS = """\
@@ -37,12 +38,21 @@ urls = ["law.example.net"]
 """
 
 
+def own_command() -> str:
+    """How to run `gateway` from here: the script beside this Python (`.venv/bin/gateway` from a clone, which is
+    not on the PATH unless the venv is activated), or `python -m gateway`."""
+    script = Path(sys.executable).parent / "gateway"
+    if script.is_file():
+        return shlex.quote(str(script))
+    return f"{shlex.quote(sys.executable)} -m gateway"
+
+
 def _show(text: str, limit: int = 14) -> None:
     lines = text.splitlines() or [""]
     for line in lines[:limit]:
         click.echo("    " + textwrap.shorten(line, 150, placeholder=" …") if len(line) > 150 else "    " + line)
     if len(lines) > limit:
-        click.echo(f"    … ({len(lines) - limit} more lines)")
+        click.echo(f"    … ({plural(len(lines) - limit, 'more line')})")
 
 
 # Left in every demo home: a folder holding anything else was not made by the demo and is never used as one.
@@ -103,7 +113,8 @@ def run_demo(directory: Path | None) -> Path:
     click.echo(f"  env -u GATEWAY_CONFIG {program} {shlex.quote(sys.executable)} -m gateway serve")
     click.echo("Every call of the tour is in the demo's own audit log:")
     click.echo(f"  env -u GATEWAY_CONFIG {program} {shlex.quote(sys.executable)} -m gateway audit")
-    click.echo("To point a host at your own data: gateway setup --host claude-code   (or claude-desktop, cursor, ...)")
+    click.echo(f"To point a host at your own data: {own_command()} setup --host claude-code --write   (or "
+               "claude-desktop, cursor, vscode, codex, gemini; without --write it prints what it would write)")
     return home
 
 
@@ -119,7 +130,7 @@ async def _tour(home: Path, calls: list[tuple[str, str, dict[str, Any]]]) -> Non
         click.echo(f"\n→ initialize: {info.name if info else '?'} {info.version if info else ''}, "
                    f"protocol {client.protocol_version}")
         tools = (await client.list_tools()).tools
-        click.echo(f"→ tools/list: {len(tools)} tools: {', '.join(t.name for t in tools)}")
+        click.echo(f"→ tools/list: {plural(len(tools), 'tool')}: {', '.join(t.name for t in tools)}")
         resources = (await client.list_resources()).resources
         click.echo(f"→ resources/list: {len(resources)} on the first page")
         for plugin, tool, arguments in calls:

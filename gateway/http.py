@@ -247,6 +247,7 @@ def serve_http(gateway: Gateway, address: str) -> None:
     from gateway.registry import lifecycle_of
 
     host, port = parse_address(address)
+    bearer_token(gateway)  # made before the port opens: whoever can connect can then find it
     listener = bind(host, port)
     port = listener.getsockname()[1]  # the one chosen, when given 0
     app = http_app(gateway, host, port)

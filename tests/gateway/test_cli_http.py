@@ -1,0 +1,87 @@
+"""`gateway serve --http`: announced once the port listens, a port in use said in one sentence (exit 1), and the
+token's file named wherever a token is asked for."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import subprocess
+import sys
+
+import httpx2
+import pytest
+from click.testing import CliRunner
+
+from gateway.cli import main
+from gateway.context import home_environment
+from gateway.testing import folders_of, write_config
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start(home, port: int) -> subprocess.Popen:
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
+    return subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--http", f"127.0.0.1:{port}"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def first_line(process: subprocess.Popen, within: float = 60) -> str:
+    """The first line the server writes on stderr ('' if it ends or stays silent)."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stderr, selectors.EVENT_READ)
+        if selector.select(within):
+            return process.stderr.readline()
+    return ""
+
+
+@pytest.fixture
+def home(gateway_home):
+    write_config(gateway_home, {"gateway": {"plugins": ["hello"]}})
+    return gateway_home
+
+
+def test_a_port_in_use_is_one_sentence_and_exit_1(home):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        process = start(home, port)
+        try:
+            _out, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert process.returncode == 1
+    assert "Serving MCP" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"127.0.0.1:{port} is already in use" in lines[0], err
+
+
+def test_the_address_is_announced_once_it_listens(home):
+    port = free_port()
+    process = start(home, port)
+    try:
+        line = first_line(process)
+        assert line.startswith(f"Serving MCP on http://127.0.0.1:{port}/mcp"), line
+        # Told the address, a host connects at once: the port already listens.
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        token_file = folders_of(home).state / "http-token"
+        assert str(token_file) in line
+        refused = httpx2.post(f"http://127.0.0.1:{port}/mcp", json={}, headers={"Accept": "application/json"})
+        assert refused.status_code == 401
+        assert str(token_file) in refused.json()["error"] and "Authorization: Bearer" in refused.json()["error"]
+    finally:
+        process.terminate()
+        process.wait(10)
+        process.stderr.close()
+
+
+def test_serve_help_names_the_token_file(home):
+    result = CliRunner().invoke(main, ["serve", "--help"])
+    assert result.exit_code == 0
+    flat = " ".join(result.output.split())
+    assert str(folders_of(home).state / "http-token") in flat and "Authorization: Bearer" in flat

@@ -1,0 +1,87 @@
+"""Warnings on stderr: a readable line when a person reads it (a terminal), a JSON line when a host keeps it."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import time
+
+import pytest
+
+from gateway.context import home_environment
+from gateway.testing import write_config
+
+# A config naming a plugin that is not installed: the core warns about it when it merges the catalogue.
+COMMAND = [sys.executable, "-m", "gateway", "call", "hello", '{"name": "Ada"}']
+
+
+@pytest.fixture
+def environment(gateway_home):
+    write_config(gateway_home, {"gateway": {"plugins": ["ghost", "hello"]}})
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
+    return env
+
+
+def run_on_a_terminal(command: list[str], env: dict[str, str]) -> str:
+    """What a person sees in a terminal: stdout and stderr both on one pseudo-terminal."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: its stdin, stdout and stderr are the terminal
+        try:
+            os.execve(command[0], command, env)
+        finally:
+            os._exit(127)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the child ended and closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(fd)
+    _pid, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, seen.decode(errors="replace")
+    return seen.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_a_warning_on_a_terminal_is_a_readable_line(environment):
+    seen = run_on_a_terminal(COMMAND, environment)
+    warning = [line for line in seen.splitlines() if "catalogue problem" in line]
+    assert len(warning) == 1, seen
+    assert "[warning" in warning[0] and "no plugin named 'ghost'" in warning[0]
+    assert not warning[0].lstrip().startswith("{")
+    assert "Hello, Ada!" in seen
+
+
+def test_a_warning_kept_by_a_host_is_a_json_line(environment):
+    result = subprocess.run(COMMAND, env=environment, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.strip() == "Hello, Ada!"
+    lines = [json.loads(line) for line in result.stderr.splitlines() if line.strip()]
+    assert [line["event"] for line in lines] == ["catalogue problem"]
+    assert lines[0]["level"] == "warning" and "ghost" in lines[0]["problem"]
+
+
+def test_the_format_can_be_chosen_by_hand(environment):
+    result = subprocess.run(COMMAND, env={**environment, "GATEWAY_LOG_FORMAT": "console"}, capture_output=True,
+                            text=True, timeout=60)
+    assert "[warning" in result.stderr and not result.stderr.lstrip().startswith("{")
+
+
+def test_a_traceback_reads_as_python_prints_it_on_a_terminal(monkeypatch, capsys):
+    import structlog
+
+    from gateway import log
+
+    monkeypatch.setattr(log, "on_terminal", lambda: True)
+    log.configure()
+    try:
+        structlog.get_logger("gateway").error("plugin failed", plugin="x", traceback="Traceback:\n  line 1\nBoom\n")
+    finally:
+        log.configure()
+    err = capsys.readouterr().err
+    assert "plugin failed" in err and "\n  line 1\nBoom" in err and "\\n" not in err
