@@ -19,5 +19,5 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ contrib/gateway-hel
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[all,test]' -e contrib/gateway-hello
   touch "$stamp"
-  echo "Installed." >&2
+  echo "Installed. The command is .venv/bin/gateway (not on your PATH: run it so, or 'source .venv/bin/activate')." >&2
 fi
