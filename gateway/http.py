@@ -227,11 +227,21 @@ def http_app(gateway: Gateway, host: str, port: int) -> Any:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before anything is announced; AddressInUse with a sentence when it cannot be."""
+    """The socket, bound (a port in use fails here, with a sentence: AddressInUse) but not yet listening.
+
+    uvicorn makes it listen once the server is ready, so a client that can connect is served at once.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if host == "localhost":
+        host = "127.0.0.1"
+    listener = socket.socket(family, socket.SOCK_STREAM)
     try:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        return socket.create_server((host, port), family=family, backlog=2048)
+        # As uvicorn does: a port whose last connections linger in TIME_WAIT can be bound again at once.
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        return listener
     except OSError as error:
+        listener.close()
         if error.errno == errno.EADDRINUSE:
             raise AddressInUse(
                 f"{host}:{port} is already in use (another gateway, or another program): choose another port, "
@@ -267,7 +277,11 @@ def serve_http(gateway: Gateway, address: str) -> None:
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
+            try:
+                await super().startup(sockets)
+            except OSError as error:  # another process bound the port too and listened first
+                raise AddressInUse(f"{host}:{port} cannot be listened on ({error.strerror or error}): choose "
+                                   "another port") from None
             if self.started and not self.should_exit:
                 # Said once the socket listens: a host told this address can connect from now on.
                 click.echo(
