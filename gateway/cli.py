@@ -116,6 +116,7 @@ def _set_log_level(_ctx: click.Context, _param: click.Parameter, value: str | No
     "config_file",
     type=click.Path(dir_okay=False, path_type=Path),
     envvar="GATEWAY_CONFIG",
+    is_eager=True,  # known before `--help` lists the commands of this config's plugins
     help="The config file to use (default: config.toml in the gateway's config folder). A file named here "
     "or in GATEWAY_CONFIG must exist: while it does not, nothing is given to agents.",
 )

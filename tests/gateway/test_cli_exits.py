@@ -110,3 +110,12 @@ def test_plural_agrees_with_the_count():
     assert plural(0, "session") == "0 sessions"
     assert plural(2, "entry", "entries") == "2 entries"
     assert plural(1500, "event") == "1,500 events"
+
+
+def test_help_lists_the_commands_of_the_config_given(run, other_config):
+    def commands(result):
+        listed = result.output.split("Commands:", 1)[1]
+        return {line.split()[0] for line in listed.splitlines() if line.strip()}
+
+    assert "cron" in commands(run("--config", str(other_config), "--help"))
+    assert "cron" not in commands(run("--help"))
