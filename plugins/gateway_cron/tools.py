@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from gateway import Answer, Context, ResourcePage, ToolError
+from gateway import Answer, Context, ResourcePage, ToolError, tool
 from gateway_cron import store
 
 URI = "rousseau://cron/{name}"
@@ -31,6 +31,29 @@ def job_line(name: str, enabled: bool, schedule: str, prompt: str, deliver_to: s
 _ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
 
 
+# What rousseau_cron_list gives as structured content (checked by the core after each call).
+_JOB = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "enabled": {"type": "boolean"},
+        "schedule": {"type": "string"},
+        "timezone": {"type": "string"},
+        "prompt": {"type": "string"},
+        "deliver_to": {"type": "string"},
+        "cwd": {"type": "string"},
+        "last_run": {"type": "string", "description": "absent when the job never ran"},
+        "next_run": {"type": "string", "description": "absent when the job is off"},
+    },
+    "required": ["name", "enabled", "schedule", "prompt", "deliver_to"],
+}
+LIST_OUTPUT = {
+    "type": "object",
+    "properties": {"jobs": {"type": "array", "items": _JOB}, "left_out": {"type": "integer"}},
+    "required": ["jobs", "left_out"],
+}
+
+
 def _owners(ctx: Context, job: store.Job) -> frozenset[str]:
     """Where the job works and where its answers go: every project either routes to."""
     owners = set(ctx.gate.owners_of(path=job.cwd)) if job.cwd else set()
@@ -45,10 +68,14 @@ def _kept(ctx: Context) -> tuple[list[store.Job], int]:
 
 
 def describe(ctx: Context, job: store.Job, now: dt.datetime | None = None) -> dict[str, Any]:
-    """A job as hosts see it: others' words masked and on one line, and when it runs next (None when off)."""
+    """A job as hosts see it: others' words masked and on one line, and when it runs next.
+
+    A job never run has no ``last_run``, one that is off no ``next_run``: absent keys rather than nulls, which not
+    every host's validator takes in a schema.
+    """
     from gateway_cron.schedule import next_run
 
-    return {
+    described: dict[str, Any] = {
         "name": job.name,
         "enabled": job.enabled,
         "schedule": job.schedule,
@@ -56,11 +83,24 @@ def describe(ctx: Context, job: store.Job, now: dt.datetime | None = None) -> di
         "prompt": ctx.clip(job.prompt),
         "deliver_to": ctx.clip(job.deliver_to),
         "cwd": job.cwd,
-        "last_run": job.last_run_at or None,
-        "next_run": next_run(job.schedule, job.timezone, now) if job.enabled else None,
     }
+    if job.last_run_at:
+        described["last_run"] = job.last_run_at
+    if job.enabled:
+        described["next_run"] = next_run(job.schedule, job.timezone, now)
+    return described
 
 
+@tool(
+    read_only=True,
+    title="List scheduled jobs",
+    description=(
+        "The scheduled agent jobs on this computer: name, on or off, cron schedule, prompt and where the "
+        "answer is delivered, and (in the structured data) when each runs next. Read-only: jobs are changed "
+        "with `gateway cron` on the command line."
+    ),
+    output_schema=LIST_OUTPUT,
+)
 def rousseau_cron_list(ctx: Context) -> Answer:
     jobs, left_out = _kept(ctx)
     described = [describe(ctx, job) for job in jobs]
@@ -90,8 +130,8 @@ def read_job(ctx: Context, name: str) -> Answer:
             f"enabled: {'on' if job.enabled else 'off'}",
             f"schedule: {job.schedule} ({described['timezone']})",
             f"deliver: {described['deliver_to']}",
-            f"last run: {described['last_run'] or 'never'}",
-            f"next run: {described['next_run'] or 'none'}",
+            f"last run: {described.get('last_run') or 'never'}",
+            f"next run: {described.get('next_run') or 'none'}",
             "prompt:",
             ctx.frame(ctx.mask(job.prompt)),
         ]
@@ -118,25 +158,3 @@ def list_resources(ctx: Context, cursor: str | None, limit: int) -> ResourcePage
         ],
         next_cursor=next_cursor,
     )
-
-
-_JOB = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "enabled": {"type": "boolean"},
-        "schedule": {"type": "string"},
-        "timezone": {"type": "string"},
-        "prompt": {"type": "string"},
-        "deliver_to": {"type": "string"},
-        "cwd": {"type": "string"},
-        "last_run": {"type": ["string", "null"]},
-        "next_run": {"type": ["string", "null"]},
-    },
-    "required": ["name", "enabled", "schedule", "prompt", "deliver_to", "next_run"],
-}
-LIST_OUTPUT = {
-    "type": "object",
-    "properties": {"jobs": {"type": "array", "items": _JOB}, "left_out": {"type": "integer"}},
-    "required": ["jobs", "left_out"],
-}

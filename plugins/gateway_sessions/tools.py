@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import structlog
+from pydantic import Field
 
-from gateway import Answer, Context, ResourcePage, ToolError
+from gateway import Answer, Context, ResourcePage, ToolError, tool
 from gateway_sessions import render, store
 
 log = structlog.get_logger("gateway_sessions")
@@ -27,6 +28,79 @@ MAX_QUERY_TERMS = 32
 _TERM = re.compile(r"\w+")
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 URI = "rousseau://sessions/{id}"
+
+
+# What the tools give as structured content (checked by the core after each call).
+def _object(properties: dict[str, Any], required: Sequence[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required)}
+
+
+_SESSION_PROPERTIES = {
+    "id": {"type": "string"},
+    "agent": {"type": "string"},
+    "title": {"type": "string"},
+    "messages": {"type": "integer"},
+    "created_at": {"type": "string"},
+    "updated_at": {"type": "string"},
+    "cwd": {"type": "string"},
+    "parent_id": {"type": "string"},
+}
+SEARCH_OUTPUT = _object(
+    {
+        "hits": {
+            "type": "array",
+            "items": _object(
+                {
+                    "id": {"type": "string"},
+                    "agent": {"type": "string"},
+                    "rank": {"type": "number"},
+                    "title": {"type": "string"},
+                    "snippet": {"type": "string"},
+                    "updated_at": {"type": "string"},
+                },
+                ["id", "rank", "title", "snippet"],
+            ),
+        },
+        "left_out": {"type": "integer"},
+        "ranked": {
+            "type": "integer",
+            "description": "how many matching messages were ranked by BM25 to find the hits",
+        },
+        "complete": {
+            "type": "boolean",
+            "description": "true: every matching message was ranked; false: the hits are the best of the newest",
+        },
+    },
+    ["hits", "left_out"],
+)
+LIST_OUTPUT = _object(
+    {
+        "sessions": {
+            "type": "array",
+            "items": _object(_SESSION_PROPERTIES, ["id", "title", "messages", "updated_at"]),
+        },
+        "left_out": {"type": "integer"},
+    },
+    ["sessions", "left_out"],
+)
+READ_OUTPUT = _object(
+    {
+        **_SESSION_PROPERTIES,
+        "transcript": {
+            "type": "array",
+            "items": _object(
+                {
+                    "index": {"type": "integer"},
+                    "role": {"type": "string"},
+                    "text": {"type": "string"},
+                    "timestamp": {"type": "string"},
+                },
+                ["index", "role", "text"],
+            ),
+        },
+    },
+    ["id", "title", "messages", "created_at", "updated_at", "transcript"],
+)
 
 
 def _limit(limit: int | None) -> int:
@@ -114,7 +188,34 @@ def address(session_id: str) -> str:
     return f"rousseau://sessions/{session_id}"
 
 
-def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None) -> Answer:
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT)]
+
+
+@tool(
+    read_only=True,
+    title="Search past agent sessions",
+    description=(
+        "Find past agent sessions by their words. The query is SQLite FTS5 syntax, passed as is: "
+        '"exact phrase", AND / OR / NOT, prefix*. Best matches first (BM25 rank, lower is better), '
+        f"one session per hit with a short snippet. At most {MAX_LIMIT} hits. When more than "
+        f"{store.RANKED_AT_ONCE:,} messages match, the hits are the best of the newest {store.RANKED_AT_ONCE:,} "
+        "(the answer says so): add words to narrow the search."
+    ),
+    output_schema=SEARCH_OUTPUT,
+)
+def rousseau_search_sessions(
+    ctx: Context,
+    query: Annotated[
+        str,
+        Field(
+            max_length=MAX_QUERY_CHARACTERS,
+            description=f"FTS5 query (at most {MAX_QUERY_CHARACTERS:,} characters and {MAX_QUERY_TERMS} words)",
+        ),
+    ],
+    limit: Annotated[
+        Limit | None, Field(description=f"Cap hits returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
+    ] = None,
+) -> Answer:
     if not query or not query.strip():
         raise ToolError("query is required")
     if len(query) > MAX_QUERY_CHARACTERS:  # the schema says so too; a direct call is bounded all the same
@@ -174,7 +275,21 @@ def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None)
     )
 
 
-def rousseau_list_sessions(ctx: Context, limit: int | None = None) -> Answer:
+@tool(
+    read_only=True,
+    title="List past agent sessions",
+    description=(
+        "The past agent sessions on this computer, most recently active first: id, title, message count, "
+        f"last update. At most {MAX_LIMIT} rows."
+    ),
+    output_schema=LIST_OUTPUT,
+)
+def rousseau_list_sessions(
+    ctx: Context,
+    limit: Annotated[
+        Limit | None, Field(description=f"Cap rows returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
+    ] = None,
+) -> Answer:
     limit = _limit(limit)
     reader = _reader(ctx)
     sessions: list[dict[str, Any]] = []
@@ -206,7 +321,19 @@ def _summary(ctx: Context, row: store.Row) -> dict[str, Any]:
     }
 
 
-def rousseau_read_session(ctx: Context, id: str) -> Answer:  # noqa: A002 - the seed names the argument `id`
+@tool(
+    read_only=True,
+    title="Read a past agent session",
+    description=(
+        "One past session's transcript by its id: what the person and the agent wrote, in order. Tool calls "
+        "and their results are left out."
+    ),
+    output_schema=READ_OUTPUT,
+)
+def rousseau_read_session(
+    ctx: Context,
+    id: Annotated[str, Field(description="Session id")],  # noqa: A002 - the seed names the argument `id`
+) -> Answer:
     session_id = id
     if not session_id or not session_id.strip():
         raise ToolError("id is required")
@@ -267,101 +394,3 @@ def _resource(ctx: Context, row: store.Row) -> dict[str, Any]:
         "description": f"{row.agent} session, {row.message_count} messages, {row.created_at} to {row.updated_at}",
         "mime_type": "text/plain",
     }
-
-
-def _object(properties: dict[str, Any], required: Sequence[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required)}
-
-
-_SESSION_PROPERTIES = {
-    "id": {"type": "string"},
-    "agent": {"type": "string"},
-    "title": {"type": "string"},
-    "messages": {"type": "integer"},
-    "created_at": {"type": "string"},
-    "updated_at": {"type": "string"},
-    "cwd": {"type": "string"},
-    "parent_id": {"type": "string"},
-}
-_LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
-
-SEARCH_INPUT = _object(
-    {
-        "query": {
-            "type": "string",
-            "maxLength": MAX_QUERY_CHARACTERS,
-            "description": f"FTS5 query (at most {MAX_QUERY_CHARACTERS:,} characters and {MAX_QUERY_TERMS} words)",
-        },
-        "limit": {
-            **_LIMIT_SCHEMA,
-            "description": f"Cap hits returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.",
-        },
-    },
-    ["query"],
-)
-SEARCH_OUTPUT = _object(
-    {
-        "hits": {
-            "type": "array",
-            "items": _object(
-                {
-                    "id": {"type": "string"},
-                    "agent": {"type": "string"},
-                    "rank": {"type": "number"},
-                    "title": {"type": "string"},
-                    "snippet": {"type": "string"},
-                    "updated_at": {"type": "string"},
-                },
-                ["id", "rank", "title", "snippet"],
-            ),
-        },
-        "left_out": {"type": "integer"},
-        "ranked": {
-            "type": "integer",
-            "description": "how many matching messages were ranked by BM25 to find the hits",
-        },
-        "complete": {
-            "type": "boolean",
-            "description": "true: every matching message was ranked; false: the hits are the best of the newest",
-        },
-    },
-    ["hits", "left_out"],
-)
-LIST_INPUT = {
-    "type": "object",
-    "properties": {
-        "limit": {
-            **_LIMIT_SCHEMA,
-            "description": f"Cap rows returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.",
-        }
-    },
-}
-LIST_OUTPUT = _object(
-    {
-        "sessions": {
-            "type": "array",
-            "items": _object(_SESSION_PROPERTIES, ["id", "title", "messages", "updated_at"]),
-        },
-        "left_out": {"type": "integer"},
-    },
-    ["sessions", "left_out"],
-)
-READ_INPUT = _object({"id": {"type": "string", "description": "Session id"}}, ["id"])
-READ_OUTPUT = _object(
-    {
-        **_SESSION_PROPERTIES,
-        "transcript": {
-            "type": "array",
-            "items": _object(
-                {
-                    "index": {"type": "integer"},
-                    "role": {"type": "string"},
-                    "text": {"type": "string"},
-                    "timestamp": {"type": "string"},
-                },
-                ["index", "role", "text"],
-            ),
-        },
-    },
-    ["id", "title", "messages", "created_at", "updated_at", "transcript"],
-)

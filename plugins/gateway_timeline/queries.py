@@ -225,14 +225,19 @@ def status(
     capture = beat.get("capture") if isinstance(beat.get("capture"), dict) else {}
     dropped = beat.get("events_dropped")
     bad_lines = int(store.meta("bad_lines", 0)) if store is not None else 0
+    # The two times are left out, not null, when the store holds no event in the period kept.
+    times = {
+        key: iso_ms(ms).replace(".000Z", "Z") for key, ms in (("last_event_ts", newest), ("oldest_event_ts", oldest))
+        if ms is not None
+    }
     return {
         "running": fresh or live_server,
         "paused": bool(beat.get("paused", False)) if fresh else False,
-        "last_event_ts": None if newest is None else iso_ms(newest).replace(".000Z", "Z"),
+        **({"last_event_ts": times["last_event_ts"]} if "last_event_ts" in times else {}),
         "events_dropped": (int(dropped) if isinstance(dropped, int) else 0) + bad_lines,
         "degraded": degraded,
         "retention_hours": round(retention_ms / 3_600_000, 2) if retention_ms % 3_600_000 else retention_ms // 3_600_000,
-        "oldest_event_ts": None if oldest is None else iso_ms(oldest).replace(".000Z", "Z"),
+        **({"oldest_event_ts": times["oldest_event_ts"]} if "oldest_event_ts" in times else {}),
         "capture": {
             "sources": capture.get("sources") or sorted({kind.split(".", 1)[0] for kind in seen}),
             "text_content": bool(capture.get("text_content", False)),

@@ -46,7 +46,7 @@ def _config(ctx: Context) -> str:
         f"- Kinds of events in the store: {', '.join(capture['sources']) or 'none yet'}",
         f"- Typed text captured: {'yes' if capture['text_content'] else 'no'}",
         f"- Kept for: {status['retention_hours']} hours (older events are never served and are deleted on import)",
-        f"- Oldest event kept: {status['oldest_event_ts'] or 'none'}; newest: {status['last_event_ts'] or 'none'}",
+        f"- Oldest event kept: {status.get('oldest_event_ts') or 'none'}; newest: {status.get('last_event_ts') or 'none'}",
         f"- Event store: {settings.store_path(ctx.settings, ctx.folders.data)}",
         f"- ActivityWatch database: {aw_path if aw_path else 'none found'}",
         f"- Recording is considered running when a recorder wrote in the last "
