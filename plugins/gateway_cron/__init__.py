@@ -7,6 +7,7 @@ only way to add, remove, enable or disable them.
 from __future__ import annotations
 
 from importlib.util import find_spec
+from pathlib import Path
 
 from gateway import PluginHost, ResourceTemplate, Setting, hookimpl
 
@@ -23,6 +24,7 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
             "store",
             str(store.default_path(gateway.folders.data)),
             "the SQLite file holding the cron_jobs table (shared with the sessions plugin)",
+            type=Path,
         )
     ]
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 from typing import Any
 
-from gateway import Answer, Context, ResourcePage, ToolError, tool
+from gateway import Answer, Context, ResourcePage, ToolError, left_out_sentence, tool
 from gateway_cron import store
 
 URI = "rousseau://cron/{name}"
@@ -62,8 +63,12 @@ def _owners(ctx: Context, job: store.Job) -> frozenset[str]:
     return frozenset(owners)
 
 
+def _store_path(ctx: Context) -> Path:
+    return ctx.path_setting("store", store.default_path(ctx.folders.data))
+
+
 def _kept(ctx: Context) -> tuple[list[store.Job], int]:
-    kept = ctx.gate.keep(store.read_jobs(ctx.path_setting("store")), lambda job: _owners(ctx, job))
+    kept = ctx.gate.keep(store.read_jobs(_store_path(ctx)), lambda job: _owners(ctx, job))
     return kept.items, kept.left_out
 
 
@@ -108,8 +113,7 @@ def rousseau_cron_list(ctx: Context) -> Answer:
         job_line(j["name"], j["enabled"], j["schedule"], j["prompt"], j["deliver_to"]) for j in described
     ] or ["(no jobs)"]
     if left_out:
-        noun = "job" if left_out == 1 else "jobs"
-        lines.append(f"{left_out} {noun} left out: their projects are closed to AI agents.")
+        lines.append(left_out_sentence(left_out, "job"))
     return Answer(
         text="\n".join(lines),
         data={"jobs": described, "left_out": left_out},
@@ -119,7 +123,7 @@ def rousseau_cron_list(ctx: Context) -> Answer:
 
 
 def read_job(ctx: Context, name: str) -> Answer:
-    job = next((j for j in store.read_jobs(ctx.path_setting("store")) if j.name == name), None)
+    job = next((j for j in store.read_jobs(_store_path(ctx)) if j.name == name), None)
     if job is None:
         raise ToolError(f"no cron job named {name!r} (rousseau_cron_list lists them)")
     ctx.gate.check_read(_owners(ctx, job), what=f"the cron job {name}")

@@ -6,6 +6,8 @@ The store is one SQLite file (setting ``store``, default ``<data>/gateway/plugin
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gateway import PluginHost, ResourceTemplate, Setting, hookimpl
 from gateway_sessions import tools
 from gateway_sessions.store import default_path
@@ -16,13 +18,19 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
     where = "where {} keeps its transcripts; empty: {}"
     return [
         Setting(
-            "store", str(default_path(gateway.folders.data)), "the SQLite file the sessions are imported into"
+            "store",
+            str(default_path(gateway.folders.data)),
+            "the SQLite file the sessions are imported into",
+            type=Path,
         ),
-        Setting("claude_code", "", where.format("Claude Code", "~/.claude/projects")),
-        Setting("codex", "", where.format("Codex", "$CODEX_HOME/sessions or ~/.codex/sessions")),
-        Setting("gemini", "", where.format("Gemini CLI", "~/.gemini/tmp")),
+        Setting("claude_code", "", where.format("Claude Code", "~/.claude/projects"), type=Path),
+        Setting("codex", "", where.format("Codex", "$CODEX_HOME/sessions or ~/.codex/sessions"), type=Path),
+        Setting("gemini", "", where.format("Gemini CLI", "~/.gemini/tmp"), type=Path),
         Setting(
-            "opencode", "", where.format("opencode (its database)", "~/.local/share/opencode/opencode.db")
+            "opencode",
+            "",
+            where.format("opencode (its database)", "~/.local/share/opencode/opencode.db"),
+            type=Path,
         ),
     ]
 

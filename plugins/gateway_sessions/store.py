@@ -557,7 +557,6 @@ def record_source(
 
 # A path's verdict, for Reader.keep_back: in no project, in projects all open, in a closed one.
 OUTSIDE, OPEN, CLOSED = 0, 1, 2
-_GATES_REMEMBERED = 4
 
 
 class Reader:
@@ -576,10 +575,6 @@ class Reader:
         # What callers work out from the store (the gate's verdict on each path, how many sessions it keeps back),
         # kept as long as the store is unchanged: emptied whenever someone writes to the file.
         self.derived: dict[Any, Any] = {}
-        # The gate's verdict on each place, per gate: kept across changes of the store (an import adds places; the
-        # verdict on a place depends only on the gate), so only new places are judged after an import. A gate made
-        # by reading the config or manifest again is a new key (links are resolved again then, as the gate does).
-        self.verdicts: dict[Any, dict[str, int]] = {}
         connection.execute("CREATE TEMP TABLE IF NOT EXISTS kept_back(rowid INTEGER PRIMARY KEY)")
 
     @contextmanager
@@ -623,11 +618,14 @@ class Reader:
         self._fresh()
         return [row[0] for row in self.connection.execute("SELECT DISTINCT path FROM session_paths")]
 
-    def keep_back(self, key: Any, judge: Callable[[str], int], outside_open: bool) -> int:
+    def keep_back(
+        self, key: Any, verdicts: dict[str, int], judge: Callable[[str], int], outside_open: bool
+    ) -> int:
         """Put in ``kept_back`` the sessions the gate may not give; how many they are. Kept until the store changes.
 
-        `judge` gives a place's verdict: OUTSIDE, OPEN or CLOSED; it is asked once per distinct place, and its
-        verdicts are kept per `key` (the gate), for the last few gates. A session is kept back when any of its
+        `judge` gives a place's verdict: OUTSIDE, OPEN or CLOSED; it is asked once per distinct place not yet in
+        `verdicts`, the caller's verdicts of the gate `key` (kept across changes of the store: an import adds
+        places, and the verdict on a place depends only on the gate), which it fills. A session is kept back when any of its
         places, or of its parent's (a subagent's transcript belongs where the session that started it does), is in a
         closed project; when none is in any project, `outside_open` decides. Call it within snapshot().
         """
@@ -638,16 +636,12 @@ class Reader:
         paths = self.paths()
         if len(self.derived) > 16:  # gates seen before a change of config; keep only the current ones
             self.derived.clear()
-        verdicts = self.verdicts.get(key)
-        if verdicts is None:
-            while len(self.verdicts) >= _GATES_REMEMBERED:
-                del self.verdicts[next(iter(self.verdicts))]  # the oldest gate
-            verdicts = self.verdicts[key] = {}
         for path in paths:
             if path not in verdicts:
                 verdicts[path] = judge(path)
-        closed = [path for path, verdict in verdicts.items() if verdict == CLOSED]
-        owned = [path for path, verdict in verdicts.items() if verdict != OUTSIDE]
+        judged = dict(verdicts)  # a copy: another thread's call may add places to the gate's verdicts meanwhile
+        closed = [path for path, verdict in judged.items() if verdict == CLOSED]
+        owned = [path for path, verdict in judged.items() if verdict != OUTSIDE]
         kept = self._sessions_at(closed)
         owners = self._sessions_at(owned)
         # Children follow their parents (to any depth; a loop in the ids is cut by `seen`).

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import structlog
 from pydantic import Field
 
-from gateway import Answer, Context, ResourcePage, ToolError, tool
+from gateway import Answer, Context, GateMemo, ResourcePage, ToolError, left_out_sentence, tool
 from gateway_sessions import render, store
 
 log = structlog.get_logger("gateway_sessions")
@@ -114,7 +114,7 @@ def _limit(limit: int | None) -> int:
 
 
 def _reader(ctx: Context) -> store.Reader | None:
-    path = ctx.path_setting("store")
+    path = ctx.path_setting("store", store.default_path(ctx.folders.data))
     found = store.reader(path)
     if found is None or not found.has_sessions_table():
         return None
@@ -154,14 +154,20 @@ def _verdict(ctx: Context, path: str) -> int:
 def _scope(ctx: Context, reader: store.Reader) -> tuple[bool, int]:
     """Whether the gate keeps sessions back (the reader's ``kept_back`` then holds them), and how many.
 
-    The gate judges each distinct place once per gate (the reader keeps its verdicts, and after an import judges
-    only the new places): asking it about every place on each call costs more than the search itself once there
-    are a few hundred of them. The sessions kept back are found again only when the store or the gate changed.
+    The gate judges each distinct place once per gate (its verdicts are kept in `_VERDICTS`, and after an import
+    only the new places are judged): asking it about every place on each call costs more than the search itself
+    once there are a few hundred of them. The sessions kept back are found again only when the store or the gate
+    changed. A gate made by reading the config or manifest again is a new one (links are resolved again then).
     """
     if not ctx.gate.projects and ctx.gate.outside_projects:
         return False, 0
-    left_out = reader.keep_back(ctx.gate, lambda path: _verdict(ctx, path), ctx.gate.outside_projects)
+    verdicts = _VERDICTS.of(ctx.gate)
+    left_out = reader.keep_back(ctx.gate, verdicts, lambda path: _verdict(ctx, path), ctx.gate.outside_projects)
     return left_out > 0, left_out
+
+
+# The gate's verdict on each place (OUTSIDE, OPEN, CLOSED), per gate.
+_VERDICTS: GateMemo[dict[str, int]] = GateMemo(dict, gates=4)
 
 
 def _owners(ctx: Context, reader: store.Reader, row: store.Row) -> frozenset[str]:
@@ -173,10 +179,7 @@ def _owners(ctx: Context, reader: store.Reader, row: store.Row) -> frozenset[str
 
 
 def _left_out_line(left_out: int) -> list[str]:
-    if not left_out:
-        return []
-    noun = "session" if left_out == 1 else "sessions"
-    return [f"{left_out} {noun} left out: their projects are closed to AI agents."]
+    return [left_out_sentence(left_out, "session")] if left_out else []
 
 
 def _title(ctx: Context, title: str) -> str:

@@ -6,12 +6,11 @@ import json
 import re
 import time
 from datetime import UTC, datetime
-from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from gateway import Answer, Context, ToolError, tool
+from gateway import Answer, Context, ToolError, left_out_sentence, tool
 from gateway_timeline import queries, settings
 from gateway_timeline.gating import Gatekeeper
 from gateway_timeline.store import Store
@@ -116,7 +115,7 @@ def open_store(ctx: Context) -> Store | None:
     """The store, read-only; None before the first import; a ToolError saying why when it cannot be read."""
     import sqlite3
 
-    path = settings.store_path(ctx.settings, ctx.folders.data)
+    path = settings.store_path(ctx)
     try:
         return Store.reader(path)
     except sqlite3.DatabaseError as error:
@@ -127,12 +126,10 @@ def open_store(ctx: Context) -> Store | None:
 
 
 def _left_out_line(left_out: int) -> str:
-    if not left_out:
-        return ""
-    return f"\n{left_out} event{'s' if left_out != 1 else ''} left out: their projects are closed to AI agents."
+    return f"\n{left_out_sentence(left_out, 'event')}" if left_out else ""
 
 
-def _timeline(ctx: Context, since: str, until: str, format: str, max_tokens: int) -> Answer:
+def timeline_answer(ctx: Context, since: str, until: str, format: str, max_tokens: int) -> Answer:  # noqa: A002
     zone = local_zone(ctx.settings.get("timezone"))
     start, end = resolve_range(since, until, now(), zone)
     store = open_store(ctx)
@@ -170,7 +167,7 @@ def _timeline(ctx: Context, since: str, until: str, format: str, max_tokens: int
 
 
 @tool(title="Activity timeline", read_only=True, idempotent=True, output_schema=TIMELINE_OUTPUT)
-async def get_timeline(
+def get_timeline(
     ctx: Context, since: Since = "1h", until: Until = "now", format: Format = "markdown",  # noqa: A002 - the seed's name
     max_tokens: MaxTokens = queries.DEFAULT_MAX_TOKENS,
 ) -> Answer:
@@ -178,15 +175,15 @@ async def get_timeline(
 
     Start narrow (the last hour), widen only when needed. Use query_events for the raw events behind it.
     """
-    import anyio
-
-    return await anyio.to_thread.run_sync(partial(_timeline, ctx, since, until, format, max_tokens))
+    return timeline_answer(ctx, since, until, format, max_tokens)
 
 
-def _events(
-    ctx: Context, since: str, until: str, types: list[str] | None, app: str | None, bundle_id: str | None,
-    limit: int, order: str,
+@tool(title="Activity events", read_only=True, idempotent=True, output_schema=EVENTS_OUTPUT)
+def query_events(
+    ctx: Context, since: Since = "15m", until: Until = "now", types: Types = None, app: App = None,
+    bundle_id: BundleId = None, limit: Limit = queries.DEFAULT_LIMIT, order: Order = "oldest_first",
 ) -> Answer:
+    """Raw activity events in the tadoru envelope for a range, filtered by type, app or bundle id."""
     check_types(types)
     zone = local_zone(ctx.settings.get("timezone"))
     start, end = resolve_range(since, until, now(), zone)
@@ -238,19 +235,6 @@ def _event_line(event: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-@tool(title="Activity events", read_only=True, idempotent=True, output_schema=EVENTS_OUTPUT)
-async def query_events(
-    ctx: Context, since: Since = "15m", until: Until = "now", types: Types = None, app: App = None,
-    bundle_id: BundleId = None, limit: Limit = queries.DEFAULT_LIMIT, order: Order = "oldest_first",
-) -> Answer:
-    """Raw activity events in the tadoru envelope for a range, filtered by type, app or bundle id."""
-    import anyio
-
-    return await anyio.to_thread.run_sync(
-        partial(_events, ctx, since, until, types, app, bundle_id, limit, order)
-    )
-
-
 def live_activitywatch(port: int = 5600, timeout: float = 0.3) -> bool:
     """Is an ActivityWatch server answering on loopback (127.0.0.1, its port 5600)? Never asks elsewhere."""
     import urllib.error
@@ -287,11 +271,9 @@ def status_of(ctx: Context) -> dict[str, Any]:
 
 
 @tool(title="Recording status", read_only=True, idempotent=True, output_schema=STATUS_OUTPUT)
-async def get_status(ctx: Context) -> Answer:
+def get_status(ctx: Context) -> Answer:
     """Is activity being recorded right now, and what does the store hold? If running is false, say so."""
-    import anyio
-
-    result = await anyio.to_thread.run_sync(partial(status_of, ctx))
+    result = status_of(ctx)
     if result["running"]:
         head = "Activity is being recorded" + (" (paused)." if result["paused"] else ".")
     else:
