@@ -29,7 +29,7 @@ from gateway import Gate, GateMemo
 from gateway_timeline.envelope import is_private_app, is_private_title
 
 if TYPE_CHECKING:
-    from gateway_timeline.store import Store
+    from gateway_timeline.store import StoreReader as Store
 
 T = TypeVar("T")
 Traits = tuple[str | None, str | None, str | None, str | None]  # app, url, path, label

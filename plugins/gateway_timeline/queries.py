@@ -10,9 +10,9 @@ from datetime import tzinfo
 from typing import Any
 
 from gateway_timeline import render, sessions
-from gateway_timeline.envelope import Cleaner, for_agent, is_private
+from gateway_timeline.envelope import Cleaner, envelope_of, for_agent, is_private
 from gateway_timeline.gating import MIN_TITLE, Gatekeeper, private_rows, without
-from gateway_timeline.store import Store, envelope_of, filter_clause
+from gateway_timeline.store import StoreReader, filter_clause
 from gateway_timeline.timeexpr import iso_ms
 
 DEFAULT_LIMIT = 100
@@ -26,7 +26,7 @@ def _range(since_ms: int, until_ms: int) -> dict[str, str]:
 
 
 def timeline(
-    store: Store | None,
+    store: StoreReader | None,
     keeper: Gatekeeper,
     since_ms: int,
     until_ms: int,
@@ -111,7 +111,7 @@ def _filled_newest_first(
 
 
 def events(
-    store: Store | None,
+    store: StoreReader | None,
     keeper: Gatekeeper,
     since_ms: int,
     until_ms: int,
@@ -159,7 +159,7 @@ def events(
     given: list[dict[str, Any]] = []
     cleaner = Cleaner()
     for row in store.events(start, until_ms, where, params, newest_first):
-        if closed and (row[5], row[8], row[9], row[7]) in closed:
+        if closed and (row.app, row.url, row.path, row.label) in closed:
             continue
         event = envelope_of(row)
         if is_private(event):  # never stored by our importers; a store written by others may hold some
@@ -172,12 +172,12 @@ def events(
     return result
 
 
-def event(store: Store | None, keeper: Gatekeeper, event_id: str, oldest_ms: int) -> dict[str, Any] | None:
+def event(store: StoreReader | None, keeper: Gatekeeper, event_id: str, oldest_ms: int) -> dict[str, Any] | None:
     """One event by id, or None when there is none to give; PermissionError(owners) when its project is closed."""
     found = store.event_by_id(event_id) if store is not None else None
     if found is None:
         return None
-    ts_ms, app, label, url, path, private = found[1], found[5], found[7], found[8], found[9], found[10]
+    ts_ms, app, label, url, path, private = found.ts_ms, found.app, found.label, found.url, found.path, found.private
     envelope = envelope_of(found)
     if private or is_private(envelope) or ts_ms < oldest_ms:
         return None
@@ -199,7 +199,7 @@ def event(store: Store | None, keeper: Gatekeeper, event_id: str, oldest_ms: int
 
 
 def status(
-    store: Store | None,
+    store: StoreReader | None,
     *,
     now_ms: int,
     retention_ms: int,
