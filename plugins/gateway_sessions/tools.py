@@ -103,16 +103,6 @@ READ_OUTPUT = _object(
 )
 
 
-def _limit(limit: int | None) -> int:
-    if limit is None:
-        return DEFAULT_LIMIT
-    if not 1 <= limit <= MAX_LIMIT:
-        raise ToolError(
-            f"limit must be between 1 and {MAX_LIMIT} (the default is {DEFAULT_LIMIT}); it was {limit}"
-        )
-    return limit
-
-
 def _reader(ctx: Context) -> store.Reader | None:
     path = ctx.path_setting("store", store.default_path(ctx.folders.data))
     found = store.reader(path)
@@ -228,7 +218,7 @@ def rousseau_search_sessions(
     if terms > MAX_QUERY_TERMS:
         raise ToolError(f"query has {terms:,} words, over the limit of {MAX_QUERY_TERMS}; search for a few "
                         "distinctive words or a short phrase instead")
-    limit = _limit(limit)
+    limit = DEFAULT_LIMIT if limit is None else limit  # the bounds are the schema's, checked by the core
     reader = _reader(ctx)
     hits: list[dict[str, Any]] = []
     left_out, notes = 0, []
@@ -293,7 +283,7 @@ def rousseau_list_sessions(
         Limit | None, Field(description=f"Cap rows returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
     ] = None,
 ) -> Answer:
-    limit = _limit(limit)
+    limit = DEFAULT_LIMIT if limit is None else limit  # the bounds are the schema's, checked by the core
     reader = _reader(ctx)
     sessions: list[dict[str, Any]] = []
     left_out = 0
