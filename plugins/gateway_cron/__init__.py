@@ -14,7 +14,8 @@ from gateway import PluginHost, ResourceTemplate, Setting, hookimpl
 if find_spec("croniter") is None:  # checked without importing it: importing croniter is slow
     raise ImportError("the cron plugin needs croniter: pip install 'mcp-gateway[cron]'")
 
-from gateway_cron import store, tools  # noqa: E402
+from gateway_cron import tools  # noqa: E402
+from gateway_cron.defaults import default_path  # noqa: E402
 
 
 @hookimpl
@@ -22,7 +23,7 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
     return [
         Setting(
             "store",
-            str(store.default_path(gateway.folders.data)),
+            str(default_path(gateway.folders.data)),
             "the SQLite file holding the cron_jobs table (shared with the sessions plugin)",
             type=Path,
         )

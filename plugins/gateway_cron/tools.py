@@ -10,10 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway import Answer, Context, ResourcePage, ToolError, left_out_sentence, tool
-from gateway_cron import store
+from gateway_cron.defaults import default_path
+
+if TYPE_CHECKING:  # the store (sqlite3) is imported when the tool first runs, not when the gateway starts
+    from gateway_cron import store
 
 URI = "rousseau://cron/{name}"
 
@@ -64,10 +67,12 @@ def _owners(ctx: Context, job: store.Job) -> frozenset[str]:
 
 
 def _store_path(ctx: Context) -> Path:
-    return ctx.path_setting("store", store.default_path(ctx.folders.data))
+    return ctx.path_setting("store", default_path(ctx.folders.data))
 
 
 def _kept(ctx: Context) -> tuple[list[store.Job], int]:
+    from gateway_cron import store
+
     kept = ctx.gate.keep(store.read_jobs(_store_path(ctx)), lambda job: _owners(ctx, job))
     return kept.items, kept.left_out
 
@@ -123,6 +128,8 @@ def rousseau_cron_list(ctx: Context) -> Answer:
 
 
 def read_job(ctx: Context, name: str) -> Answer:
+    from gateway_cron import store
+
     job = next((j for j in store.read_jobs(_store_path(ctx)) if j.name == name), None)
     if job is None:
         raise ToolError(f"no cron job named {name!r} (rousseau_cron_list lists them)")

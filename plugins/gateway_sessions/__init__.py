@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gateway import PluginHost, ResourceTemplate, Setting, hookimpl
 from gateway_sessions import tools
-from gateway_sessions.store import default_path
+from gateway_sessions.defaults import default_path
 
 
 @hookimpl

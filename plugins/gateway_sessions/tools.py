@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import structlog
 from pydantic import Field
 
 from gateway import Answer, Context, GateMemo, ResourcePage, ToolError, left_out_sentence, tool
-from gateway_sessions import render, store
+from gateway_sessions.defaults import RANKED_AT_ONCE, default_path
+
+if TYPE_CHECKING:  # the store and the rendering are imported when a tool first runs, not when the gateway starts
+    from gateway_sessions import store
 
 log = structlog.get_logger("gateway_sessions")
 
@@ -104,7 +107,9 @@ READ_OUTPUT = _object(
 
 
 def _reader(ctx: Context) -> store.Reader | None:
-    path = ctx.path_setting("store", store.default_path(ctx.folders.data))
+    from gateway_sessions import store
+
+    path = ctx.path_setting("store", default_path(ctx.folders.data))
     found = store.reader(path)
     if found is None or not found.has_sessions_table():
         return None
@@ -124,6 +129,8 @@ _STALE = (
 def _bring_up_to_date(path: Any) -> None:
     """Mask the store again with this version's masks (the first call after an upgrade; one transaction)."""
 
+    from gateway_sessions import store
+
     def say(sentence: str) -> None:
         log.warning("sessions_store_upgrade", progress=sentence)
 
@@ -135,6 +142,8 @@ def _bring_up_to_date(path: Any) -> None:
 
 
 def _verdict(ctx: Context, path: str) -> int:
+    from gateway_sessions import store
+
     owners = ctx.gate.owners_of(path=path)
     if not owners:
         return store.OUTSIDE
@@ -191,7 +200,7 @@ Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT)]
         "Find past agent sessions by their words. The query is SQLite FTS5 syntax, passed as is: "
         '"exact phrase", AND / OR / NOT, prefix*. Best matches first (BM25 rank, lower is better), '
         f"one session per hit with a short snippet. At most {MAX_LIMIT} hits. When more than "
-        f"{store.RANKED_AT_ONCE:,} messages match, the hits are the best of the newest {store.RANKED_AT_ONCE:,} "
+        f"{RANKED_AT_ONCE:,} messages match, the hits are the best of the newest {RANKED_AT_ONCE:,} "
         "(the answer says so): add words to narrow the search."
     ),
     output_schema=SEARCH_OUTPUT,
@@ -209,6 +218,8 @@ def rousseau_search_sessions(
         Limit | None, Field(description=f"Cap hits returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
     ] = None,
 ) -> Answer:
+    from gateway_sessions import render, store
+
     if not query or not query.strip():
         raise ToolError("query is required")
     if len(query) > MAX_QUERY_CHARACTERS:  # the schema says so too; a direct call is bounded all the same
@@ -283,6 +294,8 @@ def rousseau_list_sessions(
         Limit | None, Field(description=f"Cap rows returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
     ] = None,
 ) -> Answer:
+    from gateway_sessions import render
+
     limit = DEFAULT_LIMIT if limit is None else limit  # the bounds are the schema's, checked by the core
     reader = _reader(ctx)
     sessions: list[dict[str, Any]] = []
@@ -338,6 +351,8 @@ def rousseau_read_session(
 
 
 def _read(ctx: Context, reader: store.Reader | None, session_id: str) -> Answer:
+    from gateway_sessions import render
+
     row = reader.find(session_id) if reader is not None else None
     if row is None or reader is None:
         raise ToolError(
@@ -366,6 +381,8 @@ def read_resource(ctx: Context, id: str) -> Answer:  # noqa: A002
 
 def list_resources(ctx: Context, cursor: str | None, limit: int) -> ResourcePage:
     """Sessions newest first (by start), a bounded page at a time; the cursor survives imports made meanwhile."""
+    from gateway_sessions import store
+
     reader = _reader(ctx)
     if reader is None:
         return ResourcePage(resources=[])

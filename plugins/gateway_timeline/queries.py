@@ -12,13 +12,9 @@ from typing import Any
 from gateway_timeline import render, sessions
 from gateway_timeline.envelope import Cleaner, envelope_of, for_agent, is_private
 from gateway_timeline.gating import MIN_TITLE, Gatekeeper, private_rows, without
+from gateway_timeline.limits import DEFAULT_LIMIT, DEFAULT_MAX_TOKENS, EVENT_ADDRESS, MAX_LIMIT  # noqa: E402, F401
 from gateway_timeline.store import StoreReader, filter_clause
 from gateway_timeline.timeexpr import iso_ms
-
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
-DEFAULT_MAX_TOKENS = 4000
-EVENT_ADDRESS = "timeline://events/{}"
 
 
 def _range(since_ms: int, until_ms: int) -> dict[str, str]:

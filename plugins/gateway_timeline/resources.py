@@ -4,8 +4,7 @@ the "resume my work" prompt."""
 from __future__ import annotations
 
 from gateway import Answer, Context, Prompt, PromptArgument, Resource, ResourceTemplate, ToolError
-from gateway_timeline import queries, settings
-from gateway_timeline.gating import Gatekeeper
+from gateway_timeline import limits, settings
 from gateway_timeline.timeexpr import to_ms
 from gateway_timeline.tools import now, open_store, status_of, timeline_answer
 
@@ -17,7 +16,7 @@ EVENT_TEMPLATE = "timeline://events/{id}"
 # Plain functions: the core runs them on a worker thread under the call's deadline.
 def read_recent(ctx: Context) -> Answer:
     """The last hour as markdown sessions."""
-    answer = timeline_answer(ctx, "1h", "now", "markdown", queries.DEFAULT_MAX_TOKENS)
+    answer = timeline_answer(ctx, "1h", "now", "markdown", limits.DEFAULT_MAX_TOKENS)
     return Answer(text=answer.text, given=answer.given, left_out=answer.left_out)
 
 
@@ -50,6 +49,9 @@ def read_config(ctx: Context) -> str:
 def read_event(ctx: Context, id: str) -> Answer:  # noqa: A002 - the template's parameter
     """One event in the envelope, by its id (as query_events gives them)."""
     import json
+
+    from gateway_timeline import queries
+    from gateway_timeline.gating import Gatekeeper
 
     store = open_store(ctx)
     keeper = Gatekeeper(ctx.gate)

@@ -6,15 +6,16 @@ import json
 import re
 import time
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from gateway import Answer, Context, ToolError, left_out_sentence, tool
-from gateway_timeline import queries, settings
-from gateway_timeline.gating import Gatekeeper
-from gateway_timeline.store import Store
+from gateway_timeline import limits, settings
 from gateway_timeline.timeexpr import FORMS, local_zone, resolve_range, to_ms
+
+if TYPE_CHECKING:  # the store and the queries are imported when a tool first runs, not when the gateway starts
+    from gateway_timeline.store import Store
 
 TIME_HELP = f"Accepted forms: {FORMS}."
 NOTHING_YET = (
@@ -48,8 +49,8 @@ Limit = Annotated[
     int,
     Field(
         ge=1,
-        le=queries.MAX_LIMIT,
-        description=f"At most this many events (default {queries.DEFAULT_LIMIT}, at most {queries.MAX_LIMIT}); "
+        le=limits.MAX_LIMIT,
+        description=f"At most this many events (default {limits.DEFAULT_LIMIT}, at most {limits.MAX_LIMIT}); "
         "count still says how many matched.",
     ),
 ]
@@ -115,6 +116,8 @@ def open_store(ctx: Context) -> Store | None:
     """The store, read-only; None before the first import; a ToolError saying why when it cannot be read."""
     import sqlite3
 
+    from gateway_timeline.store import Store
+
     path = settings.store_path(ctx)
     try:
         return Store.reader(path)
@@ -130,6 +133,9 @@ def _left_out_line(left_out: int) -> str:
 
 
 def timeline_answer(ctx: Context, since: str, until: str, format: str, max_tokens: int) -> Answer:  # noqa: A002
+    from gateway_timeline import queries
+    from gateway_timeline.gating import Gatekeeper
+
     zone = local_zone(ctx.settings.get("timezone"))
     start, end = resolve_range(since, until, now(), zone)
     store = open_store(ctx)
@@ -169,7 +175,7 @@ def timeline_answer(ctx: Context, since: str, until: str, format: str, max_token
 @tool(title="Activity timeline", read_only=True, idempotent=True, output_schema=TIMELINE_OUTPUT)
 def get_timeline(
     ctx: Context, since: Since = "1h", until: Until = "now", format: Format = "markdown",  # noqa: A002 - the seed's name
-    max_tokens: MaxTokens = queries.DEFAULT_MAX_TOKENS,
+    max_tokens: MaxTokens = limits.DEFAULT_MAX_TOKENS,
 ) -> Answer:
     """The person's activity over a range as sessions (app, what, when), small enough for a model's context.
 
@@ -181,9 +187,13 @@ def get_timeline(
 @tool(title="Activity events", read_only=True, idempotent=True, output_schema=EVENTS_OUTPUT)
 def query_events(
     ctx: Context, since: Since = "15m", until: Until = "now", types: Types = None, app: App = None,
-    bundle_id: BundleId = None, limit: Limit = queries.DEFAULT_LIMIT, order: Order = "oldest_first",
+    bundle_id: BundleId = None, limit: Limit = limits.DEFAULT_LIMIT, order: Order = "oldest_first",
 ) -> Answer:
     """Raw activity events in the tadoru envelope for a range, filtered by type, app or bundle id."""
+
+    from gateway_timeline import queries
+    from gateway_timeline.gating import Gatekeeper
+
     check_types(types)
     zone = local_zone(ctx.settings.get("timezone"))
     start, end = resolve_range(since, until, now(), zone)
@@ -217,7 +227,7 @@ def query_events(
             f"the full envelopes are in the structured content):\n{ctx.frame(lines)}"
         )
     text += _left_out_line(result["left_out"])
-    given = tuple(queries.EVENT_ADDRESS.format(e["id"]) for e in result["events"])
+    given = tuple(limits.EVENT_ADDRESS.format(e["id"]) for e in result["events"])
     return Answer(text=text, data=result, given=given, left_out=result["left_out"])
 
 
@@ -248,6 +258,8 @@ def live_activitywatch(port: int = 5600, timeout: float = 0.3) -> bool:
 
 
 def status_of(ctx: Context) -> dict[str, Any]:
+    from gateway_timeline import queries
+
     try:
         store = open_store(ctx)
     except ToolError as error:

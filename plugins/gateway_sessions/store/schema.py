@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.privacy import MASKS_VERSION, clip, mask
+from gateway_sessions.defaults import RANKED_AT_ONCE, default_path  # noqa: F401 - named here too
 from gateway_sessions.model import first_words_of, text_of, tool_paths
 
 SCHEMA_TEMPLATE = """
@@ -96,12 +97,7 @@ SCHEMA = SCHEMA_TEMPLATE.replace("{FTS_ARGUMENTS}", FTS_ARGUMENTS).replace(
     "{TRIGGERS}", "".join(f"{trigger};\n" for trigger in TRIGGERS)
 )
 
-# How many matching messages a search ranks by BM25 at a time: the newest (by rowid, the order they were imported in).
-# When no more than this many messages of open sessions match, every one is ranked and the order is FTS5's own; when
-# more match, the hits are the best of the newest RANKED_AT_ONCE, and a search says so (Found.complete is False).
-# FTS5 computes BM25 at about 1-3 microseconds a message, plus a read of each word's whole list for its IDF, so
-# ranking every one of 100,000 matches takes 100 ms or more; see README, "Search".
-RANKED_AT_ONCE = 1000
+# RANKED_AT_ONCE and default_path live in gateway_sessions.defaults, which registering the plugin reads.
 
 # How many messages an import writes in one transaction, whole files at a time (a file is never split): the new ones
 # are indexed together at the end, in one statement. FTS5 writes what each multi-row statement indexes as a segment of
@@ -277,8 +273,3 @@ def _rebuild_index(connection: sqlite3.Connection, say: Callable[[str], None]) -
     connection.execute("COMMIT")
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     say(f"search index upgraded: {count:,} messages indexed again in {time.monotonic() - started:.1f} s")
-
-
-def default_path(data_folder: Path) -> Path:
-    """``<the plugin's data folder>/sessions.db``."""
-    return data_folder / "sessions.db"
