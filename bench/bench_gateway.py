@@ -144,7 +144,9 @@ def main() -> None:
     print(f"gateway plugins on: {', '.join(plugins)}", file=sys.stderr)
     results: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
     for round_number in range(options.rounds):
-        for name, command in servers.items():  # interleaved, so drift hits all three alike
+        # Interleaved, so drift hits all alike; the order flips each round, so going first (cold caches) does too.
+        order = list(servers.items()) if round_number % 2 == 0 else list(reversed(servers.items()))
+        for name, command in order:
             results[name].append(one_round(command, env, calls))
         print(f"round {round_number + 1}/{options.rounds} done", file=sys.stderr)
     medians = {name: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for name, runs in results.items()}
