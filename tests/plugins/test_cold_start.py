@@ -76,3 +76,19 @@ def test_the_probe_sees_a_heavy_module_once_a_tool_has_run(gateway_home: Path, t
     write_config(gateway_home, {"gateway": {"plugins": [*BUILT_INS, "probe"]}})
     _listed, modules = served_modules(gateway_home, site, tool="rousseau_cron_list")
     assert {"gateway_cron.store", "sqlite3"} <= modules
+
+
+def test_the_built_in_tools_schemas_written_without_pydantic_are_pydantics(monkeypatch) -> None:
+    # The common annotations are described directly at start (a TypeAdapter costs a millisecond or two each):
+    # what hosts see must be exactly what pydantic, made portable, writes.
+    import gateway_cron.tools as cron
+    import gateway_sessions.tools as sessions
+    import gateway_timeline.tools as timeline
+
+    from gateway import schemas
+
+    functions = [sessions.rousseau_search_sessions, sessions.rousseau_list_sessions, sessions.rousseau_read_session,
+                 cron.rousseau_cron_list, timeline.get_timeline, timeline.query_events, timeline.get_status]
+    fast = [schemas.describe(function, function.__name__).schema for function in functions]
+    monkeypatch.setattr(schemas, "FAST_SCHEMAS", False)
+    assert fast == [schemas.describe(function, function.__name__).schema for function in functions]
