@@ -592,7 +592,7 @@ def main() -> None:
         help="how many matching messages a search ranks at a time (to weigh speed against exactness)",
     )
     options = parser.parse_args()
-    store.RANKED_AT_ONCE = options.ranked_at_once
+    store.RANKED_AT_ONCE = store.reads.RANKED_AT_ONCE = options.ranked_at_once  # the search reads it in reads.py
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     if options.only == "import":

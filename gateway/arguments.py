@@ -160,8 +160,6 @@ def _sentence(error: Any, tool: Tool, public_name: str) -> str:
         return f"{where} must be {words}"
     if error.validator == "enum":
         return f"{where} must be one of {', '.join(repr(v) for v in error.validator_value)}"
-    if error.validator == "additionalProperties":
-        return f"{where}: {_short(error.message)}"
     bound = error.validator_value
     if error.validator == "maxLength":
         # Never the value itself: it may be megabytes, and it is the agent's own text anyway.

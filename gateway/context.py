@@ -108,7 +108,6 @@ class Context:
     gate: Gate
     client: str = "unknown"
     mark: str = field(factory=framing.new_mark)
-    read_only: bool = False
     deadline: Deadline = field(factory=Deadline.never)
 
     def interruptible(self, connection: Any) -> Any:

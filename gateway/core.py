@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import inspect
-import json
 import traceback
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -19,6 +17,7 @@ from gateway.arguments import check_arguments, check_output
 from gateway.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
 from gateway.config import Config, ConfigSource, Snapshot
 from gateway.context import Context, Folders
+from gateway.cursors import decode_cursor, encode_cursor
 from gateway.deadline import DEFAULT_CALL_TIMEOUT, Deadline, DeadlinePassed, run_in_worker
 from gateway.items import (
     NAME_PATTERN,
@@ -31,6 +30,7 @@ from gateway.items import (
     wants_context,
 )
 from gateway.privacy import mask_secrets
+from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
 from gateway.registry import Plugin, Registry
 
 log = structlog.get_logger("gateway")
@@ -38,8 +38,6 @@ log = structlog.get_logger("gateway")
 T = TypeVar("T")
 
 PAGE_SIZE = 100
-
-T = TypeVar("T")
 
 
 class NotFound(LookupError):
@@ -163,7 +161,6 @@ class Gateway:
             folders=self.folders.for_plugin(plugin_name),
             gate=snapshot.gate,
             client=caller.client,
-            read_only=snapshot.config.read_only,
         )
 
     # -- calls ----------------------------------------------------------------------------------------
@@ -215,10 +212,10 @@ class Gateway:
         try:
             with anyio.move_on_after(deadline.seconds):
                 if inspect.iscoroutinefunction(function):
-                    answer = _masked(Answer.of(await bound()))
+                    answer = masked_answer(Answer.of(await bound()))
                 else:
                     result = await run_in_worker(partial(_answer_of, bound))
-                    answer = _masked(Answer.of(await result)) if inspect.isawaitable(result) else result
+                    answer = masked_answer(Answer.of(await result)) if inspect.isawaitable(result) else result
         except ToolError as error:
             if not deadline.passed():
                 # A gate's refusal keeps its owners for an in-process caller (`gateway access why`), never sent.
@@ -323,13 +320,13 @@ class Gateway:
                 continue
             index, inner = index + 1, None
         next_cursor = _encode_cursor(index, inner) if index < len(sources) else None
-        page = [_mask_data(item) for item in page] if _needs_masking(page) else page
+        page = [mask_data(item) for item in page] if needs_masking(page) else page
         self._audit_listing(caller, "resources/list", [str(item.get("uri", "")) for item in page], watch)
         return page, next_cursor
 
     def list_templates(self, caller: Caller = Caller()) -> list[ResourceTemplate]:
         watch = Stopwatch()
-        templates = [_masked_item(t, ("name", "title", "description")) for t in self.catalogue().templates]
+        templates = [masked_item(t, ("name", "title", "description")) for t in self.catalogue().templates]
         self._audit_listing(caller, "resources/templates/list", [t.uri_template for t in templates], watch)
         return templates
 
@@ -362,7 +359,7 @@ class Gateway:
 
     def list_prompts(self, caller: Caller = Caller()) -> list[tuple[str, Prompt]]:
         watch = Stopwatch()
-        prompts = [(name, _masked_item(p, ("title", "description"))) for name, p in self.catalogue().prompts.items()]
+        prompts = [(name, masked_item(p, ("title", "description"))) for name, p in self.catalogue().prompts.items()]
         self._audit_listing(caller, "prompts/list", [name for name, _prompt in prompts], watch)
         return prompts
 
@@ -393,59 +390,7 @@ class Gateway:
 def _answer_of(bound: Any) -> Any:
     """On a worker: the function's answer, masked there too; an awaitable it returned is left to the loop."""
     result = bound()
-    return result if inspect.isawaitable(result) else _masked(Answer.of(result))
-
-
-def _mask_data(value: Any) -> Any:
-    if isinstance(value, str):
-        return mask_secrets(value)
-    if isinstance(value, Mapping):
-        return {k: _mask_data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_mask_data(v) for v in value]
-    return value
-
-
-def _strings(value: Any, found: list[str]) -> list[str]:
-    if isinstance(value, str):
-        found.append(value)
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            _strings(item, found)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _strings(item, found)
-    return found
-
-
-def _needs_masking(value: Any) -> bool:
-    joined = "\n".join(_strings(value, []))
-    return mask_secrets(joined) != joined
-
-
-def _masked_item(item: T, fields: tuple[str, ...]) -> T:
-    """A listed template or prompt with the safety net over its words (a plugin could put anything there)."""
-    values = [getattr(item, name) or "" for name in fields]
-    if not _needs_masking(values):
-        return item
-    return attrs.evolve(item, **{name: mask_secrets(value) for name, value in zip(fields, values, strict=True)})
-
-
-def _masked(answer: Answer) -> Answer:
-    """The core's safety net: secrets masked in the lines and in the data, whatever the plugin did.
-
-    One pass over all the answer's strings, joined by line breaks, tells whether anything at all needs
-    masking (it almost never does): a thousand short strings then cost one call, not a thousand.
-    """
-    strings = _strings(answer.data, [answer.text]) if answer.data is not None else [answer.text]
-    joined = "\n".join(strings)
-    if mask_secrets(joined) == joined:
-        return answer
-    return attrs.evolve(
-        answer,
-        text=mask_secrets(answer.text),
-        data=_mask_data(answer.data) if answer.data is not None else None,
-    )
+    return result if inspect.isawaitable(result) else masked_answer(Answer.of(result))
 
 
 def _resource_dict(item: Resource | Mapping[str, Any], template: ResourceTemplate | None = None) -> dict[str, Any]:
@@ -464,16 +409,14 @@ def _resource_dict(item: Resource | Mapping[str, Any], template: ResourceTemplat
 
 
 def _encode_cursor(index: int, inner: str | None) -> str:
-    raw = json.dumps([index, inner], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return encode_cursor([index, inner])
 
 
 def _decode_cursor(cursor: str | None) -> tuple[int, str | None]:
     if not cursor:
         return 0, None
     try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        index, inner = json.loads(base64.urlsafe_b64decode(padded))
+        index, inner = decode_cursor(cursor)
         if not isinstance(index, int) or index < 0 or not (inner is None or isinstance(inner, str)):
             raise ValueError
         return index, inner

@@ -176,10 +176,14 @@ def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = Tru
         if parameter.default is inspect.Parameter.empty:
             required.append(name)
         elif parameter.default is not None:
-            prop["default"] = _json_default(adapter, parameter.default, tool, name)
+            if adapter is not None or not _json_native(parameter.default, prop):
+                adapter = adapter or _adapter(annotation)[0]
+                prop["default"] = _json_default(adapter, parameter.default, tool, name)
+            else:
+                prop["default"] = parameter.default
         properties[name] = prop
         if not _is_plain(annotation):
-            converters[name] = adapter.validate_python
+            converters[name] = (adapter or _adapter(annotation)[0]).validate_python
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
@@ -195,6 +199,9 @@ def _parameter_schema(annotation: Any, tool: str, name: str) -> tuple[dict[str, 
         raise SchemaError(f"tool {tool}: only one parameter takes the Context; {name!r} is a second one")
     if isinstance(annotation, str) or typing.get_origin(annotation) is typing.ForwardRef:
         raise SchemaError(f"tool {tool}: parameter {name!r} has the type {annotation!r}, which cannot be resolved")
+    simple = _simple(annotation) if FAST_SCHEMAS else None
+    if simple is not None:
+        return simple, None
     try:
         adapter, raw = _adapter(annotation)
     except (PydanticUserError, TypeError, ValueError) as error:
@@ -208,6 +215,89 @@ def _parameter_schema(annotation: Any, tool: str, name: str) -> tuple[dict[str, 
         return portable(raw), adapter
     except SchemaError as error:
         raise SchemaError(f"tool {tool}: parameter {name!r}: {error}") from None
+
+
+# --- the common annotations, written without pydantic ------------------------------------------------------
+#
+# A pydantic TypeAdapter costs a millisecond or two to make, and every tool's parameters are described when the
+# gateway starts, before it can answer tools/list. The plain forms below (str, int, float, bool, a Literal of
+# strings, X | None, list[X], with Field's description and annotated_types' bounds) are written here directly, as
+# pydantic then `portable` would write them (a test compares the two on every built-in tool); anything else
+# goes to pydantic.
+
+FAST_SCHEMAS = True
+_PLAIN_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_BOUNDS = {"Ge": ("ge", "minimum"), "Le": ("le", "maximum"), "Gt": ("gt", "exclusiveMinimum"),
+           "Lt": ("lt", "exclusiveMaximum")}
+
+
+def _simple(annotation: Any) -> dict[str, Any] | None:
+    """The portable schema of a plain annotation, or None for pydantic to write."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        inner, *metadata = typing.get_args(annotation)
+        schema = _simple(inner)
+        if schema is None or not all(_constrain(schema, item) for item in metadata):
+            return None
+        # pydantic sorts a type's keys; over `X | None` the outer keys come after X's (as `portable` merges them).
+        return schema if typing.get_origin(inner) in (typing.Union, types.UnionType) else _sorted(schema)
+    if origin is None and annotation in _PLAIN_TYPES:
+        return {"type": _PLAIN_TYPES[annotation]}
+    if origin is Literal:
+        values = typing.get_args(annotation)
+        return {"enum": list(values), "type": "string"} if values and all(type(v) is str for v in values) else None
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(annotation)
+        kept = [option for option in options if option is not type(None)]
+        return _simple(kept[0]) if len(options) == 2 and len(kept) == 1 else None
+    if origin is list:
+        items = typing.get_args(annotation)
+        inner = _simple(items[0]) if len(items) == 1 else None
+        return None if inner is None else {"items": _sorted(inner), "type": "array"}
+    return None
+
+
+def _constrain(schema: dict[str, Any], item: Any) -> bool:
+    """Apply one metadata item (Field with a description and bounds, or an annotated_types bound); False if it is
+    anything else."""
+    from pydantic.fields import FieldInfo
+
+    if isinstance(item, FieldInfo):
+        if set(item._attributes_set) - {"description"}:
+            return False
+        if not all(_constrain(schema, bound) for bound in item.metadata):
+            return False
+        if item.description is not None:
+            schema["description"] = item.description
+        return True
+    kind = type(item).__name__
+    if type(item).__module__ == "annotated_types" and kind in _BOUNDS:
+        attribute, keyword = _BOUNDS[kind]
+        if schema.get("type") not in ("integer", "number"):
+            return False
+        schema[keyword] = getattr(item, attribute)
+        return True
+    if type(item).__module__ == "annotated_types" and kind in ("MinLen", "MaxLen"):
+        word = {"string": "Length", "array": "Items"}.get(schema.get("type", ""))
+        if word is None:
+            return False
+        schema[("min" if kind == "MinLen" else "max") + word] = item.min_length if kind == "MinLen" else item.max_length
+        return True
+    return False
+
+
+def _sorted(schema: dict[str, Any]) -> dict[str, Any]:
+    """Keys in pydantic's order (sorted), so that hosts see the very text they saw before."""
+    return dict(sorted(schema.items()))
+
+
+def _json_native(value: Any, schema: Mapping[str, Any]) -> bool:
+    """Is this default already the JSON value pydantic would write for the schema (no conversion)?"""
+    kind = schema.get("type")
+    if "enum" in schema:
+        return type(value) is str and value in schema["enum"]
+    return (kind == "string" and type(value) is str) or (kind == "integer" and type(value) is int) or (
+        kind == "number" and type(value) is float) or (kind == "boolean" and type(value) is bool)
 
 
 _ADAPTERS: dict[Any, tuple[Any, dict[str, Any]]] = {}

@@ -5,7 +5,6 @@ This is the one module of the core that imports the SDK's server side.
 
 from __future__ import annotations
 
-import base64
 import json
 import traceback
 from typing import Any
@@ -18,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from gateway import __version__
 from gateway.core import PAGE_SIZE, Caller, Gateway, NotFound
+from gateway.cursors import decode_cursor, encode_cursor
 from gateway.items import Answer, ToolError
 from gateway.privacy import mask_secrets
 from gateway.registry import lifecycle_of
@@ -49,16 +49,16 @@ def _offset(cursor: str | None) -> int:
     if not cursor:
         return 0
     try:
-        offset = int(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode())
-    except (ValueError, UnicodeDecodeError):
+        offset = decode_cursor(cursor)  # the core's one codec
+    except ValueError:
         offset = -1
-    if offset < 0:
+    if not isinstance(offset, int) or offset < 0:
         raise MCPError(INVALID_PARAMS, "Invalid cursor: list again without one")
     return offset
 
 
 def _cursor(offset: int, total: int) -> str | None:
-    return base64.urlsafe_b64encode(str(offset).encode()).decode().rstrip("=") if offset < total else None
+    return encode_cursor(offset) if offset < total else None
 
 
 def _page(items: list[Any], params: types.PaginatedRequestParams | None) -> tuple[list[Any], str | None]:

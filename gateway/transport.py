@@ -16,22 +16,16 @@ the SDK's version does badly for a long-lived gateway:
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import re
-import stat
-import sys
-import threading
 from collections import Counter
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, BinaryIO, cast
 
 import anyio
 import anyio.lowlevel
-import anyio.to_thread
 import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
@@ -43,6 +37,9 @@ from mcp.types import (
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
+
+from gateway import descriptors
+from gateway.descriptors import Sink, Source, claim, release
 
 __all__ = ["MAX_DEPTH", "MAX_IN_FLIGHT", "MAX_LINE", "stdio_transport"]
 
@@ -58,7 +55,7 @@ INVALID_REQUEST = -32600
 INTERNAL_ERROR = -32603
 
 # Large reads keep the syscall count per message low when a client pipelines; a pipe rarely holds more.
-READ_CHUNK = 256 * 1024
+READ_CHUNK = descriptors.READ_CHUNK
 # Both queues are bounded so a client that floods us, or stops reading, applies back-pressure
 # instead of growing memory; a little slack lets ready answers be coalesced into one write.
 _INBOUND_SLACK = 64
@@ -74,10 +71,6 @@ _JSON_SPACE = b" \t\r\n"
 # An escaped UTF-16 surrogate; only then can the decoded text hold a lone one, which cannot be re-encoded.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _MISSING = object()
-
-_claimed: set[int] = set()
-_claim_lock = threading.Lock()
-
 
 class _Refused(Exception):
     """A frame answered with an error instead of being forwarded."""
@@ -138,169 +131,6 @@ def _has_lone_surrogate(obj: Any) -> bool:
     return False
 
 
-def _fd_of(stream: int | BinaryIO) -> int | None:
-    if isinstance(stream, int):
-        return stream
-    try:
-        return stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def _watchable(fd: int) -> bool:
-    """Whether readiness can be waited on: pipes, sockets and terminals, not files or /dev/null."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
-
-
-def _claim(fd: int) -> int:
-    """Point fd 0 or 1 away from the wire and return a private duplicate that carries the wire.
-
-    Handlers and the children they start then read EOF on fd 0, and their stray prints on fd 1 land
-    on stderr instead of corrupting the protocol.
-    """
-    with _claim_lock:
-        if fd in _claimed:
-            raise RuntimeError(f"fd {fd} already serves a stdio transport in this process")
-        _claimed.add(fd)
-    try:
-        if fd == 1 and sys.stdout is not None:
-            # What was printed before serving started was meant for the real stdout.
-            with suppress(Exception):
-                sys.stdout.flush()
-        private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-        try:
-            diversion = os.open(os.devnull, os.O_RDONLY) if fd == 0 else os.dup(2)
-            try:
-                os.dup2(diversion, fd)
-            finally:
-                os.close(diversion)
-        except BaseException:
-            os.close(private)
-            raise
-    except BaseException:
-        with _claim_lock:
-            _claimed.discard(fd)
-        raise
-    return private
-
-
-def _release(fd: int, private: int, close_private: bool) -> None:
-    try:
-        if fd == 1 and sys.stdout is not None:
-            # Stray output buffered while serving belongs on stderr, not on the restored wire.
-            with suppress(Exception):
-                sys.stdout.flush()
-        os.dup2(private, fd)
-    finally:
-        if close_private:
-            os.close(private)
-        with _claim_lock:
-            _claimed.discard(fd)
-
-
-class _Source:
-    """Chunks from the input: readiness plus one read where it can be watched, a worker thread otherwise."""
-
-    def __init__(self, stdin: int | BinaryIO) -> None:
-        self.fd = _fd_of(stdin)
-        self.file = None if self.fd is not None else stdin
-        self.watch = self.fd is not None and _watchable(self.fd)
-        # True while a worker thread may still be blocked reading: the descriptor must then outlive us.
-        self.thread_busy = False
-
-    async def read(self) -> bytes:
-        while self.watch:
-            assert self.fd is not None
-            try:
-                await anyio.wait_readable(self.fd)
-            except (OSError, NotImplementedError):
-                # A terminal the event loop cannot watch: fall back to the thread.
-                self.watch = False
-                break
-            try:
-                return os.read(self.fd, READ_CHUNK)
-            except BlockingIOError:
-                # Another reader of the same description won the race; wait again.
-                continue
-            except OSError as exc:
-                log.debug("stdio_read_failed", errno=exc.errno)
-                return b""
-        if self.fd is not None:
-            reader: Any = partial(os.read, self.fd)
-        else:
-            reader = getattr(self.file, "read1", None) or cast(BinaryIO, self.file).read
-        # Left set if we are cancelled mid-read: the abandoned thread may still be inside the read.
-        self.thread_busy = True
-        try:
-            chunk = bytes(await anyio.to_thread.run_sync(reader, READ_CHUNK, abandon_on_cancel=True))
-        except OSError as exc:
-            log.debug("stdio_read_failed", errno=exc.errno)
-            chunk = b""
-        self.thread_busy = False
-        return chunk
-
-
-class _Sink:
-    """Whole buffers to the output: non-blocking writes on a pipe or socket, a worker thread otherwise."""
-
-    def __init__(self, stdout: int | BinaryIO) -> None:
-        self.fd = _fd_of(stdout)
-        self.file = None if self.fd is not None else stdout
-        self.broken = False
-        self.saved_flags: int | None = None
-        if self.fd is not None:
-            if not isinstance(stdout, int):
-                # Whatever the caller's file object still buffers must precede our frames.
-                with suppress(Exception):
-                    stdout.flush()
-            mode = os.fstat(self.fd).st_mode
-            if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-                # Non-blocking, so a client slow to read stalls only this task, not the event loop.
-                self.saved_flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
-                fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags | os.O_NONBLOCK)
-
-    def restore(self) -> None:
-        if self.saved_flags is not None and self.fd is not None:
-            with suppress(OSError):
-                fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags)
-
-    async def write(self, data: bytes) -> None:
-        if self.broken:
-            return
-        try:
-            if self.saved_flags is not None:
-                assert self.fd is not None
-                view = memoryview(data)
-                while view:
-                    try:
-                        view = view[os.write(self.fd, view) :]
-                    except BlockingIOError:
-                        await anyio.wait_writable(self.fd)
-            elif self.fd is not None:
-                await anyio.to_thread.run_sync(_write_all, self.fd, data)
-            else:
-                await anyio.to_thread.run_sync(_write_flush, self.file, data)
-        except (OSError, ValueError) as exc:
-            # The client has gone: keep consuming answers so the server never blocks, but drop them.
-            self.broken = True
-            log.debug("stdio_write_failed", error=type(exc).__name__)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _write_flush(file: Any, data: bytes) -> None:
-    file.write(data)
-    file.flush()
-
-
 async def _put(stream: MemoryObjectSendStream[Any], item: Any) -> None:
     # A queue with room takes the item at once; `send` would first yield a whole turn of the event
     # loop for every line, which is most of the reader's cost in a burst.
@@ -315,8 +145,8 @@ class _Wire:
 
     def __init__(
         self,
-        source: _Source,
-        sink: _Sink,
+        source: Source,
+        sink: Sink,
         max_line: int,
         max_depth: int,
         drain_timeout: float,
@@ -619,17 +449,17 @@ async def stdio_transport(
     if max_line < 1 or max_depth < 1 or max_in_flight < 1:
         raise ValueError("max_line, max_depth and max_in_flight must be positive")
     claims: list[tuple[int, int]] = []
-    sink: _Sink | None = None
-    source: _Source | None = None
+    sink: Sink | None = None
+    source: Source | None = None
     try:
         if stdin is None:
-            stdin = _claim(0)
+            stdin = claim(0)
             claims.append((0, stdin))
         if stdout is None:
-            stdout = _claim(1)
+            stdout = claim(1)
             claims.append((1, stdout))
-        source = _Source(stdin)
-        sink = _Sink(stdout)
+        source = Source(stdin, READ_CHUNK)  # read here at each start: tests and benches change it
+        sink = Sink(stdout)
         wire = _Wire(source, sink, max_line, max_depth, drain_timeout, max_in_flight)
         async with anyio.create_task_group() as tg:
             reading = anyio.CancelScope()
@@ -651,4 +481,4 @@ async def stdio_transport(
             # A worker thread still blocked on the input keeps its descriptor: closing it could hand
             # the number to an unrelated file under the thread.
             keep = fd == 0 and source is not None and source.thread_busy
-            _release(fd, private, close_private=not keep)
+            release(fd, private, close_private=not keep)

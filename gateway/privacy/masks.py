@@ -21,13 +21,10 @@ from __future__ import annotations
 import re
 
 # The labels are re-exported (`X as X`): callers import them from here.
-from gateway.privacy.codes import CODE as CODE
-from gateway.privacy.codes import PASSWORD_MESSAGE, gives_a_password, mask_codes, names_a_code
+from types import ModuleType
+from typing import Any
+
 from gateway.privacy.keys import mask_keys
-from gateway.privacy.links import LINK as LINK
-from gateway.privacy.links import SIGN_IN_LINK as SIGN_IN_LINK
-from gateway.privacy.links import TOKEN_LINK as TOKEN_LINK
-from gateway.privacy.links import mask_links
 from gateway.privacy.numbers import mask_numbers
 from gateway.privacy.secret_links import mask_secret_links
 from gateway.privacy.text import ascii_digits, may_hold_other_digits
@@ -107,24 +104,50 @@ def mask(text: str) -> str:
     """
     if not text:
         return text
+    codes, links = _FORMS or _forms()
     digits, data = _glance(text)
     other_digits = digits is not text
     low_bytes = data.lower()
-    if gives_a_password(digits, low_bytes):
-        return PASSWORD_MESSAGE
+    if codes.gives_a_password(digits, low_bytes):
+        return codes.PASSWORD_MESSAGE
     shape = data.translate(_SHAPE, _SHAPE_DROP)
     numbers = _number_scope(shape)
-    masked = _mask_secrets(mask_links(text), numbers, other_digits)
+    masked = _mask_secrets(links.mask_links(text), numbers, other_digits)
     if shape.count(b"0") < 4:  # no code has fewer digits
         return masked
     # Whether it is a code message is read once links and numbers are masked, as a second pass would read
     # it: a mask must not complete a phrase ("your [sign-in link] code is") the first pass did not see.
     if masked is not text:
         low_bytes = _glance(masked)[1].lower()
-    if not names_a_code(low_bytes):
+    if not codes.names_a_code(low_bytes):
         return masked
     # A code message loses every link (with whatever the other masks left in it), then its codes.
-    return mask_codes(mask_links(masked, every=True), other_digits)
+    return codes.mask_codes(links.mask_links(masked, every=True), other_digits)
+
+
+# The code and link forms (most of the masks' patterns) are compiled when mask() first runs, not when the gateway
+# starts: mask_secrets, which the core runs on every answer and listing, needs neither.
+_FORMS: tuple[ModuleType, ModuleType] | None = None
+
+
+def _forms() -> tuple[ModuleType, ModuleType]:
+    global _FORMS
+    from gateway.privacy import codes, links
+
+    _FORMS = (codes, links)
+    return _FORMS
+
+
+_FROM_FORMS = {"CODE": "codes", "PASSWORD_MESSAGE": "codes", "LINK": "links", "SIGN_IN_LINK": "links",
+               "TOKEN_LINK": "links"}
+
+
+def __getattr__(name: str) -> Any:
+    """The forms' patterns by their old names here (``masks.CODE``), importing their module on first use."""
+    if name in _FROM_FORMS:
+        codes, links = _FORMS or _forms()
+        return getattr(codes if _FROM_FORMS[name] == "codes" else links, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def clip(text: str | None, limit: int | None = None) -> str:

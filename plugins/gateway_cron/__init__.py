@@ -7,13 +7,15 @@ only way to add, remove, enable or disable them.
 from __future__ import annotations
 
 from importlib.util import find_spec
+from pathlib import Path
 
-from gateway import PluginHost, ResourceTemplate, Setting, Tool, hookimpl
+from gateway import PluginHost, ResourceTemplate, Setting, hookimpl
 
 if find_spec("croniter") is None:  # checked without importing it: importing croniter is slow
     raise ImportError("the cron plugin needs croniter: pip install 'mcp-gateway[cron]'")
 
-from gateway_cron import store, tools  # noqa: E402
+from gateway_cron import tools  # noqa: E402
+from gateway_cron.defaults import default_path  # noqa: E402
 
 
 @hookimpl
@@ -21,29 +23,16 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
     return [
         Setting(
             "store",
-            str(store.default_path(gateway.folders.data)),
+            str(default_path(gateway.folders.data)),
             "the SQLite file holding the cron_jobs table (shared with the sessions plugin)",
+            type=Path,
         )
     ]
 
 
 @hookimpl
-def register_tools(gateway: PluginHost) -> list[Tool]:
-    return [
-        Tool(
-            name="rousseau_cron_list",
-            function=tools.rousseau_cron_list,
-            title="List scheduled jobs",
-            description=(
-                "The scheduled agent jobs on this computer: name, on or off, cron schedule, prompt and where the "
-                "answer is delivered, and (in the structured data) when each runs next. Read-only: jobs are changed "
-                "with `gateway cron` on the command line."
-            ),
-            input_schema={"type": "object", "properties": {}},
-            output_schema=tools.LIST_OUTPUT,
-            read_only=True,
-        )
-    ]
+def register_tools(gateway: PluginHost) -> list:
+    return [tools.rousseau_cron_list]
 
 
 @hookimpl

@@ -11,11 +11,7 @@ from gateway_cron import store
 
 
 def store_path(host: PluginHost) -> Path:
-    value = host.settings.get("store")
-    if not value:
-        return store.default_path(host.folders.data)
-    path = Path(str(value)).expanduser()
-    return path if path.is_absolute() else host.folders.config.parent.parent / path
+    return host.path_setting("store", store.default_path(host.folders.data))
 
 
 def commands(host: PluginHost) -> list[click.Command]:

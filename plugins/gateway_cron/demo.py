@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gateway import PluginHost
 from gateway_cron import store
 
 
 def make_demo(host: PluginHost) -> list[tuple[str, dict]]:
-    connection = store.open_for_writing(Path(str(host.settings["store"])).expanduser())
+    connection = store.open_for_writing(host.path_setting("store", store.default_path(host.folders.data)))
     try:
         existing = {job.name for job in store.jobs(connection)}
         for job in (

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from attrs import frozen
 
+from gateway_cron.defaults import default_path  # noqa: F401 - the store's callers name it here
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cron_jobs(
     name TEXT PRIMARY KEY,
@@ -46,11 +48,6 @@ class Job:
 class JobError(ValueError):
     """A change the store refuses; the message says why."""
 
-
-def default_path(data_folder: Path) -> Path:
-    """The sessions plugin's store: ``<data>/gateway/plugins/sessions/sessions.db`` (this plugin's data folder is
-    ``<data>/gateway/plugins/cron``)."""
-    return data_folder.parent / "sessions" / "sessions.db"
 
 
 def open_for_writing(path: Path) -> sqlite3.Connection:

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from gateway import Answer, Context, ResourcePage, ToolError
-from gateway_cron import store
+from gateway import Answer, Context, ResourcePage, ToolError, left_out_sentence, tool
+from gateway_cron.defaults import default_path
+
+if TYPE_CHECKING:  # the store (sqlite3) is imported when the tool first runs, not when the gateway starts
+    from gateway_cron import store
 
 URI = "rousseau://cron/{name}"
 
@@ -31,6 +35,29 @@ def job_line(name: str, enabled: bool, schedule: str, prompt: str, deliver_to: s
 _ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
 
 
+# What rousseau_cron_list gives as structured content (checked by the core after each call).
+_JOB = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "enabled": {"type": "boolean"},
+        "schedule": {"type": "string"},
+        "timezone": {"type": "string"},
+        "prompt": {"type": "string"},
+        "deliver_to": {"type": "string"},
+        "cwd": {"type": "string"},
+        "last_run": {"type": "string", "description": "absent when the job never ran"},
+        "next_run": {"type": "string", "description": "absent when the job is off"},
+    },
+    "required": ["name", "enabled", "schedule", "prompt", "deliver_to"],
+}
+LIST_OUTPUT = {
+    "type": "object",
+    "properties": {"jobs": {"type": "array", "items": _JOB}, "left_out": {"type": "integer"}},
+    "required": ["jobs", "left_out"],
+}
+
+
 def _owners(ctx: Context, job: store.Job) -> frozenset[str]:
     """Where the job works and where its answers go: every project either routes to."""
     owners = set(ctx.gate.owners_of(path=job.cwd)) if job.cwd else set()
@@ -39,16 +66,26 @@ def _owners(ctx: Context, job: store.Job) -> frozenset[str]:
     return frozenset(owners)
 
 
+def _store_path(ctx: Context) -> Path:
+    return ctx.path_setting("store", default_path(ctx.folders.data))
+
+
 def _kept(ctx: Context) -> tuple[list[store.Job], int]:
-    kept = ctx.gate.keep(store.read_jobs(ctx.path_setting("store")), lambda job: _owners(ctx, job))
+    from gateway_cron import store
+
+    kept = ctx.gate.keep(store.read_jobs(_store_path(ctx)), lambda job: _owners(ctx, job))
     return kept.items, kept.left_out
 
 
 def describe(ctx: Context, job: store.Job, now: dt.datetime | None = None) -> dict[str, Any]:
-    """A job as hosts see it: others' words masked and on one line, and when it runs next (None when off)."""
+    """A job as hosts see it: others' words masked and on one line, and when it runs next.
+
+    A job never run has no ``last_run``, one that is off no ``next_run``: absent keys rather than nulls, which not
+    every host's validator takes in a schema.
+    """
     from gateway_cron.schedule import next_run
 
-    return {
+    described: dict[str, Any] = {
         "name": job.name,
         "enabled": job.enabled,
         "schedule": job.schedule,
@@ -56,11 +93,24 @@ def describe(ctx: Context, job: store.Job, now: dt.datetime | None = None) -> di
         "prompt": ctx.clip(job.prompt),
         "deliver_to": ctx.clip(job.deliver_to),
         "cwd": job.cwd,
-        "last_run": job.last_run_at or None,
-        "next_run": next_run(job.schedule, job.timezone, now) if job.enabled else None,
     }
+    if job.last_run_at:
+        described["last_run"] = job.last_run_at
+    if job.enabled:
+        described["next_run"] = next_run(job.schedule, job.timezone, now)
+    return described
 
 
+@tool(
+    read_only=True,
+    title="List scheduled jobs",
+    description=(
+        "The scheduled agent jobs on this computer: name, on or off, cron schedule, prompt and where the "
+        "answer is delivered, and (in the structured data) when each runs next. Read-only: jobs are changed "
+        "with `gateway cron` on the command line."
+    ),
+    output_schema=LIST_OUTPUT,
+)
 def rousseau_cron_list(ctx: Context) -> Answer:
     jobs, left_out = _kept(ctx)
     described = [describe(ctx, job) for job in jobs]
@@ -68,8 +118,7 @@ def rousseau_cron_list(ctx: Context) -> Answer:
         job_line(j["name"], j["enabled"], j["schedule"], j["prompt"], j["deliver_to"]) for j in described
     ] or ["(no jobs)"]
     if left_out:
-        noun = "job" if left_out == 1 else "jobs"
-        lines.append(f"{left_out} {noun} left out: their projects are closed to AI agents.")
+        lines.append(left_out_sentence(left_out, "job"))
     return Answer(
         text="\n".join(lines),
         data={"jobs": described, "left_out": left_out},
@@ -79,7 +128,9 @@ def rousseau_cron_list(ctx: Context) -> Answer:
 
 
 def read_job(ctx: Context, name: str) -> Answer:
-    job = next((j for j in store.read_jobs(ctx.path_setting("store")) if j.name == name), None)
+    from gateway_cron import store
+
+    job = next((j for j in store.read_jobs(_store_path(ctx)) if j.name == name), None)
     if job is None:
         raise ToolError(f"no cron job named {name!r} (rousseau_cron_list lists them)")
     ctx.gate.check_read(_owners(ctx, job), what=f"the cron job {name}")
@@ -90,8 +141,8 @@ def read_job(ctx: Context, name: str) -> Answer:
             f"enabled: {'on' if job.enabled else 'off'}",
             f"schedule: {job.schedule} ({described['timezone']})",
             f"deliver: {described['deliver_to']}",
-            f"last run: {described['last_run'] or 'never'}",
-            f"next run: {described['next_run'] or 'none'}",
+            f"last run: {described.get('last_run') or 'never'}",
+            f"next run: {described.get('next_run') or 'none'}",
             "prompt:",
             ctx.frame(ctx.mask(job.prompt)),
         ]
@@ -118,25 +169,3 @@ def list_resources(ctx: Context, cursor: str | None, limit: int) -> ResourcePage
         ],
         next_cursor=next_cursor,
     )
-
-
-_JOB = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "enabled": {"type": "boolean"},
-        "schedule": {"type": "string"},
-        "timezone": {"type": "string"},
-        "prompt": {"type": "string"},
-        "deliver_to": {"type": "string"},
-        "cwd": {"type": "string"},
-        "last_run": {"type": ["string", "null"]},
-        "next_run": {"type": ["string", "null"]},
-    },
-    "required": ["name", "enabled", "schedule", "prompt", "deliver_to", "next_run"],
-}
-LIST_OUTPUT = {
-    "type": "object",
-    "properties": {"jobs": {"type": "array", "items": _JOB}, "left_out": {"type": "integer"}},
-    "required": ["jobs", "left_out"],
-}

@@ -15,14 +15,7 @@ AGENT_SETTINGS = {agent: agent.replace("-", "_") for agent in AGENTS}
 
 
 def store_path(host: PluginHost) -> Path:
-    return _path(host, host.settings.get("store")) or store.default_path(host.folders.data)
-
-
-def _path(host: PluginHost, value: object) -> Path | None:
-    if not value:
-        return None
-    path = Path(str(value)).expanduser()
-    return path if path.is_absolute() else host.folders.config.parent.parent / path
+    return host.path_setting("store", store.default_path(host.folders.data))
 
 
 def _progress(label: str):
@@ -62,7 +55,7 @@ def commands(host: PluginHost) -> list[click.Command]:
         trouble = False
         try:
             for name in AGENTS if agent == "all" else (agent,):
-                root = path or _path(host, host.settings.get(AGENT_SETTINGS[name]))
+                root = path or host.path_setting(AGENT_SETTINGS[name])
                 report = import_agent(connection, name, root, progress=_progress(f"{name}"))
                 trouble = trouble or bool(report.failed)
                 for line in report.lines():

@@ -50,7 +50,7 @@ def make_demo(host: PluginHost) -> list[tuple[str, dict]]:
     from gateway_sessions.importing import import_agent
 
     root = write_transcripts(Path.home())
-    connection = store.open_for_writing(Path(str(host.settings["store"])).expanduser())
+    connection = store.open_for_writing(host.path_setting("store", store.default_path(host.folders.data)))
     try:
         import_agent(connection, "claude-code", root)
     finally:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import structlog
+from pydantic import Field
 
-from gateway import Answer, Context, ResourcePage, ToolError
-from gateway_sessions import render, store
+from gateway import Answer, Context, GateMemo, ResourcePage, ToolError, left_out_sentence, tool
+from gateway_sessions.defaults import RANKED_AT_ONCE, default_path
+
+if TYPE_CHECKING:  # the store and the rendering are imported when a tool first runs, not when the gateway starts
+    from gateway_sessions import store
 
 log = structlog.get_logger("gateway_sessions")
 
@@ -29,18 +33,83 @@ _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 URI = "rousseau://sessions/{id}"
 
 
-def _limit(limit: int | None) -> int:
-    if limit is None:
-        return DEFAULT_LIMIT
-    if not 1 <= limit <= MAX_LIMIT:
-        raise ToolError(
-            f"limit must be between 1 and {MAX_LIMIT} (the default is {DEFAULT_LIMIT}); it was {limit}"
-        )
-    return limit
+# What the tools give as structured content (checked by the core after each call).
+def _object(properties: dict[str, Any], required: Sequence[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required)}
+
+
+_SESSION_PROPERTIES = {
+    "id": {"type": "string"},
+    "agent": {"type": "string"},
+    "title": {"type": "string"},
+    "messages": {"type": "integer"},
+    "created_at": {"type": "string"},
+    "updated_at": {"type": "string"},
+    "cwd": {"type": "string"},
+    "parent_id": {"type": "string"},
+}
+SEARCH_OUTPUT = _object(
+    {
+        "hits": {
+            "type": "array",
+            "items": _object(
+                {
+                    "id": {"type": "string"},
+                    "agent": {"type": "string"},
+                    "rank": {"type": "number"},
+                    "title": {"type": "string"},
+                    "snippet": {"type": "string"},
+                    "updated_at": {"type": "string"},
+                },
+                ["id", "rank", "title", "snippet"],
+            ),
+        },
+        "left_out": {"type": "integer"},
+        "ranked": {
+            "type": "integer",
+            "description": "how many matching messages were ranked by BM25 to find the hits",
+        },
+        "complete": {
+            "type": "boolean",
+            "description": "true: every matching message was ranked; false: the hits are the best of the newest",
+        },
+    },
+    ["hits", "left_out"],
+)
+LIST_OUTPUT = _object(
+    {
+        "sessions": {
+            "type": "array",
+            "items": _object(_SESSION_PROPERTIES, ["id", "title", "messages", "updated_at"]),
+        },
+        "left_out": {"type": "integer"},
+    },
+    ["sessions", "left_out"],
+)
+READ_OUTPUT = _object(
+    {
+        **_SESSION_PROPERTIES,
+        "transcript": {
+            "type": "array",
+            "items": _object(
+                {
+                    "index": {"type": "integer"},
+                    "role": {"type": "string"},
+                    "text": {"type": "string"},
+                    "timestamp": {"type": "string"},
+                },
+                ["index", "role", "text"],
+            ),
+        },
+    },
+    ["id", "title", "messages", "created_at", "updated_at", "transcript"],
+)
 
 
 def _reader(ctx: Context) -> store.Reader | None:
-    path = ctx.path_setting("store")
+    from gateway_sessions import store
+
+    path = ctx.path_setting("store", default_path(ctx.folders.data))
     found = store.reader(path)
     if found is None or not found.has_sessions_table():
         return None
@@ -60,6 +129,8 @@ _STALE = (
 def _bring_up_to_date(path: Any) -> None:
     """Mask the store again with this version's masks (the first call after an upgrade; one transaction)."""
 
+    from gateway_sessions import store
+
     def say(sentence: str) -> None:
         log.warning("sessions_store_upgrade", progress=sentence)
 
@@ -71,6 +142,8 @@ def _bring_up_to_date(path: Any) -> None:
 
 
 def _verdict(ctx: Context, path: str) -> int:
+    from gateway_sessions import store
+
     owners = ctx.gate.owners_of(path=path)
     if not owners:
         return store.OUTSIDE
@@ -80,14 +153,20 @@ def _verdict(ctx: Context, path: str) -> int:
 def _scope(ctx: Context, reader: store.Reader) -> tuple[bool, int]:
     """Whether the gate keeps sessions back (the reader's ``kept_back`` then holds them), and how many.
 
-    The gate judges each distinct place once per gate (the reader keeps its verdicts, and after an import judges
-    only the new places): asking it about every place on each call costs more than the search itself once there
-    are a few hundred of them. The sessions kept back are found again only when the store or the gate changed.
+    The gate judges each distinct place once per gate (its verdicts are kept in `_VERDICTS`, and after an import
+    only the new places are judged): asking it about every place on each call costs more than the search itself
+    once there are a few hundred of them. The sessions kept back are found again only when the store or the gate
+    changed. A gate made by reading the config or manifest again is a new one (links are resolved again then).
     """
     if not ctx.gate.projects and ctx.gate.outside_projects:
         return False, 0
-    left_out = reader.keep_back(ctx.gate, lambda path: _verdict(ctx, path), ctx.gate.outside_projects)
+    verdicts = _VERDICTS.of(ctx.gate)
+    left_out = reader.keep_back(ctx.gate, verdicts, lambda path: _verdict(ctx, path), ctx.gate.outside_projects)
     return left_out > 0, left_out
+
+
+# The gate's verdict on each place (OUTSIDE, OPEN, CLOSED), per gate.
+_VERDICTS: GateMemo[dict[str, int]] = GateMemo(dict, gates=4)
 
 
 def _owners(ctx: Context, reader: store.Reader, row: store.Row) -> frozenset[str]:
@@ -99,10 +178,7 @@ def _owners(ctx: Context, reader: store.Reader, row: store.Row) -> frozenset[str
 
 
 def _left_out_line(left_out: int) -> list[str]:
-    if not left_out:
-        return []
-    noun = "session" if left_out == 1 else "sessions"
-    return [f"{left_out} {noun} left out: their projects are closed to AI agents."]
+    return [left_out_sentence(left_out, "session")] if left_out else []
 
 
 def _title(ctx: Context, title: str) -> str:
@@ -114,7 +190,36 @@ def address(session_id: str) -> str:
     return f"rousseau://sessions/{session_id}"
 
 
-def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None) -> Answer:
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT)]
+
+
+@tool(
+    read_only=True,
+    title="Search past agent sessions",
+    description=(
+        "Find past agent sessions by their words. The query is SQLite FTS5 syntax, passed as is: "
+        '"exact phrase", AND / OR / NOT, prefix*. Best matches first (BM25 rank, lower is better), '
+        f"one session per hit with a short snippet. At most {MAX_LIMIT} hits. When more than "
+        f"{RANKED_AT_ONCE:,} messages match, the hits are the best of the newest {RANKED_AT_ONCE:,} "
+        "(the answer says so): add words to narrow the search."
+    ),
+    output_schema=SEARCH_OUTPUT,
+)
+def rousseau_search_sessions(
+    ctx: Context,
+    query: Annotated[
+        str,
+        Field(
+            max_length=MAX_QUERY_CHARACTERS,
+            description=f"FTS5 query (at most {MAX_QUERY_CHARACTERS:,} characters and {MAX_QUERY_TERMS} words)",
+        ),
+    ],
+    limit: Annotated[
+        Limit | None, Field(description=f"Cap hits returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
+    ] = None,
+) -> Answer:
+    from gateway_sessions import render, store
+
     if not query or not query.strip():
         raise ToolError("query is required")
     if len(query) > MAX_QUERY_CHARACTERS:  # the schema says so too; a direct call is bounded all the same
@@ -124,7 +229,7 @@ def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None)
     if terms > MAX_QUERY_TERMS:
         raise ToolError(f"query has {terms:,} words, over the limit of {MAX_QUERY_TERMS}; search for a few "
                         "distinctive words or a short phrase instead")
-    limit = _limit(limit)
+    limit = DEFAULT_LIMIT if limit is None else limit  # the bounds are the schema's, checked by the core
     reader = _reader(ctx)
     hits: list[dict[str, Any]] = []
     left_out, notes = 0, []
@@ -174,8 +279,24 @@ def rousseau_search_sessions(ctx: Context, query: str, limit: int | None = None)
     )
 
 
-def rousseau_list_sessions(ctx: Context, limit: int | None = None) -> Answer:
-    limit = _limit(limit)
+@tool(
+    read_only=True,
+    title="List past agent sessions",
+    description=(
+        "The past agent sessions on this computer, most recently active first: id, title, message count, "
+        f"last update. At most {MAX_LIMIT} rows."
+    ),
+    output_schema=LIST_OUTPUT,
+)
+def rousseau_list_sessions(
+    ctx: Context,
+    limit: Annotated[
+        Limit | None, Field(description=f"Cap rows returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
+    ] = None,
+) -> Answer:
+    from gateway_sessions import render
+
+    limit = DEFAULT_LIMIT if limit is None else limit  # the bounds are the schema's, checked by the core
     reader = _reader(ctx)
     sessions: list[dict[str, Any]] = []
     left_out = 0
@@ -206,7 +327,19 @@ def _summary(ctx: Context, row: store.Row) -> dict[str, Any]:
     }
 
 
-def rousseau_read_session(ctx: Context, id: str) -> Answer:  # noqa: A002 - the seed names the argument `id`
+@tool(
+    read_only=True,
+    title="Read a past agent session",
+    description=(
+        "One past session's transcript by its id: what the person and the agent wrote, in order. Tool calls "
+        "and their results are left out."
+    ),
+    output_schema=READ_OUTPUT,
+)
+def rousseau_read_session(
+    ctx: Context,
+    id: Annotated[str, Field(description="Session id")],  # noqa: A002 - the seed names the argument `id`
+) -> Answer:
     session_id = id
     if not session_id or not session_id.strip():
         raise ToolError("id is required")
@@ -218,6 +351,8 @@ def rousseau_read_session(ctx: Context, id: str) -> Answer:  # noqa: A002 - the 
 
 
 def _read(ctx: Context, reader: store.Reader | None, session_id: str) -> Answer:
+    from gateway_sessions import render
+
     row = reader.find(session_id) if reader is not None else None
     if row is None or reader is None:
         raise ToolError(
@@ -246,6 +381,8 @@ def read_resource(ctx: Context, id: str) -> Answer:  # noqa: A002
 
 def list_resources(ctx: Context, cursor: str | None, limit: int) -> ResourcePage:
     """Sessions newest first (by start), a bounded page at a time; the cursor survives imports made meanwhile."""
+    from gateway_sessions import store
+
     reader = _reader(ctx)
     if reader is None:
         return ResourcePage(resources=[])
@@ -267,101 +404,3 @@ def _resource(ctx: Context, row: store.Row) -> dict[str, Any]:
         "description": f"{row.agent} session, {row.message_count} messages, {row.created_at} to {row.updated_at}",
         "mime_type": "text/plain",
     }
-
-
-def _object(properties: dict[str, Any], required: Sequence[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(required)}
-
-
-_SESSION_PROPERTIES = {
-    "id": {"type": "string"},
-    "agent": {"type": "string"},
-    "title": {"type": "string"},
-    "messages": {"type": "integer"},
-    "created_at": {"type": "string"},
-    "updated_at": {"type": "string"},
-    "cwd": {"type": "string"},
-    "parent_id": {"type": "string"},
-}
-_LIMIT_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
-
-SEARCH_INPUT = _object(
-    {
-        "query": {
-            "type": "string",
-            "maxLength": MAX_QUERY_CHARACTERS,
-            "description": f"FTS5 query (at most {MAX_QUERY_CHARACTERS:,} characters and {MAX_QUERY_TERMS} words)",
-        },
-        "limit": {
-            **_LIMIT_SCHEMA,
-            "description": f"Cap hits returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.",
-        },
-    },
-    ["query"],
-)
-SEARCH_OUTPUT = _object(
-    {
-        "hits": {
-            "type": "array",
-            "items": _object(
-                {
-                    "id": {"type": "string"},
-                    "agent": {"type": "string"},
-                    "rank": {"type": "number"},
-                    "title": {"type": "string"},
-                    "snippet": {"type": "string"},
-                    "updated_at": {"type": "string"},
-                },
-                ["id", "rank", "title", "snippet"],
-            ),
-        },
-        "left_out": {"type": "integer"},
-        "ranked": {
-            "type": "integer",
-            "description": "how many matching messages were ranked by BM25 to find the hits",
-        },
-        "complete": {
-            "type": "boolean",
-            "description": "true: every matching message was ranked; false: the hits are the best of the newest",
-        },
-    },
-    ["hits", "left_out"],
-)
-LIST_INPUT = {
-    "type": "object",
-    "properties": {
-        "limit": {
-            **_LIMIT_SCHEMA,
-            "description": f"Cap rows returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.",
-        }
-    },
-}
-LIST_OUTPUT = _object(
-    {
-        "sessions": {
-            "type": "array",
-            "items": _object(_SESSION_PROPERTIES, ["id", "title", "messages", "updated_at"]),
-        },
-        "left_out": {"type": "integer"},
-    },
-    ["sessions", "left_out"],
-)
-READ_INPUT = _object({"id": {"type": "string", "description": "Session id"}}, ["id"])
-READ_OUTPUT = _object(
-    {
-        **_SESSION_PROPERTIES,
-        "transcript": {
-            "type": "array",
-            "items": _object(
-                {
-                    "index": {"type": "integer"},
-                    "role": {"type": "string"},
-                    "text": {"type": "string"},
-                    "timestamp": {"type": "string"},
-                },
-                ["index", "role", "text"],
-            ),
-        },
-    },
-    ["id", "title", "messages", "created_at", "updated_at", "transcript"],
-)

@@ -33,7 +33,7 @@ def make_group(host: PluginHost) -> click.Group:
     """The `timeline` command group, bound to the plugin's folders and settings."""
 
     def store_path() -> Path:
-        return settings.store_path(host.settings, host.folders.data)
+        return settings.store_path(host)
 
     @click.group(name="timeline", help="The activity timeline: import what ActivityWatch or another recorder wrote.")
     def group() -> None:
@@ -63,7 +63,7 @@ def make_group(host: PluginHost) -> click.Group:
         )
         from gateway_timeline.store import Store
 
-        path = db or settings.activitywatch_path(host.settings)
+        path = db or settings.activitywatch_path(host)
         if path is None:
             tried = ", ".join(str(p) for p in settings.activitywatch_candidates())
             raise click.ClickException(f"no ActivityWatch database found (looked at {tried}); give its path")

@@ -42,7 +42,7 @@ def make_demo(host: PluginHost) -> list[tuple[str, dict]]:
     lines.append(json.dumps({"v": 1, "id": "evt_demo_beat", "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ"),
                              "source": "demo.recorder", "type": "recorder.heartbeat",
                              "data": {"capture": {"sources": ["app", "window", "browser"], "text_content": False}}}))
-    path = settings.store_path(host.settings, Path(host.folders.data))
+    path = settings.store_path(host)
     with Store.open(path, own_folder=path.parent == Path(host.folders.data)) as store:
         ingest_lines(lines, store, retention_ms=settings.retention_ms(host.settings), now_ms=now_ms)
     return [

@@ -17,6 +17,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from gateway import clip, one_line
+from gateway_timeline.rows import FORMAT_ACTIVITYWATCH, EventRow
+from gateway_timeline.timeexpr import iso_ms
 
 VERSION = 1
 TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$")
@@ -258,4 +260,52 @@ def traits(event: Mapping[str, Any]) -> dict[str, str | None]:
         "label": label[:1000] if label else None,
         "url": url[:2000] if url else None,
         "path": path[:1000] if path else None,
+    }
+
+
+# --- a stored row's envelope ------------------------------------------------------------------------------
+
+
+def envelope_of(row: EventRow) -> dict[str, Any]:
+    """The envelope of a stored event, whichever way its body was kept."""
+    if row.format == FORMAT_ACTIVITYWATCH:
+        return envelope_of_row(row)
+    return json.loads(row.body)
+
+
+def envelope_of_row(row: EventRow) -> dict[str, Any]:
+    """The envelope of a stored ActivityWatch row (store columns, and the event's own data as body)."""
+    event_id, start_ms, end_ms, kind, source, app, label, url, path = (
+        row.id, row.ts_ms, row.end_ms, row.type, row.source, row.app, row.label, row.url, row.path
+    )
+    try:
+        original = json.loads(row.body)
+    except (TypeError, ValueError):
+        original = {}
+    if not isinstance(original, dict):
+        original = {}
+    data: dict[str, Any] = {}
+    window = None
+    if kind == "browser.navigate":
+        window = {"title": label, "id": None}
+        data = {"url": url, "tab_title": label, "mode": "normal", "audible": bool(original.get("audible", False))}
+    elif kind == "editor.activity":
+        data = {"path": path, "project": original.get("project"), "language": original.get("language")}
+    elif kind in ("app.focus", "window.focus"):
+        window = {"title": label, "id": None}
+        if url:
+            data["url"] = url
+    data["duration_s"] = round(((end_ms or start_ms) - start_ms) / 1000, 3)
+    return {
+        "v": 1,
+        "id": event_id,
+        "ts": iso_ms(start_ms),
+        "mono_ns": None,
+        "source": source,
+        "type": kind,
+        "app": None if app is None else {"name": app, "bundle_id": None, "pid": None},
+        "window": window,
+        "element": None,
+        "data": data,
+        "redaction": {"applied": False, "rules": []},
     }

@@ -20,17 +20,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import frozen
 
-from gateway import Gate
+from gateway import Gate, GateMemo
 from gateway_timeline.envelope import is_private_app, is_private_title
 
 if TYPE_CHECKING:
-    from gateway_timeline.store import Store
+    from gateway_timeline.store import StoreReader as Store
 
 T = TypeVar("T")
 Traits = tuple[str | None, str | None, str | None, str | None]  # app, url, path, label
@@ -106,25 +105,17 @@ class _Memo:
         self.folders: TitleFolders | None = None
 
 
-_MEMOS: dict[Any, _Memo] = {}  # per gate (the manifest and outside_projects)
-_MEMOS_LOCK = threading.Lock()
-_GATES_REMEMBERED = 8
+_MEMOS: GateMemo[_Memo] = GateMemo(_Memo, gates=8)  # per gate (the manifest and outside_projects)
 _VALUES_REMEMBERED = 200_000
 
 
 def _memo_of(gate: Gate) -> _Memo:
-    """The memo of this gate (a fresh one, not kept, if the gate cannot be a key)."""
-    try:
-        hash(gate)
-    except TypeError:
-        return _Memo()
-    with _MEMOS_LOCK:
-        memo = _MEMOS.get(gate)
-        if memo is None or len(memo.owners) > _VALUES_REMEMBERED:
-            if len(_MEMOS) >= _GATES_REMEMBERED:
-                _MEMOS.clear()
-            memo = _MEMOS[gate] = _Memo()
-        return memo
+    """The memo of this gate (a fresh one, not kept, if the gate cannot be a key); emptied when it grows too big."""
+    memo = _MEMOS.of(gate)
+    if len(memo.owners) > _VALUES_REMEMBERED:
+        memo.owners.clear()
+        memo.shut.clear()
+    return memo
 
 
 @frozen

@@ -10,15 +10,11 @@ from datetime import tzinfo
 from typing import Any
 
 from gateway_timeline import render, sessions
-from gateway_timeline.envelope import Cleaner, for_agent, is_private
+from gateway_timeline.envelope import Cleaner, envelope_of, for_agent, is_private
 from gateway_timeline.gating import MIN_TITLE, Gatekeeper, private_rows, without
-from gateway_timeline.store import Store, envelope_of, filter_clause
+from gateway_timeline.limits import DEFAULT_LIMIT, DEFAULT_MAX_TOKENS, EVENT_ADDRESS, MAX_LIMIT  # noqa: E402, F401
+from gateway_timeline.store import StoreReader, filter_clause
 from gateway_timeline.timeexpr import iso_ms
-
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
-DEFAULT_MAX_TOKENS = 4000
-EVENT_ADDRESS = "timeline://events/{}"
 
 
 def _range(since_ms: int, until_ms: int) -> dict[str, str]:
@@ -26,7 +22,7 @@ def _range(since_ms: int, until_ms: int) -> dict[str, str]:
 
 
 def timeline(
-    store: Store | None,
+    store: StoreReader | None,
     keeper: Gatekeeper,
     since_ms: int,
     until_ms: int,
@@ -111,7 +107,7 @@ def _filled_newest_first(
 
 
 def events(
-    store: Store | None,
+    store: StoreReader | None,
     keeper: Gatekeeper,
     since_ms: int,
     until_ms: int,
@@ -159,7 +155,7 @@ def events(
     given: list[dict[str, Any]] = []
     cleaner = Cleaner()
     for row in store.events(start, until_ms, where, params, newest_first):
-        if closed and (row[5], row[8], row[9], row[7]) in closed:
+        if closed and (row.app, row.url, row.path, row.label) in closed:
             continue
         event = envelope_of(row)
         if is_private(event):  # never stored by our importers; a store written by others may hold some
@@ -172,12 +168,12 @@ def events(
     return result
 
 
-def event(store: Store | None, keeper: Gatekeeper, event_id: str, oldest_ms: int) -> dict[str, Any] | None:
+def event(store: StoreReader | None, keeper: Gatekeeper, event_id: str, oldest_ms: int) -> dict[str, Any] | None:
     """One event by id, or None when there is none to give; PermissionError(owners) when its project is closed."""
     found = store.event_by_id(event_id) if store is not None else None
     if found is None:
         return None
-    ts_ms, app, label, url, path, private = found[1], found[5], found[7], found[8], found[9], found[10]
+    ts_ms, app, label, url, path, private = found.ts_ms, found.app, found.label, found.url, found.path, found.private
     envelope = envelope_of(found)
     if private or is_private(envelope) or ts_ms < oldest_ms:
         return None
@@ -199,7 +195,7 @@ def event(store: Store | None, keeper: Gatekeeper, event_id: str, oldest_ms: int
 
 
 def status(
-    store: Store | None,
+    store: StoreReader | None,
     *,
     now_ms: int,
     retention_ms: int,
@@ -225,14 +221,19 @@ def status(
     capture = beat.get("capture") if isinstance(beat.get("capture"), dict) else {}
     dropped = beat.get("events_dropped")
     bad_lines = int(store.meta("bad_lines", 0)) if store is not None else 0
+    # The two times are left out, not null, when the store holds no event in the period kept.
+    times = {
+        key: iso_ms(ms).replace(".000Z", "Z") for key, ms in (("last_event_ts", newest), ("oldest_event_ts", oldest))
+        if ms is not None
+    }
     return {
         "running": fresh or live_server,
         "paused": bool(beat.get("paused", False)) if fresh else False,
-        "last_event_ts": None if newest is None else iso_ms(newest).replace(".000Z", "Z"),
+        **({"last_event_ts": times["last_event_ts"]} if "last_event_ts" in times else {}),
         "events_dropped": (int(dropped) if isinstance(dropped, int) else 0) + bad_lines,
         "degraded": degraded,
         "retention_hours": round(retention_ms / 3_600_000, 2) if retention_ms % 3_600_000 else retention_ms // 3_600_000,
-        "oldest_event_ts": None if oldest is None else iso_ms(oldest).replace(".000Z", "Z"),
+        **({"oldest_event_ts": times["oldest_event_ts"]} if "oldest_event_ts" in times else {}),
         "capture": {
             "sources": capture.get("sources") or sorted({kind.split(".", 1)[0] for kind in seen}),
             "text_content": bool(capture.get("text_content", False)),

@@ -4,40 +4,26 @@ the "resume my work" prompt."""
 from __future__ import annotations
 
 from gateway import Answer, Context, Prompt, PromptArgument, Resource, ResourceTemplate, ToolError
-from gateway_timeline import queries, settings
-from gateway_timeline.gating import Gatekeeper
+from gateway_timeline import limits, settings
 from gateway_timeline.timeexpr import to_ms
-from gateway_timeline.tools import _timeline, now, open_store, status_of
+from gateway_timeline.tools import now, open_store, status_of, timeline_answer
 
 RECENT_URI = "timeline://recent"
 CONFIG_URI = "timeline://config"
 EVENT_TEMPLATE = "timeline://events/{id}"
 
 
-async def _off_the_loop(function, *arguments):
-    import anyio
-
-    return await anyio.to_thread.run_sync(function, *arguments)
-
-
-def _recent(ctx: Context) -> Answer:
-    answer = _timeline(ctx, "1h", "now", "markdown", queries.DEFAULT_MAX_TOKENS)
+# Plain functions: the core runs them on a worker thread under the call's deadline.
+def read_recent(ctx: Context) -> Answer:
+    """The last hour as markdown sessions."""
+    answer = timeline_answer(ctx, "1h", "now", "markdown", limits.DEFAULT_MAX_TOKENS)
     return Answer(text=answer.text, given=answer.given, left_out=answer.left_out)
 
 
-async def read_recent(ctx: Context) -> Answer:
-    """The last hour as markdown sessions."""
-    return await _off_the_loop(_recent, ctx)
-
-
-async def read_config(ctx: Context) -> str:
+def read_config(ctx: Context) -> str:
     """What is captured and kept: the recorder's report, and this plugin's settings."""
-    return await _off_the_loop(_config, ctx)
-
-
-def _config(ctx: Context) -> str:
     status = status_of(ctx)
-    aw_path = settings.activitywatch_path(ctx.settings)
+    aw_path = settings.activitywatch_path(ctx)
     capture = status["capture"]
     lines = [
         "# Activity capture configuration",
@@ -46,8 +32,8 @@ def _config(ctx: Context) -> str:
         f"- Kinds of events in the store: {', '.join(capture['sources']) or 'none yet'}",
         f"- Typed text captured: {'yes' if capture['text_content'] else 'no'}",
         f"- Kept for: {status['retention_hours']} hours (older events are never served and are deleted on import)",
-        f"- Oldest event kept: {status['oldest_event_ts'] or 'none'}; newest: {status['last_event_ts'] or 'none'}",
-        f"- Event store: {settings.store_path(ctx.settings, ctx.folders.data)}",
+        f"- Oldest event kept: {status.get('oldest_event_ts') or 'none'}; newest: {status.get('last_event_ts') or 'none'}",
+        f"- Event store: {settings.store_path(ctx)}",
         f"- ActivityWatch database: {aw_path if aw_path else 'none found'}",
         f"- Recording is considered running when a recorder wrote in the last "
         f"{settings.running_within_ms(ctx.settings) // 1000} seconds"
@@ -60,13 +46,12 @@ def _config(ctx: Context) -> str:
     return "\n".join(lines)
 
 
-async def read_event(ctx: Context, id: str) -> Answer:
+def read_event(ctx: Context, id: str) -> Answer:  # noqa: A002 - the template's parameter
     """One event in the envelope, by its id (as query_events gives them)."""
-    return await _off_the_loop(_event, ctx, id)
-
-
-def _event(ctx: Context, id: str) -> Answer:
     import json
+
+    from gateway_timeline import queries
+    from gateway_timeline.gating import Gatekeeper
 
     store = open_store(ctx)
     keeper = Gatekeeper(ctx.gate)

@@ -6,28 +6,38 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gateway import Setting
+from gateway import Context, PluginHost, Setting
 
 RETENTION_HOURS = 168  # a week: "resume my work" on a Monday must still see Friday
 RUNNING_WITHIN_SECONDS = 120
 
 SETTINGS = [
-    Setting("store", "", "the event store's SQLite file (default: timeline.db in the plugin's data folder)"),
+    Setting(
+        "store",
+        "",
+        "the event store's SQLite file (default: timeline.db in the plugin's data folder)",
+        type=Path,
+    ),
     Setting(
         "retention_hours",
         RETENTION_HOURS,
         "events older than this many hours are never served, and the importers delete them",
+        type=float,
+        minimum=1,
     ),
     Setting(
         "activitywatch",
         "",
         "the ActivityWatch database to import (default: the first found of aw-server-rust's sqlite.db and "
         "aw-server's peewee-sqlite.v2.db in the usual places)",
+        type=Path,
     ),
     Setting(
         "running_within_seconds",
         RUNNING_WITHIN_SECONDS,
         "get_status says running when a recorder's heartbeat is at most this old",
+        type=float,
+        minimum=1,
     ),
     Setting(
         "probe_activitywatch",
@@ -38,25 +48,20 @@ SETTINGS = [
 ]
 
 
-def store_path(settings: Mapping[str, Any], data_folder: Path) -> Path:
-    configured = str(settings.get("store") or "")
-    return Path(configured).expanduser() if configured else data_folder / "timeline.db"
+def store_path(holder: PluginHost | Context) -> Path:
+    """The event store: the `store` setting (``~`` and relative paths as the core resolves them), else the default."""
+    found = holder.path_setting("store", Path(holder.folders.data) / "timeline.db")
+    assert found is not None  # a default was given
+    return found
 
 
+# The settings are checked at load (a number, at least 1): what the tools see is already right.
 def retention_ms(settings: Mapping[str, Any]) -> int:
-    hours = settings.get("retention_hours", RETENTION_HOURS)
-    try:
-        hours = float(hours)
-    except (TypeError, ValueError):
-        hours = RETENTION_HOURS
-    return int(max(hours, 1) * 3_600_000)
+    return int(float(settings.get("retention_hours", RETENTION_HOURS)) * 3_600_000)
 
 
 def running_within_ms(settings: Mapping[str, Any]) -> int:
-    try:
-        return int(float(settings.get("running_within_seconds", RUNNING_WITHIN_SECONDS)) * 1000)
-    except (TypeError, ValueError):
-        return RUNNING_WITHIN_SECONDS * 1000
+    return int(float(settings.get("running_within_seconds", RUNNING_WITHIN_SECONDS)) * 1000)
 
 
 def activitywatch_candidates(home: Path | None = None) -> list[Path]:
@@ -80,8 +85,8 @@ def activitywatch_candidates(home: Path | None = None) -> list[Path]:
     return found
 
 
-def activitywatch_path(settings: Mapping[str, Any]) -> Path | None:
-    configured = str(settings.get("activitywatch") or "")
-    if configured:
-        return Path(configured).expanduser()
+def activitywatch_path(holder: PluginHost | Context) -> Path | None:
+    configured = holder.path_setting("activitywatch")
+    if configured is not None:
+        return configured
     return next((p for p in activitywatch_candidates() if p.exists()), None)

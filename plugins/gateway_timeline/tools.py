@@ -6,14 +6,16 @@ import json
 import re
 import time
 from datetime import UTC, datetime
-from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from gateway import Answer, Context, Tool, ToolError
-from gateway_timeline import queries, settings
-from gateway_timeline.gating import Gatekeeper
-from gateway_timeline.store import Store
+from pydantic import Field
+
+from gateway import Answer, Context, ToolError, left_out_sentence, tool
+from gateway_timeline import limits, settings
 from gateway_timeline.timeexpr import FORMS, local_zone, resolve_range, to_ms
+
+if TYPE_CHECKING:  # the store and the queries are imported when a tool first runs, not when the gateway starts
+    from gateway_timeline.store import Store
 
 TIME_HELP = f"Accepted forms: {FORMS}."
 NOTHING_YET = (
@@ -21,61 +23,41 @@ NOTHING_YET = (
     "activitywatch` (or `gateway timeline ingest FILE.jsonl`)."
 )
 
-RANGE_PROPERTIES = {
-    "since": {"type": "string", "description": f"Start of the range (included). {TIME_HELP}"},
-    "until": {"type": "string", "description": f"End of the range (excluded); default now. {TIME_HELP}"},
-}
-
-TIMELINE_INPUT = {
-    "type": "object",
-    "properties": {
-        "since": {**RANGE_PROPERTIES["since"], "default": "1h"},
-        "until": {**RANGE_PROPERTIES["until"], "default": "now"},
-        "format": {
-            "enum": ["markdown", "structured"],
-            "default": "markdown",
-            "description": "markdown: a heading and a few bullets per session; structured: a sessions[] array.",
-        },
-        "max_tokens": {
-            "type": "integer",
-            "minimum": 200,
-            "maximum": 32000,
-            "default": queries.DEFAULT_MAX_TOKENS,
-            "description": "Bound on the answer's size (tokens estimated as characters / 4); older sessions are cut first.",
-        },
-    },
-    "additionalProperties": False,
-}
-
-EVENTS_INPUT = {
-    "type": "object",
-    "properties": {
-        "since": {**RANGE_PROPERTIES["since"], "default": "15m"},
-        "until": {**RANGE_PROPERTIES["until"], "default": "now"},
-        "types": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "maxItems": 50,
-            "description": "Event types to keep: exact (app.focus) or a prefix with .* (browser.*). Default: all.",
-        },
-        "app": {"type": "string", "description": "Only this app (its name, any case). Narrows; not a privacy boundary."},
-        "bundle_id": {"type": "string", "description": "Only this bundle id (com.google.Chrome)."},
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": queries.MAX_LIMIT,
-            "default": queries.DEFAULT_LIMIT,
-            "description": f"At most this many events (default {queries.DEFAULT_LIMIT}, at most {queries.MAX_LIMIT}); "
-            "count still says how many matched.",
-        },
-        "order": {
-            "enum": ["oldest_first", "newest_first"],
-            "default": "oldest_first",
-            "description": "Which end of the range comes first, and is kept when the limit cuts.",
-        },
-    },
-    "additionalProperties": False,
-}
+Since = Annotated[str, Field(description=f"Start of the range (included). {TIME_HELP}")]
+Until = Annotated[str, Field(description=f"End of the range (excluded); default now. {TIME_HELP}")]
+Format = Annotated[
+    Literal["markdown", "structured"],
+    Field(description="markdown: a heading and a few bullets per session; structured: a sessions[] array."),
+]
+MaxTokens = Annotated[
+    int,
+    Field(
+        ge=200,
+        le=32000,
+        description="Bound on the answer's size (tokens estimated as characters / 4); older sessions are cut first.",
+    ),
+]
+Types = Annotated[
+    Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_length=50)] | None,
+    Field(description="Event types to keep: exact (app.focus) or a prefix with .* (browser.*). Default: all."),
+]
+App = Annotated[
+    str | None, Field(description="Only this app (its name, any case). Narrows; not a privacy boundary.")
+]
+BundleId = Annotated[str | None, Field(description="Only this bundle id (com.google.Chrome).")]
+Limit = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=limits.MAX_LIMIT,
+        description=f"At most this many events (default {limits.DEFAULT_LIMIT}, at most {limits.MAX_LIMIT}); "
+        "count still says how many matched.",
+    ),
+]
+Order = Annotated[
+    Literal["oldest_first", "newest_first"],
+    Field(description="Which end of the range comes first, and is kept when the limit cuts."),
+]
 
 RANGE_OUTPUT = {
     "type": "object",
@@ -114,15 +96,15 @@ STATUS_OUTPUT = {
     "properties": {
         "running": {"type": "boolean"},
         "paused": {"type": "boolean"},
-        "last_event_ts": {"type": ["string", "null"]},
+        "last_event_ts": {"type": "string", "description": "absent when the store holds no event in the period kept"},
         "events_dropped": {"type": "integer"},
         "degraded": {"type": "object"},
         "retention_hours": {"type": "number"},
-        "oldest_event_ts": {"type": ["string", "null"]},
+        "oldest_event_ts": {"type": "string", "description": "absent when the store holds no event in the period kept"},
         "capture": {"type": "object"},
         "permissions_ok": {"type": "boolean"},
     },
-    "required": ["running", "paused", "last_event_ts", "retention_hours"],
+    "required": ["running", "paused", "retention_hours"],
 }
 
 
@@ -134,7 +116,9 @@ def open_store(ctx: Context) -> Store | None:
     """The store, read-only; None before the first import; a ToolError saying why when it cannot be read."""
     import sqlite3
 
-    path = settings.store_path(ctx.settings, ctx.folders.data)
+    from gateway_timeline.store import Store
+
+    path = settings.store_path(ctx)
     try:
         return Store.reader(path)
     except sqlite3.DatabaseError as error:
@@ -145,12 +129,13 @@ def open_store(ctx: Context) -> Store | None:
 
 
 def _left_out_line(left_out: int) -> str:
-    if not left_out:
-        return ""
-    return f"\n{left_out} event{'s' if left_out != 1 else ''} left out: their projects are closed to AI agents."
+    return f"\n{left_out_sentence(left_out, 'event')}" if left_out else ""
 
 
-def _timeline(ctx: Context, since: str, until: str, format: str, max_tokens: int) -> Answer:
+def timeline_answer(ctx: Context, since: str, until: str, format: str, max_tokens: int) -> Answer:  # noqa: A002
+    from gateway_timeline import queries
+    from gateway_timeline.gating import Gatekeeper
+
     zone = local_zone(ctx.settings.get("timezone"))
     start, end = resolve_range(since, until, now(), zone)
     store = open_store(ctx)
@@ -187,23 +172,28 @@ def _timeline(ctx: Context, since: str, until: str, format: str, max_tokens: int
     return Answer(text=text, data=result, given=given, left_out=result["left_out"])
 
 
-async def get_timeline(
-    ctx: Context, since: str = "1h", until: str = "now", format: str = "markdown",
-    max_tokens: int = queries.DEFAULT_MAX_TOKENS,
+@tool(title="Activity timeline", read_only=True, idempotent=True, output_schema=TIMELINE_OUTPUT)
+def get_timeline(
+    ctx: Context, since: Since = "1h", until: Until = "now", format: Format = "markdown",  # noqa: A002 - the seed's name
+    max_tokens: MaxTokens = limits.DEFAULT_MAX_TOKENS,
 ) -> Answer:
     """The person's activity over a range as sessions (app, what, when), small enough for a model's context.
 
     Start narrow (the last hour), widen only when needed. Use query_events for the raw events behind it.
     """
-    import anyio
-
-    return await anyio.to_thread.run_sync(partial(_timeline, ctx, since, until, format, max_tokens))
+    return timeline_answer(ctx, since, until, format, max_tokens)
 
 
-def _events(
-    ctx: Context, since: str, until: str, types: list[str] | None, app: str | None, bundle_id: str | None,
-    limit: int, order: str,
+@tool(title="Activity events", read_only=True, idempotent=True, output_schema=EVENTS_OUTPUT)
+def query_events(
+    ctx: Context, since: Since = "15m", until: Until = "now", types: Types = None, app: App = None,
+    bundle_id: BundleId = None, limit: Limit = limits.DEFAULT_LIMIT, order: Order = "oldest_first",
 ) -> Answer:
+    """Raw activity events in the tadoru envelope for a range, filtered by type, app or bundle id."""
+
+    from gateway_timeline import queries
+    from gateway_timeline.gating import Gatekeeper
+
     check_types(types)
     zone = local_zone(ctx.settings.get("timezone"))
     start, end = resolve_range(since, until, now(), zone)
@@ -237,7 +227,7 @@ def _events(
             f"the full envelopes are in the structured content):\n{ctx.frame(lines)}"
         )
     text += _left_out_line(result["left_out"])
-    given = tuple(queries.EVENT_ADDRESS.format(e["id"]) for e in result["events"])
+    given = tuple(limits.EVENT_ADDRESS.format(e["id"]) for e in result["events"])
     return Answer(text=text, data=result, given=given, left_out=result["left_out"])
 
 
@@ -255,19 +245,6 @@ def _event_line(event: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-async def query_events(
-    ctx: Context, since: str = "15m", until: str = "now", types: list[str] | None = None,
-    app: str | None = None, bundle_id: str | None = None, limit: int = queries.DEFAULT_LIMIT,
-    order: str = "oldest_first",
-) -> Answer:
-    """Raw activity events in the tadoru envelope for a range, filtered by type, app or bundle id."""
-    import anyio
-
-    return await anyio.to_thread.run_sync(
-        partial(_events, ctx, since, until, types, app, bundle_id, limit, order)
-    )
-
-
 def live_activitywatch(port: int = 5600, timeout: float = 0.3) -> bool:
     """Is an ActivityWatch server answering on loopback (127.0.0.1, its port 5600)? Never asks elsewhere."""
     import urllib.error
@@ -281,6 +258,8 @@ def live_activitywatch(port: int = 5600, timeout: float = 0.3) -> bool:
 
 
 def status_of(ctx: Context) -> dict[str, Any]:
+    from gateway_timeline import queries
+
     try:
         store = open_store(ctx)
     except ToolError as error:
@@ -303,37 +282,23 @@ def status_of(ctx: Context) -> dict[str, Any]:
             store.close()
 
 
-async def get_status(ctx: Context) -> Answer:
+@tool(title="Recording status", read_only=True, idempotent=True, output_schema=STATUS_OUTPUT)
+def get_status(ctx: Context) -> Answer:
     """Is activity being recorded right now, and what does the store hold? If running is false, say so."""
-    import anyio
-
-    result = await anyio.to_thread.run_sync(partial(status_of, ctx))
+    result = status_of(ctx)
     if result["running"]:
         head = "Activity is being recorded" + (" (paused)." if result["paused"] else ".")
     else:
         head = "Activity is not being recorded right now: no recorder has written recently."
-    last = result["last_event_ts"] or "none"
-    text = f"{head} Last event: {last}. Oldest kept: {result['oldest_event_ts'] or 'none'}."
+    last = result.get("last_event_ts") or "none"
+    text = f"{head} Last event: {last}. Oldest kept: {result.get('oldest_event_ts') or 'none'}."
     if result["degraded"]:
         text += " Problems: " + "; ".join(f"{k}: {v}" for k, v in result["degraded"].items())
     return Answer(text=text, data=result)
 
 
-def tool_list() -> list[Tool]:
-    return [
-        Tool.from_function(
-            get_timeline, input_schema=TIMELINE_INPUT, output_schema=TIMELINE_OUTPUT, title="Activity timeline",
-            read_only=True, idempotent=True,
-        ),
-        Tool.from_function(
-            query_events, input_schema=EVENTS_INPUT, output_schema=EVENTS_OUTPUT, title="Activity events",
-            read_only=True, idempotent=True,
-        ),
-        Tool.from_function(
-            get_status, input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-            output_schema=STATUS_OUTPUT, title="Recording status", read_only=True, idempotent=True,
-        ),
-    ]
+def tool_list() -> list[Any]:
+    return [get_timeline, query_events, get_status]
 
 
 _TYPE_ENTRY = re.compile(r"^(\*|[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*(\.\*)?)$")

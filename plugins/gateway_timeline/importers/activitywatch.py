@@ -21,8 +21,8 @@ from typing import Any
 from attrs import define, field
 
 from gateway_timeline.envelope import is_private_app, is_private_title
-from gateway_timeline.store import FORMAT_ACTIVITYWATCH, Store
-from gateway_timeline.timeexpr import iso_ms
+from gateway_timeline.rows import FORMAT_ACTIVITYWATCH, EventRow
+from gateway_timeline.store import Store
 
 BATCH = 5000
 BROWSERS = {
@@ -127,42 +127,6 @@ def _editor_of(client: str) -> str:
     return client.removeprefix("aw-watcher-").split("_")[0] or "editor"
 
 
-def envelope_of_row(row) -> dict[str, Any]:
-    """The envelope of a stored ActivityWatch row (store columns, and the event's own data as body)."""
-    event_id, start_ms, end_ms, kind, source, app, _bundle, label, url, path, _private, _format, raw = row
-    try:
-        original = json.loads(raw)
-    except (TypeError, ValueError):
-        original = {}
-    if not isinstance(original, dict):
-        original = {}
-    data: dict[str, Any] = {}
-    window = None
-    if kind == "browser.navigate":
-        window = {"title": label, "id": None}
-        data = {"url": url, "tab_title": label, "mode": "normal", "audible": bool(original.get("audible", False))}
-    elif kind == "editor.activity":
-        data = {"path": path, "project": original.get("project"), "language": original.get("language")}
-    elif kind in ("app.focus", "window.focus"):
-        window = {"title": label, "id": None}
-        if url:
-            data["url"] = url
-    data["duration_s"] = round(((end_ms or start_ms) - start_ms) / 1000, 3)
-    return {
-        "v": 1,
-        "id": event_id,
-        "ts": iso_ms(start_ms),
-        "mono_ns": None,
-        "source": source,
-        "type": kind,
-        "app": None if app is None else {"name": app, "bundle_id": None, "pid": None},
-        "window": window,
-        "element": None,
-        "data": data,
-        "redaction": {"applied": False, "rules": []},
-    }
-
-
 def import_database(
     path: Path,
     store: Store,
@@ -254,8 +218,8 @@ def _import_bucket(connection, report, store, origin, key, bucket, kind, client,
                 label = Path(path).name if path else None
                 event_type = "editor.activity"
             # ActivityWatch's own data is kept as it came; the envelope is made when the event is read.
-            rows.append((event_id, start_ms, end_ms, event_type, source, app_name, None, label, url, path, 0,
-                         FORMAT_ACTIVITYWATCH, raw))
+            rows.append(EventRow(event_id, start_ms, end_ms, event_type, source, app_name, None, label, url, path, 0,
+                                 FORMAT_ACTIVITYWATCH, raw))
         store.add(rows)
         count += sum(1 for row in batch if row[0] >= first_new)
         if progress is not None:

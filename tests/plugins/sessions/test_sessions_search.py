@@ -100,7 +100,7 @@ def test_prefix_and_word_queries_give_fts5s_own_bm25_order(loquat_home: Path):
 def test_when_more_messages_match_than_are_ranked_the_hits_are_the_best_of_the_newest_and_it_is_said(
     loquat_home: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setattr(store, "RANKED_AT_ONCE", 5)
+    monkeypatch.setattr(store.reads, "RANKED_AT_ONCE", 5)
     gateway = make_gateway(plugins=[gateway_sessions], home=loquat_home)
     answer = gateway.call("rousseau_search_sessions", {"query": "loq*", "limit": 3})
     assert (answer.data["complete"], answer.data["ranked"]) == (False, 5)
@@ -109,7 +109,7 @@ def test_when_more_messages_match_than_are_ranked_the_hits_are_the_best_of_the_n
     assert "best of the 5 newest that match" in answer.text.splitlines()[9]
     assert [line.split()[1] for line in answer.text.splitlines()[0:9:3]] == [i for i, _ in _hits(answer)]
 
-    monkeypatch.setattr(store, "RANKED_AT_ONCE", 12)  # every match ranked: exactly FTS5's order, nothing said
+    monkeypatch.setattr(store.reads, "RANKED_AT_ONCE", 12)  # every match ranked: exactly FTS5's order, nothing said
     answer = gateway.call("rousseau_search_sessions", {"query": "loq*", "limit": 3})
     assert (answer.data["complete"], answer.data["ranked"]) == (True, 12)
     assert _same(_hits(answer), _exact(loquat_home, "loq*", 3))
@@ -120,7 +120,7 @@ def test_older_messages_are_ranked_too_when_the_newest_hold_too_few_sessions(
     loquat_home: Path, monkeypatch: pytest.MonkeyPatch
 ):
     _add(loquat_home, [("chatty", [_text(1, 30 + n) for n in range(8)])])  # the 8 newest matches, one session
-    monkeypatch.setattr(store, "RANKED_AT_ONCE", 5)
+    monkeypatch.setattr(store.reads, "RANKED_AT_ONCE", 5)
     gateway = make_gateway(plugins=[gateway_sessions], home=loquat_home)
     answer = gateway.call("rousseau_search_sessions", {"query": "loquat", "limit": 3})
     assert len(answer.data["hits"]) == 3 and answer.data["ranked"] == 10 and not answer.data["complete"]
@@ -130,7 +130,7 @@ def test_older_messages_are_ranked_too_when_the_newest_hold_too_few_sessions(
 def test_a_closed_projects_messages_take_no_place_among_those_ranked(
     loquat_home: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setattr(store, "RANKED_AT_ONCE", 5)
+    monkeypatch.setattr(store.reads, "RANKED_AT_ONCE", 5)
     before = make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=loquat_home)
     open_answer = before.call("rousseau_search_sessions", {"query": "loquat", "limit": 3})
     # Newer matching messages, better ranked, in the closed project: the same sessions must be found, in the same
@@ -226,7 +226,7 @@ def test_an_upgrade_that_fails_leaves_the_old_index_whole(loquat_home: Path, mon
     _make_old(loquat_home)
     # The new index cannot be made (after the old one was dropped, in the same transaction).
     monkeypatch.setattr(
-        store,
+        store.schema,
         "FTS_ARGUMENTS",
         "text, content='messages', content_rowid='rowid', tokenize='no_such_tokenizer'",
     )

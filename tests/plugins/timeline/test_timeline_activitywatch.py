@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from gateway_timeline.importers.activitywatch import ActivityWatchError, import_database
-from gateway_timeline.store import _EVENT_COLUMNS, Store, envelope_of
+from gateway_timeline.store import _EVENT_COLUMNS, EventRow, Store, envelope_of
 from timeline_awdb import AFK, VIM, WEB, WINDOW, AWDatabase, window_events
 from timeline_helpers import WEEK_MS
 
@@ -17,7 +17,7 @@ FLAVOURS = ["rust", "peewee"]
 
 def stored(store: Store) -> list[dict]:
     rows = store.db.execute(f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY ts_ms, id")
-    return [envelope_of(row) for row in rows]
+    return [envelope_of(EventRow._make(row)) for row in rows]
 
 
 @pytest.fixture(params=FLAVOURS)

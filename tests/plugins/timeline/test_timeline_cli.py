@@ -75,6 +75,25 @@ def test_the_store_and_database_settings_are_used(gateway_home: Path, now) -> No
     assert store.exists() and not home_store(gateway_home).exists()
 
 
+def test_relative_store_and_database_settings_are_taken_from_the_config_folder(gateway_home: Path, now) -> None:
+    config = write_config(gateway_home, {"plugins": {"timeline": {"activitywatch": "aw/a.db", "store": "t.db"}}}).parent
+    (config / "aw").mkdir()
+    aw = AWDatabase(config / "aw" / "a.db", "rust")
+    aw.add(WINDOW, window_events(now - timedelta(hours=1), [(10, "Code", "relative.py")]))
+    aw.close()
+    elsewhere = gateway_home / "elsewhere"
+    elsewhere.mkdir()
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
+    done = subprocess.run(  # run from another folder: the working directory must not matter
+        [sys.executable, "-m", "gateway", "timeline", "import", "activitywatch"], capture_output=True, text=True,
+        env=env, cwd=elsewhere, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (config / "t.db").exists() and not (elsewhere / "t.db").exists()
+    with Store.reader(config / "t.db") as store:
+        assert [envelope_of(row)["window"]["title"] for row in store.events(0, 2**62)] == ["relative.py"]
+
+
 def test_ingest_keeps_good_lines_and_reports_bad_ones(gateway_home: Path, now) -> None:
     file = gateway_home / "events.jsonl"
     good = lines_of([envelope(now - timedelta(minutes=2), "app.focus", "Code", "kept.py")])

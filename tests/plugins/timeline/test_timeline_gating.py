@@ -195,9 +195,9 @@ def test_the_bound_after_every_title_beginning_with_a_prefix(title: str) -> None
 def test_a_bulk_import_makes_the_indexes_again_and_a_failed_one_keeps_them(tmp_path: Path, monkeypatch) -> None:
     """Rebuilding more than a week of minutes, the URL, title and path indexes are dropped and made again at the
     end of the same transaction: the same store as kept up row by row, and nothing lost when the import fails."""
-    from gateway_timeline import store as store_module
     from gateway_timeline.envelope import traits
     from gateway_timeline.store import row_of
+    from gateway_timeline.store import writer as store_module
 
     begin = ms(minute_now()) - 9 * 86_400_000
     events = []

@@ -242,7 +242,8 @@ def test_status_is_running_only_with_a_fresh_heartbeat(gateway_home: Path, now) 
 def test_status_without_any_store_says_nothing_is_recorded(gateway_home: Path) -> None:
     gateway = make_gateway([gateway_timeline], config=gateway_config(), home=gateway_home)
     answer = gateway.call("get_status")
-    assert answer.data["running"] is False and answer.data["last_event_ts"] is None
+    # No event: the times are absent (not null, which the output schema keeps out for every host's validator).
+    assert answer.data["running"] is False and "last_event_ts" not in answer.data
     assert "not being recorded" in answer.text
     assert "store" in answer.data["degraded"]
 

@@ -1,0 +1,69 @@
+"""The core's safety net over every answer: secrets masked in its lines and data, whatever the plugin did.
+
+Next to the masks it applies (`gateway.privacy.masks.mask_secrets`); the core runs it on each answer, listing
+and listed item before they leave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import attrs
+
+from gateway.items import Answer
+from gateway.privacy.masks import mask_secrets
+
+T = TypeVar("T")
+
+
+def mask_data(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, Mapping):
+        return {k: mask_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_data(v) for v in value]
+    return value
+
+
+def _strings(value: Any, found: list[str]) -> list[str]:
+    if isinstance(value, str):
+        found.append(value)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _strings(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _strings(item, found)
+    return found
+
+
+def needs_masking(value: Any) -> bool:
+    joined = "\n".join(_strings(value, []))
+    return mask_secrets(joined) != joined
+
+
+def masked_item(item: T, fields: tuple[str, ...]) -> T:
+    """A listed template or prompt with the safety net over its words (a plugin could put anything there)."""
+    values = [getattr(item, name) or "" for name in fields]
+    if not needs_masking(values):
+        return item
+    return attrs.evolve(item, **{name: mask_secrets(value) for name, value in zip(fields, values, strict=True)})
+
+
+def masked_answer(answer: Answer) -> Answer:
+    """The core's safety net: secrets masked in the lines and in the data, whatever the plugin did.
+
+    One pass over all the answer's strings, joined by line breaks, tells whether anything at all needs
+    masking (it almost never does): a thousand short strings then cost one call, not a thousand.
+    """
+    strings = _strings(answer.data, [answer.text]) if answer.data is not None else [answer.text]
+    joined = "\n".join(strings)
+    if mask_secrets(joined) == joined:
+        return answer
+    return attrs.evolve(
+        answer,
+        text=mask_secrets(answer.text),
+        data=mask_data(answer.data) if answer.data is not None else None,
+    )
