@@ -139,6 +139,17 @@ async def serve_client(
         yield client
 
 
+async def listed_resources(client: Any) -> list[Any]:
+    """Every resource an SDK client is given by `resources/list`, following the cursors to the end."""
+    resources: list[Any] = []
+    page = await client.list_resources()
+    resources.extend(page.resources)
+    while page.next_cursor:
+        page = await client.list_resources(cursor=page.next_cursor)
+        resources.extend(page.resources)
+    return resources
+
+
 @pytest.fixture
 def gateway_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh home in a temporary folder; HOME and XDG_* point inside it for the whole test."""

@@ -20,7 +20,7 @@ from gateway_cron import store as cron_store
 from gateway_sessions import store
 from gateway_sessions.importing import import_agent
 
-from gateway.testing import folders_of, serve_client, write_config
+from gateway.testing import folders_of, listed_resources, serve_client, write_config
 
 CANARY = "xylocarpcanary"
 OPEN_WORD = "plumtree"  # in the open project's session, and in every closed one too (search must not tell)
@@ -108,13 +108,7 @@ async def _sweep(client, session_ids: list[str], cron: bool = False) -> tuple[li
         given.append(_text(await client.call_tool("rousseau_read_session", {"id": session_id})))
     if cron:
         given.append(_text(await client.call_tool("rousseau_cron_list", {})))
-    resources, cursor = [], None
-    while True:
-        page = await client.list_resources(cursor=cursor) if cursor else await client.list_resources()
-        resources.extend(page.resources)
-        cursor = page.next_cursor
-        if not cursor:
-            break
+    resources = await listed_resources(client)
     given.append(json.dumps([resource.model_dump(mode="json") for resource in resources], ensure_ascii=False))
     uris = [str(resource.uri) for resource in resources]
     uris += [f"rousseau://sessions/{session_id}" for session_id in session_ids]

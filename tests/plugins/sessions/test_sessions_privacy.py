@@ -10,7 +10,7 @@ import gateway_sessions
 import pytest
 from conftest import CANARY, CLOSED_VAULT, NOTES, VAULT
 
-from gateway.testing import make_gateway, serve_client, write_config
+from gateway.testing import listed_resources, make_gateway, serve_client, write_config
 
 SECRET_KEY = "sk-ant-api03-Xy7Qw2Er9Ty4Ui8Op3As6Df1Gh5Jk0Lz-EXAMPLEONLY"
 CARD = "4111 1111 1111 1111"
@@ -49,13 +49,7 @@ def test_closed_project_sessions_are_never_shown_to_a_real_host(imported_home: P
             assert refused.is_error and "closed to AI agents" in refused.content[0].text
             given.append(_everything(refused))
 
-            resources, cursor = [], None
-            while True:
-                page = await client.list_resources(cursor=cursor) if cursor else await client.list_resources()
-                resources.extend(page.resources)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+            resources = await listed_resources(client)
             uris = [str(resource.uri) for resource in resources]
             assert f"rousseau://sessions/{NOTES}" in uris and f"rousseau://sessions/{VAULT}" not in uris
             given.append(json.dumps([resource.model_dump(mode="json") for resource in resources]))
