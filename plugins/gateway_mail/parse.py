@@ -89,13 +89,13 @@ def _content(part: Any) -> str:
 
 
 def _text_of(message: EmailMessage) -> str:
-    body = message.get_body(preferencelist=("plain", "html"))
-    if body is None:
-        return ""
-    content = _content(body)
-    if not isinstance(content, str):
-        return ""
-    return html_to_text(content) if body.get_content_subtype() == "html" else content
+    """The plain text part, or the HTML one made text when there is no plain text (or an empty one)."""
+    for kind in ("plain", "html"):
+        body = message.get_body(preferencelist=(kind,))
+        content = _content(body) if body is not None else None
+        if isinstance(content, str) and content.strip():
+            return html_to_text(content) if kind == "html" else content
+    return ""
 
 
 def _attachments(message: EmailMessage) -> list[Attachment]:
