@@ -53,7 +53,7 @@ def test_a_closed_projects_mail_is_never_shown(gateway_home: Path) -> None:
             counts.append((result.structured_content["left_out"], result.structured_content["blocked"]))
         for arguments in ({}, {"open": True}):
             given.append(_text(await client.call_tool("porch", arguments)))
-        for role, message_id in ids.items():
+        for message_id in ids.values():
             given.append(_text(await client.call_tool("read_message", {"address": f"mid:{message_id}"})))
             given.append(_text(await client.call_tool("draft_reply", {"address": f"mid:{message_id}", "body": "ok"})))
         listed = await client.list_resources()
