@@ -42,9 +42,9 @@ def commands(gateway: PluginHost) -> list[click.Command]:
             if sys.stderr.isatty():
                 total = index.count_files(chosen)
                 with click.progressbar(length=total, label="Indexing mail", file=sys.stderr) as bar:
-                    counts = index.refresh(connection, chosen, full=full or name is not None, progress=bar.update)
+                    counts = index.refresh(connection, chosen, full=full, progress=bar.update)
             else:
-                counts = index.refresh(connection, chosen, full=full or name is not None)
+                counts = index.refresh(connection, chosen, full=full)
             held = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
         finally:
             connection.close()

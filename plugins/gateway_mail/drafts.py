@@ -110,7 +110,7 @@ def draft_reply(
         _one_line("subject", subject)
     with opened(ctx) as mail:
         row = find(mail, address)
-        ctx.gate.check_write(mail.owners.get(row["id"], frozenset()), f"a reply to {address}")
+        ctx.gate.check_write(mail.owners(row), f"a reply to {address}")
         account = mail.account(row["account"])
         path = file_of(row, mail)
         drafts = next((f for f in maildir.folders(account.maildir) if f.name == account.drafts), None)

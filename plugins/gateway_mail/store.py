@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,24 +41,61 @@ def accounts(settings: Any, plugin_config: Path) -> list[Account]:
 
 @frozen
 class Mail:
-    """One call's view of the mail: the accounts, the index (refreshed) and each message's owners."""
+    """One call's view of the mail: the accounts, the index (refreshed), what the gate keeps, who is blocked.
+
+    `hidden` is an SQL condition (with its two values, `hidden_values`) true of the messages that are never
+    shown: kept by the gate or sent by a blocked sender. Lists add `NOT hidden` and count the rest apart.
+    """
 
     ctx: Context
     accounts: list[Account]
     connection: sqlite3.Connection
-    owners: dict[int, frozenset[str]]
-    blocked: tuple[str, ...]
+    verdicts: gating.Verdicts
+    blocked_senders: frozenset[str]
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)
 
+    def owners(self, row: Any) -> frozenset[str]:
+        return self.verdicts.owners.get(row["id"], frozenset())
+
     def allowed(self, row: Any) -> bool:
-        return self.ctx.gate.allows(self.owners.get(row["id"], frozenset()))
+        return row["id"] not in self.verdicts.closed
 
     def is_blocked(self, row: Any) -> bool:
-        from gateway_mail.accounts import sender_blocked
+        return row["sender"] in self.blocked_senders
 
-        return bool(self.blocked) and sender_blocked(self.blocked, row["sender"])
+    @property
+    def closed_json(self) -> str:
+        return json.dumps(sorted(self.verdicts.closed))
+
+    @property
+    def blocked_json(self) -> str:
+        return json.dumps(sorted(self.blocked_senders))
+
+
+CLOSED = "m.id IN (SELECT value FROM json_each(?))"
+BLOCKED = "m.sender IN (SELECT value FROM json_each(?))"
+
+
+_blocked_memo: dict[tuple[str, int, tuple[str, ...]], frozenset[str]] = {}
+
+
+def blocked_senders(connection: sqlite3.Connection, key: tuple[str, int], blocked: tuple[str, ...]) -> frozenset[str]:
+    """The senders in the index whose mail is only counted (worked out per index generation and blocked list)."""
+    from gateway_mail.accounts import sender_blocked
+
+    if not blocked:
+        return frozenset()
+    slot = (*key, blocked)
+    found = _blocked_memo.get(slot)
+    if found is None:
+        senders = [r[0] for r in connection.execute("SELECT DISTINCT sender FROM messages")]
+        found = frozenset(s for s in senders if sender_blocked(blocked, s))
+        if len(_blocked_memo) > 8:
+            _blocked_memo.clear()
+        _blocked_memo[slot] = found
+    return found
 
 
 def set_aside(row: Any) -> bool:
@@ -77,7 +115,8 @@ def opened(ctx: Context) -> Iterator[Mail]:
         with ctx.interruptible(connection):
             index.refresh(connection, found, check=ctx.deadline.check)
             key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
-            owners = gating.owners(ctx.gate, connection, key)
-            yield Mail(ctx, found, connection, owners, tuple(ctx.settings.get("blocked", [])))
+            verdicts = gating.verdicts(ctx.gate, connection, key)
+            blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
+            yield Mail(ctx, found, connection, verdicts, blocked)
     finally:
         connection.close()

@@ -7,7 +7,9 @@ field per line (masked, then cut), a message's text between frame lines carrying
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 import time
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +20,7 @@ from pydantic import Field
 from gateway import Answer, Context, ToolError, left_out_sentence, tool
 from gateway_mail import maildir, parse
 from gateway_mail.accounts import in_window, next_opening, windows_of
-from gateway_mail.store import Mail, opened, own_folder, set_aside
+from gateway_mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
@@ -134,29 +136,23 @@ def search_mail(
     _check_query(query)
     with opened(ctx) as mail:
         where, values = _scope(mail, account, folder, days)
-        left_out = blocked = 0
-        for row in mail.connection.execute(f"SELECT m.id, m.sender FROM messages m WHERE {where}", values):
-            if not mail.allowed(row):
-                left_out += 1
-            elif mail.is_blocked(row):
-                blocked += 1
-        hits = []
+        closed, blocked_json = mail.closed_json, mail.blocked_json
+        left_out = mail.connection.execute(f"SELECT count(*) FROM messages m WHERE {where} AND {CLOSED}",
+                                           [*values, closed]).fetchone()[0]
+        blocked = mail.connection.execute(
+            f"SELECT count(*) FROM messages m WHERE {where} AND NOT {CLOSED} AND {BLOCKED}",
+            [*values, closed, blocked_json]).fetchone()[0] if mail.blocked_senders else 0
         try:
-            cursor = mail.connection.execute(
+            rows = mail.connection.execute(
                 f"SELECT m.* FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-                f"WHERE messages_fts MATCH ? AND {where} ORDER BY m.date DESC", [query, *values])
-            for row in cursor:
-                if mail.allowed(row) and not mail.is_blocked(row):
-                    hits.append(_hit(ctx, row))
-                    if len(hits) >= limit:
-                        break
-        except Exception as error:
+                f"WHERE messages_fts MATCH ? AND {where} AND NOT {CLOSED} AND NOT {BLOCKED} "
+                f"ORDER BY m.date DESC LIMIT ?", [query, *values, closed, blocked_json, limit]).fetchall()
+        except sqlite3.OperationalError as error:
             if "interrupted" in str(error):
                 raise
-            if type(error).__name__ == "OperationalError":
-                raise ToolError(f"the query is not valid FTS5 syntax ({error}); quote words with symbols: "
-                                '"word-with-dash"') from error
-            raise
+            raise ToolError(f"the query is not valid FTS5 syntax ({error}); quote words with symbols: "
+                            '"word-with-dash"') from error
+        hits = [_hit(ctx, row) for row in rows]
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
     lines = [f"{len(hits)} message{'s' if len(hits) != 1 else ''} matching, newest first ({scope})."]
@@ -190,7 +186,7 @@ def find(mail: Mail, address: str) -> Any:
             "SELECT * FROM messages WHERE filename = ?", (real.name,)) if Path(file_of(row, mail)).resolve() == real]
         if not rows:
             raise ToolError("that file is not a message of the accounts' folders (not in the index)")
-    owners = frozenset().union(*(mail.owners.get(row["id"], frozenset()) for row in rows))
+    owners = frozenset().union(*(mail.owners(row) for row in rows))
     mail.ctx.gate.check_read(owners, f"the message {address}")
     if any(mail.is_blocked(row) for row in rows):
         raise ToolError("this message's sender is on the person's blocked list: its mail is only counted")
@@ -251,6 +247,43 @@ def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
     return {key: hit[key] for key in ("address", "date", "account", "folder", "from", "subject")}
 
 
+def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
+    """One account's lists and counts, each one SQL query over the index (the Porch stays fast on big stores)."""
+    connection, closed, blocked = mail.connection, mail.closed_json, mail.blocked_json
+    folders = [r[0] for r in connection.execute("SELECT DISTINCT folder FROM messages WHERE account = ?", (account,))]
+    junk = json.dumps([f for f in folders if f.rpartition("/")[2].lower() in JUNK_FOLDERS])
+    own = json.dumps([f for f in folders if own_folder(f)])
+    shown = f"m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED}"
+    aside = f"(m.auth = '{parse.FORGED}' OR m.folder IN (SELECT value FROM json_each(?)))"
+    porch = f"{shown} AND NOT {aside} AND m.folder NOT IN (SELECT value FROM json_each(?))"
+    base = [account, closed, blocked, junk, own]
+    now = time.time()
+    mine = mail.account(account)
+    addresses = json.dumps([a.lower() for a in mine.addresses] if mine else [])
+    queries = {
+        "new": (f"{porch} AND instr(m.flags, 'S') = 0", []),
+        "unanswered": (f"{porch} AND instr(m.flags, 'S') > 0 AND instr(m.flags, 'R') = 0 AND m.bulk = 0 "
+                       "AND m.date >= ? AND m.sender NOT IN (SELECT value FROM json_each(?))",
+                       [now - WAITING_DAYS * 86400, addresses]),
+        "codes": (f"{porch} AND m.code = 1 AND m.date >= ?", [now - CODE_HOURS * 3600]),
+    }
+    found: dict[str, Any] = {}
+    for name, (where, extra) in queries.items():
+        found[name] = connection.execute(f"SELECT count(*) FROM messages m WHERE {where}",
+                                         [*base, *extra]).fetchone()[0]
+        found[f"{name}_rows"] = connection.execute(
+            f"SELECT m.* FROM messages m WHERE {where} ORDER BY m.date DESC LIMIT {PORCH_LIST}",
+            [*base, *extra]).fetchall()
+    found["left_out"] = connection.execute(f"SELECT count(*) FROM messages m WHERE m.account = ? AND {CLOSED}",
+                                           (account, closed)).fetchone()[0]
+    found["blocked"] = connection.execute(
+        f"SELECT count(*) FROM messages m WHERE m.account = ? AND NOT {CLOSED} AND {BLOCKED}",
+        (account, closed, blocked)).fetchone()[0] if mail.blocked_senders else 0
+    found["set_aside"] = connection.execute(f"SELECT count(*) FROM messages m WHERE {shown} AND {aside}",
+                                            (account, closed, blocked, junk)).fetchone()[0]
+    return found
+
+
 def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - sioul's argument name
     windows = windows_of(ctx.settings.get("admin_windows", []))
     now = datetime.now().astimezone()
@@ -258,34 +291,22 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
     full = inside or open
     accounts_data, lines, given, total_left_out = [], [], [], 0
     with opened(ctx) as mail:
-        rows = mail.connection.execute("SELECT * FROM messages ORDER BY date DESC").fetchall()
         for account in mail.accounts:
-            mine = [r for r in rows if r["account"] == account.name]
-            left_out = sum(1 for r in mine if not mail.allowed(r))
-            kept = [r for r in mine if mail.allowed(r)]
-            blocked = sum(1 for r in kept if mail.is_blocked(r))
-            kept = [r for r in kept if not mail.is_blocked(r)]
-            aside = [r for r in kept if set_aside(r)]
-            kept = [r for r in kept if not set_aside(r) and not own_folder(r["folder"])]
-            new = [r for r in kept if "S" not in r["flags"]]
-            since = time.time() - WAITING_DAYS * 86400
-            waiting = [r for r in kept if "R" not in r["flags"] and not r["bulk"] and r["date"] >= since
-                       and not account.owns_address(r["sender"]) and "S" in r["flags"]]
-            codes = [r for r in kept if r["code"] and r["date"] >= time.time() - CODE_HOURS * 3600]
-            total_left_out += left_out
-            entry: dict[str, Any] = {"name": account.name, "new": len(new), "unanswered": len(waiting),
-                                     "codes": len(codes), "left_out": left_out, "blocked": blocked,
-                                     "set_aside": len(aside)}
-            lines.append(f"{account.name}: {len(new)} new, {len(waiting)} waiting for an answer, "
-                         f"{len(codes)} code{'s' if len(codes) != 1 else ''} arrived, {left_out} left out, "
-                         f"{blocked} from blocked senders, {len(aside)} set aside (forged or junk).")
+            found = _porch_counts(mail, account.name)
+            total_left_out += found["left_out"]
+            entry: dict[str, Any] = {"name": account.name, **{k: found[k] for k in (
+                "new", "unanswered", "codes", "left_out", "blocked", "set_aside")}}
+            codes = found["codes"]
+            lines.append(f"{account.name}: {found['new']} new, {found['unanswered']} waiting for an answer, "
+                         f"{codes} code{'s' if codes != 1 else ''} arrived, {found['left_out']} left out, "
+                         f"{found['blocked']} from blocked senders, {found['set_aside']} set aside (forged or junk).")
             if full:
-                entry["new_messages"] = [_porch_item(ctx, r) for r in new[:PORCH_LIST]]
-                entry["unanswered_messages"] = [_porch_item(ctx, r) for r in waiting[:PORCH_LIST]]
+                entry["new_messages"] = [_porch_item(ctx, r) for r in found["new_rows"]]
+                entry["unanswered_messages"] = [_porch_item(ctx, r) for r in found["unanswered_rows"]]
                 entry["code_messages"] = [{"from": _hit(ctx, r)["from"], "date": parse.timestamp(r["date"])}
-                                          for r in codes[:PORCH_LIST]]
-                for title, items in (("New", entry["new_messages"]), ("Waiting for an answer",
-                                                                      entry["unanswered_messages"])):
+                                          for r in found["codes_rows"]]
+                for title, items in (("New", entry["new_messages"]),
+                                     ("Waiting for an answer", entry["unanswered_messages"])):
                     if items:
                         lines.append(f"  {title}:")
                         for item in items:
@@ -295,7 +316,8 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
                 for item in entry["code_messages"]:
                     lines.append(f"  A code arrived from {item['from']} at {item['date']} (the code is never given).")
             accounts_data.append(entry)
-    if not mail.accounts:
+        configured = bool(mail.accounts)
+    if not configured:
         lines.append("No mail account is configured: [plugins.mail] accounts in the gateway's config.")
     header = "The Porch: what came and what waits."
     window: dict[str, Any] = {"inside": inside, "windows": list(ctx.settings.get("admin_windows", []))}
