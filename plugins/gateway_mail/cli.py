@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -42,9 +43,10 @@ def commands(gateway: PluginHost) -> list[click.Command]:
             if sys.stderr.isatty():
                 total = index.count_files(chosen)
                 with click.progressbar(length=total, label="Indexing mail", file=sys.stderr) as bar:
-                    counts = index.refresh(connection, chosen, full=full, progress=bar.update)
+                    counts = index.refresh(connection, chosen, full=full, progress=bar.update,
+                                           workers=os.cpu_count() or 1)
             else:
-                counts = index.refresh(connection, chosen, full=full)
+                counts = index.refresh(connection, chosen, full=full, workers=os.cpu_count() or 1)
             held = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
         finally:
             connection.close()

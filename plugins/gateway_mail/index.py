@@ -104,17 +104,21 @@ def thread_of(parsed: Parsed, fallback: str) -> str:
     return (parsed.references[0] if parsed.references else parsed.in_reply_to) or parsed.message_id or fallback
 
 
-def _row(account: Account, folder: str, entry: os.DirEntry[str], sub: str, info: os.stat_result) -> dict[str, Any]:
-    path = Path(entry.path)
-    parsed = parse_file(path, account.authserv_id)
+def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any] | None:
+    """One file parsed and masked into a row (None when it cannot be read): run in worker processes too."""
+    account, folder, path, name, sub, size, mtime_ns = job
+    try:
+        parsed = parse_file(Path(path), account.authserv_id)
+    except OSError:
+        return None
     shown = masked(parsed)
     return {
-        "account": account.name, "folder": folder, "unique_name": maildir.unique_of(entry.name), "sub": sub,
-        "filename": entry.name, "size": info.st_size, "mtime_ns": info.st_mtime_ns,
-        "flags": maildir.flags_of(entry.name), "message_id": parsed.message_id, "date": parsed.date,
+        "account": account.name, "folder": folder, "unique_name": maildir.unique_of(name), "sub": sub,
+        "filename": name, "size": size, "mtime_ns": mtime_ns,
+        "flags": maildir.flags_of(name), "message_id": parsed.message_id, "date": parsed.date,
         "sender": parsed.sender, "sender_name": shown.sender_name, "subject": shown.subject,
         "recipients": " ".join(parsed.to + parsed.cc), "in_reply_to": parsed.in_reply_to,
-        "thread": thread_of(parsed, f"file:{account.name}/{folder}/{entry.name}"), "auth": parsed.auth,
+        "thread": thread_of(parsed, f"file:{account.name}/{folder}/{name}"), "auth": parsed.auth,
         "encrypted": int(parsed.encrypted), "code": int(shown.code), "password": int(shown.password),
         "bulk": int(parsed.bulk),
         "attachments": json.dumps([[shown_name(a.name), a.type, a.size] for a in parsed.attachments]),
@@ -132,8 +136,11 @@ Progress = Callable[[int], None]
 
 
 def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full: bool = False,
-            progress: Progress | None = None, check: Callable[[], None] | None = None) -> dict[str, int]:
+            progress: Progress | None = None, check: Callable[[], None] | None = None,
+            workers: int = 1) -> dict[str, int]:
     """Bring the index up to what is on disk; `full` lists every folder (a stat per file) even when unchanged.
+
+    `workers` > 1 parses new files in that many processes (`gateway mail index`; a tool's call stays in its thread).
 
     Returns counts: read (files parsed), moved (rows whose place or flags changed), removed, unreadable.
     """
@@ -145,8 +152,18 @@ def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full
             for (name,) in connection.execute("SELECT DISTINCT account FROM messages").fetchall():
                 if name not in known:
                     counts["removed"] += _delete(connection, "account = ?", (name,))
-        for account in accounts:
-            _refresh_account(connection, account, full, counts, progress, check)
+        pool = None
+        if workers > 1:
+            import multiprocessing
+
+            pool = multiprocessing.get_context("forkserver").Pool(workers)
+        try:
+            for account in accounts:
+                _refresh_account(connection, account, full, counts, progress, check, pool)
+        finally:
+            if pool is not None:
+                pool.close()
+                pool.join()
         if any(counts.values()):
             with connection:
                 bump(connection)
@@ -161,7 +178,7 @@ def _delete(connection: sqlite3.Connection, where: str, values: tuple[Any, ...])
 
 
 def _refresh_account(connection: sqlite3.Connection, account: Account, full: bool, counts: dict[str, int],
-                     progress: Progress | None, check: Callable[[], None] | None) -> None:
+                     progress: Progress | None, check: Callable[[], None] | None, pool: Any) -> None:
     root_key = f"root:{account.name}"
     if meta(connection, root_key) != str(account.maildir):
         with connection:
@@ -188,7 +205,7 @@ def _refresh_account(connection: sqlite3.Connection, account: Account, full: boo
                     for sub in maildir.SUBDIRS}
         if not full and all(recorded[s] is not None and recorded[s][0] == times[s] for s in maildir.SUBDIRS):
             continue
-        _refresh_folder(connection, account, folder, counts, progress, check)
+        _refresh_folder(connection, account, folder, counts, progress, check, pool)
         with connection:
             for sub in maildir.SUBDIRS:
                 settled = times[sub] if now - times[sub] > _SETTLE_NS else 0
@@ -199,7 +216,7 @@ _BATCH = 500
 
 
 def _refresh_folder(connection: sqlite3.Connection, account: Account, folder: maildir.Folder, counts: dict[str, int],
-                    progress: Progress | None, check: Callable[[], None] | None) -> None:
+                    progress: Progress | None, check: Callable[[], None] | None, pool: Any = None) -> None:
     rows = {
         r["unique_name"]: r
         for r in connection.execute(
@@ -208,7 +225,8 @@ def _refresh_folder(connection: sqlite3.Connection, account: Account, folder: ma
         )
     }
     seen: set[str] = set()
-    pending: list[dict[str, Any]] = []
+    jobs: list[tuple[Account, str, str, str, str, int, int]] = []
+    replaced: list[int] = []
     for entry in maildir.messages(folder.path):
         if check:
             check()
@@ -230,17 +248,24 @@ def _refresh_folder(connection: sqlite3.Connection, account: Account, folder: ma
             if progress:
                 progress(1)
             continue
-        try:
-            row = _row(account, folder.name, entry, sub, info)
-        except OSError:
-            counts["unreadable"] += 1
-            continue
         if known is not None:
-            _delete(connection, "id = ?", (known["id"],))
-        pending.append(row)
-        counts["read"] += 1
+            replaced.append(known["id"])
+        jobs.append((account, folder.name, entry.path, entry.name, sub, info.st_size, info.st_mtime_ns))
+    with connection:
+        for message_id in replaced:
+            _delete(connection, "id = ?", (message_id,))
+    parsed = pool.imap(read_row, jobs, chunksize=64) if pool is not None else map(read_row, jobs)
+    pending: list[dict[str, Any]] = []
+    for row in parsed:
+        if check:
+            check()
         if progress:
             progress(1)
+        if row is None:
+            counts["unreadable"] += 1
+            continue
+        pending.append(row)
+        counts["read"] += 1
         if len(pending) >= _BATCH:
             _insert(connection, pending)
     _insert(connection, pending)

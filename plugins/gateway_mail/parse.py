@@ -8,6 +8,8 @@ Verdicts: forged (from the account's own receiving server's `Authentication-Resu
 from __future__ import annotations
 
 import email
+import email.errors
+import email.header
 import email.policy
 import email.utils
 import re
@@ -24,6 +26,23 @@ CODE_LABEL = "[code]"  # what gateway's masks write for a one-time code (gateway
 _SPLIT = "\n\n\x1d\n\n"  # between subject and text while they are masked as one unit, then split again
 
 PASS, FORGED, UNAUTHENTICATED = "pass", "forged", "unauthenticated"
+
+
+class _Policy(email.policy.EmailPolicy):
+    """`email.policy.default`, but Content-Type and Content-Transfer-Encoding fetched as plain strings.
+
+    The message's parts ask for their type many times (finding the body, its attachments, its charset) and the
+    header registry parses it afresh each time: most of a message's cost. `Message.get_content_type()` and
+    `get_param()` read a plain string the same way; Content-Disposition stays parsed (`is_attachment` needs it).
+    """
+
+    def header_fetch_parse(self, name: str, value: str) -> Any:
+        if name.lower() in ("content-type", "content-transfer-encoding") and not hasattr(value, "name"):
+            return "".join(value.splitlines())
+        return super().header_fetch_parse(name, value)
+
+
+POLICY = _Policy()
 
 
 @frozen
@@ -56,27 +75,51 @@ def _ids(value: Any) -> list[str]:
     return re.findall(r"<([^<>\s]+)>", str(value or "")) or [v for v in str(value or "").split() if "@" in v]
 
 
-def _header(message: EmailMessage, name: str) -> str:
+Headers = dict[str, list[str]]
+
+
+def _raw_headers(message: EmailMessage) -> Headers:
+    """Each header's raw values by lower-case name, read once: the policy's per-header parse (the header
+    registry) costs more than all the rest of a message, so only the fields that may hold encoded words are
+    decoded, by `_decoded`."""
+    found: Headers = {}
+    for name, value in message.raw_items():
+        found.setdefault(name.lower(), []).append(str(value))
+    return found
+
+
+def _decoded(value: str) -> str:
+    """A raw header value with its encoded words (RFC 2047) decoded and its folding undone."""
+    if "=?" not in value:
+        return " ".join(value.split())
     try:
-        value = message.get(name)
-    except Exception:  # noqa: BLE001 - a header the policy cannot parse: its raw text
-        value = message.get_all(name, failobj=[""])[0] if hasattr(message, "get_all") else ""
-    return str(value or "")
+        return " ".join(str(email.header.make_header(email.header.decode_header(value))).split())
+    except (LookupError, UnicodeError, ValueError, email.errors.HeaderParseError):
+        return " ".join(value.split())
 
 
-def _addresses(message: EmailMessage, name: str) -> list[tuple[str, str]]:
-    values = [str(v) for v in message.get_all(name, [])] if message.get_all(name) else []
-    return [(n, a.lower()) for n, a in email.utils.getaddresses(values) if "@" in a]
+def _first(headers: Headers, name: str) -> str:
+    return headers.get(name, [""])[0]
+
+
+def _addresses(headers: Headers, name: str) -> list[tuple[str, str]]:
+    values = [" ".join(v.split()) for v in headers.get(name, [])]
+    return [(_decoded(n), a.lower()) for n, a in email.utils.getaddresses(values) if "@" in a]
 
 
 def html_to_text(html: str) -> str:
-    """HTML as text a person reads: scripts and styles dropped, each block and table cell on its own line."""
-    from bs4 import BeautifulSoup
+    """HTML as text a person reads (lxml's HTML parser): scripts and styles dropped, each piece of text, table
+    cell or block on its own line, so that nothing of two cells runs together."""
+    import lxml.etree
+    import lxml.html
 
-    soup = BeautifulSoup(html, "html.parser")
-    for tag in soup(["script", "style", "head", "title"]):
-        tag.decompose()
-    text = soup.get_text("\n")
+    try:
+        document = lxml.html.document_fromstring(html)
+    except (lxml.etree.ParserError, ValueError):
+        return ""
+    for element in list(document.iter("script", "style", "head", "title")):
+        element.drop_tree()
+    text = "\n".join(piece for piece in document.itertext() if piece.strip())
     return re.sub(r"\n\s*\n+", "\n\n", re.sub(r"[ \t\xa0]+\n", "\n", text)).strip()
 
 
@@ -90,6 +133,12 @@ def _content(part: Any) -> str:
 
 def _text_of(message: EmailMessage) -> str:
     """The plain text part, or the HTML one made text when there is no plain text (or an empty one)."""
+    if not message.is_multipart():  # most mail: one part, its type read once
+        kind = message.get_content_type()
+        if kind not in ("text/plain", "text/html"):
+            return ""
+        content = _content(message)
+        return (html_to_text(content) if kind == "text/html" else content) if isinstance(content, str) else ""
     for kind in ("plain", "html"):
         body = message.get_body(preferencelist=(kind,))
         content = _content(body) if body is not None else None
@@ -122,7 +171,7 @@ def _aligned(domain: str, other: str) -> bool:
     return bool(domain and other) and (domain == other or domain.endswith("." + other) or other.endswith("." + domain))
 
 
-def authentication(message: EmailMessage, authserv_id: str, sender: str) -> str:
+def authentication(headers: Headers, authserv_id: str, sender: str) -> str:
     """PASS, FORGED or UNAUTHENTICATED, read only from headers that the account's own server (`authserv_id`) added.
 
     Forged: its DMARC failed, or no passing SPF (smtp.mailfrom) or DKIM (header.d / header.i) aligns with the
@@ -132,8 +181,8 @@ def authentication(message: EmailMessage, authserv_id: str, sender: str) -> str:
         return UNAUTHENTICATED
     from_domain = sender.rpartition("@")[2]
     ours = []
-    for value in message.get_all("Authentication-Results", []):
-        text = str(value)
+    for value in headers.get("authentication-results", []):
+        text = " ".join(value.split())
         server = text.split(";", 1)[0].strip().split()[0].lower() if text.strip() else ""
         if server == authserv_id:
             ours.append(text.lower())
@@ -154,44 +203,45 @@ def authentication(message: EmailMessage, authserv_id: str, sender: str) -> str:
     return FORGED
 
 
-def _bulk(message: EmailMessage, sender: str) -> bool:
+def _bulk(headers: Headers, sender: str) -> bool:
     local = sender.partition("@")[0]
     if re.search(r"no-?reply|do-?not-?reply|mailer-daemon|notifications?|postmaster|bounce", local):
         return True
-    auto = str(message.get("Auto-Submitted", "no")).lower()
-    return bool(message.get("List-Id") or message.get("List-Unsubscribe") or auto not in ("", "no")
-                or str(message.get("Precedence", "")).lower() in ("bulk", "list", "junk"))
+    auto = _first(headers, "auto-submitted").strip().lower() or "no"
+    return bool(headers.get("list-id") or headers.get("list-unsubscribe") or auto != "no"
+                or _first(headers, "precedence").strip().lower() in ("bulk", "list", "junk"))
 
 
 def parse(data: bytes, *, authserv_id: str = "", file_time: float = 0.0) -> Parsed:
-    message = email.message_from_bytes(data, policy=email.policy.default)
-    senders = _addresses(message, "From")
+    message = email.message_from_bytes(data, policy=POLICY)
+    headers = _raw_headers(message)
+    senders = _addresses(headers, "from")
     sender_name, sender = senders[0] if senders else ("", "")
     try:
-        when = email.utils.parsedate_to_datetime(_header(message, "Date"))
+        when = email.utils.parsedate_to_datetime(" ".join(_first(headers, "date").split()))
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         date = when.timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):
         date = file_time
     sealed = encrypted(message)
-    reply_to = _addresses(message, "Reply-To")
+    reply_to = _addresses(headers, "reply-to")
     return Parsed(
-        message_id=(_ids(_header(message, "Message-ID")) or [""])[0],
+        message_id=(_ids(_first(headers, "message-id")) or [""])[0],
         date=date,
         sender=sender,
         sender_name=sender_name,
-        to=tuple(a for _n, a in _addresses(message, "To")),
-        cc=tuple(a for _n, a in _addresses(message, "Cc")),
+        to=tuple(a for _n, a in _addresses(headers, "to")),
+        cc=tuple(a for _n, a in _addresses(headers, "cc")),
         reply_to=reply_to[0][1] if reply_to else "",
-        subject=_header(message, "Subject"),
-        in_reply_to=(_ids(_header(message, "In-Reply-To")) or [""])[0],
-        references=tuple(_ids(_header(message, "References"))),
+        subject=_decoded(_first(headers, "subject")),
+        in_reply_to=(_ids(_first(headers, "in-reply-to")) or [""])[0],
+        references=tuple(_ids(" ".join(headers.get("references", [])))),
         text="" if sealed else _text_of(message),
         attachments=() if sealed else tuple(_attachments(message)),
-        auth=authentication(message, authserv_id, sender),
+        auth=authentication(headers, authserv_id, sender),
         encrypted=sealed,
-        bulk=_bulk(message, sender),
+        bulk=_bulk(headers, sender),
     )
 
 
