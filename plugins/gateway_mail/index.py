@@ -22,7 +22,7 @@ from typing import Any
 from gateway import MASKS_VERSION
 from gateway_mail import maildir
 from gateway_mail.accounts import Account
-from gateway_mail.parse import Parsed, masked, parse_file
+from gateway_mail.parse import Parsed, masked, parse_file, text_of_raw
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -112,7 +112,7 @@ def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any
     except OSError:
         return None
     shown = masked(parsed)
-    return {
+    row = {
         "account": account.name, "folder": folder, "unique_name": maildir.unique_of(name), "sub": sub,
         "filename": name, "size": size, "mtime_ns": mtime_ns,
         "flags": maildir.flags_of(name), "message_id": parsed.message_id, "date": parsed.date,
@@ -124,6 +124,7 @@ def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any
         "attachments": json.dumps([[shown_name(a.name), a.type, a.size] for a in parsed.attachments]),
         "_body": "" if parsed.encrypted else shown.text,
     }
+    return {key: text_of_raw(value) if isinstance(value, str) else value for key, value in row.items()}
 
 
 def shown_name(name: str) -> str:

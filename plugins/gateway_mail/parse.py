@@ -84,8 +84,18 @@ def _raw_headers(message: EmailMessage) -> Headers:
     decoded, by `_decoded`."""
     found: Headers = {}
     for name, value in message.raw_items():
-        found.setdefault(name.lower(), []).append(str(value))
+        found.setdefault(name.lower(), []).append(text_of_raw(str(value)))
     return found
+
+
+def text_of_raw(value: str) -> str:
+    """A value holding raw 8-bit bytes (the parser keeps them as surrogates) as text: read as UTF-8, the bytes
+    that are not replaced (SQLite, JSON and the answers take no surrogates)."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _decoded(value: str) -> str:
