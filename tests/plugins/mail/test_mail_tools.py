@@ -249,3 +249,11 @@ def test_unknown_keys_turn_the_plugin_off(world) -> None:
     assert catalogue.tools == [] and any("unknown key(s) in [plugins.mail]: maildir" in p for p in catalogue.problems)
     bad_account = gateway(admin_windows=["soon"])
     assert "admin_windows" in bad_account.call("porch", {}).text
+
+
+def test_folder_routes_take_the_folder_and_those_under_it(world) -> None:
+    _root, ids, gateway = world
+    served = gateway(projects=[*sample.PROJECTS, {"id": "past", "ai": False, "folders": ["Archive"]}])
+    assert served.call("read_message", {"address": f"mid:{ids['old']}"}).is_error
+    assert served.call("search_mail", {"query": "plumtree"}).data["left_out"] == 3
+    assert "Last year" not in served.call("search_mail", {"query": "plumtree"}).text
