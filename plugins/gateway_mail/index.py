@@ -218,9 +218,11 @@ _BATCH = 500
 
 def _refresh_folder(connection: sqlite3.Connection, account: Account, folder: maildir.Folder, counts: dict[str, int],
                     progress: Progress | None, check: Callable[[], None] | None, pool: Any = None) -> None:
+    listing = connection.cursor()
+    listing.row_factory = None  # plain tuples: this runs once per message of the folder
     rows = {
-        r["unique_name"]: r
-        for r in connection.execute(
+        r[1]: r
+        for r in listing.execute(
             "SELECT id, unique_name, sub, filename, size, mtime_ns FROM messages WHERE account = ? AND folder = ?",
             (account.name, folder.name),
         )
@@ -235,22 +237,22 @@ def _refresh_folder(connection: sqlite3.Connection, account: Account, folder: ma
         if unique in seen:
             continue
         seen.add(unique)
-        sub = Path(entry.path).parent.name
+        sub = entry.path[-len(entry.name) - 4:-len(entry.name) - 1]  # "new" or "cur", without a Path
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
         known = rows.get(unique)
-        if known is not None and known["size"] == info.st_size and known["mtime_ns"] == info.st_mtime_ns:
-            if known["filename"] != entry.name or known["sub"] != sub:
+        if known is not None and known[4] == info.st_size and known[5] == info.st_mtime_ns:
+            if known[3] != entry.name or known[2] != sub:
                 connection.execute("UPDATE messages SET sub = ?, filename = ?, flags = ? WHERE id = ?",
-                                   (sub, entry.name, maildir.flags_of(entry.name), known["id"]))
+                                   (sub, entry.name, maildir.flags_of(entry.name), known[0]))
                 counts["moved"] += 1
             if progress:
                 progress(1)
             continue
         if known is not None:
-            replaced.append(known["id"])
+            replaced.append(known[0])
         jobs.append((account, folder.name, entry.path, entry.name, sub, info.st_size, info.st_mtime_ns))
     with connection:
         for message_id in replaced:
@@ -270,7 +272,7 @@ def _refresh_folder(connection: sqlite3.Connection, account: Account, folder: ma
         if len(pending) >= _BATCH:
             _insert(connection, pending)
     _insert(connection, pending)
-    gone = [r["id"] for u, r in rows.items() if u not in seen]
+    gone = [r[0] for u, r in rows.items() if u not in seen]
     with connection:
         for message_id in gone:
             _delete(connection, "id = ?", (message_id,))

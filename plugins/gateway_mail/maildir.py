@@ -73,16 +73,25 @@ def folders(root: Path) -> list[Folder]:
     return found
 
 
+def _info_start(filename: str) -> int:
+    """Where the info suffix (":2,...") starts, or -1; a plain search first (the regular expression is slower)."""
+    at = filename.rfind(":2,")
+    if at >= 0 and _INFO.match(filename, at):
+        return at
+    match = _INFO.search(filename)
+    return match.start() if match else -1
+
+
 def flags_of(filename: str) -> str:
     """The flags in a file's info suffix (uppercase letters only: lowercase ones are Dovecot keywords)."""
-    match = _INFO.search(filename)
-    return "".join(sorted(c for c in match.group(1) if c.isupper())) if match else ""
+    at = _info_start(filename)
+    return "".join(sorted(c for c in filename[at + 3:] if c.isupper())) if at >= 0 else ""
 
 
 def unique_of(filename: str) -> str:
     """The file's name without its info suffix: what stays when the file moves from new/ to cur/ or its flags change."""
-    match = _INFO.search(filename)
-    return filename[: match.start()] if match else filename
+    at = _info_start(filename)
+    return filename[:at] if at >= 0 else filename
 
 
 def messages(folder: Path) -> Iterator[os.DirEntry[str]]:
