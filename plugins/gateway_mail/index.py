@@ -39,6 +39,11 @@ CREATE TABLE IF NOT EXISTS messages (
 CREATE INDEX IF NOT EXISTS messages_by_id ON messages (message_id);
 CREATE INDEX IF NOT EXISTS messages_by_date ON messages (account, date);
 CREATE INDEX IF NOT EXISTS messages_by_thread ON messages (thread);
+CREATE INDEX IF NOT EXISTS messages_by_sender ON messages (sender);
+-- What the Porch lists, each found without reading every message of the account.
+CREATE INDEX IF NOT EXISTS messages_unseen ON messages (account, date) WHERE instr(flags, 'S') = 0;
+CREATE INDEX IF NOT EXISTS messages_forged ON messages (account, date) WHERE auth = 'forged';
+CREATE INDEX IF NOT EXISTS messages_by_folder ON messages (account, folder, date);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (subject, sender, body, tokenize = 'unicode61');
 """
 # A directory changed less than this long ago may change again within its time's granularity: not trusted.

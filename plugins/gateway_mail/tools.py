@@ -250,7 +250,9 @@ def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
 def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
     """One account's lists and counts, each one SQL query over the index (the Porch stays fast on big stores)."""
     connection, closed, blocked = mail.connection, mail.closed_json, mail.blocked_json
-    folders = [r[0] for r in connection.execute("SELECT DISTINCT folder FROM messages WHERE account = ?", (account,))]
+    # The folders the refresh recorded (its `dirs` table: a few rows, where DISTINCT over messages reads them all).
+    folders = sorted({r[0].split("\x00")[1] for r in connection.execute(
+        "SELECT path FROM dirs WHERE substr(path, 1, ?) = ?", (len(account) + 1, account + "\x00"))})
     junk = json.dumps([f for f in folders if f.rpartition("/")[2].lower() in JUNK_FOLDERS])
     own = json.dumps([f for f in folders if own_folder(f)])
     shown = f"m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED}"
@@ -279,8 +281,11 @@ def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
     found["blocked"] = connection.execute(
         f"SELECT count(*) FROM messages m WHERE m.account = ? AND NOT {CLOSED} AND {BLOCKED}",
         (account, closed, blocked)).fetchone()[0] if mail.blocked_senders else 0
-    found["set_aside"] = connection.execute(f"SELECT count(*) FROM messages m WHERE {shown} AND {aside}",
-                                            (account, closed, blocked, junk)).fetchone()[0]
+    # Two counts, each on an index (an OR of the two would read every message of the account).
+    found["set_aside"] = sum(connection.execute(f"SELECT count(*) FROM messages m WHERE {shown} AND {extra}",
+                                                (account, closed, blocked, junk)).fetchone()[0] for extra in (
+        "m.folder IN (SELECT value FROM json_each(?))",
+        f"m.auth = '{parse.FORGED}' AND m.folder NOT IN (SELECT value FROM json_each(?))"))
     return found
 
 
