@@ -143,10 +143,14 @@ def search_mail(
             f"SELECT count(*) FROM messages m WHERE {where} AND NOT {CLOSED} AND {BLOCKED}",
             [*values, closed, blocked_json]).fetchone()[0] if mail.blocked_senders else 0
         try:
-            rows = mail.connection.execute(
-                f"SELECT m.* FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+            # Only (date, id) go through the sort of every match; the few rows shown are read after.
+            newest = [r[0] for r in mail.connection.execute(
+                f"SELECT m.id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
                 f"WHERE messages_fts MATCH ? AND {where} AND NOT {CLOSED} AND NOT {BLOCKED} "
-                f"ORDER BY m.date DESC LIMIT ?", [query, *values, closed, blocked_json, limit]).fetchall()
+                f"ORDER BY m.date DESC LIMIT ?", [query, *values, closed, blocked_json, limit])]
+            by_id = {r["id"]: r for r in mail.connection.execute(
+                "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
+            rows = [by_id[i] for i in newest if i in by_id]
         except sqlite3.OperationalError as error:
             if "interrupted" in str(error):
                 raise
