@@ -76,6 +76,10 @@ def connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = NORMAL")
     connection.executescript(SCHEMA)
+    if meta(connection, "dirs_format") != "2":  # keys once held NUL, which SQLite's text functions stop at
+        with connection:
+            connection.execute("DELETE FROM dirs")
+            set_meta(connection, "dirs_format", "2")
     version = meta(connection, "masks_version")
     if version != str(MASKS_VERSION):
         with connection:
@@ -154,10 +158,16 @@ def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full
     accounts = list(accounts)
     with _lock(Path(connection.execute("PRAGMA database_list").fetchone()[2] or ":memory:")):
         known = {a.name for a in accounts}
+        # The accounts and folders indexed are read from `meta` and `dirs` (a few rows); a full refresh also
+        # asks the messages themselves (every row), for rows a refresh stopped at its deadline left unrecorded.
+        indexed = {key[5:] for (key,) in connection.execute("SELECT key FROM meta WHERE key LIKE 'root:%'")}
+        if full:
+            indexed |= {name for (name,) in connection.execute("SELECT DISTINCT account FROM messages")}
         with connection:
-            for (name,) in connection.execute("SELECT DISTINCT account FROM messages").fetchall():
-                if name not in known:
-                    counts["removed"] += _delete(connection, "account = ?", (name,))
+            for name in indexed - known:
+                counts["removed"] += _delete(connection, "account = ?", (name,))
+                connection.execute("DELETE FROM dirs WHERE substr(path, 1, ?) = ?", (len(name) + 1, name + "\x1f"))
+                connection.execute("DELETE FROM meta WHERE key = ?", (f"root:{name}",))
         pool = None
         if workers > 1:
             import multiprocessing
@@ -189,15 +199,22 @@ def _refresh_account(connection: sqlite3.Connection, account: Account, full: boo
     if meta(connection, root_key) != str(account.maildir):
         with connection:
             counts["removed"] += _delete(connection, "account = ?", (account.name,))
-            connection.execute("DELETE FROM dirs WHERE path LIKE ?", (f"{account.name}\x00%",))
+            connection.execute("DELETE FROM dirs WHERE substr(path, 1, ?) = ?",
+                               (len(account.name) + 1, account.name + "\x1f"))
             set_meta(connection, root_key, str(account.maildir))
     found = maildir.folders(account.maildir)
     names = {f.name for f in found}
+    prefix = account.name + "\x1f"
+    indexed = {path.split("\x1f")[1] for (path,) in connection.execute(
+        "SELECT path FROM dirs WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))}
+    if full:
+        indexed |= {folder for (folder,) in connection.execute(
+            "SELECT DISTINCT folder FROM messages WHERE account = ?", (account.name,))}
     with connection:
-        for (folder,) in connection.execute("SELECT DISTINCT folder FROM messages WHERE account = ?",
-                                            (account.name,)).fetchall():
-            if folder not in names:
-                counts["removed"] += _delete(connection, "account = ? AND folder = ?", (account.name, folder))
+        for folder in indexed - names:
+            counts["removed"] += _delete(connection, "account = ? AND folder = ?", (account.name, folder))
+            connection.execute("DELETE FROM dirs WHERE path IN (?, ?)",
+                               *[(f"{prefix}{folder}\x1fnew", f"{prefix}{folder}\x1fcur")])
     now = time.time_ns()
     for folder in found:
         times = {}
@@ -206,7 +223,7 @@ def _refresh_account(connection: sqlite3.Connection, account: Account, full: boo
                 times[sub] = os.stat(folder.path / sub).st_mtime_ns
             except OSError:
                 times[sub] = -1
-        keys = {sub: f"{account.name}\x00{folder.name}\x00{sub}" for sub in maildir.SUBDIRS}
+        keys = {sub: f"{account.name}\x1f{folder.name}\x1f{sub}" for sub in maildir.SUBDIRS}
         recorded = {sub: connection.execute("SELECT mtime_ns FROM dirs WHERE path = ?", (keys[sub],)).fetchone()
                     for sub in maildir.SUBDIRS}
         if not full and all(recorded[s] is not None and recorded[s][0] == times[s] for s in maildir.SUBDIRS):

@@ -255,8 +255,8 @@ def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
     """One account's lists and counts, each one SQL query over the index (the Porch stays fast on big stores)."""
     connection, closed, blocked = mail.connection, mail.closed_json, mail.blocked_json
     # The folders the refresh recorded (its `dirs` table: a few rows, where DISTINCT over messages reads them all).
-    folders = sorted({r[0].split("\x00")[1] for r in connection.execute(
-        "SELECT path FROM dirs WHERE substr(path, 1, ?) = ?", (len(account) + 1, account + "\x00"))})
+    folders = sorted({r[0].split("\x1f")[1] for r in connection.execute(
+        "SELECT path FROM dirs WHERE substr(path, 1, ?) = ?", (len(account) + 1, account + "\x1f"))})
     junk = json.dumps([f for f in folders if f.rpartition("/")[2].lower() in JUNK_FOLDERS])
     own = json.dumps([f for f in folders if own_folder(f)])
     shown = f"m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED}"

@@ -164,3 +164,17 @@ def test_the_index_file_rejects_nothing_but_is_sqlite(tmp_path: Path) -> None:
     assert isinstance(connection, sqlite3.Connection)
     assert {"messages", "messages_fts", "meta", "dirs"} <= {
         r[0] for r in connection.execute("SELECT name FROM sqlite_master")}
+
+
+def test_a_folder_or_an_account_taken_away_leaves_the_index(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "Mail"
+    sample.world(root, "zebracanary", time.time())
+    connection = index.connect(tmp_path / "mail-index.sqlite")
+    index.refresh(connection, [_account(root)])
+    shutil.rmtree(root / "Archive")
+    assert index.refresh(connection, [_account(root)])["removed"] == 1
+    assert connection.execute("SELECT count(*) FROM messages WHERE folder LIKE 'Archive%'").fetchone()[0] == 0
+    assert index.refresh(connection, [])["removed"] == 11
+    assert connection.execute("SELECT count(*) FROM messages").fetchone()[0] == 0

@@ -257,3 +257,13 @@ def test_folder_routes_take_the_folder_and_those_under_it(world) -> None:
     assert served.call("read_message", {"address": f"mid:{ids['old']}"}).is_error
     assert served.call("search_mail", {"query": "plumtree"}).data["left_out"] == 3
     assert "Last year" not in served.call("search_mail", {"query": "plumtree"}).text
+
+
+def test_the_porch_sets_junk_aside_and_leaves_the_persons_own_folders_out(world) -> None:
+    root, _ids, gateway = world
+    sample.deliver(root / "Junk", sample.message(subject="Cheap pills", date=time.time() - 60), flags=None)
+    sample.deliver(root / "Sent", sample.message(sender="pat@example.org", subject="Mine", date=time.time() - 60),
+                   flags=None)
+    account = gateway().call("porch", {}).data["accounts"][0]
+    assert account["new"] == 1 and account["set_aside"] == 2  # the forged message and the junk one
+    assert [m["subject"] for m in account["new_messages"]] == ["Invoice from the plumber"]
