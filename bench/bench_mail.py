@@ -1,0 +1,182 @@
+"""Benchmark of the mail plugin on real mail, side by side with notmuch on the same files (run by hand).
+
+    .venv/bin/python bench/bench_mail.py                       # the SpamAssassin corpus replicated to 100,000
+    .venv/bin/python bench/bench_mail.py --messages 20000      # a quicker look
+    .venv/bin/python bench/bench_mail.py --corpus DIR --work DIR --keep
+
+The corpus (6,046 messages) comes from ../shared/tools/fetch-spamassassin.sh (or --corpus); it is replicated into
+one Maildir folder up to --messages, each copy's Message-ID rewritten so that every message is distinct. Then, on
+the same files and cores, in one run:
+
+- a cold index, in messages/s: ours (`gateway mail index`'s code, parsing in one process per core) and
+  `notmuch new` (Debian's notmuch, its own Xapian database);
+- a refresh with nothing changed: ours as a tool's call does it (a stat per folder), ours listing every file
+  (`--full`: a stat per file), and `notmuch new` again;
+- search_mail through the gateway (make_gateway's call path: argument checks, gate, masks, audit line) for a few
+  words, median and p95, beside `notmuch search --limit=20` for the same words (a process per search: its
+  start-up is in its figure, as it is for anyone who calls it);
+- the porch's median through the gateway; masking throughput in MB/s over the corpus's text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+FETCH = Path("/work/shared/tools/fetch-spamassassin.sh")
+WORDS = ["money", "linux", "click here", "python", "free OR offer", "razor"]
+_MESSAGE_ID = re.compile(rb"^message-id:[^\n]*\n", re.IGNORECASE | re.MULTILINE)
+
+
+def corpus_files(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*.txt") if p.is_file())
+
+
+def build_maildir(sources: list[Path], root: Path, count: int) -> None:
+    inbox = root / "INBOX"
+    for sub in ("cur", "new", "tmp"):
+        (inbox / sub).mkdir(parents=True, exist_ok=True)
+    contents = [p.read_bytes() for p in sources]
+    for number in range(count):
+        data = contents[number % len(contents)]
+        header = f"Message-ID: <{number}.bench@example.org>\n".encode()
+        data = _MESSAGE_ID.sub(lambda _m, h=header: h, data, count=1) if _MESSAGE_ID.search(data) else header + data
+        (inbox / "cur" / f"{1700000000 + number}.M{number}P1.bench:2,S").write_bytes(data)
+
+
+def timed(function, *args, **kwargs) -> tuple[float, object]:
+    started = time.perf_counter()
+    result = function(*args, **kwargs)
+    return time.perf_counter() - started, result
+
+
+def notmuch(config: Path, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["notmuch", f"--config={config}", *arguments], capture_output=True, text=True, check=True)
+
+
+def summary(times: list[float]) -> str:
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return f"median {statistics.median(ordered) * 1000:7.1f} ms, p95 {p95 * 1000:7.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--messages", type=int, default=100_000, help="how many messages (default 100,000)")
+    parser.add_argument("--corpus", type=Path, default=None, help="the corpus folder (default: fetched)")
+    parser.add_argument("--work", type=Path, default=None, help="where to build the Maildir (default: a temp folder)")
+    parser.add_argument("--repeat", type=int, default=20, help="calls per search word and for the porch")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--no-notmuch", action="store_true", help="skip notmuch (when it is not installed)")
+    options = parser.parse_args()
+
+    corpus = options.corpus or Path(subprocess.run(["bash", str(FETCH)], capture_output=True, text=True,
+                                                    check=True).stdout.strip())
+    work = options.work or Path(tempfile.mkdtemp(prefix="bench-mail-"))
+    home = work / "home"
+    from gateway.context import home_environment
+
+    os.environ.update(home_environment(home))
+    import gateway_mail
+    from gateway_mail import index
+    from gateway_mail.accounts import Account
+
+    from gateway import mask
+    from gateway.core import Caller
+    from gateway.testing import folders_of, make_gateway
+
+    sources = corpus_files(corpus)
+    root = home / "Mail" / "bench"
+    print(f"corpus: {len(sources)} files in {corpus}; building {options.messages:,} messages in {root}")
+    took, _ = timed(build_maildir, sources, root, options.messages)
+    print(f"  built in {took:.1f} s; {os.cpu_count()} cores")
+    account = Account("bench", root, ("pat@example.org",), "mx.example.org")
+
+    # Masking throughput over the corpus's text (each file's bytes as text, once).
+    texts = [p.read_bytes().decode("utf-8", "replace") for p in sources]
+    size = sum(len(t.encode()) for t in texts)
+    took, _ = timed(lambda: [mask(t) for t in texts])
+    print(f"masking: {size / took / 1e6:.1f} MB/s ({size / 1e6:.1f} MB in {took:.2f} s, one core)")
+
+    cache = folders_of(home).for_plugin("mail").cache
+    cache.mkdir(parents=True, exist_ok=True)
+    connection = index.connect(index.index_path(cache))
+    workers = os.cpu_count() or 1
+    took, counts = timed(index.refresh, connection, [account], full=True, workers=workers)
+    ours_rate = options.messages / took
+    print(f"cold index, ours ({workers} processes): {took:.1f} s, {ours_rate:,.0f} messages/s "
+          f"({counts['read']:,} read, {counts['unreadable']} unreadable)")
+    took_dirs, _ = timed(index.refresh, connection, [account])
+    took_full, _ = timed(index.refresh, connection, [account], full=True)
+    print(f"no-change refresh, ours: {took_dirs * 1000:.1f} ms as a call does it (a stat per folder), "
+          f"{took_full:.2f} s listing every file (a stat per file)")
+    connection.close()
+
+    config = work / "notmuch-config"
+    have_notmuch = not options.no_notmuch and shutil.which("notmuch")
+    if have_notmuch:
+        config.write_text(f"[database]\npath={root}\n[new]\ntags=inbox;\n[search]\nexclude_tags=\n"
+                          "[maildir]\nsynchronize_flags=false\n")
+        took, _ = timed(notmuch, config, "new", "--quiet")
+        print(f"cold index, notmuch new: {took:.1f} s, {options.messages / took:,.0f} messages/s "
+              f"(ours/notmuch: {ours_rate / (options.messages / took):.2f})")
+        took, _ = timed(notmuch, config, "new", "--quiet")
+        print(f"no-change refresh, notmuch new: {took:.2f} s")
+
+    gateway = make_gateway([gateway_mail], home=home, config={"plugins": {"mail": {"accounts": [
+        {"name": "bench", "maildir": str(root), "addresses": ["pat@example.org"], "authserv_id": "mx.example.org"}]}}},
+        projects=[{"id": "closed", "ai": False, "senders": ["@example.com"]}])
+
+    async def calls():
+        results = {}
+        caller = Caller("bench", "1", "direct")
+        await gateway.call_tool("porch", {}, caller)  # the gate's first pass over the index, once
+        for words in WORDS:
+            times = []
+            for _ in range(options.repeat):
+                took, answer = await _timed_async(gateway.call_tool, "search_mail", {"query": words}, caller)
+                assert not answer.is_error, answer.text
+                times.append(took)
+            results[words] = (times, len(answer.data["hits"]))
+        porch = []
+        for _ in range(options.repeat):
+            took, answer = await _timed_async(gateway.call_tool, "porch", {}, caller)
+            porch.append(took)
+        return results, porch
+
+    results, porch = anyio.run(calls)
+    for words, (times, hits) in results.items():
+        line = f"search {words!r:16}: ours {summary(times)} ({hits} hits)"
+        if have_notmuch:
+            theirs = []
+            query = words if " OR " in words else " AND ".join(words.split()) if " " not in words else f'"{words}"'
+            for _ in range(options.repeat):
+                took, _ = timed(notmuch, config, "search", "--limit=20", "--output=messages", query)
+                theirs.append(took)
+            line += f" | notmuch search {summary(theirs)}"
+        print(line)
+    print(f"porch: {summary(porch)}")
+    if not options.keep and options.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+async def _timed_async(function, *args):
+    started = time.perf_counter()
+    result = await function(*args)
+    return time.perf_counter() - started, result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

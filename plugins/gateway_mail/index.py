@@ -1,0 +1,319 @@
+"""The mail index: one SQLite file with FTS5 in the plugin's cache folder (0600), holding masked text only.
+
+Refreshed incrementally. Each folder's `new/` and `cur/` directory times are recorded: a folder whose two
+directories did not change is not listed at all (what makes a refresh at call time cost a stat per folder).
+In a folder that changed, each file costs a stat; a file is keyed by its name without the info suffix, so
+one that moved from `new/` to `cur/` or whose flags changed keeps its row (its place and flags updated,
+never read again), and only a file of a new name, size or time is read. `MASKS_VERSION` is recorded: an
+index made with other masks is emptied and made again, because it must hide exactly what answers hide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from gateway import MASKS_VERSION
+from gateway_mail import maildir
+from gateway_mail.accounts import Account
+from gateway_mail.parse import Parsed, masked, parse_file, text_of_raw
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY, account TEXT NOT NULL, folder TEXT NOT NULL, unique_name TEXT NOT NULL,
+    sub TEXT NOT NULL, filename TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    flags TEXT NOT NULL, message_id TEXT NOT NULL, date REAL NOT NULL, sender TEXT NOT NULL,
+    sender_name TEXT NOT NULL, subject TEXT NOT NULL, recipients TEXT NOT NULL, in_reply_to TEXT NOT NULL,
+    thread TEXT NOT NULL, auth TEXT NOT NULL, encrypted INTEGER NOT NULL, code INTEGER NOT NULL,
+    password INTEGER NOT NULL, bulk INTEGER NOT NULL, attachments TEXT NOT NULL,
+    UNIQUE (account, folder, unique_name)
+);
+CREATE INDEX IF NOT EXISTS messages_by_id ON messages (message_id);
+CREATE INDEX IF NOT EXISTS messages_by_date ON messages (account, date);
+CREATE INDEX IF NOT EXISTS messages_by_thread ON messages (thread);
+CREATE INDEX IF NOT EXISTS messages_by_sender ON messages (sender);
+-- What the Porch lists, each found without reading every message of the account.
+CREATE INDEX IF NOT EXISTS messages_unseen ON messages (account, date) WHERE instr(flags, 'S') = 0;
+CREATE INDEX IF NOT EXISTS messages_forged ON messages (account, date) WHERE auth = 'forged';
+CREATE INDEX IF NOT EXISTS messages_by_folder ON messages (account, folder, date);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (subject, sender, body, tokenize = 'unicode61');
+"""
+# A directory changed less than this long ago may change again within its time's granularity: not trusted.
+_SETTLE_NS = 2_000_000_000
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+COLUMNS = ("id", "account", "folder", "unique_name", "sub", "filename", "size", "mtime_ns", "flags", "message_id",
+           "date", "sender", "sender_name", "subject", "recipients", "in_reply_to", "thread", "auth", "encrypted",
+           "code", "password", "bulk", "attachments")
+
+
+def index_path(cache: Path) -> Path:
+    return cache / "mail-index.sqlite"
+
+
+def _lock(path: Path) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(str(path), threading.Lock())
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """The index, made 0600 when new, with its schema; emptied when it was made with other masks."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    os.chmod(path, 0o600)
+    connection = sqlite3.connect(path, timeout=30, check_same_thread=False)
+    connection.row_factory = sqlite3.Row
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = NORMAL")
+    connection.executescript(SCHEMA)
+    if meta(connection, "dirs_format") != "2":  # keys once held NUL, which SQLite's text functions stop at
+        with connection:
+            connection.execute("DELETE FROM dirs")
+            set_meta(connection, "dirs_format", "2")
+    version = meta(connection, "masks_version")
+    if version != str(MASKS_VERSION):
+        with connection:
+            connection.execute("DELETE FROM messages")
+            connection.execute("DELETE FROM messages_fts")
+            connection.execute("DELETE FROM dirs")
+            set_meta(connection, "masks_version", str(MASKS_VERSION))
+            bump(connection)
+    return connection
+
+
+def meta(connection: sqlite3.Connection, key: str) -> str | None:
+    row = connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(connection: sqlite3.Connection, key: str, value: str) -> None:
+    connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+
+def bump(connection: sqlite3.Connection) -> None:
+    set_meta(connection, "generation", str(int(meta(connection, "generation") or 0) + 1))
+
+
+def generation(connection: sqlite3.Connection) -> int:
+    return int(meta(connection, "generation") or 0)
+
+
+def thread_of(parsed: Parsed, fallback: str) -> str:
+    """A conversation's key: the first message it refers to (References' first, else In-Reply-To), else its own id."""
+    return (parsed.references[0] if parsed.references else parsed.in_reply_to) or parsed.message_id or fallback
+
+
+def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any] | None:
+    """One file parsed and masked into a row (None when it cannot be read): run in worker processes too."""
+    account, folder, path, name, sub, size, mtime_ns = job
+    try:
+        parsed = parse_file(Path(path), account.authserv_id)
+    except OSError:
+        return None
+    shown = masked(parsed)
+    row = {
+        "account": account.name, "folder": folder, "unique_name": maildir.unique_of(name), "sub": sub,
+        "filename": name, "size": size, "mtime_ns": mtime_ns,
+        "flags": maildir.flags_of(name), "message_id": parsed.message_id, "date": parsed.date,
+        "sender": parsed.sender, "sender_name": shown.sender_name, "subject": shown.subject,
+        "recipients": " ".join(parsed.to + parsed.cc), "in_reply_to": parsed.in_reply_to,
+        "thread": thread_of(parsed, f"file:{account.name}/{folder}/{name}"), "auth": parsed.auth,
+        "encrypted": int(parsed.encrypted), "code": int(shown.code), "password": int(shown.password),
+        "bulk": int(parsed.bulk),
+        "attachments": json.dumps([[shown_name(a.name), a.type, a.size] for a in parsed.attachments]),
+        "_body": "" if parsed.encrypted else shown.text,
+    }
+    return {key: text_of_raw(value) if isinstance(value, str) else value for key, value in row.items()}
+
+
+def shown_name(name: str) -> str:
+    from gateway import clip
+
+    return clip(name, 120)
+
+
+Progress = Callable[[int], None]
+
+
+def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full: bool = False,
+            progress: Progress | None = None, check: Callable[[], None] | None = None,
+            workers: int = 1) -> dict[str, int]:
+    """Bring the index up to what is on disk; `full` lists every folder (a stat per file) even when unchanged.
+
+    `workers` > 1 parses new files in that many processes (`gateway mail index`; a tool's call stays in its thread).
+
+    Returns counts: read (files parsed), moved (rows whose place or flags changed), removed, unreadable.
+    """
+    counts = {"read": 0, "moved": 0, "removed": 0, "unreadable": 0}
+    accounts = list(accounts)
+    with _lock(Path(connection.execute("PRAGMA database_list").fetchone()[2] or ":memory:")):
+        known = {a.name for a in accounts}
+        # The accounts and folders indexed are read from `meta` and `dirs` (a few rows); a full refresh also
+        # asks the messages themselves (every row), for rows a refresh stopped at its deadline left unrecorded.
+        indexed = {key[5:] for (key,) in connection.execute("SELECT key FROM meta WHERE key LIKE 'root:%'")}
+        if full:
+            indexed |= {name for (name,) in connection.execute("SELECT DISTINCT account FROM messages")}
+        with connection:
+            for name in indexed - known:
+                counts["removed"] += _delete(connection, "account = ?", (name,))
+                connection.execute("DELETE FROM dirs WHERE substr(path, 1, ?) = ?", (len(name) + 1, name + "\x1f"))
+                connection.execute("DELETE FROM meta WHERE key = ?", (f"root:{name}",))
+        pool = None
+        if workers > 1:
+            import multiprocessing
+
+            pool = multiprocessing.get_context("forkserver").Pool(workers)
+        try:
+            for account in accounts:
+                _refresh_account(connection, account, full, counts, progress, check, pool)
+        finally:
+            if pool is not None:
+                pool.close()
+                pool.join()
+        if any(counts.values()):
+            with connection:
+                bump(connection)
+    return counts
+
+
+def _delete(connection: sqlite3.Connection, where: str, values: tuple[Any, ...]) -> int:
+    ids = [r[0] for r in connection.execute(f"SELECT id FROM messages WHERE {where}", values)]
+    connection.executemany("DELETE FROM messages_fts WHERE rowid = ?", [(i,) for i in ids])
+    connection.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in ids])
+    return len(ids)
+
+
+def _refresh_account(connection: sqlite3.Connection, account: Account, full: bool, counts: dict[str, int],
+                     progress: Progress | None, check: Callable[[], None] | None, pool: Any) -> None:
+    root_key = f"root:{account.name}"
+    if meta(connection, root_key) != str(account.maildir):
+        with connection:
+            counts["removed"] += _delete(connection, "account = ?", (account.name,))
+            connection.execute("DELETE FROM dirs WHERE substr(path, 1, ?) = ?",
+                               (len(account.name) + 1, account.name + "\x1f"))
+            set_meta(connection, root_key, str(account.maildir))
+    found = maildir.folders(account.maildir)
+    names = {f.name for f in found}
+    prefix = account.name + "\x1f"
+    indexed = {path.split("\x1f")[1] for (path,) in connection.execute(
+        "SELECT path FROM dirs WHERE substr(path, 1, ?) = ?", (len(prefix), prefix))}
+    if full:
+        indexed |= {folder for (folder,) in connection.execute(
+            "SELECT DISTINCT folder FROM messages WHERE account = ?", (account.name,))}
+    with connection:
+        for folder in indexed - names:
+            counts["removed"] += _delete(connection, "account = ? AND folder = ?", (account.name, folder))
+            connection.execute("DELETE FROM dirs WHERE path IN (?, ?)",
+                               *[(f"{prefix}{folder}\x1fnew", f"{prefix}{folder}\x1fcur")])
+    now = time.time_ns()
+    for folder in found:
+        times = {}
+        for sub in maildir.SUBDIRS:
+            try:
+                times[sub] = os.stat(folder.path / sub).st_mtime_ns
+            except OSError:
+                times[sub] = -1
+        keys = {sub: f"{account.name}\x1f{folder.name}\x1f{sub}" for sub in maildir.SUBDIRS}
+        recorded = {sub: connection.execute("SELECT mtime_ns FROM dirs WHERE path = ?", (keys[sub],)).fetchone()
+                    for sub in maildir.SUBDIRS}
+        if not full and all(recorded[s] is not None and recorded[s][0] == times[s] for s in maildir.SUBDIRS):
+            continue
+        _refresh_folder(connection, account, folder, counts, progress, check, pool)
+        with connection:
+            for sub in maildir.SUBDIRS:
+                settled = times[sub] if now - times[sub] > _SETTLE_NS else 0
+                connection.execute("INSERT OR REPLACE INTO dirs (path, mtime_ns) VALUES (?, ?)", (keys[sub], settled))
+
+
+_BATCH = 500
+
+
+def _refresh_folder(connection: sqlite3.Connection, account: Account, folder: maildir.Folder, counts: dict[str, int],
+                    progress: Progress | None, check: Callable[[], None] | None, pool: Any = None) -> None:
+    listing = connection.cursor()
+    listing.row_factory = None  # plain tuples: this runs once per message of the folder
+    rows = {
+        r[1]: r
+        for r in listing.execute(
+            "SELECT id, unique_name, sub, filename, size, mtime_ns FROM messages WHERE account = ? AND folder = ?",
+            (account.name, folder.name),
+        )
+    }
+    seen: set[str] = set()
+    jobs: list[tuple[Account, str, str, str, str, int, int]] = []
+    replaced: list[int] = []
+    for entry in maildir.messages(folder.path):
+        if check:
+            check()
+        unique = maildir.unique_of(entry.name)
+        if unique in seen:
+            continue
+        seen.add(unique)
+        sub = entry.path[-len(entry.name) - 4:-len(entry.name) - 1]  # "new" or "cur", without a Path
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        known = rows.get(unique)
+        if known is not None and known[4] == info.st_size and known[5] == info.st_mtime_ns:
+            if known[3] != entry.name or known[2] != sub:
+                connection.execute("UPDATE messages SET sub = ?, filename = ?, flags = ? WHERE id = ?",
+                                   (sub, entry.name, maildir.flags_of(entry.name), known[0]))
+                counts["moved"] += 1
+            if progress:
+                progress(1)
+            continue
+        if known is not None:
+            replaced.append(known[0])
+        jobs.append((account, folder.name, entry.path, entry.name, sub, info.st_size, info.st_mtime_ns))
+    with connection:
+        for message_id in replaced:
+            _delete(connection, "id = ?", (message_id,))
+    parsed = pool.imap(read_row, jobs, chunksize=64) if pool is not None else map(read_row, jobs)
+    pending: list[dict[str, Any]] = []
+    for row in parsed:
+        if check:
+            check()
+        if progress:
+            progress(1)
+        if row is None:
+            counts["unreadable"] += 1
+            continue
+        pending.append(row)
+        counts["read"] += 1
+        if len(pending) >= _BATCH:
+            _insert(connection, pending)
+    _insert(connection, pending)
+    gone = [r[0] for u, r in rows.items() if u not in seen]
+    with connection:
+        for message_id in gone:
+            _delete(connection, "id = ?", (message_id,))
+    counts["removed"] += len(gone)
+
+
+def _insert(connection: sqlite3.Connection, pending: list[dict[str, Any]]) -> None:
+    with connection:
+        for row in pending:
+            body = row.pop("_body")
+            columns = ", ".join(row)
+            cursor = connection.execute(
+                f"INSERT INTO messages ({columns}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+            )
+            connection.execute("INSERT INTO messages_fts (rowid, subject, sender, body) VALUES (?, ?, ?, ?)",
+                               (cursor.lastrowid, row["subject"], f"{row['sender_name']} {row['sender']}", body))
+    pending.clear()
+
+
+def count_files(accounts: Iterable[Account]) -> int:
+    """How many message files the accounts hold (for a progress bar)."""
+    return sum(1 for a in accounts for f in maildir.folders(a.maildir) for _ in maildir.messages(f.path))

@@ -1,0 +1,122 @@
+"""What every tool does first: read the accounts from the settings, open the index and refresh what changed."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from gateway import Context
+from gateway_mail import gating, index
+from gateway_mail.accounts import Account, accounts_of, windows_of
+from gateway_mail.parse import FORGED
+
+# Folders whose mail the Porch does not call new or waiting: the person's own, and what is set aside.
+OWN_FOLDERS = {"sent", "sent mail", "sent messages", "sent items", "drafts", "trash", "deleted", "deleted items",
+               "deleted messages", "bin", "outbox", "archive", "all mail"}
+JUNK_FOLDERS = {"junk", "spam", "junk e-mail", "junk email", "bulk mail"}
+
+
+def resolver(config_folder: Path) -> Any:
+    def resolve(value: str) -> Path:
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else config_folder / path
+
+    return resolve
+
+
+def config_folder_of(plugin_config: Path) -> Path:
+    # A plugin's config folder is <gateway config>/plugins/<name>: paths are taken from the gateway's.
+    return plugin_config.parent.parent
+
+
+def accounts(settings: Any, plugin_config: Path) -> list[Account]:
+    return accounts_of(settings.get("accounts", []), resolver(config_folder_of(plugin_config)))
+
+
+@frozen
+class Mail:
+    """One call's view of the mail: the accounts, the index (refreshed), what the gate keeps, who is blocked.
+
+    `hidden` is an SQL condition (with its two values, `hidden_values`) true of the messages that are never
+    shown: kept by the gate or sent by a blocked sender. Lists add `NOT hidden` and count the rest apart.
+    """
+
+    ctx: Context
+    accounts: list[Account]
+    connection: sqlite3.Connection
+    verdicts: gating.Verdicts
+    blocked_senders: frozenset[str]
+
+    def account(self, name: str) -> Account | None:
+        return next((a for a in self.accounts if a.name == name), None)
+
+    def owners(self, row: Any) -> frozenset[str]:
+        return self.verdicts.owners.get(row["id"], frozenset())
+
+    def allowed(self, row: Any) -> bool:
+        return row["id"] not in self.verdicts.closed
+
+    def is_blocked(self, row: Any) -> bool:
+        return row["sender"] in self.blocked_senders
+
+    @property
+    def closed_json(self) -> str:
+        return json.dumps(sorted(self.verdicts.closed))
+
+    @property
+    def blocked_json(self) -> str:
+        return json.dumps(sorted(self.blocked_senders))
+
+
+CLOSED = "m.id IN (SELECT value FROM json_each(?))"
+BLOCKED = "m.sender IN (SELECT value FROM json_each(?))"
+
+
+_blocked_memo: dict[tuple[str, int, tuple[str, ...]], frozenset[str]] = {}
+
+
+def blocked_senders(connection: sqlite3.Connection, key: tuple[str, int], blocked: tuple[str, ...]) -> frozenset[str]:
+    """The senders in the index whose mail is only counted (worked out per index generation and blocked list)."""
+    from gateway_mail.accounts import sender_blocked
+
+    if not blocked:
+        return frozenset()
+    slot = (*key, blocked)
+    found = _blocked_memo.get(slot)
+    if found is None:
+        senders = [r[0] for r in connection.execute("SELECT DISTINCT sender FROM messages")]
+        found = frozenset(s for s in senders if sender_blocked(blocked, s))
+        if len(_blocked_memo) > 8:
+            _blocked_memo.clear()
+        _blocked_memo[slot] = found
+    return found
+
+
+def set_aside(row: Any) -> bool:
+    return row["auth"] == FORGED or row["folder"].rpartition("/")[2].lower() in JUNK_FOLDERS
+
+
+def own_folder(folder: str) -> bool:
+    return any(part.lower() in OWN_FOLDERS or part.lower() == "[gmail]" for part in folder.split("/"))
+
+
+@contextlib.contextmanager
+def opened(ctx: Context) -> Iterator[Mail]:
+    found = accounts(ctx.settings, ctx.folders.config)
+    windows_of(ctx.settings.get("admin_windows", []))  # a wrong window is said on every call, not only the Porch's
+    connection = index.connect(index.index_path(ctx.folders.cache))
+    try:
+        with ctx.interruptible(connection):
+            index.refresh(connection, found, check=ctx.deadline.check)
+            key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
+            verdicts = gating.verdicts(ctx.gate, connection, key)
+            blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
+            yield Mail(ctx, found, connection, verdicts, blocked)
+    finally:
+        connection.close()

@@ -1,0 +1,364 @@
+"""The reading tools, sioul's names: search_mail, read_message and porch, and the resources giving the same text.
+
+Every list leaves out and counts what the gate keeps (never which); a search counts what it kept out of its whole
+scope (account, folder, days) whatever its words. Blocked senders' mail is only counted. Others' words come one
+field per line (masked, then cut), a message's text between frame lines carrying this answer's mark.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from gateway import Answer, Context, ToolError, left_out_sentence, tool
+from gateway_mail import maildir, parse
+from gateway_mail.accounts import in_window, next_opening, windows_of
+from gateway_mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 200
+MAX_QUERY_CHARACTERS = 2_000
+MAX_QUERY_TERMS = 32
+_TERM = re.compile(r"\w+")
+FIELD_LIMIT = 200
+PORCH_LIST = 10
+WAITING_DAYS = 14
+CODE_HOURS = 24
+
+
+def address_of(row: Any) -> str:
+    return f"mid:{row['message_id']}" if row["message_id"] else file_of(row)
+
+
+def file_of(row: Any, mail: Mail | None = None) -> str:
+    root = mail.account(row["account"]).maildir if mail and mail.account(row["account"]) else Path("?")
+    return str(Path(folder_path(mail, row) if mail else root) / row["sub"] / row["filename"])
+
+
+def folder_path(mail: Mail | None, row: Any) -> Path:
+    account = mail.account(row["account"]) if mail else None
+    if account is None:
+        return Path("?")
+    for folder in maildir.folders(account.maildir):
+        if folder.name == row["folder"]:
+            return folder.path
+    return account.maildir
+
+
+def _authentication(row: Any) -> str:
+    if row["auth"] == parse.FORGED:
+        return "FORGED: the account's own server did not authenticate this sender (its From may be false)"
+    if row["auth"] == parse.PASS:
+        return "authenticated by the account's own server"
+    return "not checked (no verdict from the account's own server)"
+
+
+def _hit(ctx: Context, row: Any) -> dict[str, Any]:
+    hit = {
+        "address": address_of(row), "date": parse.timestamp(row["date"]), "account": row["account"],
+        "folder": ctx.one_line(row["folder"], FIELD_LIMIT), "flags": row["flags"],
+        "from": ctx.one_line(f"{row['sender_name']} <{row['sender']}>" if row["sender_name"] else row["sender"],
+                             FIELD_LIMIT),
+        "subject": ctx.one_line(row["subject"], FIELD_LIMIT),
+    }
+    if row["auth"] == parse.FORGED:
+        hit["forged"] = True
+    if row["encrypted"]:
+        hit["encrypted"] = True
+    return hit
+
+
+def _hit_lines(hit: dict[str, Any]) -> list[str]:
+    lines = [hit["address"], f"  Date: {hit['date']}", f"  From: {hit['from']}", f"  Subject: {hit['subject']}",
+             f"  Folder: {hit['account']}/{hit['folder']}" + (f"  Flags: {hit['flags']}" if hit["flags"] else "")]
+    if hit.get("forged"):
+        lines.append("  Forged: yes (said so by the account's own server)")
+    if hit.get("encrypted"):
+        lines.append("  Encrypted: yes (only its envelope is given)")
+    return lines
+
+
+def _counts_lines(left_out: int, blocked: int) -> list[str]:
+    lines = [left_out_sentence(left_out, "message")] if left_out else []
+    if blocked:
+        lines.append(f"{blocked} message{'s' if blocked != 1 else ''} from blocked senders, only counted.")
+    return lines
+
+
+def _check_query(query: str) -> None:
+    if not query.strip():
+        raise ToolError("query is empty: give a few words (SQLite FTS5 syntax)")
+    if len(query) > MAX_QUERY_CHARACTERS:
+        raise ToolError(f"query has {len(query)} characters, over the limit of {MAX_QUERY_CHARACTERS}")
+    terms = len(_TERM.findall(query))
+    if terms > MAX_QUERY_TERMS:
+        raise ToolError(f"query has {terms} words, over the limit of {MAX_QUERY_TERMS}")
+
+
+def _scope(mail: Mail, account: str | None, folder: str | None, days: int | None) -> tuple[str, list[Any]]:
+    where, values = ["1"], []
+    if account is not None:
+        if mail.account(account) is None:
+            names = ", ".join(a.name for a in mail.accounts) or "none configured"
+            raise ToolError(f"no account named {account!r}; the accounts are: {names}")
+        where.append("m.account = ?")
+        values.append(account)
+    if folder is not None:
+        name = folder.strip("/")
+        where.append("(m.folder = ? OR m.folder LIKE ? ESCAPE '\\')")
+        values += [name, name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"]
+    if days is not None:
+        where.append("m.date >= ?")
+        values.append(time.time() - days * 86400)
+    return " AND ".join(where), values
+
+
+@tool(read_only=True, title="Search mail", private_arguments=())
+def search_mail(
+    ctx: Context,
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARACTERS,
+                                description='words to find (SQLite FTS5: "a phrase", AND/OR/NOT, prefix*)')],
+    account: Annotated[str | None, Field(description="only this account (its name in the config)")] = None,
+    folder: Annotated[str | None, Field(description='only this folder and those under it, written with "/"')] = None,
+    days: Annotated[int | None, Field(ge=1, le=36500, description="only mail of the last so many days")] = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="at most so many hits")] = DEFAULT_LIMIT,
+) -> Answer:
+    """Find mail by its words, in subjects, senders and texts (masked: a code or a card is found by no digit).
+    Newest first. Each hit gives its address (mid:...), date, sender and subject; read it with read_message.
+    Mail of closed projects and of blocked senders is left out and counted over the whole scope."""
+    _check_query(query)
+    with opened(ctx) as mail:
+        where, values = _scope(mail, account, folder, days)
+        closed, blocked_json = mail.closed_json, mail.blocked_json
+        left_out = mail.connection.execute(f"SELECT count(*) FROM messages m WHERE {where} AND {CLOSED}",
+                                           [*values, closed]).fetchone()[0]
+        blocked = mail.connection.execute(
+            f"SELECT count(*) FROM messages m WHERE {where} AND NOT {CLOSED} AND {BLOCKED}",
+            [*values, closed, blocked_json]).fetchone()[0] if mail.blocked_senders else 0
+        try:
+            # Only (date, id) go through the sort of every match; the few rows shown are read after.
+            newest = [r[0] for r in mail.connection.execute(
+                f"SELECT m.id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+                f"WHERE messages_fts MATCH ? AND {where} AND NOT {CLOSED} AND NOT {BLOCKED} "
+                f"ORDER BY m.date DESC LIMIT ?", [query, *values, closed, blocked_json, limit])]
+            by_id = {r["id"]: r for r in mail.connection.execute(
+                "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
+            rows = [by_id[i] for i in newest if i in by_id]
+        except sqlite3.OperationalError as error:
+            if "interrupted" in str(error):
+                raise
+            raise ToolError(f"the query is not valid FTS5 syntax ({error}); quote words with symbols: "
+                            '"word-with-dash"') from error
+        hits = [_hit(ctx, row) for row in rows]
+    scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
+                                  f"last {days} days" if days else "") if p) or "all accounts"
+    lines = [f"{len(hits)} message{'s' if len(hits) != 1 else ''} matching, newest first ({scope})."]
+    for hit in hits:
+        lines += _hit_lines(hit)
+    lines += _counts_lines(left_out, blocked)
+    data = {"order": "newest first", "hits": hits, "left_out": left_out, "blocked": blocked}
+    return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
+
+
+def find(mail: Mail, address: str) -> Any:
+    """The index's row for an address (`mid:...` or a message file), after the gate and the blocked list.
+
+    Refusals name nothing: a closed project's message is refused with the gate's sentence.
+    """
+    address = address.strip()
+    if address.startswith("mid:"):
+        wanted = address[4:].strip().strip("<>")
+        rows = mail.connection.execute("SELECT * FROM messages WHERE message_id = ? ORDER BY date DESC",
+                                       (wanted,)).fetchall()
+        if not rows:
+            raise ToolError(f"no message {address} in the accounts' mail; search_mail gives the addresses")
+    else:
+        roots = [a.maildir for a in mail.accounts]
+        try:
+            real = maildir.checked_path(address, roots)
+        except maildir.PathRefused as refused:
+            raise ToolError(f"read_message opens message files inside the accounts' mail folders only: this is "
+                            f"{refused}. Give a mid: address or a file path search_mail or read_message gave.") from None
+        rows = [row for row in mail.connection.execute(
+            "SELECT * FROM messages WHERE filename = ?", (real.name,)) if Path(file_of(row, mail)).resolve() == real]
+        if not rows:
+            raise ToolError("that file is not a message of the accounts' folders (not in the index)")
+    owners = frozenset().union(*(mail.owners(row) for row in rows))
+    mail.ctx.gate.check_read(owners, f"the message {address}")
+    if any(mail.is_blocked(row) for row in rows):
+        raise ToolError("this message's sender is on the person's blocked list: its mail is only counted")
+    return rows[0]
+
+
+def _envelope(ctx: Context, row: Any, parsed: parse.Parsed, path: str) -> dict[str, Any]:
+    shown = _hit(ctx, row)
+    shown["file"] = path
+    shown["to"] = [ctx.clip(a, FIELD_LIMIT) for a in parsed.to]
+    shown["cc"] = [ctx.clip(a, FIELD_LIMIT) for a in parsed.cc]
+    shown["authentication"] = _authentication(row)
+    return shown
+
+
+def message_answer(ctx: Context, address: str) -> Answer:
+    with opened(ctx) as mail:
+        row = find(mail, address)
+        path = file_of(row, mail)
+        account = mail.account(row["account"])
+    try:
+        parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
+    except OSError as error:
+        raise ToolError("the message's file moved or vanished since it was indexed; search again") from error
+    shown = _envelope(ctx, row, parsed, path)
+    lines = [f"Address: {shown['address']}", f"File: {path}", f"Account: {shown['account']}",
+             f"Folder: {shown['folder']}", f"Flags: {shown['flags'] or '(none)'}", f"Date: {shown['date']}",
+             f"From: {shown['from']}", f"To: {', '.join(shown['to'])}"]
+    if shown["cc"]:
+        lines.append(f"Cc: {', '.join(shown['cc'])}")
+    lines += [f"Subject: {shown['subject']}", f"Authentication: {shown['authentication']}"]
+    if parsed.encrypted:
+        lines.append("Encrypted: yes. This message is encrypted (PGP/MIME or S/MIME): only its envelope is given.")
+        return Answer("\n".join(lines), {**shown, "encrypted": True}, given=[shown["address"]])
+    attachments = [{"name": ctx.clip(a.name, FIELD_LIMIT), "type": ctx.one_line(a.type, 80), "size": a.size}
+                   for a in parsed.attachments]
+    for attachment in attachments:
+        lines.append(f"Attachment: {attachment['name']} ({attachment['type']}, {attachment['size']} bytes)")
+    text = parse.masked(parsed).text
+    lines.append(ctx.frame(text))
+    data = {**shown, "attachments": attachments, "text": text}
+    return Answer("\n".join(lines), data, given=[shown["address"]])
+
+
+@tool(read_only=True, title="Read a message")
+def read_message(
+    ctx: Context,
+    address: Annotated[str, Field(max_length=4096,
+                                  description="mid:<Message-ID> as search_mail gives it, or the message's file path")],
+) -> Answer:
+    """One message: its envelope one field per line (forged or encrypted said so), attachments by name, type and
+    size, then its text between frame lines, masked. Never changes its flags."""
+    return message_answer(ctx, address)
+
+
+def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
+    hit = _hit(ctx, row)
+    return {key: hit[key] for key in ("address", "date", "account", "folder", "from", "subject")}
+
+
+def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
+    """One account's lists and counts, each one SQL query over the index (the Porch stays fast on big stores)."""
+    connection, closed, blocked = mail.connection, mail.closed_json, mail.blocked_json
+    # The folders the refresh recorded (its `dirs` table: a few rows, where DISTINCT over messages reads them all).
+    folders = sorted({r[0].split("\x1f")[1] for r in connection.execute(
+        "SELECT path FROM dirs WHERE substr(path, 1, ?) = ?", (len(account) + 1, account + "\x1f"))})
+    junk = json.dumps([f for f in folders if f.rpartition("/")[2].lower() in JUNK_FOLDERS])
+    own = json.dumps([f for f in folders if own_folder(f)])
+    shown = f"m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED}"
+    aside = f"(m.auth = '{parse.FORGED}' OR m.folder IN (SELECT value FROM json_each(?)))"
+    porch = f"{shown} AND NOT {aside} AND m.folder NOT IN (SELECT value FROM json_each(?))"
+    base = [account, closed, blocked, junk, own]
+    now = time.time()
+    mine = mail.account(account)
+    addresses = json.dumps([a.lower() for a in mine.addresses] if mine else [])
+    queries = {
+        "new": (f"{porch} AND instr(m.flags, 'S') = 0", []),
+        "unanswered": (f"{porch} AND instr(m.flags, 'S') > 0 AND instr(m.flags, 'R') = 0 AND m.bulk = 0 "
+                       "AND m.date >= ? AND m.sender NOT IN (SELECT value FROM json_each(?))",
+                       [now - WAITING_DAYS * 86400, addresses]),
+        "codes": (f"{porch} AND m.code = 1 AND m.date >= ?", [now - CODE_HOURS * 3600]),
+    }
+    found: dict[str, Any] = {}
+    for name, (where, extra) in queries.items():
+        found[name] = connection.execute(f"SELECT count(*) FROM messages m WHERE {where}",
+                                         [*base, *extra]).fetchone()[0]
+        found[f"{name}_rows"] = connection.execute(
+            f"SELECT m.* FROM messages m WHERE {where} ORDER BY m.date DESC LIMIT {PORCH_LIST}",
+            [*base, *extra]).fetchall()
+    found["left_out"] = connection.execute(f"SELECT count(*) FROM messages m WHERE m.account = ? AND {CLOSED}",
+                                           (account, closed)).fetchone()[0]
+    found["blocked"] = connection.execute(
+        f"SELECT count(*) FROM messages m WHERE m.account = ? AND NOT {CLOSED} AND {BLOCKED}",
+        (account, closed, blocked)).fetchone()[0] if mail.blocked_senders else 0
+    # Two counts, each on an index (an OR of the two would read every message of the account).
+    found["set_aside"] = sum(connection.execute(f"SELECT count(*) FROM messages m WHERE {shown} AND {extra}",
+                                                (account, closed, blocked, junk)).fetchone()[0] for extra in (
+        "m.folder IN (SELECT value FROM json_each(?))",
+        f"m.auth = '{parse.FORGED}' AND m.folder NOT IN (SELECT value FROM json_each(?))"))
+    return found
+
+
+def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - sioul's argument name
+    windows = windows_of(ctx.settings.get("admin_windows", []))
+    now = datetime.now().astimezone()
+    inside = in_window(windows, now.replace(tzinfo=None))
+    full = inside or open
+    accounts_data, lines, given, total_left_out = [], [], [], 0
+    with opened(ctx) as mail:
+        for account in mail.accounts:
+            found = _porch_counts(mail, account.name)
+            total_left_out += found["left_out"]
+            entry: dict[str, Any] = {"name": account.name, **{k: found[k] for k in (
+                "new", "unanswered", "codes", "left_out", "blocked", "set_aside")}}
+            codes = found["codes"]
+            lines.append(f"{account.name}: {found['new']} new, {found['unanswered']} waiting for an answer, "
+                         f"{codes} code{'s' if codes != 1 else ''} arrived, {found['left_out']} left out, "
+                         f"{found['blocked']} from blocked senders, {found['set_aside']} set aside (forged or junk).")
+            if full:
+                entry["new_messages"] = [_porch_item(ctx, r) for r in found["new_rows"]]
+                entry["unanswered_messages"] = [_porch_item(ctx, r) for r in found["unanswered_rows"]]
+                entry["code_messages"] = [{"from": _hit(ctx, r)["from"], "date": parse.timestamp(r["date"])}
+                                          for r in found["codes_rows"]]
+                for title, items in (("New", entry["new_messages"]),
+                                     ("Waiting for an answer", entry["unanswered_messages"])):
+                    if items:
+                        lines.append(f"  {title}:")
+                        for item in items:
+                            lines += [f"    {item['address']}", f"      Date: {item['date']}",
+                                      f"      From: {item['from']}", f"      Subject: {item['subject']}"]
+                            given.append(item["address"])
+                for item in entry["code_messages"]:
+                    lines.append(f"  A code arrived from {item['from']} at {item['date']} (the code is never given).")
+            accounts_data.append(entry)
+        configured = bool(mail.accounts)
+    if not configured:
+        lines.append("No mail account is configured: [plugins.mail] accounts in the gateway's config.")
+    header = "The Porch: what came and what waits."
+    window: dict[str, Any] = {"inside": inside, "windows": list(ctx.settings.get("admin_windows", []))}
+    if not inside:
+        opening = next_opening(windows, now.replace(tzinfo=None))
+        window["next_opens"] = opening.strftime("%H:%M") if opening else ""
+        if open:
+            header += f" Outside the person's admin windows (next opens at {window['next_opens']}), opened as asked."
+        else:
+            header += (f" Outside the person's admin windows: counts only, the next window opens at "
+                       f"{window['next_opens']}. Respect it unless the person asks (porch with open: true).")
+    lines.insert(0, header)
+    if total_left_out:
+        lines.append(left_out_sentence(total_left_out, "message"))
+    data = {"window": window, "full": full, "accounts": accounts_data}
+    return Answer("\n".join(lines), data, given=given, left_out=total_left_out)
+
+
+@tool(read_only=True, title="The Porch")
+def porch(
+    ctx: Context,
+    open: Annotated[bool, Field(description="give the lists even outside the admin windows")] = False,  # noqa: A002
+) -> Answer:
+    """What came and what waits, per account: new mail, mail from real people waiting for an answer, codes that
+    arrived (never the code), and counts of what was left out, blocked and set aside. Outside the person's admin
+    windows it gives counts only and says when the next opens, unless open is true."""
+    return porch_answer(ctx, bool(open))
+
+
+def read_porch(ctx: Context) -> Answer:
+    return porch_answer(ctx, False)
+
+
+def read_mid(ctx: Context, message_id: str) -> Answer:
+    return message_answer(ctx, f"mid:{message_id}")
