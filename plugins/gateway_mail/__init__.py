@@ -23,15 +23,14 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
 
 @hookimpl
 def register_tools(gateway: PluginHost) -> list:
-    from gateway_mail.drafts import draft_reply
-    from gateway_mail.tools import porch, read_message, search_mail
+    from gateway_mail.surface import draft_reply, porch, read_message, search_mail
 
     return [porch, search_mail, read_message, draft_reply]
 
 
 @hookimpl
 def register_resources(gateway: PluginHost) -> list[Resource]:
-    from gateway_mail.tools import read_porch
+    from gateway_mail.surface import read_porch
 
     return [Resource(uri="sioul:porch", name="porch", read=read_porch, title="The Porch",
                      description="What came and what waits, as the porch tool gives it.", mime_type="text/plain")]
@@ -39,7 +38,7 @@ def register_resources(gateway: PluginHost) -> list[Resource]:
 
 @hookimpl
 def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
-    from gateway_mail.tools import read_mid
+    from gateway_mail.surface import read_mid
 
     return [ResourceTemplate(uri_template="mid:{message_id}", name="message", read=read_mid, title="A message",
                              description="One message by its Message-ID, as read_message gives it.",

@@ -16,17 +16,13 @@ import socket
 import time
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
-
-from gateway import Answer, Context, ToolError, tool
+from gateway import Answer, Context, ToolError
 from gateway_mail import maildir, parse
 from gateway_mail.store import opened
 from gateway_mail.tools import FIELD_LIMIT, address_of, file_of, find
 
-MAX_BODY = 100_000
-MAX_RECIPIENTS = 20
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
@@ -89,21 +85,9 @@ def save_draft(folder: Path, data: bytes) -> Path:
     raise ToolError("no unused name could be made for the draft; try again")
 
 
-@tool(title="Draft a reply", read_only=False, destructive=False, idempotent=False, open_world=False,
-      private_arguments=("body",))
-def draft_reply(
-    ctx: Context,
-    address: Annotated[str, Field(max_length=4096, description="the message answered: mid:<Message-ID> or its file")],
-    body: Annotated[str, Field(max_length=MAX_BODY, description="the reply's text")],
-    to: Annotated[list[str] | None, Field(max_length=MAX_RECIPIENTS,
-                                          description="recipients, one address each (default: the sender)")] = None,
-    cc: Annotated[list[str] | None, Field(max_length=MAX_RECIPIENTS, description="copies, one address each")] = None,
-    subject: Annotated[str | None, Field(max_length=998, description='one line (default: "Re: " and theirs)')] = None,
-    reply_all: Annotated[bool, Field(description="copy everyone the message went to")] = False,
-) -> Answer:
-    """Save a reply as a draft in the account's drafts folder (a new file, flag D), with In-Reply-To, References, a
-    fresh Message-ID and the person's own address. Nothing is sent: the person reads it and sends it from their
-    mail program. Changes only that: one new file in the drafts folder."""
+def save_reply(ctx: Context, address: str, body: str, to: list[str] | None, cc: list[str] | None,
+               subject: str | None, reply_all: bool) -> Answer:
+    """draft_reply's work (the tool is declared in surface.py)."""
     chosen_to = [recipient(v) for v in to or []]
     chosen_cc = [recipient(v) for v in cc or []]
     if subject is not None:

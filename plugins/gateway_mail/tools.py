@@ -13,19 +13,14 @@ import sqlite3
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
-
-from gateway import Answer, Context, ToolError, left_out_sentence, tool
+from gateway import Answer, Context, ToolError, left_out_sentence
 from gateway_mail import maildir, parse
 from gateway_mail.accounts import in_window, next_opening, windows_of
 from gateway_mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
+from gateway_mail.surface import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 200
-MAX_QUERY_CHARACTERS = 2_000
-MAX_QUERY_TERMS = 32
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
 PORCH_LIST = 10
@@ -120,19 +115,9 @@ def _scope(mail: Mail, account: str | None, folder: str | None, days: int | None
     return " AND ".join(where), values
 
 
-@tool(read_only=True, title="Search mail", private_arguments=())
-def search_mail(
-    ctx: Context,
-    query: Annotated[str, Field(max_length=MAX_QUERY_CHARACTERS,
-                                description='words to find (SQLite FTS5: "a phrase", AND/OR/NOT, prefix*)')],
-    account: Annotated[str | None, Field(description="only this account (its name in the config)")] = None,
-    folder: Annotated[str | None, Field(description='only this folder and those under it, written with "/"')] = None,
-    days: Annotated[int | None, Field(ge=1, le=36500, description="only mail of the last so many days")] = None,
-    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="at most so many hits")] = DEFAULT_LIMIT,
-) -> Answer:
-    """Find mail by its words, in subjects, senders and texts (masked: a code or a card is found by no digit).
-    Newest first. Each hit gives its address (mid:...), date, sender and subject; read it with read_message.
-    Mail of closed projects and of blocked senders is left out and counted over the whole scope."""
+def search_answer(ctx: Context, query: str, account: str | None, folder: str | None, days: int | None,
+                  limit: int) -> Answer:
+    """search_mail's answer (the tool is declared in surface.py)."""
     _check_query(query)
     with opened(ctx) as mail:
         where, values = _scope(mail, account, folder, days)
@@ -235,17 +220,6 @@ def message_answer(ctx: Context, address: str) -> Answer:
     return Answer("\n".join(lines), data, given=[shown["address"]])
 
 
-@tool(read_only=True, title="Read a message")
-def read_message(
-    ctx: Context,
-    address: Annotated[str, Field(max_length=4096,
-                                  description="mid:<Message-ID> as search_mail gives it, or the message's file path")],
-) -> Answer:
-    """One message: its envelope one field per line (forged or encrypted said so), attachments by name, type and
-    size, then its text between frame lines, masked. Never changes its flags."""
-    return message_answer(ctx, address)
-
-
 def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
     hit = _hit(ctx, row)
     return {key: hit[key] for key in ("address", "date", "account", "folder", "from", "subject")}
@@ -343,22 +317,3 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
         lines.append(left_out_sentence(total_left_out, "message"))
     data = {"window": window, "full": full, "accounts": accounts_data}
     return Answer("\n".join(lines), data, given=given, left_out=total_left_out)
-
-
-@tool(read_only=True, title="The Porch")
-def porch(
-    ctx: Context,
-    open: Annotated[bool, Field(description="give the lists even outside the admin windows")] = False,  # noqa: A002
-) -> Answer:
-    """What came and what waits, per account: new mail, mail from real people waiting for an answer, codes that
-    arrived (never the code), and counts of what was left out, blocked and set aside. Outside the person's admin
-    windows it gives counts only and says when the next opens, unless open is true."""
-    return porch_answer(ctx, bool(open))
-
-
-def read_porch(ctx: Context) -> Answer:
-    return porch_answer(ctx, False)
-
-
-def read_mid(ctx: Context, message_id: str) -> Answer:
-    return message_answer(ctx, f"mid:{message_id}")

@@ -30,13 +30,15 @@ def register_tools(gateway):
     return [loaded_modules]
 '''
 
-BUILT_INS = ["sessions", "cron", "timeline"]
+BUILT_INS = ["sessions", "cron", "timeline", "mail"]
 # What each built-in imports only when one of its tools runs.
 HEAVY = {
     "sessions": ["gateway_sessions.store", "gateway_sessions.render", "gateway_sessions.importers", "zstandard"],
     "cron": ["gateway_cron.store", "gateway_cron.schedule", "croniter"],
     "timeline": ["gateway_timeline.store", "gateway_timeline.queries", "gateway_timeline.gating",
                  "gateway_timeline.importers"],
+    "mail": ["gateway_mail.tools", "gateway_mail.drafts", "gateway_mail.parse", "gateway_mail.store",
+             "gateway_mail.index", "lxml"],
     "any": ["sqlite3"],
 }
 
@@ -63,10 +65,12 @@ def test_tools_are_listed_before_any_plugins_heavy_modules_are_imported(gateway_
     installed_plugin(site, "probe", PROBE)
     write_config(gateway_home, {"gateway": {"plugins": [*BUILT_INS, "probe"]}})
     listed, modules = served_modules(gateway_home, site)
-    assert {"rousseau_search_sessions", "rousseau_cron_list", "get_timeline", "loaded_modules"} <= set(listed)
+    assert {"rousseau_search_sessions", "rousseau_cron_list", "get_timeline", "search_mail", "loaded_modules"} <= set(
+        listed
+    )
     imported = sorted(name for names in HEAVY.values() for name in names if name in modules)
     assert imported == []
-    assert {"gateway_sessions", "gateway_cron", "gateway_timeline"} <= modules  # the plugins were loaded
+    assert {"gateway_sessions", "gateway_cron", "gateway_timeline", "gateway_mail"} <= modules  # the plugins loaded
 
 
 def test_the_probe_sees_a_heavy_module_once_a_tool_has_run(gateway_home: Path, tmp_path: Path) -> None:

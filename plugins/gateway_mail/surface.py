@@ -1,0 +1,96 @@
+"""What hosts see of the mail plugin: the four tools and two resource readers, declared without the work.
+
+Registration imports only this module, so `gateway serve` lists the tools without loading the mail parser,
+the index or SQLite; each body imports what does the work when it first runs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from gateway import Answer, Context, tool
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 200
+MAX_QUERY_CHARACTERS = 2_000
+MAX_QUERY_TERMS = 32
+MAX_BODY = 100_000
+MAX_RECIPIENTS = 20
+
+
+@tool(read_only=True, title="The Porch")
+def porch(
+    ctx: Context,
+    open: Annotated[bool, Field(description="give the lists even outside the admin windows")] = False,  # noqa: A002
+) -> Answer:
+    """What came and what waits, per account: new mail, mail from real people waiting for an answer, codes that
+    arrived (never the code), and counts of what was left out, blocked and set aside. Outside the person's admin
+    windows it gives counts only and says when the next opens, unless open is true."""
+    from gateway_mail.tools import porch_answer
+
+    return porch_answer(ctx, bool(open))
+
+
+@tool(read_only=True, title="Search mail", private_arguments=())
+def search_mail(
+    ctx: Context,
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARACTERS,
+                                description='words to find (SQLite FTS5: "a phrase", AND/OR/NOT, prefix*)')],
+    account: Annotated[str | None, Field(description="only this account (its name in the config)")] = None,
+    folder: Annotated[str | None, Field(description='only this folder and those under it, written with "/"')] = None,
+    days: Annotated[int | None, Field(ge=1, le=36500, description="only mail of the last so many days")] = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="at most so many hits")] = DEFAULT_LIMIT,
+) -> Answer:
+    """Find mail by its words, in subjects, senders and texts (masked: a code or a card is found by no digit).
+    Newest first. Each hit gives its address (mid:...), date, sender and subject; read it with read_message.
+    Mail of closed projects and of blocked senders is left out and counted over the whole scope."""
+    from gateway_mail.tools import search_answer
+
+    return search_answer(ctx, query, account, folder, days, limit)
+
+
+@tool(read_only=True, title="Read a message")
+def read_message(
+    ctx: Context,
+    address: Annotated[str, Field(max_length=4096,
+                                  description="mid:<Message-ID> as search_mail gives it, or the message's file path")],
+) -> Answer:
+    """One message: its envelope one field per line (forged or encrypted said so), attachments by name, type and
+    size, then its text between frame lines, masked. Never changes its flags."""
+    from gateway_mail.tools import message_answer
+
+    return message_answer(ctx, address)
+
+
+@tool(title="Draft a reply", read_only=False, destructive=False, idempotent=False, open_world=False,
+      private_arguments=("body",))
+def draft_reply(
+    ctx: Context,
+    address: Annotated[str, Field(max_length=4096, description="the message answered: mid:<Message-ID> or its file")],
+    body: Annotated[str, Field(max_length=MAX_BODY, description="the reply's text")],
+    to: Annotated[list[str] | None, Field(max_length=MAX_RECIPIENTS,
+                                          description="recipients, one address each (default: the sender)")] = None,
+    cc: Annotated[list[str] | None, Field(max_length=MAX_RECIPIENTS, description="copies, one address each")] = None,
+    subject: Annotated[str | None, Field(max_length=998, description='one line (default: "Re: " and theirs)')] = None,
+    reply_all: Annotated[bool, Field(description="copy everyone the message went to")] = False,
+) -> Answer:
+    """Save a reply as a draft in the account's drafts folder (a new file, flag D), with In-Reply-To, References, a
+    fresh Message-ID and the person's own address. Nothing is sent: the person reads it and sends it from their
+    mail program. Changes only that: one new file in the drafts folder."""
+    from gateway_mail.drafts import save_reply
+
+    return save_reply(ctx, address, body, to, cc, subject, reply_all)
+
+
+def read_porch(ctx: Context) -> Answer:
+    from gateway_mail.tools import porch_answer
+
+    return porch_answer(ctx, False)
+
+
+def read_mid(ctx: Context, message_id: str) -> Answer:
+    from gateway_mail.tools import message_answer
+
+    return message_answer(ctx, f"mid:{message_id}")
