@@ -101,22 +101,30 @@ class AuditLog:
                 raise OSError(errno.ENOSPC, "the line was written only in part")
         except OSError as error:
             self.close()
-            raise AuditError(self._why(error)) from error
+            raise AuditError(self._refusal(self._cause(error))) from error
 
     def check(self) -> str | None:
-        """None when a line can be written now, else the sentence saying why not (for doctor and writes)."""
+        """None when a line can be written now, else the sentence an agent is answered instead."""
+        problem = self.problem()
+        return None if problem is None else self._refusal(problem)
+
+    def problem(self) -> str | None:
+        """None when a line can be written now, else what stands in the way (for `gateway doctor`)."""
         try:
             self._open(datetime.now(UTC))
         except OSError as error:
             self.close()
-            return self._why(error)
+            return self._cause(error)
         return None
 
-    def _why(self, error: OSError) -> str:
-        reason = error.strerror or str(error)
+    def _cause(self, error: OSError) -> str:
+        return f"the audit log in {self.folder} cannot be written ({error.strerror or error})"
+
+    @staticmethod
+    def _refusal(cause: str) -> str:
         return (
-            f"The audit log in {self.folder} cannot be written ({reason}), and nothing is given that cannot be "
-            "logged. The person can see what is wrong with `gateway doctor`."
+            f"{cause[0].upper()}{cause[1:]}, and nothing is given that cannot be logged. The person can see what "
+            "is wrong with `gateway doctor`."
         )
 
     def close(self) -> None:

@@ -76,10 +76,10 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
             file_mode = stat.S_IMODE(log_file.lstat().st_mode)
             if file_mode & 0o077:
                 problem(f"the audit file {log_file} is readable by others; run: chmod 600 {log_file}")
-    unlogged = gateway.audit.check()
+    unlogged = gateway.audit.problem()
     if unlogged is not None:
-        problem(unlogged.replace(" The person can see what is wrong with `gateway doctor`.", "") + " Agents are refused "
-                "every call until it can; check the folder is yours, a folder, and on a disk with room.")
+        problem(f"{unlogged}: agents are refused every call until it can be; check that the folder is yours, a "
+                "folder, and on a disk with room")
     else:
         say(f"ok       audit log in {audit}")
     return Findings(problems, warnings)

@@ -58,9 +58,7 @@ def masked_answer(answer: Answer) -> Answer:
     One pass over all the answer's strings, joined by line breaks, tells whether anything at all needs
     masking (it almost never does): a thousand short strings then cost one call, not a thousand.
     """
-    strings = _strings(answer.data, [answer.text]) if answer.data is not None else [answer.text]
-    joined = "\n".join(strings)
-    if mask_secrets(joined) == joined:
+    if not needs_masking([answer.text, answer.data] if answer.data is not None else answer.text):
         return answer
     return attrs.evolve(
         answer,
