@@ -14,6 +14,7 @@ import structlog
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from gateway import __version__
 from gateway.core import PAGE_SIZE, Caller, Gateway, NotFound
@@ -233,14 +234,42 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
     return server
 
 
+# The SDK's own -32602 says nothing of the cause (its `data` is empty); the two causes get a sentence here.
+_SDK_INVALID_PARAMS = "Invalid request parameters"
+_NOT_INITIALIZED = (
+    "Invalid request parameters: the session is not initialized; send initialize, then notifications/initialized,"
+    " before other requests."
+)
+_MAX_PROBLEMS = 5
+
+
+def _params_problems(error: ValidationError) -> list[dict[str, str]]:
+    # Where and what, never the value given: the input may be anything, a secret included.
+    problems = []
+    for item in error.errors(include_url=False, include_input=False, include_context=False)[:_MAX_PROBLEMS]:
+        where = ".".join(str(part) for part in item.get("loc", ()) if not str(part).endswith("Request"))
+        if not where.startswith("params"):
+            where = "params." + where if where else "params"
+        problems.append({"field": where, "problem": str(item.get("msg", ""))})
+    return problems
+
+
 async def _shield(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
     try:
         return await call_next(ctx)
-    except MCPError:
+    except MCPError as error:
+        if error.error.code == INVALID_PARAMS and error.error.message == _SDK_INVALID_PARAMS and not error.error.data:
+            raise MCPError(INVALID_PARAMS, _NOT_INITIALIZED, {"method": ctx.method}) from None
         raise
-    except Exception as error:
-        if type(error).__name__ == "ValidationError":
-            raise  # the SDK turns a malformed request's params into -32602 itself
+    except ValidationError as error:
+        problems = _params_problems(error)
+        said = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
+        raise MCPError(
+            INVALID_PARAMS,
+            f"Invalid request parameters for {ctx.method}: {said or 'not what the method takes'}.",
+            {"method": ctx.method, "problems": problems},
+        ) from None
+    except Exception:
         log.error("request failed inside the gateway", method=ctx.method, traceback=traceback.format_exc())
         raise MCPError(-32603, "Internal error in the gateway; the details are in its log (stderr).") from None
 

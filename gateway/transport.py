@@ -17,6 +17,7 @@ the SDK's version does badly for a long-lived gateway:
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -107,7 +108,8 @@ def _valid_id(value: Any) -> bool:
         return False
     if isinstance(value, str | int):
         return True
-    return isinstance(value, float) and value.is_integer()
+    # MCP's RequestId is any string or number; 1e400 parses as infinity, which no JSON can carry back.
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def _deeper_than(obj: Any, limit: int) -> bool:
@@ -174,6 +176,10 @@ class _Wire:
         self.asked: set[int | str] = set()
         self.changed = anyio.Event()
         self.writer_done = anyio.Event()
+        # The SDK takes only int or str ids: a fractional one travels under a string alias of ours and is
+        # put back in the answer. alias -> the client's id.
+        self.aliases: dict[str, float] = {}
+        self._next_alias = 0
 
     # -- input ------------------------------------------------------------------------------------
 
@@ -280,7 +286,7 @@ class _Wire:
 
         request_id = obj.get("id", _MISSING)
         id_ok = _valid_id(request_id)
-        if isinstance(request_id, float) and id_ok:
+        if isinstance(request_id, float) and id_ok and request_id.is_integer():
             # 1.0 is the number 1; the SDK's id type is strictly int or str.
             request_id = obj["id"] = int(request_id)
         echo = request_id if id_ok else None
@@ -296,7 +302,11 @@ class _Wire:
         if obj.get("jsonrpc") != "2.0":
             raise _Refused(INVALID_REQUEST, '"jsonrpc" must be "2.0"', echo)
         if request_id is not _MISSING and not id_ok:
-            raise _Refused(INVALID_REQUEST, "id must be a string or an integer")
+            raise _Refused(INVALID_REQUEST, "id must be a string or a number")
+        if isinstance(request_id, float):
+            request_id = obj["id"] = self._alias(request_id)
+        elif obj.get("method") == "notifications/cancelled":
+            self._unalias_cancel(obj)
         method = obj["method"]
         if not isinstance(method, str):
             raise _Refused(INVALID_REQUEST, "method must be a string", echo)
@@ -314,6 +324,24 @@ class _Wire:
             hook = partial(self._unanswered, message.id)
             return SessionMessage(message, ServerMessageMetadata(on_request_unanswered=hook))
         return SessionMessage(message)
+
+    def _alias(self, client_id: float) -> str:
+        while True:
+            self._next_alias += 1
+            alias = f"gateway-fractional-id-{self._next_alias}"
+            if alias not in self.owed and alias not in self.aliases:
+                self.aliases[alias] = client_id
+                return alias
+
+    def _unalias_cancel(self, obj: dict[str, Any]) -> None:
+        # A client cancelling its fractional-id request names the id it knows; the SDK knows the alias.
+        params = obj.get("params")
+        wanted = params.get("requestId") if isinstance(params, dict) else None
+        if isinstance(wanted, float) and not isinstance(wanted, bool):
+            for alias, client_id in self.aliases.items():
+                if client_id == wanted:
+                    params["requestId"] = alias
+                    return
 
     def _reply_frame(self, obj: dict[str, Any], request_id: Any) -> SessionMessage | None:
         # A reply is never answered, even a broken one: an error sent back for a reply invites a peer
@@ -372,6 +400,8 @@ class _Wire:
     async def _unanswered(self, request_id: int | str) -> None:
         # The dispatcher settled this request without a response (the client cancelled it).
         self._settle(self.owed, request_id)
+        if isinstance(request_id, str):
+            self.aliases.pop(request_id, None)
 
     # -- output -----------------------------------------------------------------------------------
 
@@ -415,6 +445,10 @@ class _Wire:
         match message:
             case JSONRPCResponse(id=request_id) | JSONRPCError(id=request_id) if request_id is not None:
                 self._settle(self.owed, request_id)
+                if isinstance(request_id, str) and request_id in self.aliases:
+                    body = json.loads(data)
+                    body["id"] = self.aliases.pop(request_id)
+                    data = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
             case JSONRPCRequest(id=request_id):
                 self.asked.add(request_id)
             case JSONRPCNotification(method="notifications/cancelled", params={"requestId": request_id}):

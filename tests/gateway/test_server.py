@@ -174,3 +174,48 @@ def test_lists_are_paged_with_an_opaque_cursor(gateway_home):
             assert result.content[0].text == "7"
 
     anyio.run(session)
+
+
+def test_a_request_before_initialize_is_told_to_initialize_first(hello_home):
+    raw = Raw(hello_home)
+    raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    error = raw.answer()["error"]
+    assert error["code"] == -32602
+    assert "not initialized" in error["message"] and "send initialize" in error["message"]
+    assert error["data"] == {"method": "tools/list"}
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})
+    assert raw.answer()["result"]["protocolVersion"] == "2025-06-18"
+    _, code = raw.close()
+    assert code == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        (None, "params"),
+        ({"name": 5}, "params.name"),
+        ({"name": "hello", "arguments": ["4111 1111 1111 1111"]}, "params.arguments"),
+    ],
+    ids=["no-params", "name-not-a-string", "arguments-not-an-object"],
+)
+def test_a_malformed_call_says_which_field_is_wrong_and_never_echoes_it(hello_home, params, field):
+    raw = Raw(hello_home)
+    raw.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})
+    raw.answer()
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    if params is not None:
+        message["params"] = params
+    raw.send(message)
+    reply = raw.answer()
+    error = reply["error"]
+    assert error["code"] == -32602
+    assert error["message"].startswith("Invalid request parameters for tools/call: " + field)
+    assert [p["field"] for p in error["data"]["problems"]] == [field]
+    assert "4111" not in json.dumps(reply)
+    raw.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    assert raw.answer() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    _, code = raw.close()
+    assert code == 0

@@ -314,11 +314,47 @@ def test_batch_gets_invalid_request(shared: Raw, data: bytes) -> None:
     assert frame == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": BATCH_MESSAGE}}
 
 
-@pytest.mark.parametrize("bad_id", [None, True, False, 1.5, {"a": 1}, [1]], ids=repr)
+@pytest.mark.parametrize("bad_id", [None, True, False, {"a": 1}, [1]], ids=repr)
 def test_bad_id_gets_invalid_request_with_null_id(shared: Raw, bad_id: Any) -> None:
     frame = refusal(shared, line({"jsonrpc": "2.0", "id": bad_id, "method": "ping"}))
     assert frame["id"] is None
-    assert frame["error"] == {"code": -32600, "message": "Invalid Request: id must be a string or an integer"}
+    assert frame["error"] == {"code": -32600, "message": "Invalid Request: id must be a string or a number"}
+
+
+def test_an_id_too_large_for_a_number_is_refused(shared: Raw) -> None:
+    # 1e400 parses as infinity, which cannot be echoed back as JSON.
+    frame = refusal(shared, b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}\n')
+    assert frame["id"] is None
+    assert frame["error"]["message"] == "Invalid Request: id must be a string or a number"
+
+
+@pytest.mark.parametrize("fraction", [1.5, -0.25, 3.141592653589793])
+def test_fractional_id_is_served_and_echoed_as_given(shared: Raw, fraction: float) -> None:
+    # MCP's RequestId is any string or number; the SDK takes only int or str, so the transport carries it.
+    shared.send(line(echo_call(fraction, "half")))
+    frame = shared.answer(fraction)
+    assert frame["result"]["content"][0]["text"] == "half"
+    assert isinstance(frame["id"], float)
+
+
+def test_fractional_ids_do_not_collide_with_the_clients_strings(shared: Raw) -> None:
+    shared.send(line(echo_call(2.5, "number", sleep=0.3)))
+    shared.send(line(echo_call("gateway-fractional-id-1", "string")))
+    shared.send(line(echo_call("gateway-fractional-id-2", "string 2")))
+    assert shared.answer("gateway-fractional-id-1")["result"]["content"][0]["text"] == "string"
+    assert shared.answer("gateway-fractional-id-2")["result"]["content"][0]["text"] == "string 2"
+    assert shared.answer(2.5)["result"]["content"][0]["text"] == "number"
+
+
+def test_a_fractional_id_call_can_be_cancelled(tmp_path: Path) -> None:
+    server = Raw(tmp_path).handshake()
+    server.send(line(echo_call(7.25, "never", sleep=60)))
+    server.send(line(echo_call("quick", "done")))
+    assert server.answer("quick")["result"]["content"][0]["text"] == "done"
+    server.send(line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7.25}}))
+    server.proc.stdin.close()  # type: ignore[union-attr]
+    assert server.recv(timeout=20) is None  # cancelled under its alias: never answered, nothing waits on it
+    assert server.close() == 0
 
 
 def test_integral_number_id_is_served_as_an_integer(shared: Raw) -> None:
@@ -703,7 +739,7 @@ def frames(draw: st.DrawFn) -> tuple[bytes, list[Any]]:
     if kind == "batch":
         return b"[" + line({"jsonrpc": "2.0", "id": 1, "method": "ping"})[:-1] + b"]\n", [("null", -32600)]
     if kind == "bad-id":
-        bad = draw(st.sampled_from([None, True, False, 2.5, -0.25]))
+        bad = draw(st.sampled_from([None, True, False, {"n": 1}, [2]]))
         return line({"jsonrpc": "2.0", "id": bad, "method": "ping"}), [("null", -32600)]
     if kind == "bad-jsonrpc":
         rid = _fresh_id(draw)
