@@ -78,7 +78,7 @@ class Manifest:
     def from_dict(cls, data: Mapping[str, Any], source: str = "the projects manifest") -> Manifest:
         unknown = set(data) - {"project"}
         if unknown:
-            raise ManifestError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; only [[project]] tables")
+            raise ManifestError(f"{source}: unknown {_keys(unknown)} {', '.join(sorted(unknown))}; only [[project]] tables")
         projects = []
         seen: set[str] = set()
         for index, entry in enumerate(data.get("project", [])):
@@ -88,7 +88,7 @@ class Manifest:
             bad = set(entry) - _PROJECT_KEYS
             if bad:
                 raise ManifestError(
-                    f"{where}: unknown key(s) {', '.join(sorted(bad))}; known: {', '.join(sorted(_PROJECT_KEYS))}"
+                    f"{where}: unknown {_keys(bad)} {', '.join(sorted(bad))}; known: {', '.join(sorted(_PROJECT_KEYS))}"
                 )
             if entry["id"] in seen:
                 raise ManifestError(f"{where}: the id {entry['id']!r} is used twice")
@@ -249,3 +249,7 @@ def place_of(text: str, project_id: str) -> Place:
     # Written some other way (an inline table): the line that names the id, at least.
     named = re.compile(r"\bid\s*=\s*[\"']" + re.escape(project_id) + r"[\"']")
     return Place(next((n for n, line in enumerate(text.splitlines(), start=1) if named.search(line)), 0), 0)
+
+
+def _keys(names: Any) -> str:
+    return "key" if len(names) == 1 else "keys"

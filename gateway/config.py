@@ -136,7 +136,7 @@ def _refuse_unknown(table: Mapping[str, Any], known: frozenset[str], where: str,
     if unknown:
         place = f" in {name}" if name else ""
         raise ConfigError(
-            f"{where}: unknown key(s){place}: {', '.join(unknown)}. Known: {', '.join(sorted(known))}."
+            f"{where}: unknown {'key' if len(unknown) == 1 else 'keys'}{place}: {', '.join(unknown)}. Known: {', '.join(sorted(known))}."
         )
 
 

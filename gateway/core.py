@@ -378,8 +378,8 @@ class Gateway:
         missing = sorted(a.name for a in prompt.arguments if a.required and a.name not in arguments)
         if unknown or missing:
             text = "; ".join(
-                filter(None, [unknown and f"unknown argument(s) {', '.join(unknown)}",
-                              missing and f"missing argument(s) {', '.join(missing)}"])
+                filter(None, [unknown and f"unknown {_arguments(unknown)} {', '.join(unknown)}",
+                              missing and f"missing {_arguments(missing)} {', '.join(missing)}"])
             ) + f"; {name} takes: {', '.join(sorted(known)) or 'nothing'}."
             raise ToolError(text)
         ctx = self.context(prompt.plugin, snapshot, caller)
@@ -437,3 +437,7 @@ def make_gateway_from_environment(
     path, explicit = (config_file, True) if config_file else config_choice(folders.config)
     registry = Registry(folders, plugins=plugins or (), entrypoints=entrypoints)
     return Gateway(registry, ConfigSource(path, explicit=explicit), folders, AuditLog(folders.state / "audit"))
+
+
+def _arguments(names: list[str]) -> str:
+    return "argument" if len(names) == 1 else "arguments"

@@ -6,9 +6,11 @@ This is the one module of the core that imports the SDK's server side.
 from __future__ import annotations
 
 import json
+import signal
 import traceback
 from typing import Any
 
+import anyio
 import mcp_types as types
 import structlog
 from mcp.server import Server
@@ -286,4 +288,21 @@ async def serve_stdio(gateway: Gateway) -> None:
     options = server.create_initialization_options()
     async with stdio_transport() as (read_stream, write_stream):
         with lifecycle_of(gateway):
-            await server.run(read_stream, write_stream, options)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_stop_on_sigterm, tasks.cancel_scope)
+                await server.run(read_stream, write_stream, options)
+                tasks.cancel_scope.cancel()
+
+
+async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
+    # Hosts (and the SDK's own client) send SIGTERM to a server slow to leave after closing its input. Python's
+    # default would end the process on the spot, skipping the plugins' shutdown hooks; here it ends serving,
+    # and the lifecycle closes as after end of input.
+    try:
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                log.info("SIGTERM: leaving")
+                scope.cancel()
+                return
+    except (NotImplementedError, ValueError):
+        return  # no signals here (Windows), or not the main thread: keep the default

@@ -70,7 +70,7 @@ def table_problem(plugin: str, declared: Mapping[str, Setting], table: Mapping[s
     if unknown:
         known = ", ".join(sorted(set(declared) | CORE_KEYS))
         return (
-            f"plugin {plugin}: unknown key(s) in [plugins.{plugin}]: {', '.join(unknown)} (known: {known}); "
+            f"plugin {plugin}: unknown {'key' if len(unknown) == 1 else 'keys'} in [plugins.{plugin}]: {', '.join(unknown)} (known: {known}); "
             "the plugin is off until the config is fixed"
         )
     wrong = [p for key, value in table.items() if key in declared and (p := declared[key].problem(value))]

@@ -97,11 +97,11 @@ def test_a_refusal_is_the_same_sentence_whatever_keeps_the_item():
     ("data", "message"),
     [
         ({"project": [{"name": "no id"}]}, "needs an id"),
-        ({"project": [{"id": "a", "colour": "red"}]}, "unknown key(s) colour"),
+        ({"project": [{"id": "a", "colour": "red"}]}, "unknown key colour"),
         ({"project": [{"id": "a"}, {"id": "a"}]}, "used twice"),
         ({"project": [{"id": "a", "ai": "yes"}]}, "ai must be true or false"),
         ({"project": [{"id": "a", "paths": [1]}]}, "paths must be a list of strings"),
-        ({"projects": []}, "unknown key(s) projects"),
+        ({"projects": []}, "unknown key projects"),
     ],
 )
 def test_a_bad_manifest_is_refused_saying_what_is_wrong(data, message):

@@ -172,7 +172,7 @@ def test_an_unknown_key_in_a_plugin_table_is_named(gateway_home):
     gw = make_gateway([inline_plugin("alpha", tools=tools_a())], home=gateway_home,
                       config={"plugins": {"alpha": {"colour": "red"}}})
     assert gw.list_tools() == []
-    assert "unknown key(s) in [plugins.alpha]: colour" in " ".join(gw.catalogue().problems)
+    assert "unknown key in [plugins.alpha]: colour" in " ".join(gw.catalogue().problems)
 
 
 def test_an_unknown_key_in_the_gateway_table_is_an_error_naming_it(gateway):

@@ -102,7 +102,7 @@ def test_doctor_shows_no_ok_line_for_a_plugin_that_is_off(run, gateway_home):
     assert result.exit_code == 1
     assert "ok       plugin hello" in result.output and "3 tools" in result.output
     assert "ok       plugin sessions" not in result.output
-    assert result.output.count("unknown key(s) in [plugins.sessions]: colour") == 1  # not also a log line
+    assert result.output.count("unknown key in [plugins.sessions]: colour") == 1  # not also a log line
 
 
 def test_plural_agrees_with_the_count():

@@ -95,7 +95,7 @@ def test_prompts_and_prompt_as_a_host_gets_them(run, hello_home, audit_lines):
     got = run("prompt", "greet", '{"name": "Ada"}')
     assert got.exit_code == 0 and "Ada" in got.stdout
     missing = run("prompt", "greet")
-    assert missing.exit_code == 1 and "missing argument(s) name" in missing.output
+    assert missing.exit_code == 1 and "missing argument name" in missing.output
     unknown = run("prompt", "nope")
     assert unknown.exit_code == 1 and "Prompts: greet" in unknown.output
     assert [e.get("method") or e.get("prompt") for e in audit_lines()] == ["prompts/list", "greet"]

@@ -105,7 +105,7 @@ def test_hook_register_settings(gateway_home):
     _plugin, gateway = _everything(gateway_home, {"plugins": {"every": {"greeting": "Hi"}}})
     assert gateway.call("hello", {"name": "Ada"}).text == "Hi, Ada!"
     _plugin, refused = _everything(gateway_home, {"plugins": {"every": {"colour": "red"}}})
-    assert "unknown key(s) in [plugins.every]: colour" in refused.catalogue().problems[0]
+    assert "unknown key in [plugins.every]: colour" in refused.catalogue().problems[0]
 
 
 def test_hook_register_tools(gateway_home):
@@ -329,4 +329,34 @@ def test_startup_and_shutdown_fire_once_each_under_a_real_http_server(gateway_ho
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(30)
+    assert events.read_text().splitlines() == ["startup", "shutdown"]
+
+
+def test_sigterm_ends_a_stdio_server_with_its_shutdown_hooks(gateway_home, tmp_path):
+    # A host that does not wait for the server to leave after closing its input sends SIGTERM.
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from gateway.context import home_environment
+
+    env = installed_plugin(tmp_path / "site", "life", LIFECYCLE_PLUGIN)
+    write_config(gateway_home, {"gateway": {"plugins": ["life"]}})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "serve"],
+        env={"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **env},
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    try:
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # serving, stdin still open
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+    events = gateway_home / ".local" / "share" / "gateway" / "plugins" / "life" / "events.txt"
     assert events.read_text().splitlines() == ["startup", "shutdown"]
