@@ -128,15 +128,25 @@ async def serve_client(
 ) -> AsyncIterator[Any]:
     """The SDK's own client, talking to a real `gateway serve` subprocess whose home is `home`."""
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp_types import Implementation
 
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), **(extra_env or {})}
     params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", "serve"], env=env)
+    # The SDK's default for the server's stderr is whatever sys.stderr was when mcp.client.stdio was first
+    # imported: under click's CliRunner that is a stream with no descriptor, and every later launch fails.
     async with Client(
-        params, mode=mode, client_info=Implementation(name=client_name, version="1.0"), read_timeout_seconds=60
+        stdio_client(params, errlog=_errlog()), mode=mode, client_info=Implementation(name=client_name, version="1.0"), read_timeout_seconds=60
     ) as client:
         yield client
+
+
+def _errlog() -> Any:
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return sys.__stderr__
+    return sys.stderr
 
 
 async def listed_resources(client: Any) -> list[Any]:
