@@ -94,7 +94,9 @@ def generate(path: Path, sessions: int, messages: int, seed: int) -> None:
     connection = store.open_for_writing(path)
     per_session, extra = divmod(max(0, messages - 1000), max(1, sessions - 1))
     started = time.perf_counter()
-    connection.execute("BEGIN")
+    # Written as an import writes (store.Writes): a batch of sessions per transaction, indexed in one statement, so
+    # that the index has the segments an import would leave and a million messages take minutes, not an hour.
+    writes = store.Writes.begin(connection)
     for n in range(sessions):
         count = 1000 if n == 0 else per_session + (1 if n <= extra else 0)
         created = rng.randint(0, 60_000_000)
@@ -119,15 +121,28 @@ def generate(path: Path, sessions: int, messages: int, seed: int) -> None:
                 for i in range(count)
             ],
         )
-        store.upsert(connection, session)
-        if n % 2000 == 1999:
-            connection.execute("COMMIT")
-            connection.execute("BEGIN")
+        writes.upsert(session)
+        if writes.messages >= store.BATCH_MESSAGES:
+            writes.commit()
+            writes = store.Writes.begin(connection)
             print(f"  generated {n + 1:,} sessions ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    connection.execute("COMMIT")
+    writes.commit()
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.execute("PRAGMA optimize")
     connection.close()
+
+
+def cached_store(cache: Path, sessions: int, messages: int, seed: int) -> Path:
+    """The generated store for these parameters, made once (under a temporary name, renamed when whole) and kept."""
+    path = cache / f"sessions-{sessions}-{messages}-{seed}.db"
+    if not path.exists():
+        print(f"generating {path} (kept for the next runs)…", file=sys.stderr)
+        partial = path.with_suffix(".partial")
+        for leftover in cache.glob(partial.name + "*"):
+            leftover.unlink()
+        generate(partial, sessions, messages, seed)
+        partial.rename(path)
+    return path
 
 
 def median_ms(function, repeat: int) -> float:
@@ -581,9 +596,10 @@ def main() -> None:
     )
     parser.add_argument(
         "--only",
-        choices=["all", "import"],
+        choices=["all", "import", "generate", "search"],
         default="all",
-        help="`import`: only the import benchmark, no store",
+        help="`import`: only the import benchmark, no store; `generate`: only make the store (cached); `search`: "
+        "the tools on the store, not the import",
     )
     parser.add_argument(
         "--ranked-at-once",
@@ -591,10 +607,17 @@ def main() -> None:
         default=store.RANKED_AT_ONCE,
         help="how many matching messages a search ranks at a time (to weigh speed against exactness)",
     )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=RESULTS,
+        help="folder of the generated stores, kept for the next runs (default bench/results, git-ignored)",
+    )
     options = parser.parse_args()
     store.RANKED_AT_ONCE = store.reads.RANKED_AT_ONCE = options.ranked_at_once  # the search reads it in reads.py
 
     RESULTS.mkdir(parents=True, exist_ok=True)
+    options.cache.mkdir(parents=True, exist_ok=True)
     if options.only == "import":
         imported = bench_import(options.import_messages, options.seed, options.import_repeat)
         print_import(imported)
@@ -602,14 +625,9 @@ def main() -> None:
         out.write_text(json.dumps({"import": imported}, indent=1))
         print(f"written to {out.relative_to(ROOT)}")
         return
-    path = RESULTS / f"sessions-{options.sessions}-{options.messages}-{options.seed}.db"
-    if not path.exists():
-        print(f"generating {path.name} (cached for the next runs)…", file=sys.stderr)
-        partial = path.with_suffix(".partial")
-        for leftover in RESULTS.glob(partial.name + "*"):
-            leftover.unlink()
-        generate(partial, options.sessions, options.messages, options.seed)
-        partial.rename(path)
+    path = cached_store(options.cache, options.sessions, options.messages, options.seed)
+    if options.only == "generate":
+        return
     # What `gateway sessions import` does to a store of an earlier version: its search index rebuilt (said, and timed).
     store.open_for_writing(path, say=lambda sentence: print(sentence, file=sys.stderr)).close()
     stored_messages = sqlite3.connect(path).execute("SELECT count(*) FROM messages").fetchone()[0]
@@ -664,9 +682,10 @@ def main() -> None:
     size = path.stat().st_size
     results["bytes_per_message"] = round(size / stored_messages)
     print(f"store size: {size / 1e6:.0f} MB, {size / stored_messages:.0f} bytes per message")
-    imported = bench_import(options.import_messages, options.seed, options.import_repeat)
-    results["import"] = imported
-    print_import(imported)
+    if options.only == "all":
+        imported = bench_import(options.import_messages, options.seed, options.import_repeat)
+        results["import"] = imported
+        print_import(imported)
     out = RESULTS / f"bench-sessions-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.write_text(json.dumps(results, indent=1))
     print(f"written to {out.relative_to(ROOT)}")

@@ -89,6 +89,10 @@ LIST_OUTPUT = _object(
 READ_OUTPUT = _object(
     {
         **_SESSION_PROPERTIES,
+        "messages": {
+            "type": "integer",
+            "description": "how many messages the transcript shows, numbered from 0 (those with no text are left out)",
+        },
         "transcript": {
             "type": "array",
             "items": _object(
@@ -360,18 +364,20 @@ def _read(ctx: Context, reader: store.Reader | None, session_id: str) -> Answer:
         )
     ctx.gate.check_read(_owners(ctx, reader, row), what=f"session {session_id}")
     title = _title(ctx, row.title)
-    # Only what people and the model wrote: tool calls, tool results and thinking stay out (the CLI shows them).
+    # Only what people and the model wrote: tool calls, tool results and thinking stay out (the CLI shows them), and
+    # so do messages holding nothing else. The messages shown are numbered from 0 without gaps and `messages:` counts
+    # them (the seed's `[0] user`, `[1] assistant`): one numbering, whatever was left out.
     # The text is the stored one, masked whole with this version's masks: what the index holds, word for word.
+    texts = [(role, timestamp, text) for _index, role, timestamp, text in reader.texts(row) if text]
     shown = [
         {"index": index, "role": role, "text": text, "timestamp": timestamp}
-        for index, role, timestamp, text in reader.texts(row)
-        if text
+        for index, (role, timestamp, text) in enumerate(texts)
     ]
     body = "\n".join(render.transcript_lines((m["index"], m["role"], m["text"]) for m in shown))
-    lines = render.header_lines(row, title)
+    lines = render.header_lines(row, title, len(shown))
     if shown:
         lines.append(ctx.frame(body))
-    data = {**_summary(ctx, row), "transcript": shown}
+    data = {**_summary(ctx, row), "messages": len(shown), "transcript": shown}
     return Answer(text="\n".join(lines), data=data, given=(address(row.id),))
 
 
