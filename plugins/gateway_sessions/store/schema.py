@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.privacy import MASKS_VERSION, clip, mask
-from gateway_sessions.defaults import RANKED_AT_ONCE, default_path  # noqa: F401 - named here too
+from gateway_sessions.defaults import default_path  # noqa: F401 - named here too
 from gateway_sessions.model import first_words_of, text_of, tool_paths
 
 SCHEMA_TEMPLATE = """
@@ -97,7 +97,7 @@ SCHEMA = SCHEMA_TEMPLATE.replace("{FTS_ARGUMENTS}", FTS_ARGUMENTS).replace(
     "{TRIGGERS}", "".join(f"{trigger};\n" for trigger in TRIGGERS)
 )
 
-# RANKED_AT_ONCE and default_path live in gateway_sessions.defaults, which registering the plugin reads.
+# default_path lives in gateway_sessions.defaults, which registering the plugin reads.
 
 # How many messages an import writes in one transaction, whole files at a time (a file is never split): the new ones
 # are indexed together at the end, in one statement. FTS5 writes what each multi-row statement indexes as a segment of
