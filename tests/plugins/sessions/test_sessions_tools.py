@@ -129,12 +129,34 @@ def test_list_is_newest_first_in_the_seed_format(sessions_gateway):
     assert updated == sorted(updated, reverse=True)
 
 
-def test_list_of_an_empty_or_missing_store_says_no_sessions(gateway_home: Path):
+def test_an_empty_or_missing_store_says_no_sessions_and_how_to_fill_it(gateway_home: Path):
     gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home)
-    assert gateway.call("rousseau_list_sessions", {}).text == "(no sessions)"
-    import_all(gateway_home)  # nothing to import: an empty store
-    assert gateway.call("rousseau_list_sessions", {}).text == "(no sessions)"
-    assert gateway.call("rousseau_search_sessions", {"query": "pears"}).text == "(no hits)"
+    hint = gateway_sessions.tools.EMPTY_HINT
+    assert "`gateway sessions import`" in hint
+    for stage in ("missing", "empty"):
+        if stage == "empty":
+            import_all(gateway_home)  # nothing to import: an empty store
+        listed = gateway.call("rousseau_list_sessions", {})
+        assert listed.text.splitlines() == ["(no sessions)", hint], stage
+        assert listed.data == {"sessions": [], "left_out": 0, "hint": hint}
+        found = gateway.call("rousseau_search_sessions", {"query": "pears"})
+        assert found.text.splitlines() == ["(no hits)", hint], stage
+        assert found.data == {"hits": [], "left_out": 0, "hint": hint}
+        read = gateway.call("rousseau_read_session", {"id": "abc"})
+        assert read.is_error and read.text.splitlines()[1] == hint
+
+
+def test_a_store_with_sessions_gives_no_hint_even_when_nothing_matches_or_all_are_kept_back(imported_home: Path):
+    closed_all = [{"id": "all", "name": "All", "ai": False, "paths": ["/home/ada"]}]
+    for projects in ([], closed_all):
+        gateway = make_gateway(plugins=[gateway_sessions], projects=projects, home=imported_home)
+        for tool, arguments in (("rousseau_list_sessions", {}), ("rousseau_search_sessions", {"query": "persimmon"})):
+            answer = gateway.call(tool, arguments)
+            assert "hint" not in answer.data and "gateway sessions import" not in answer.text
+    assert gateway.call("rousseau_list_sessions", {}).text.splitlines() == [
+        "(no sessions)",
+        "5 sessions left out: their projects are closed to AI agents.",
+    ]
 
 
 def test_limits_default_to_20_and_stop_at_200(imported_home: Path):
