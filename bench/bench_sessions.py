@@ -4,13 +4,17 @@
     .venv/bin/python bench/bench_sessions.py --sessions 10000 --messages 100000   # a quick look
     .venv/bin/python bench/bench_sessions.py --only import        # only the import from Claude Code JSONL
 
-The store is generated from a seed and cached under bench/results/ (git-ignored), so only the first run pays for
-it; a cached store of an earlier version is upgraded first, as `gateway sessions import` would (said, and timed).
-Every figure is a median over --repeat runs, and each "through the gateway" figure is set beside the same SQL run
-directly on the same file (same pragmas), the two taken in turns so that both see the same load: the ratio is the
-gateway's cost (argument checks, gate, masks, rendering, audit line). Each search also shows what the previous SQL,
-FTS5 ranking every match (ORDER BY rank), costs on the same file, how many of the hits are among the exact BM25 best,
-and where the direct time goes; one search runs through a gate that closes 10 of the store's 100 projects. "Through the gateway" means a gateway from `gateway.testing.make_gateway(...)` and its
+    .venv/bin/python bench/bench_sessions.py --only search --cache ~/.cache/gateway-bench   # the tools only
+
+The store is generated from a seed, written in import-sized batches, and kept in --cache (bench/results/ by default,
+git-ignored), so only the first run pays for it (about 15 minutes for the million on a busy 2-core machine;
+`--only generate` makes it and stops); a kept store of an earlier version is upgraded first, as `gateway sessions
+import` would (said, and timed). Every figure is a median over --repeat runs (with the p95 of the gateway's times),
+and each "through the gateway" figure is set beside the same SQL run directly on the same file (same pragmas), the two
+taken in turns so that both see the same load: the ratio is the gateway's cost (argument checks, gate, masks,
+rendering, audit line). Each search also shows how many messages it matches, what FTS5's own ORDER BY rank walked
+until 20 sessions costs, whether the hits are the exact BM25 best 20 sessions found that way (and in its order), and
+where the direct time goes; one search runs through a gate that closes 10 of the store's 100 projects. "Through the gateway" means a gateway from `gateway.testing.make_gateway(...)` and its
 `call_tool`, the coroutine its `.call(...)` wraps, awaited in one event loop (`.call` starts a new event loop per call,
 which would add its own half millisecond): the path a host's call takes, minus the JSON-RPC transport.
 """
