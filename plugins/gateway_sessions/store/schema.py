@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gateway import plural
 from gateway.privacy import MASKS_VERSION, clip, mask
 from gateway_sessions.defaults import default_path  # noqa: F401 - named here too
 from gateway_sessions.model import first_words_of, text_of, tool_paths
@@ -190,7 +191,7 @@ def _remask(connection: sqlite3.Connection, say: Callable[[str], None], legacy_t
     noisy = count > 0
     if noisy:
         say(
-            f"masking the sessions store again with this version's masks ({count:,} messages; once, one to two "
+            f"masking the sessions store again with this version's masks ({plural(count, 'message')}; once, one to two "
             "minutes a million messages)…"
         )
     started = time.monotonic()
@@ -218,7 +219,7 @@ def _remask(connection: sqlite3.Connection, say: Callable[[str], None], legacy_t
     if noisy:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         say(
-            f"sessions store masked again: {count:,} messages masked and indexed in {time.monotonic() - started:.1f} s"
+            f"sessions store masked again: {plural(count, 'message')} masked and indexed in {time.monotonic() - started:.1f} s"
         )
 
 
@@ -258,7 +259,7 @@ def _remask_sessions(connection: sqlite3.Connection, rowids: list[int], legacy_t
 def _rebuild_index(connection: sqlite3.Connection, say: Callable[[str], None]) -> None:
     count = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
     say(
-        f"upgrading the search index of the sessions store to this version's ({count:,} messages; once, "
+        f"upgrading the search index of the sessions store to this version's ({plural(count, 'message')}; once, "
         "about half a minute a million messages)…"
     )
     started = time.monotonic()
@@ -272,4 +273,4 @@ def _rebuild_index(connection: sqlite3.Connection, say: Callable[[str], None]) -
         raise
     connection.execute("COMMIT")
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    say(f"search index upgraded: {count:,} messages indexed again in {time.monotonic() - started:.1f} s")
+    say(f"search index upgraded: {plural(count, 'message')} indexed again in {time.monotonic() - started:.1f} s")
