@@ -12,6 +12,8 @@ from gateway_sessions import render, store
 from gateway_sessions.importers import AGENTS
 
 AGENT_SETTINGS = {agent: agent.replace("-", "_") for agent in AGENTS}
+AMBIGUOUS_SHOWN = 5  # ids named when the start of an id given to `show` is the start of several
+FILL = "`gateway sessions import` fills it"
 
 
 def store_path(host: PluginHost) -> Path:
@@ -45,12 +47,15 @@ def commands(host: PluginHost) -> list[click.Command]:
         ~/.codex/sessions; for Gemini CLI ~/.gemini/tmp; for opencode its opencode.db). The agents' files are only
         read.
         """
+        from gateway_sessions.importers import module
         from gateway_sessions.importing import import_agent
 
         if path is not None and agent == "all":
             raise click.UsageError(
                 "PATH belongs to one agent: name it, e.g. `gateway sessions import codex PATH`"
             )
+        if path is not None and not path.expanduser().exists():
+            raise click.ClickException(f"{path} does not exist; give {agent}'s {module(agent).EXPECTED}")
         connection = store.open_for_writing(store_path(host), say=click.echo)
         trouble = False
         try:
@@ -60,6 +65,14 @@ def commands(host: PluginHost) -> list[click.Command]:
                 trouble = trouble or bool(report.failed)
                 for line in report.lines():
                     click.echo(line)
+                if agent != "all" and report.found_nothing:
+                    # One agent was asked for and none of its transcripts is there: say where they should be.
+                    where = "PATH" if path is not None else f"PATH (or the setting `{AGENT_SETTINGS[name]}`)"
+                    click.echo(
+                        f"Error: no {name} transcripts in {report.root}; give {where} as {module(name).EXPECTED}",
+                        err=True,
+                    )
+                    trouble = True
         finally:
             connection.close()
         if trouble:
@@ -68,11 +81,25 @@ def commands(host: PluginHost) -> list[click.Command]:
     @sessions.command("show")
     @click.argument("session_id", metavar="ID")
     def show(session_id: str) -> None:
-        """Print one session in full, tool calls and their results included."""
+        """Print one session in full, tool calls and their results included. ID may be the start of an id, when
+        only one session's id begins so."""
         reader = store.reader(store_path(host))
-        row = reader.find(session_id) if reader is not None and reader.has_sessions_table() else None
+        if reader is None or not reader.has_sessions_table():
+            raise click.ClickException(f"session not found: {session_id} (the store is empty: {FILL})")
+        row = reader.find(session_id)
         if row is None:
-            raise click.ClickException(f"session not found: {session_id}")
+            # Not a whole id: the start of one, if only one session's id begins so.
+            candidates = reader.ids_beginning(session_id, AMBIGUOUS_SHOWN + 1)
+            if not candidates:
+                raise click.ClickException(f"session not found: {session_id}")
+            if len(candidates) > 1:
+                shown = ", ".join(candidates[:AMBIGUOUS_SHOWN])
+                more = ", …" if len(candidates) > AMBIGUOUS_SHOWN else ""
+                raise click.ClickException(
+                    f"{session_id} is the start of several session ids ({shown}{more}): give more of it"
+                )
+            row = reader.find(candidates[0])
+        assert row is not None
         click.echo(render.full_transcript(row, reader.messages(row)))
 
     @sessions.command("list")
@@ -87,5 +114,6 @@ def commands(host: PluginHost) -> list[click.Command]:
             click.echo(render.row_line(row.id, row.title, row.message_count, row.updated_at))
         if not rows:
             click.echo("(no sessions)")
+            click.echo(f"The store is empty: {FILL}.")
 
     return [sessions]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from attrs import define, field
 
+from gateway import plural
 from gateway_sessions import store
 from gateway_sessions.importers import module
 
@@ -22,14 +23,24 @@ class Report:
     messages: int = 0
     broken_lines: int = 0
     failed: list[tuple[str, str]] = field(factory=list)
+    missing: bool = False  # the root does not exist
+
+    @property
+    def found_nothing(self) -> bool:
+        """No transcript at all where the agent's files were looked for (the root missing, or holding none)."""
+        return self.missing or not (self.files_read or self.files_unchanged or self.failed)
 
     def lines(self) -> list[str]:
+        if self.missing:
+            return [f"{self.agent}: nothing imported, {self.root} does not exist"]
         said = [
-            f"{self.agent}: {self.sessions} sessions, {self.messages} messages from {self.files_read} files "
-            f"({self.files_unchanged} unchanged) in {self.root}"
+            f"{self.agent}: {plural(self.sessions, 'session')}, {plural(self.messages, 'message')} from "
+            f"{plural(self.files_read, 'file')} ({self.files_unchanged:,} unchanged) in {self.root}"
         ]
         if self.broken_lines:
-            said.append(f"{self.agent}: {self.broken_lines} lines could not be read and were passed over")
+            lines = plural(self.broken_lines, "line")
+            said.append(f"{self.agent}: {lines} could not be read and {'was' if self.broken_lines == 1 else 'were'} "
+                        "passed over")
         said.extend(f"{self.agent}: {path} was not imported: {reason}" for path, reason in self.failed)
         return said
 
@@ -55,6 +66,7 @@ def import_agent(
     root = (root or importer.default_root()).expanduser()
     report = Report(agent=agent, root=str(root))
     if not root.exists():
+        report.missing = True
         return report
     signature = getattr(importer, "signature", store.file_signature)
     paths = importer.sources(root)

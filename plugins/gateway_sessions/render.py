@@ -21,13 +21,14 @@ def row_line(session_id: str, title: str, message_count: int, updated_at: str) -
     return f"{session_id} {title} msgs={message_count} updated={updated_at}"
 
 
-def header_lines(row: Row, title: str) -> list[str]:
+def header_lines(row: Row, title: str, messages: int | None = None) -> list[str]:
+    """The transcript's header; `messages` is how many messages follow (all those stored when None)."""
     return [
         f"id: {row.id}",
         f"title: {title}",
         f"created: {row.created_at}",
         f"updated: {row.updated_at}",
-        f"messages: {row.message_count}",
+        f"messages: {row.message_count if messages is None else messages}",
     ]
 
 

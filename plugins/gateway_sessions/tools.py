@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import structlog
 from pydantic import Field
 
-from gateway import Answer, Context, GateMemo, ResourcePage, ToolError, left_out_sentence, tool
-from gateway_sessions.defaults import RANKED_AT_ONCE, default_path
+from gateway import Answer, Context, GateMemo, ResourcePage, ToolError, left_out_sentence, plural, tool
+from gateway_sessions.defaults import default_path
 
 if TYPE_CHECKING:  # the store and the rendering are imported when a tool first runs, not when the gateway starts
     from gateway_sessions import store
@@ -31,6 +31,12 @@ MAX_QUERY_TERMS = 32
 _TERM = re.compile(r"\w+")
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 URI = "rousseau://sessions/{id}"
+# Said (a second line of text, and `hint` in the structured content) while the store holds no session at all.
+EMPTY_HINT = (
+    "The sessions store is empty: the person can run `gateway sessions import` to copy in the transcripts of "
+    "Claude Code, Codex, Gemini CLI and opencode."
+)
+_HINT_PROPERTY = {"hint": {"type": "string", "description": "what the person can do, when the store is empty"}}
 
 
 # What the tools give as structured content (checked by the core after each call).
@@ -65,14 +71,7 @@ SEARCH_OUTPUT = _object(
             ),
         },
         "left_out": {"type": "integer"},
-        "ranked": {
-            "type": "integer",
-            "description": "how many matching messages were ranked by BM25 to find the hits",
-        },
-        "complete": {
-            "type": "boolean",
-            "description": "true: every matching message was ranked; false: the hits are the best of the newest",
-        },
+        **_HINT_PROPERTY,
     },
     ["hits", "left_out"],
 )
@@ -83,12 +82,17 @@ LIST_OUTPUT = _object(
             "items": _object(_SESSION_PROPERTIES, ["id", "title", "messages", "updated_at"]),
         },
         "left_out": {"type": "integer"},
+        **_HINT_PROPERTY,
     },
     ["sessions", "left_out"],
 )
 READ_OUTPUT = _object(
     {
         **_SESSION_PROPERTIES,
+        "messages": {
+            "type": "integer",
+            "description": "how many messages the transcript shows, numbered from 0 (those with no text are left out)",
+        },
         "transcript": {
             "type": "array",
             "items": _object(
@@ -181,6 +185,11 @@ def _left_out_line(left_out: int) -> list[str]:
     return [left_out_sentence(left_out, "session")] if left_out else []
 
 
+def _hint(reader: store.Reader | None) -> dict[str, str]:
+    """The `hint` field while the store holds no session at all (missing, or nothing imported yet); else none."""
+    return {"hint": EMPTY_HINT} if reader is None or reader.is_empty() else {}
+
+
 def _title(ctx: Context, title: str) -> str:
     # Stored masked whole, then cut (model.title_of); masking again costs little and changes nothing.
     return ctx.clip(title)
@@ -199,9 +208,7 @@ Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT)]
     description=(
         "Find past agent sessions by their words. The query is SQLite FTS5 syntax, passed as is: "
         '"exact phrase", AND / OR / NOT, prefix*. Best matches first (BM25 rank, lower is better), '
-        f"one session per hit with a short snippet. At most {MAX_LIMIT} hits. When more than "
-        f"{RANKED_AT_ONCE:,} messages match, the hits are the best of the newest {RANKED_AT_ONCE:,} "
-        "(the answer says so): add words to narrow the search."
+        f"one session per hit (its best message) with a short snippet. At most {MAX_LIMIT} hits."
     ),
     output_schema=SEARCH_OUTPUT,
 )
@@ -233,7 +240,6 @@ def rousseau_search_sessions(
     reader = _reader(ctx)
     hits: list[dict[str, Any]] = []
     left_out, notes = 0, []
-    data: dict[str, Any] = {}
     if reader is not None:
         with reader.snapshot():
             gated, left_out = _scope(ctx, reader)
@@ -254,12 +260,6 @@ def rousseau_search_sessions(
                         "updated_at": hit.session.updated_at,
                     }
                 )
-            data = {"ranked": found.ranked, "complete": found.complete}
-            if not found.complete:
-                notes.append(
-                    f"More messages match than were ranked: these are the best of the {found.ranked:,} newest that "
-                    "match. Add words, a phrase or NOT to narrow the search and rank every match."
-                )
             if reader.index_outdated():
                 notes.append(
                     "The sessions store's search index is of an earlier version (prefix searches are slow): "
@@ -270,10 +270,11 @@ def rousseau_search_sessions(
         for hit in hits
         for line in render.hit_lines(hit["id"], hit["rank"], hit["title"], hit["snippet"])
     ]
-    text = "\n".join((lines or ["(no hits)"]) + notes + _left_out_line(left_out))
+    hint = _hint(reader)
+    text = "\n".join((lines or ["(no hits)"]) + list(hint.values()) + notes + _left_out_line(left_out))
     return Answer(
         text=text,
-        data={"hits": hits, "left_out": left_out, **data},
+        data={"hits": hits, "left_out": left_out, **hint},
         given=tuple(address(hit["id"]) for hit in hits),
         left_out=left_out,
     )
@@ -305,10 +306,11 @@ def rousseau_list_sessions(
             gated, left_out = _scope(ctx, reader)
             sessions = [_summary(ctx, row) for row in reader.recent(limit, gated)]
     lines = [render.row_line(s["id"], s["title"], s["messages"], s["updated_at"]) for s in sessions]
-    text = "\n".join((lines or ["(no sessions)"]) + _left_out_line(left_out))
+    hint = _hint(reader)
+    text = "\n".join((lines or ["(no sessions)"]) + list(hint.values()) + _left_out_line(left_out))
     return Answer(
         text=text,
-        data={"sessions": sessions, "left_out": left_out},
+        data={"sessions": sessions, "left_out": left_out, **hint},
         given=tuple(address(s["id"]) for s in sessions),
         left_out=left_out,
     )
@@ -355,23 +357,27 @@ def _read(ctx: Context, reader: store.Reader | None, session_id: str) -> Answer:
 
     row = reader.find(session_id) if reader is not None else None
     if row is None or reader is None:
+        hint = _hint(reader)
         raise ToolError(
             f"session not found: {session_id} (rousseau_list_sessions and rousseau_search_sessions give ids)"
+            + "".join(f"\n{sentence}" for sentence in hint.values())
         )
     ctx.gate.check_read(_owners(ctx, reader, row), what=f"session {session_id}")
     title = _title(ctx, row.title)
-    # Only what people and the model wrote: tool calls, tool results and thinking stay out (the CLI shows them).
+    # Only what people and the model wrote: tool calls, tool results and thinking stay out (the CLI shows them), and
+    # so do messages holding nothing else. The messages shown are numbered from 0 without gaps and `messages:` counts
+    # them (the seed's `[0] user`, `[1] assistant`): one numbering, whatever was left out.
     # The text is the stored one, masked whole with this version's masks: what the index holds, word for word.
+    texts = [(role, timestamp, text) for _index, role, timestamp, text in reader.texts(row) if text]
     shown = [
         {"index": index, "role": role, "text": text, "timestamp": timestamp}
-        for index, role, timestamp, text in reader.texts(row)
-        if text
+        for index, (role, timestamp, text) in enumerate(texts)
     ]
     body = "\n".join(render.transcript_lines((m["index"], m["role"], m["text"]) for m in shown))
-    lines = render.header_lines(row, title)
+    lines = render.header_lines(row, title, len(shown))
     if shown:
         lines.append(ctx.frame(body))
-    data = {**_summary(ctx, row), "transcript": shown}
+    data = {**_summary(ctx, row), "messages": len(shown), "transcript": shown}
     return Answer(text="\n".join(lines), data=data, given=(address(row.id),))
 
 
@@ -401,6 +407,7 @@ def _resource(ctx: Context, row: store.Row) -> dict[str, Any]:
         "uri": address(row.id),
         "name": row.id,
         "title": title or row.id,
-        "description": f"{row.agent} session, {row.message_count} messages, {row.created_at} to {row.updated_at}",
+        "description": f"{row.agent} session, {plural(row.message_count, 'message')}, {row.created_at} to "
+        f"{row.updated_at}",
         "mime_type": "text/plain",
     }

@@ -329,3 +329,43 @@ def test_a_tilde_route_covers_the_accounts_home_whatever_the_servers_home(gatewa
     projects = _projects(home, paths=["~/gateway-test-attic-that-does-not-exist"])
     shown = _serve_and_sweep(home, projects, ["in-attic", "open-orchard"])
     assert "in-attic" not in shown
+
+
+def test_a_closed_projects_best_ranked_messages_neither_show_nor_push_open_sessions_out(gateway_home: Path):
+    """The search oracle on exact ranking: 300 sessions of the closed project hold the best matches of the common
+    word (short messages saying it three times), more than the first pass of a search takes; the open sessions that
+    match less well are still the hits, in their order, and the count left out is the same whatever the words."""
+    home = _home_with_folders(gateway_home)
+    vault = str(home / "src" / "vault")
+    for n in range(300):
+        words = f"{OPEN_WORD} {OPEN_WORD} {OPEN_WORD} {CANARY}"
+        _transcript(home, f"vault-{n:03d}", [_line(f"vault-{n:03d}", 1, "user", words, vault)])
+    orchard = str(home / "src" / "orchard")
+    for n in range(3):
+        filler = " ".join(f"row{k}" for k in range(5 + 10 * n))
+        _transcript(home, f"orchard-{n}", [_line(f"orchard-{n}", 1, "user", f"{OPEN_WORD} {filler}", orchard)])
+    for n in range(200):  # unrelated sessions, so that the word is not in most messages (its IDF counts)
+        _transcript(home, f"cellar-{n:03d}", [_line(f"cellar-{n:03d}", 1, "user", "medlar jam", orchard)])
+    _import(home)
+    write_config(home, {"gateway": {"plugins": ["sessions"]}}, projects=_projects(home))
+
+    async def run():
+        async with serve_client(home) as client:
+            answers = {
+                query: await client.call_tool("rousseau_search_sessions", {"query": query, "limit": 4})
+                for query in (OPEN_WORD, f"{OPEN_WORD[:4]}*", CANARY, "medlar")
+            }
+            return answers, _text(await client.call_tool("rousseau_list_sessions", {"limit": 200}))
+
+    answers, listed = anyio.run(run)
+    for query in (OPEN_WORD, f"{OPEN_WORD[:4]}*"):
+        hits = [hit["id"] for hit in answers[query].structured_content["hits"]]
+        # The shorter open message ranks better: the control session's ("prune the plumtree rows", 4 words), then
+        # orchard-0's (6), orchard-1's (16), orchard-2's (26).
+        assert hits == ["open-orchard", "orchard-0", "orchard-1", "orchard-2"], query
+    assert answers[CANARY].structured_content["hits"] == []
+    left_out = {answer.structured_content["left_out"] for answer in answers.values()}
+    assert left_out == {300}
+    for answer in [*answers.values()]:
+        assert CANARY not in _text(answer) and "vault-" not in _text(answer)
+    assert CANARY not in listed and "vault-" not in listed

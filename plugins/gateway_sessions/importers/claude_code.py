@@ -13,6 +13,8 @@ from gateway_sessions.importers import Parsed, blocks_of, json_lines, one_line, 
 from gateway_sessions.model import Message, Session, iso, title_of
 
 AGENT = "claude-code"
+# What PATH may be, for `gateway sessions import claude-code PATH` (said when it is not).
+EXPECTED = "the folder of per-project folders (~/.claude/projects), one project's folder in it, or one .jsonl transcript"
 
 
 def default_root() -> Path:
@@ -21,8 +23,12 @@ def default_root() -> Path:
 
 
 def sources(root: Path) -> list[Path]:
+    """The transcripts under `root`: the folder of per-project folders (``~/.claude/projects``), one project's folder
+    in it (its sessions' files are right there), or one file."""
     if root.is_file():
         return [root]
+    if any(root.glob("*.jsonl")):  # one project's folder
+        return sorted(root.glob("*.jsonl")) + sorted(root.glob("*/subagents/*.jsonl"))
     return sorted(root.glob("*/*.jsonl")) + sorted(root.glob("*/*/subagents/*.jsonl"))
 
 

@@ -17,6 +17,8 @@ from gateway_sessions.importers import Parsed, json_lines, open_text
 from gateway_sessions.model import Message, Session, iso, title_of
 
 AGENT = "codex"
+# What PATH may be, for `gateway sessions import codex PATH` (said when it is not).
+EXPECTED = "the sessions folder (~/.codex/sessions, or $CODEX_HOME/sessions), a folder in it, or one rollout file"
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 

@@ -16,6 +16,8 @@ from gateway_sessions.importers import Parsed, blocks_of, json_lines, one_line, 
 from gateway_sessions.model import Message, Session, iso, title_of
 
 AGENT = "gemini"
+# What PATH may be, for `gateway sessions import gemini PATH` (said when it is not).
+EXPECTED = "the folder of per-project folders (~/.gemini/tmp) or one chat file"
 _ROLES = {"user": "user", "gemini": "assistant", "model": "assistant"}
 
 

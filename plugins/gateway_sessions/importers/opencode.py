@@ -16,6 +16,8 @@ from gateway_sessions.importers import Parsed, one_line
 from gateway_sessions.model import Message, Session, iso, title_of
 
 AGENT = "opencode"
+# What PATH may be, for `gateway sessions import opencode PATH` (said when it is not).
+EXPECTED = "its database (~/.local/share/opencode/opencode.db) or the folder holding it"
 
 
 def default_root() -> Path:

@@ -9,13 +9,12 @@ import sqlite3
 import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
-from gateway_sessions.store.schema import RANKED_AT_ONCE, TOKENIZE, index_is_current, masks_are_current
+from gateway_sessions.store.schema import TOKENIZE, index_is_current, masks_are_current
 
 _SESSION_COLUMNS = (
     "s.rowid, s.agent, s.id, s.parent_id, s.title, s.cwd, s.created_at, s.updated_at, s.message_count"
@@ -57,16 +56,15 @@ class Hit:
 
 @frozen
 class Found:
-    """What a search found: the hits, best first, and how many matching messages were ranked to find them.
+    """What a search found: the best sessions by BM25, best first (every matching message ranked).
 
-    `complete` is True when every message (of the sessions the gate lets through) that matches was ranked: the hits
-    are then exactly the best by BM25. When False, more messages match than were ranked, and the hits are the best
-    of the `ranked` newest.
+    How they were found, for the benchmark: `fetched` best messages taken first, and whether a pass over every
+    session's best message was needed after them (`per_session`).
     """
 
     hits: list[Hit]
-    ranked: int
-    complete: bool
+    fetched: int = 0
+    per_session: bool = False
 
 
 class SearchError(Exception):
@@ -272,6 +270,21 @@ class Reader:
         ).fetchone()
         return None if row is None else Row(*row)
 
+    def ids_beginning(self, start: str, limit: int) -> list[str]:
+        """Up to `limit` distinct session ids that begin with `start` (case as given), in order, through the id index."""
+        # Every id that begins so sorts at or after `start` and before `start` followed by the highest character.
+        return [
+            row[0]
+            for row in self.connection.execute(
+                "SELECT DISTINCT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                (start, start + "\U0010ffff", limit),
+            )
+        ]
+
+    def is_empty(self) -> bool:
+        """Whether the store holds no session at all (whatever the gate would let through)."""
+        return self.connection.execute("SELECT NOT EXISTS (SELECT 1 FROM sessions)").fetchone()[0] == 1
+
     def texts(self, session: Row) -> Iterator[tuple[int, str, str, str]]:
         """(index, role, timestamp, text) of each message, without decoding the content blocks."""
         rows = self.connection.execute(
@@ -290,75 +303,53 @@ class Reader:
             yield StoredMessage(index, role, created_at, text, json.loads(blocks))
 
     def search(self, query: str, limit: int, gated: bool = False) -> Found:
-        """Sessions whose messages match an FTS5 query, best first: each session ranked by its best message.
+        """Sessions whose messages match an FTS5 query, best first, each ranked by its best message: exactly the best
+        `limit` sessions by BM25 over every matching message (of the sessions the gate lets through).
 
-        FTS5 computes BM25 for every message a query matches, even under ORDER BY rank LIMIT, so the matching messages
-        are ranked RANKED_AT_ONCE at a time, newest first (by rowid, which FTS5 walks in order and stops early):
-        bm25() is only computed for those. When they are all the matches, the order is exactly FTS5's; when not,
-        and their best messages already come from `limit` sessions, those are the hits (`complete` False); otherwise
-        the next older batch is ranked too, and all ranked so far are sorted together. The ranks are FTS5's own
-        values (its IDF and average length are over the whole index whatever is ranked).
+        FTS5 computes BM25 for every message a query matches whatever is asked (no order of its index gives the best
+        first), so the cost is in how little else is done per match. First the best `OVERFETCH`-fold `limit` messages
+        are taken by ``bm25()`` under ``ORDER BY ... LIMIT`` (SQLite keeps only that many while it walks, where FTS5's
+        own ``ORDER BY rank`` sorts every match with its positions), and their sessions looked up; when those messages
+        hold `limit` sessions (let through), they are the answer, since no message left out ranks better than the last
+        one kept. When not (a few sessions hold most of the best messages, or the gate keeps many back), the best
+        message of every session is found in one more pass, in SQL (``min()`` per session). Ties go to the newer
+        message. The ranks are FTS5's own values (IDF and average length over the whole index).
         """
-        sql = (
-            "SELECT messages_fts.rowid, bm25(messages_fts), m.session FROM messages_fts "
-            "JOIN messages AS m ON m.rowid = messages_fts.rowid "
-            f"WHERE messages_fts MATCH ? AND {_GATED.format(column='m.session')} {{before}} "
-            "ORDER BY messages_fts.rowid DESC LIMIT ?"
-            if gated
-            else "SELECT rowid, bm25(messages_fts) FROM messages_fts WHERE messages_fts MATCH ? {before} "
-            "ORDER BY rowid DESC LIMIT ?"
-        )
-        ranked: list[tuple[int, float]] = []  # (message rowid, rank), newest first
-        session_of: dict[int, int] = {}
-        before: tuple[int, ...] = ()
         try:
-            while True:
-                rows = self.connection.execute(
-                    sql.format(before="AND messages_fts.rowid < ?" if before else ""),
-                    (query, *before, RANKED_AT_ONCE + 1),
-                ).fetchall()
-                complete = len(rows) <= RANKED_AT_ONCE
-                del rows[RANKED_AT_ONCE:]
-                if gated:
-                    session_of.update((rowid, session) for rowid, _rank, session in rows)
-                    ranked.extend((rowid, rank) for rowid, rank, _session in rows)
-                else:
-                    ranked.extend(rows)
-                best = self._best_of_each_session(ranked, limit, session_of)
-                if complete or len(best) >= limit:
-                    return Found(self._hits(best), len(ranked), complete)
-                before = (rows[-1][0],)
+            fetch = max(limit * OVERFETCH, OVERFETCH_AT_LEAST)
+            rows = self.connection.execute(_BEST_MESSAGES, (query, fetch)).fetchall()
+            best = self._best_of_each_session(rows, limit, gated)
+            per_session = len(best) < limit and len(rows) == fetch
+            if per_session:
+                best = {
+                    session: (rank, rowid)
+                    for session, rank, rowid in self.connection.execute(
+                        _BEST_PER_SESSION_GATED if gated else _BEST_PER_SESSION, (query, limit)
+                    )
+                }
+            return Found(self._hits(best), fetched=len(rows), per_session=per_session)
         except sqlite3.OperationalError as error:
             raise SearchError(str(error)) from error
 
     def _best_of_each_session(
-        self, ranked: list[tuple[int, float]], limit: int, session_of: dict[int, int]
+        self, rows: list[tuple[int, float]], limit: int, gated: bool
     ) -> dict[int, tuple[float, int]]:
-        """Session rowid -> (rank, message rowid) of its best message, for the first `limit` sessions, best first.
-
-        Ties go to the newer message (`ranked` is newest first and the sort is stable). The sessions of messages the
-        candidates' query did not give (no project closed) are looked up a batch at a time, best first, so only those
-        needed are.
-        """
-        order = sorted(ranked, key=itemgetter(1))
+        """Session rowid -> (rank, message rowid) of its best message among `rows` (best first), for the first
+        `limit` sessions (the gate's kept-back ones passed over when `gated`)."""
+        session_of = dict(
+            self.connection.execute(
+                "SELECT rowid, session FROM messages WHERE rowid IN (SELECT value FROM json_each(?))"
+                + (f" AND {_GATED.format(column='session')}" if gated else ""),
+                (json.dumps([rowid for rowid, _rank in rows]),),
+            )
+        )
         best: dict[int, tuple[float, int]] = {}
-        batch = max(50, 4 * limit)
-        for start in range(0, len(order), batch):
-            chunk = order[start : start + batch]
-            missing = [rowid for rowid, _rank in chunk if rowid not in session_of]
-            if missing:
-                session_of.update(
-                    self.connection.execute(
-                        "SELECT rowid, session FROM messages WHERE rowid IN (SELECT value FROM json_each(?))",
-                        (json.dumps(missing),),
-                    )
-                )
-            for rowid, rank in chunk:
-                session = session_of.get(rowid)
-                if session is not None and session not in best:
-                    best[session] = (rank, rowid)
-                    if len(best) == limit:
-                        return best
+        for rowid, rank in rows:
+            session = session_of.get(rowid)
+            if session is not None and session not in best:
+                best[session] = (rank, rowid)
+                if len(best) == limit:
+                    break
         return best
 
     def _hits(self, best: dict[int, tuple[float, int]]) -> list[Hit]:
@@ -455,6 +446,28 @@ class Reader:
 
 # The gate's condition: one primary-key lookup in the connection's temporary table for each row walked.
 _GATED = "{column} NOT IN (SELECT rowid FROM temp.kept_back)"
+
+# How many of the best messages a search takes first, per hit asked for (and at least): enough that they nearly always
+# hold `limit` sessions; when they do not, one more pass finds the best message of every session (see Reader.search).
+OVERFETCH = 10
+OVERFETCH_AT_LEAST = 200
+
+# The best messages by BM25. bm25() named rather than FTS5's `rank` column: under ORDER BY rank, FTS5 sorts every match
+# (with its positions) before giving the first; ordering by the function's value lets SQLite keep only the LIMIT best.
+_BEST_MESSAGES = (
+    "SELECT rowid, bm25(messages_fts) AS score FROM messages_fts WHERE messages_fts MATCH ? "
+    "ORDER BY score, rowid DESC LIMIT ?"
+)
+# The best message of each session, the best sessions first. The ranking is kept in a subquery of its own (`LIMIT -1`
+# stops SQLite from flattening it: bm25() cannot be called in an aggregate); min() gives its row's other columns.
+_RANKED = "SELECT rowid, bm25(messages_fts) AS score FROM messages_fts WHERE messages_fts MATCH ? LIMIT -1"
+_BEST_PER_SESSION = (
+    f"SELECT m.session, min(ranked.score) AS best, ranked.rowid FROM ({_RANKED}) AS ranked "
+    "JOIN messages AS m ON m.rowid = ranked.rowid GROUP BY m.session ORDER BY best, ranked.rowid DESC LIMIT ?"
+)
+_BEST_PER_SESSION_GATED = _BEST_PER_SESSION.replace(
+    "GROUP BY", f"WHERE {_GATED.format(column='m.session')} GROUP BY"
+)
 
 
 def recent_query(limit: int, gated: bool = False) -> tuple[str, tuple[Any, ...]]:

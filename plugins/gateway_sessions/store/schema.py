@@ -10,8 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gateway import plural
 from gateway.privacy import MASKS_VERSION, clip, mask
-from gateway_sessions.defaults import RANKED_AT_ONCE, default_path  # noqa: F401 - named here too
+from gateway_sessions.defaults import default_path  # noqa: F401 - named here too
 from gateway_sessions.model import first_words_of, text_of, tool_paths
 
 SCHEMA_TEMPLATE = """
@@ -97,7 +98,7 @@ SCHEMA = SCHEMA_TEMPLATE.replace("{FTS_ARGUMENTS}", FTS_ARGUMENTS).replace(
     "{TRIGGERS}", "".join(f"{trigger};\n" for trigger in TRIGGERS)
 )
 
-# RANKED_AT_ONCE and default_path live in gateway_sessions.defaults, which registering the plugin reads.
+# default_path lives in gateway_sessions.defaults, which registering the plugin reads.
 
 # How many messages an import writes in one transaction, whole files at a time (a file is never split): the new ones
 # are indexed together at the end, in one statement. FTS5 writes what each multi-row statement indexes as a segment of
@@ -190,7 +191,7 @@ def _remask(connection: sqlite3.Connection, say: Callable[[str], None], legacy_t
     noisy = count > 0
     if noisy:
         say(
-            f"masking the sessions store again with this version's masks ({count:,} messages; once, one to two "
+            f"masking the sessions store again with this version's masks ({plural(count, 'message')}; once, one to two "
             "minutes a million messages)…"
         )
     started = time.monotonic()
@@ -218,7 +219,7 @@ def _remask(connection: sqlite3.Connection, say: Callable[[str], None], legacy_t
     if noisy:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         say(
-            f"sessions store masked again: {count:,} messages masked and indexed in {time.monotonic() - started:.1f} s"
+            f"sessions store masked again: {plural(count, 'message')} masked and indexed in {time.monotonic() - started:.1f} s"
         )
 
 
@@ -258,7 +259,7 @@ def _remask_sessions(connection: sqlite3.Connection, rowids: list[int], legacy_t
 def _rebuild_index(connection: sqlite3.Connection, say: Callable[[str], None]) -> None:
     count = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
     say(
-        f"upgrading the search index of the sessions store to this version's ({count:,} messages; once, "
+        f"upgrading the search index of the sessions store to this version's ({plural(count, 'message')}; once, "
         "about half a minute a million messages)…"
     )
     started = time.monotonic()
@@ -272,4 +273,4 @@ def _rebuild_index(connection: sqlite3.Connection, say: Callable[[str], None]) -
         raise
     connection.execute("COMMIT")
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    say(f"search index upgraded: {count:,} messages indexed again in {time.monotonic() - started:.1f} s")
+    say(f"search index upgraded: {plural(count, 'message')} indexed again in {time.monotonic() - started:.1f} s")

@@ -1,4 +1,4 @@
-"""How search ranks: BM25 as FTS5 computes it, a bounded number of matches at a time, and an older store upgraded."""
+"""How search ranks: exactly FTS5's BM25 over every match, one session per hit, and an older store upgraded."""
 
 from __future__ import annotations
 
@@ -48,21 +48,19 @@ def _text(loquats: int, filler: int) -> str:
     return " ".join(["loquat"] * loquats + [f"filler{n}" for n in range(filler)])
 
 
-def _exact(home: Path, query: str, limit: int, newest: int | None = None) -> list[tuple[str, float]]:
-    """(session id, rank) of the best `limit` sessions by FTS5's own ORDER BY rank over every match (or over the
-    `newest` matching messages only)."""
+def _exact(home: Path, query: str, limit: int, leave_out: str = "") -> list[tuple[str, float]]:
+    """(session id, rank) of the best `limit` sessions by FTS5's own ORDER BY rank over every match (ties: the newer
+    message first), each session by its best message (sessions whose id begins with `leave_out` passed over)."""
     connection = sqlite3.connect(store_path(home))
     rows = connection.execute(
         "SELECT messages_fts.rowid, rank, s.id FROM messages_fts JOIN messages AS m ON m.rowid = messages_fts.rowid "
-        "JOIN sessions AS s ON s.rowid = m.session WHERE messages_fts MATCH ? ORDER BY rank",
+        "JOIN sessions AS s ON s.rowid = m.session WHERE messages_fts MATCH ? ORDER BY rank, messages_fts.rowid DESC",
         (query,),
     ).fetchall()
-    if newest is not None:
-        kept = set(sorted((rowid for rowid, _rank, _id in rows), reverse=True)[:newest])
-        rows = [row for row in rows if row[0] in kept]
     best: dict[str, float] = {}
     for _rowid, rank, session_id in rows:
-        best.setdefault(session_id, rank)
+        if not (leave_out and session_id.startswith(leave_out)):
+            best.setdefault(session_id, rank)
     connection.close()
     return list(best.items())[:limit]
 
@@ -91,55 +89,62 @@ def test_prefix_and_word_queries_give_fts5s_own_bm25_order(loquat_home: Path):
     for query in ("loq*", "loquat", "lo*", "loqu*", "loquat OR filler3"):
         answer = gateway.call("rousseau_search_sessions", {"query": query, "limit": 5})
         assert not answer.is_error, answer.text
-        assert answer.data["complete"] is True and answer.data["ranked"] >= 5
         assert _same(_hits(answer), _exact(loquat_home, query, 5)), query
         ranks = [rank for _, rank in _hits(answer)]
         assert ranks == sorted(ranks)
+        assert set(answer.data) == {"hits", "left_out"}  # no sampling, nothing more to say
 
 
-def test_when_more_messages_match_than_are_ranked_the_hits_are_the_best_of_the_newest_and_it_is_said(
+def test_the_best_match_is_found_when_it_is_the_oldest_of_more_than_1000_matching_messages(gateway_home: Path):
+    # The oldest message is the best by BM25 (the word three times in four words); 1,200 newer ones match once in
+    # 12 to 30 words each, in 300 sessions; and 3,000 messages that do not match keep the word's IDF positive.
+    _add(gateway_home, [("oldest", ["loquat loquat loquat jam"])])
+    _add(gateway_home, [(f"newer{n:03d}", [_text(1, 11 + (n + i) % 19) for i in range(4)]) for n in range(300)])
+    _add(gateway_home, [(f"other{n:03d}", ["medlar jam"] * 10) for n in range(300)])
+    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home)
+    for query in ("loquat", "loq*", "lo*", "loquat OR persimmon"):
+        answer = gateway.call("rousseau_search_sessions", {"query": query})
+        assert answer.data["hits"][0]["id"] == "oldest", query
+        assert answer.text.splitlines()[0].startswith("session oldest (rank -")
+        assert _same(_hits(answer), _exact(gateway_home, query, 20)), query
+
+
+def test_sessions_holding_most_of_the_best_messages_still_give_the_exact_best_sessions(
+    gateway_home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Two chatty sessions hold the 40 best messages; the others match once each, less well (and many messages do not
+    # match, so that the word's IDF counts).
+    _add(gateway_home, [(f"other{n:02d}", ["medlar jam"] * 10 + [_text(1, 6 + n)]) for n in range(30)])
+    _add(gateway_home, [(f"chatty{n}", [_text(3, 1) for _ in range(20)]) for n in range(2)])
+    monkeypatch.setattr(store.reads, "OVERFETCH", 2)
+    monkeypatch.setattr(store.reads, "OVERFETCH_AT_LEAST", 10)  # 10 messages first: two sessions only
+    reader = store.reader(store_path(gateway_home))
+    found = reader.search("loquat", 5)
+    assert found.per_session and found.fetched == 10
+    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home)
+    for limit in (1, 2, 5, 20):
+        answer = gateway.call("rousseau_search_sessions", {"query": "loquat", "limit": limit})
+        assert _same(_hits(answer), _exact(gateway_home, "loquat", limit)), limit
+    assert [i for i, _ in _hits(answer)][:2] == ["chatty1", "chatty0"]  # equal ranks: the newer first
+    # The 10 best messages (equal ranks, the newer first) are all chatty1's: enough for one session, not for two.
+    assert reader.search("loquat", 1).per_session is False
+    assert reader.search("loquat", 2).per_session is True
+
+
+def test_a_closed_projects_better_messages_push_no_open_session_out(
     loquat_home: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setattr(store.reads, "RANKED_AT_ONCE", 5)
-    gateway = make_gateway(plugins=[gateway_sessions], home=loquat_home)
-    answer = gateway.call("rousseau_search_sessions", {"query": "loq*", "limit": 3})
-    assert (answer.data["complete"], answer.data["ranked"]) == (False, 5)
-    assert _same(_hits(answer), _exact(loquat_home, "loq*", 3, newest=5))
-    assert _hits(answer) != _exact(loquat_home, "loq*", 3)[:3]  # the older, better ones were not ranked
-    assert "best of the 5 newest that match" in answer.text.splitlines()[9]
-    assert [line.split()[1] for line in answer.text.splitlines()[0:9:3]] == [i for i, _ in _hits(answer)]
-
-    monkeypatch.setattr(store.reads, "RANKED_AT_ONCE", 12)  # every match ranked: exactly FTS5's order, nothing said
-    answer = gateway.call("rousseau_search_sessions", {"query": "loq*", "limit": 3})
-    assert (answer.data["complete"], answer.data["ranked"]) == (True, 12)
-    assert _same(_hits(answer), _exact(loquat_home, "loq*", 3))
-    assert len(answer.text.splitlines()) == 9
-
-
-def test_older_messages_are_ranked_too_when_the_newest_hold_too_few_sessions(
-    loquat_home: Path, monkeypatch: pytest.MonkeyPatch
-):
-    _add(loquat_home, [("chatty", [_text(1, 30 + n) for n in range(8)])])  # the 8 newest matches, one session
-    monkeypatch.setattr(store.reads, "RANKED_AT_ONCE", 5)
-    gateway = make_gateway(plugins=[gateway_sessions], home=loquat_home)
-    answer = gateway.call("rousseau_search_sessions", {"query": "loquat", "limit": 3})
-    assert len(answer.data["hits"]) == 3 and answer.data["ranked"] == 10 and not answer.data["complete"]
-    assert _same(_hits(answer), _exact(loquat_home, "loquat", 3, newest=10))
-
-
-def test_a_closed_projects_messages_take_no_place_among_those_ranked(
-    loquat_home: Path, monkeypatch: pytest.MonkeyPatch
-):
-    monkeypatch.setattr(store.reads, "RANKED_AT_ONCE", 5)
+    monkeypatch.setattr(store.reads, "OVERFETCH", 1)
+    monkeypatch.setattr(store.reads, "OVERFETCH_AT_LEAST", 3)
     before = make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=loquat_home)
     open_answer = before.call("rousseau_search_sessions", {"query": "loquat", "limit": 3})
-    # Newer matching messages, better ranked, in the closed project: the same sessions must be found, in the same
-    # order (the rank values are FTS5's, whose IDF and average length are over the whole index, so they move).
+    # Better ranked messages, in the closed project: the same open sessions must be found, in the same order (the
+    # rank values, as FTS5 computes them, use IDF and average length over the whole index, so they move).
     _add(loquat_home, [(f"vault{n}", [_text(9, 1)]) for n in range(6)], cwd="/home/ada/src/vault")
     after = make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=loquat_home)
     closed_answer = after.call("rousseau_search_sessions", {"query": "loquat", "limit": 3})
     assert [i for i, _ in _hits(closed_answer)] == [i for i, _ in _hits(open_answer)]
-    assert (closed_answer.data["ranked"], closed_answer.data["complete"]) == (5, False)
+    assert _same(_hits(closed_answer), _exact(loquat_home, "loquat", 3, leave_out="vault"))
     assert closed_answer.data["left_out"] == 6 and "vault" not in closed_answer.text
 
 

@@ -129,12 +129,34 @@ def test_list_is_newest_first_in_the_seed_format(sessions_gateway):
     assert updated == sorted(updated, reverse=True)
 
 
-def test_list_of_an_empty_or_missing_store_says_no_sessions(gateway_home: Path):
+def test_an_empty_or_missing_store_says_no_sessions_and_how_to_fill_it(gateway_home: Path):
     gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home)
-    assert gateway.call("rousseau_list_sessions", {}).text == "(no sessions)"
-    import_all(gateway_home)  # nothing to import: an empty store
-    assert gateway.call("rousseau_list_sessions", {}).text == "(no sessions)"
-    assert gateway.call("rousseau_search_sessions", {"query": "pears"}).text == "(no hits)"
+    hint = gateway_sessions.tools.EMPTY_HINT
+    assert "`gateway sessions import`" in hint
+    for stage in ("missing", "empty"):
+        if stage == "empty":
+            import_all(gateway_home)  # nothing to import: an empty store
+        listed = gateway.call("rousseau_list_sessions", {})
+        assert listed.text.splitlines() == ["(no sessions)", hint], stage
+        assert listed.data == {"sessions": [], "left_out": 0, "hint": hint}
+        found = gateway.call("rousseau_search_sessions", {"query": "pears"})
+        assert found.text.splitlines() == ["(no hits)", hint], stage
+        assert found.data == {"hits": [], "left_out": 0, "hint": hint}
+        read = gateway.call("rousseau_read_session", {"id": "abc"})
+        assert read.is_error and read.text.splitlines()[1] == hint
+
+
+def test_a_store_with_sessions_gives_no_hint_even_when_nothing_matches_or_all_are_kept_back(imported_home: Path):
+    closed_all = [{"id": "all", "name": "All", "ai": False, "paths": ["/home/ada"]}]
+    for projects in ([], closed_all):
+        gateway = make_gateway(plugins=[gateway_sessions], projects=projects, home=imported_home)
+        for tool, arguments in (("rousseau_list_sessions", {}), ("rousseau_search_sessions", {"query": "persimmon"})):
+            answer = gateway.call(tool, arguments)
+            assert "hint" not in answer.data and "gateway sessions import" not in answer.text
+    assert gateway.call("rousseau_list_sessions", {}).text.splitlines() == [
+        "(no sessions)",
+        "5 sessions left out: their projects are closed to AI agents.",
+    ]
 
 
 def test_limits_default_to_20_and_stop_at_200(imported_home: Path):
@@ -160,7 +182,7 @@ def test_read_gives_the_header_then_each_message_without_tool_blocks(sessions_ga
         "title: Pear importer crash on empty crates",
         "created: 2026-03-01T09:00:00Z",
         "updated: 2026-03-01T09:01:30Z",
-        "messages: 5",
+        "messages: 3",
     ]
     body = lines[6:-1]
     assert body == [
@@ -168,7 +190,7 @@ def test_read_gives_the_header_then_each_message_without_tool_blocks(sessions_ga
         "Why does the pear importer crash on empty crates?",
         "[1] assistant",
         "The crate parser reads the first row before checking that there is one. Let me run the tests.",
-        "[4] assistant",
+        "[2] assistant",
         "Fixed: an empty crate now yields no pears instead of raising.",
     ]
     assert "quinceflux" not in answer.text and "pytest -q" not in answer.text
@@ -218,3 +240,38 @@ def test_a_cursor_not_given_by_the_store_is_refused(sessions_gateway, imported_h
 
     with pytest.raises(store.CursorError):
         reader.page("bm90LWEtY3Vyc29y", 10)
+
+
+def test_read_numbers_the_messages_shown_from_0_without_gaps_and_counts_them(imported_home: Path):
+    def text(words: str) -> list[dict]:
+        return [{"type": "text", "text": words}]
+
+    tool_only = [{"type": "tool_result", "tool_use_id": "t1", "content": "quinceflux output"}]
+    connection = store.open_for_writing(store_path(imported_home))
+    store.upsert(
+        connection,
+        Session(
+            agent="claude-code",
+            id="gaps",
+            cwd="/home/ada/src/orchard",
+            created_at="2026-04-01T00:00:00Z",
+            updated_at="2026-04-01T00:05:00Z",
+            messages=[
+                Message(key="a", role="user", blocks=text("Sort the medlars by ripeness.")),
+                Message(key="b", role="assistant", blocks=[{"type": "tool_use", "id": "t1", "name": "Bash"}]),
+                Message(key="c", role="user", blocks=tool_only),
+                Message(key="d", role="assistant", blocks=text("Sorted: the soft ones first.")),
+                Message(key="e", role="user", blocks=tool_only),
+                Message(key="f", role="assistant", blocks=text("Done.")),
+            ],
+        ),
+    )
+    connection.close()
+    answer = make_gateway(plugins=[gateway_sessions], home=imported_home).call("rousseau_read_session", {"id": "gaps"})
+    lines = answer.text.splitlines()
+    assert lines[4] == "messages: 3"
+    numbered = [line for line in lines if re.fullmatch(r"\[\d+\] \w+", line)]
+    assert numbered == ["[0] user", "[1] assistant", "[2] assistant"]
+    assert answer.data["messages"] == 3 == len(answer.data["transcript"])
+    assert [m["index"] for m in answer.data["transcript"]] == [0, 1, 2]
+    assert "quinceflux" not in answer.text
