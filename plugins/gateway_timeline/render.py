@@ -143,7 +143,7 @@ def markdown(
     newest_first: Iterable[Session], total: int, zone: tzinfo | None, max_tokens: int
 ) -> tuple[str, bool]:
     """The markdown timeline and whether older sessions were cut to stay under `max_tokens`."""
-    note_room = 120
+    note_room = 220  # the note on what was cut, and the frame's two lines around the content
     clean = Cleaner()  # one per answer: the same titles come back in many sessions
     parts = (markdown_of(s, zone, clean) for s in newest_first)
     kept, _used = _newest_within(parts, max(max_tokens * CHARS_PER_TOKEN - note_room, 0), "\n\n")
