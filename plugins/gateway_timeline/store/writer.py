@@ -57,13 +57,20 @@ class Store(StoreReader):
         self.db.execute("BEGIN IMMEDIATE")
 
     def add(self, rows: Iterable[EventRow]) -> int:
-        """Insert or replace events (same id = same event, so re-imports add nothing)."""
+        """Insert or replace events (same id = same event, so re-imports add nothing); how many were new."""
         rows = list(rows)
+        if not rows:
+            return 0
         self._touched.update({row[1] // MINUTE_MS for row in rows})  # ts_ms (a plain tuple in EventRow's order too)
+        ids = {row[0] for row in rows}
+        # Looked up by the id's unique index before the rows replace them: an import says what was already there.
+        known = self.db.execute(
+            "SELECT COUNT(*) FROM events WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
+        ).fetchone()[0]
         self.db.executemany(
             f"INSERT OR REPLACE INTO events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
         )
-        return len(rows)
+        return len(ids) - known
 
     def commit(self) -> None:
         """Bring the minute summary up to date for what was added, note the types seen, and commit."""
