@@ -64,7 +64,7 @@ def ingest_lines(
     def flush() -> None:
         nonlocal last_flush
         last_flush = time.monotonic()
-        report.new += store.add(rows)
+        report.new += store.add(rows, count_new=True)
         report.stored += len(rows)
         rows.clear()
         if live:
@@ -110,7 +110,7 @@ def ingest_lines(
                 if progress is not None:
                     progress(len(rows))
                 flush()
-        report.new += store.add(rows)
+        report.new += store.add(rows, count_new=True)
         report.stored += len(rows)
         if live:
             _heartbeat(store, {"source": "jsonl"}, int(time.time() * 1000), "jsonl")
