@@ -72,7 +72,8 @@ def masked_answer(answer: Answer) -> Answer:
         return answer
     if _text_is_its_data(answer):
         # Masking the serialised text would mask numbers (a 16-digit count passes for a card) and break its JSON:
-        # the masked data is serialised again instead, so the text stays the JSON of what structuredContent holds.
+        # the masked data is serialised again instead, so the text stays the JSON of what structuredContent holds
+        # (whose numbers were never masked, so the text showing them gives nothing the answer did not).
         data = mask_data(answer.data)
         return attrs.evolve(answer, text=json.dumps(data, ensure_ascii=False, separators=(",", ":")), data=data)
     return attrs.evolve(

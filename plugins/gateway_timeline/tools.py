@@ -69,7 +69,10 @@ LEFT_OUT_OUTPUT = {
     "type": "integer",
     "description": "events kept back because their projects are closed to AI agents (the whole answer's count)",
 }
-HINT_OUTPUT = {"type": "string", "description": "for the person: how to get more (absent when there is nothing to say)"}
+HINT_OUTPUT = {
+    "type": "string",
+    "description": "how to get more: how the person fills an empty store, or how to narrow a cut query (else absent)",
+}
 
 TIMELINE_OUTPUT = {
     "type": "object",
