@@ -6,6 +6,7 @@ and listed item before they leave.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -52,6 +53,15 @@ def masked_item(item: T, fields: tuple[str, ...]) -> T:
     return attrs.evolve(item, **{name: mask_secrets(value) for name, value in zip(fields, values, strict=True)})
 
 
+def _text_is_its_data(answer: Answer) -> bool:
+    if answer.data is None or not answer.text.startswith("{"):
+        return False
+    try:
+        return bool(json.loads(answer.text) == answer.data)
+    except ValueError:
+        return False
+
+
 def masked_answer(answer: Answer) -> Answer:
     """The core's safety net: secrets masked in the lines and in the data, whatever the plugin did.
 
@@ -60,6 +70,12 @@ def masked_answer(answer: Answer) -> Answer:
     """
     if not needs_masking([answer.text, answer.data] if answer.data is not None else answer.text):
         return answer
+    if _text_is_its_data(answer):
+        # Masking the serialised text would mask numbers (a 16-digit count passes for a card) and break its JSON:
+        # the masked data is serialised again instead, so the text stays the JSON of what structuredContent holds
+        # (whose numbers were never masked, so the text showing them gives nothing the answer did not).
+        data = mask_data(answer.data)
+        return attrs.evolve(answer, text=json.dumps(data, ensure_ascii=False, separators=(",", ":")), data=data)
     return attrs.evolve(
         answer,
         text=mask_secrets(answer.text),

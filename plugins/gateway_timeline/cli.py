@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from gateway import PluginHost
+from gateway import PluginHost, plural
 from gateway_timeline import settings
 
 
@@ -89,7 +89,7 @@ def make_group(host: PluginHost) -> click.Group:
                     break
                 _beat(store, report.newest_end_ms, settings.running_within_ms(host.settings))
                 if report.total:
-                    _echo(f"{time.strftime('%H:%M:%S')} {report.total} new events")
+                    _echo(f"{time.strftime('%H:%M:%S')} {plural(report.total, 'new event')}")
 
     def _beat(store: Any, newest_end_ms: int | None, within_ms: int) -> None:
         # Only a database that ActivityWatch is still writing to means recording is on.
@@ -100,13 +100,15 @@ def make_group(host: PluginHost) -> click.Group:
     def _report(report: Any, path: Path) -> None:
         _echo(f"ActivityWatch ({'aw-server-rust' if report.flavour == 'rust' else 'aw-server'}) at {path}:")
         for bucket, count in report.imported.items():
-            _echo(f"  {bucket}: {count} new event{'s' if count != 1 else ''}")
+            _echo(f"  {bucket}: {plural(count, 'new event')}")
         for bucket, kind in report.skipped_buckets.items():
             _echo(f"  {bucket}: skipped (bucket type {kind} is not imported)")
+        # Counted over the rows new to this import (ActivityWatch's newest row, read again, was counted before).
         if report.private_dropped:
-            _echo(f"  {report.private_dropped} private-window events dropped")
+            _echo(f"  {plural(report.private_dropped, 'private-window event')} dropped, never stored")
         if report.too_old or report.pruned:
-            _echo(f"  {report.too_old + report.pruned} events older than the retention period left out or deleted")
+            old = plural(report.too_old + report.pruned, "event")
+            _echo(f"  {old} older than the retention period left out or deleted")
         _echo(f"Store: {store_path()}")
 
     @group.command(
@@ -132,17 +134,22 @@ def make_group(host: PluginHost) -> click.Group:
                     raise click.ClickException(f"no such file: {file}")
                 with file.open("rb") as handle, _bar(file.stat().st_size // 200 or None, "Ingesting") as progress:
                     report = ingest_lines(handle, store, retention_ms=retention, progress=progress)
+        already = report.stored - report.new
         _echo(
-            f"{report.stored} event{'s' if report.stored != 1 else ''} stored from {report.lines} lines; "
-            f"{report.bad} bad line{'s' if report.bad != 1 else ''}"
-            + (f", {report.private_dropped} private-window events dropped" if report.private_dropped else "")
-            + (f", {report.too_old} older than the retention period" if report.too_old else "")
-            + (f", {report.heartbeats} heartbeats" if report.heartbeats else "")
+            f"{plural(report.new, 'new event')} stored"
+            + (f" ({already:,} already there)" if already else "")
+            + f" from {plural(report.lines, 'line')}; {plural(report.bad, 'bad line')}"
+            + (f", {plural(report.too_old, 'event')} older than the retention period" if report.too_old else "")
+            + (f", {plural(report.heartbeats, 'heartbeat')}" if report.heartbeats else "")
         )
+        if report.private_dropped:
+            # Nothing of a private window's events is kept, not even their ids, so a file read again has its
+            # private lines skipped again: said as what this file holds, not as something new.
+            _echo(f"  {plural(report.private_dropped, 'line')} from private windows skipped (never stored)")
         for problem in report.problems:
             _echo(f"  {problem}")
         if report.bad > len(report.problems):
-            _echo(f"  ... and {report.bad - len(report.problems)} more bad lines")
+            _echo(f"  ... and {plural(report.bad - len(report.problems), 'more bad line')}")
         _echo(f"Store: {store_path()}")
 
     return group

@@ -83,13 +83,23 @@ def timeline(
 def _by_session(
     group: Sequence[sessions.Session], rows: Sequence[tuple[Any, ...]]
 ) -> list[list[tuple[Any, ...]]]:
-    """The rows of each session's minutes; spans begun before a session (clipped, no count) count in its first."""
+    """The rows of each session's minutes; spans begun before a session (clipped, no count) count in its first.
+
+    A row whose span goes on past its minute is also given to the later sessions it reaches (`sessions.fill`
+    takes its time and title there, not its count): the session of a minute that an event begun late in the
+    minute before holds is that event's app's, and needs its title.
+    """
     first_minute = group[0].first_minute
     by_minute: dict[int, list[tuple[Any, ...]]] = {}
+    reaching: list[tuple[Any, ...]] = []
     for row in rows:
-        by_minute.setdefault(max(row[0], first_minute), []).append(row)
+        minute = max(row[0], first_minute)
+        by_minute.setdefault(minute, []).append(row)
+        if row[sessions.LAST] > (minute + 1) * sessions.MINUTE_MS:
+            reaching.append(row)
     return [
         [row for minute in range(s.first_minute, s.last_minute + 1) for row in by_minute.get(minute, ())]
+        + [row for row in reaching if max(row[0], first_minute) < s.first_minute and row[sessions.LAST] > s.start_ms]
         for s in group
     ]
 

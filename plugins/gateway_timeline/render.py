@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from gateway import plural
 from gateway_timeline.envelope import Cleaner
 from gateway_timeline.sessions import FOCUS_CHANGE_TYPES, Session
 from gateway_timeline.timeexpr import iso_ms, to_local
@@ -74,7 +75,7 @@ def markdown_of(session: Session, zone: tzinfo | None, clean: Cleaner | None = N
         titles = [safe_text(label or url, 70) for url, label in _top_pages(session, PAGES_SHOWN)]
         pages = len(session.pages)
         lines.append(
-            f"- Visited {pages} page{'s' if pages != 1 else ''}"
+            f"- Visited {plural(pages, 'page')}"
             + (f" on {', '.join(hosts[:3])}{_more(3, len(hosts))}" if hosts else "")
             + ": "
             + "; ".join(titles)
@@ -97,8 +98,8 @@ def markdown_of(session: Session, zone: tzinfo | None, clean: Cleaner | None = N
         total = sum(actions.values())
         kinds = ", ".join(f"{n} {kind}" for kind, n in actions.most_common(TYPES_SHOWN))
         other = len(actions) - TYPES_SHOWN
-        other_kinds = f" and {other} other kind{'s' if other != 1 else ''}" if other > 0 else ""
-        lines.append(f"- {total} event{'s' if total != 1 else ''}: {kinds}{other_kinds}")
+        other_kinds = f" and {plural(other, 'other kind')}" if other > 0 else ""
+        lines.append(f"- {plural(total, 'event')}: {kinds}{other_kinds}")
     if session.also:
         lines.append(f"- Brief switches to {', '.join(safe_text(a, 40) for a in session.also[:5])}")
     return "\n".join(lines)
@@ -143,7 +144,7 @@ def markdown(
     newest_first: Iterable[Session], total: int, zone: tzinfo | None, max_tokens: int
 ) -> tuple[str, bool]:
     """The markdown timeline and whether older sessions were cut to stay under `max_tokens`."""
-    note_room = 120
+    note_room = 220  # the note on what was cut, and the frame's two lines around the content
     clean = Cleaner()  # one per answer: the same titles come back in many sessions
     parts = (markdown_of(s, zone, clean) for s in newest_first)
     kept, _used = _newest_within(parts, max(max_tokens * CHARS_PER_TOKEN - note_room, 0), "\n\n")
@@ -151,7 +152,7 @@ def markdown(
     truncated = len(kept) < total
     if truncated:
         cut = total - len(kept)
-        note = f"_{cut} older session{'s' if cut != 1 else ''} cut to stay under max_tokens; narrow the range to see them._"
+        note = f"_{plural(cut, 'older session')} cut to stay under max_tokens; narrow the range to see them._"
         text = note + ("\n\n" + text if text else "")
     return text, truncated
 

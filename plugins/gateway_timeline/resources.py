@@ -3,10 +3,27 @@ the "resume my work" prompt."""
 
 from __future__ import annotations
 
-from gateway import Answer, Context, Prompt, PromptArgument, Resource, ResourceTemplate, ToolError
+from gateway import (
+    Answer,
+    Context,
+    Prompt,
+    PromptArgument,
+    Resource,
+    ResourceTemplate,
+    ToolError,
+    left_out_sentence,
+)
 from gateway_timeline import limits, settings
 from gateway_timeline.timeexpr import to_ms
-from gateway_timeline.tools import now, open_store, status_of, timeline_answer
+from gateway_timeline.tools import (
+    NOTHING_YET,
+    json_answer,
+    now,
+    open_store,
+    status_of,
+    timeline_given,
+    timeline_result,
+)
 
 RECENT_URI = "timeline://recent"
 CONFIG_URI = "timeline://config"
@@ -16,8 +33,14 @@ EVENT_TEMPLATE = "timeline://events/{id}"
 # Plain functions: the core runs them on a worker thread under the call's deadline.
 def read_recent(ctx: Context) -> Answer:
     """The last hour as markdown sessions."""
-    answer = timeline_answer(ctx, "1h", "now", "markdown", limits.DEFAULT_MAX_TOKENS)
-    return Answer(text=answer.text, given=answer.given, left_out=answer.left_out)
+    result, stored = timeline_result(ctx, "1h", "now", "markdown", limits.DEFAULT_MAX_TOKENS)
+    if result["content"]:
+        text = ctx.frame(result["content"])
+    else:
+        text = "No activity recorded in the last hour." + ("" if stored else f" {NOTHING_YET}")
+    if result["left_out"]:
+        text += "\n" + left_out_sentence(result["left_out"], "event")
+    return Answer(text=text, given=timeline_given(result), left_out=result["left_out"])
 
 
 def read_config(ctx: Context) -> str:
@@ -48,8 +71,6 @@ def read_config(ctx: Context) -> str:
 
 def read_event(ctx: Context, id: str) -> Answer:  # noqa: A002 - the template's parameter
     """One event in the envelope, by its id (as query_events gives them)."""
-    import json
-
     from gateway_timeline import queries
     from gateway_timeline.gating import Gatekeeper
 
@@ -64,7 +85,9 @@ def read_event(ctx: Context, id: str) -> Answer:  # noqa: A002 - the template's 
             store.close()
     if found is None:
         raise ToolError(f"there is no event {id!r} in the timeline (it may be older than the retention period)")
-    return Answer(text=ctx.frame(json.dumps(found, ensure_ascii=False, indent=1)), data=found)
+    # Served as application/json, so the text is the envelope itself: its fields are others' words each one
+    # line and masked (as in query_events), which JSON keeps apart from anything around them.
+    return json_answer(found)
 
 
 def resource_list() -> list[Resource]:

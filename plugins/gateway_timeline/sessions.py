@@ -213,10 +213,16 @@ def fill(session: Session, rows: Iterable[Row], since_ms: int) -> Session:
     counts, labels, pages, files = session.counts, session.labels, session.pages, session.files
     keys: dict[str | None, str] = {}
     events = 0
+    start_ms = max(session.start_ms, since_ms)
     for row in rows:
         minute, kind, app, bundle, label, url, path, n, first, last = row[:TIMED]
         if minute < first_minute:
-            minute = first_minute  # a span begun before the range
+            if last <= start_ms:
+                continue
+            # A span begun before the session that goes on into it (a window event started at :42 holds most of
+            # the next minute, whose session may be its app's): its time and title count here, its event where
+            # it began.
+            minute, n = first_minute, 0
         if not first_minute <= minute <= last_minute or kind in _MARKERS:
             continue
         row_key = keys.get(app)
@@ -227,7 +233,7 @@ def fill(session: Session, rows: Iterable[Row], since_ms: int) -> Session:
             if row_key in also_keys:
                 also_names.add(app)
             continue
-        covered = (last if last < end_ms else end_ms) - (first if first > since_ms else since_ms)
+        covered = (last if last < end_ms else end_ms) - (first if first > start_ms else start_ms)
         weight = (covered if covered > 0 else 0) + 1000 * n
         if row_key == key:
             names[app] = names.get(app, 0) + weight + (0 if kind.startswith("browser.") else 1)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from gateway import Answer, Context, ToolError, left_out_sentence, tool
+from gateway import Answer, Context, ToolError, plural, tool
 from gateway_timeline import limits, settings
 from gateway_timeline.timeexpr import FORMS, local_zone, resolve_range, to_ms
 
@@ -65,6 +65,15 @@ RANGE_OUTPUT = {
     "required": ["since", "until"],
 }
 
+LEFT_OUT_OUTPUT = {
+    "type": "integer",
+    "description": "events kept back because their projects are closed to AI agents (the whole answer's count)",
+}
+HINT_OUTPUT = {
+    "type": "string",
+    "description": "how to get more: how the person fills an empty store, or how to narrow a cut query (else absent)",
+}
+
 TIMELINE_OUTPUT = {
     "type": "object",
     "properties": {
@@ -74,9 +83,10 @@ TIMELINE_OUTPUT = {
         "sessions": {"type": "array", "items": {"type": "object"}},
         "token_estimate": {"type": "integer"},
         "truncated": {"type": "boolean"},
-        "left_out": {"type": "integer"},
+        "left_out": LEFT_OUT_OUTPUT,
+        "hint": HINT_OUTPUT,
     },
-    "required": ["range", "format", "token_estimate", "truncated"],
+    "required": ["range", "format", "token_estimate", "truncated", "left_out"],
 }
 
 EVENTS_OUTPUT = {
@@ -86,9 +96,10 @@ EVENTS_OUTPUT = {
         "count": {"type": "integer"},
         "truncated": {"type": "boolean"},
         "events": {"type": "array", "items": {"type": "object"}},
-        "left_out": {"type": "integer"},
+        "left_out": LEFT_OUT_OUTPUT,
+        "hint": HINT_OUTPUT,
     },
-    "required": ["range", "count", "truncated", "events"],
+    "required": ["range", "count", "truncated", "events", "left_out"],
 }
 
 STATUS_OUTPUT = {
@@ -103,6 +114,7 @@ STATUS_OUTPUT = {
         "oldest_event_ts": {"type": "string", "description": "absent when the store holds no event in the period kept"},
         "capture": {"type": "object"},
         "permissions_ok": {"type": "boolean"},
+        "hint": HINT_OUTPUT,
     },
     "required": ["running", "paused", "retention_hours"],
 }
@@ -128,11 +140,17 @@ def open_store(ctx: Context) -> Store | None:
         ) from error
 
 
-def _left_out_line(left_out: int) -> str:
-    return f"\n{left_out_sentence(left_out, 'event')}" if left_out else ""
+def json_answer(data: dict[str, Any], given: tuple[str, ...] = (), left_out: int = 0) -> Answer:
+    """The answer whose text is its data serialised (compact, keys in the seed's order): hosts that give the
+    model the text alone still show it `truncated`, `token_estimate` and `left_out`, as MCP asks."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return Answer(text=text, data=data, given=given, left_out=left_out)
 
 
-def timeline_answer(ctx: Context, since: str, until: str, format: str, max_tokens: int) -> Answer:  # noqa: A002
+def timeline_result(
+    ctx: Context, since: str, until: str, format: str, max_tokens: int  # noqa: A002
+) -> tuple[dict[str, Any], bool]:
+    """get_timeline's object as queries makes it (content not framed yet), and whether the store exists."""
     from gateway_timeline import queries
     from gateway_timeline.gating import Gatekeeper
 
@@ -153,23 +171,26 @@ def timeline_answer(ctx: Context, since: str, until: str, format: str, max_token
     finally:
         if store is not None:
             store.close()
-    span = f"{result['range']['since']} to {result['range']['until']}"
-    if format == "structured":
-        body = json.dumps(result["sessions"], ensure_ascii=False, indent=1)
-        found = len(result["sessions"])
-    else:
-        body, found = result["content"], bool(result["content"])
-    if not found:
-        head = f"No activity recorded from {span}." + (f" {NOTHING_YET}" if store is None else "")
-        text = head + _left_out_line(result["left_out"])
-    else:
-        cut = " Older sessions were cut to fit max_tokens." if result["truncated"] else ""
-        text = (
-            f"Timeline from {span} (headings in the person's local time), about {result['token_estimate']} "
-            f"tokens.{cut}\n{ctx.frame(body)}{_left_out_line(result['left_out'])}"
-        )
-    given = (f"timeline://range/{result['range']['since']}/{result['range']['until']}",) if found else ()
-    return Answer(text=text, data=result, given=given, left_out=result["left_out"])
+    return result, store is not None
+
+
+def timeline_given(result: dict[str, Any]) -> tuple[str, ...]:
+    found = result["sessions"] if result["format"] == "structured" else result["content"]
+    return (f"timeline://range/{result['range']['since']}/{result['range']['until']}",) if found else ()
+
+
+def timeline_answer(ctx: Context, since: str, until: str, format: str, max_tokens: int) -> Answer:  # noqa: A002
+    from gateway_timeline.render import token_estimate
+
+    result, stored = timeline_result(ctx, since, until, format, max_tokens)
+    given = timeline_given(result)
+    if result.get("content"):
+        # The markdown is a whole text of others' words: framed inside the JSON string, and estimated so.
+        result["content"] = ctx.frame(result["content"])
+        result["token_estimate"] = token_estimate(result["content"])
+    if not stored:
+        result["hint"] = NOTHING_YET
+    return json_answer(result, given, result["left_out"])
 
 
 @tool(title="Activity timeline", read_only=True, idempotent=True, output_schema=TIMELINE_OUTPUT)
@@ -180,6 +201,7 @@ def get_timeline(
     """The person's activity over a range as sessions (app, what, when), small enough for a model's context.
 
     Start narrow (the last hour), widen only when needed. Use query_events for the raw events behind it.
+    Headings are in the person's local time; the range is UTC.
     """
     return timeline_answer(ctx, since, until, format, max_tokens)
 
@@ -214,35 +236,16 @@ def query_events(
     finally:
         if store is not None:
             store.close()
-    span = f"{result['range']['since']} to {result['range']['until']}"
-    shown = len(result["events"])
-    if not shown:
-        text = f"No events matched from {span}." + (f" {NOTHING_YET}" if store is None else "")
-    else:
-        more = f"; the first {shown} ({order.replace('_', ' ')}) are below, narrow the range for the rest" if result[
-            "truncated"] else ""
-        lines = "\n".join(_event_line(e) for e in result["events"])
-        text = (
-            f"{result['count']} events from {span}{more}. One per line (time UTC, type, app, window, URL or file; "
-            f"the full envelopes are in the structured content):\n{ctx.frame(lines)}"
+    if store is None:
+        result["hint"] = NOTHING_YET
+    elif result["truncated"]:
+        shown = len(result["events"])
+        result["hint"] = (
+            f"Only the {plural(shown, 'event')} at the {'newest' if order == 'newest_first' else 'oldest'} end are "
+            "given: narrow the range, the types or the app for the rest."
         )
-    text += _left_out_line(result["left_out"])
     given = tuple(limits.EVENT_ADDRESS.format(e["id"]) for e in result["events"])
-    return Answer(text=text, data=result, given=given, left_out=result["left_out"])
-
-
-def _event_line(event: dict[str, Any]) -> str:
-    """One event on one line for the model: when, what kind, in which app and window, and its page or file."""
-    parts = [event["ts"][11:23], event["type"]]
-    if event.get("app") and event["app"].get("name"):
-        parts.append(event["app"]["name"])
-    if event.get("window") and event["window"].get("title"):
-        parts.append(f"“{event['window']['title']}”")
-    data = event.get("data") or {}
-    for key in ("url", "path"):
-        if isinstance(data.get(key), str):
-            parts.append(data[key])
-    return " ".join(parts)
+    return json_answer(result, given, result["left_out"])
 
 
 def live_activitywatch(port: int = 5600, timeout: float = 0.3) -> bool:
@@ -270,13 +273,14 @@ def status_of(ctx: Context) -> dict[str, Any]:
         return {**unreadable, "degraded": {"store": str(error)}, "permissions_ok": False}
     try:
         live = bool(ctx.settings.get("probe_activitywatch", True)) and live_activitywatch()
-        return queries.status(
+        result = queries.status(
             store,
             now_ms=int(time.time() * 1000),
             retention_ms=settings.retention_ms(ctx.settings),
             running_within_ms=settings.running_within_ms(ctx.settings),
             live_server=live,
         )
+        return {**result, "hint": NOTHING_YET} if store is None else result
     finally:
         if store is not None:
             store.close()
@@ -285,16 +289,7 @@ def status_of(ctx: Context) -> dict[str, Any]:
 @tool(title="Recording status", read_only=True, idempotent=True, output_schema=STATUS_OUTPUT)
 def get_status(ctx: Context) -> Answer:
     """Is activity being recorded right now, and what does the store hold? If running is false, say so."""
-    result = status_of(ctx)
-    if result["running"]:
-        head = "Activity is being recorded" + (" (paused)." if result["paused"] else ".")
-    else:
-        head = "Activity is not being recorded right now: no recorder has written recently."
-    last = result.get("last_event_ts") or "none"
-    text = f"{head} Last event: {last}. Oldest kept: {result.get('oldest_event_ts') or 'none'}."
-    if result["degraded"]:
-        text += " Problems: " + "; ".join(f"{k}: {v}" for k, v in result["degraded"].items())
-    return Answer(text=text, data=result)
+    return json_answer(status_of(ctx))
 
 
 def tool_list() -> list[Any]:

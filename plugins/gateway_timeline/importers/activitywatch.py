@@ -189,10 +189,11 @@ def _import_bucket(connection, report, store, origin, key, bucket, kind, client,
                 or (browser is not None and is_private_app(browser))
             )
             if private or end_ms < oldest_ms:
-                if private:
-                    report.private_dropped += 1
-                else:
-                    report.too_old += 1
+                if row_id >= first_new:  # the row read again (see the cursor) was counted by the run before
+                    if private:
+                        report.private_dropped += 1
+                    else:
+                        report.too_old += 1
                 if kind == "currentwindow":
                     previous_app = str(data.get("app") or "unknown")
                 continue

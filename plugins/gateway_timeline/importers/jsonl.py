@@ -26,7 +26,8 @@ KEPT_PROBLEMS = 20
 @define
 class IngestReport:
     lines: int = 0
-    stored: int = 0
+    stored: int = 0  # events kept from the lines, new or not
+    new: int = 0  # of those, the events the store did not hold yet (the others replaced themselves)
     bad: int = 0
     private_dropped: int = 0
     too_old: int = 0
@@ -63,7 +64,7 @@ def ingest_lines(
     def flush() -> None:
         nonlocal last_flush
         last_flush = time.monotonic()
-        store.add(rows)
+        report.new += store.add(rows, count_new=True)
         report.stored += len(rows)
         rows.clear()
         if live:
@@ -109,7 +110,7 @@ def ingest_lines(
                 if progress is not None:
                     progress(len(rows))
                 flush()
-        store.add(rows)
+        report.new += store.add(rows, count_new=True)
         report.stored += len(rows)
         if live:
             _heartbeat(store, {"source": "jsonl"}, int(time.time() * 1000), "jsonl")

@@ -100,13 +100,45 @@ def test_ingest_keeps_good_lines_and_reports_bad_ones(gateway_home: Path, now) -
     file.write_text("\n".join([*good, "{broken", json.dumps({"type": "app.focus"})]) + "\n")
     done = gateway(gateway_home, "timeline", "ingest", str(file))
     assert done.returncode == 0, done.stderr
-    assert "1 event stored from 3 lines; 2 bad lines" in done.stderr
+    assert "1 new event stored from 3 lines; 2 bad lines" in done.stderr
     assert "line 2: not valid JSON" in done.stderr and "line 3: ts must be" in done.stderr
     assert stored_titles(gateway_home) == ["kept.py"]
     piped = gateway(gateway_home, "timeline", "ingest", "-",
                     stdin="\n".join(lines_of([envelope(now - timedelta(minutes=1), "app.focus", "Slack", "piped")])))
     assert piped.returncode == 0, piped.stderr
     assert stored_titles(gateway_home) == ["kept.py", "piped"]
+
+
+def test_ingest_of_the_same_file_again_says_nothing_new_was_stored(gateway_home: Path, now) -> None:
+    file = gateway_home / "events.jsonl"
+    events = [envelope(now - timedelta(minutes=m), "app.focus", "Code", f"{m}.py") for m in (1, 2, 3)]
+    private = envelope(now - timedelta(minutes=4), "browser.navigate", "Firefox", "Hidden", data={"mode": "private"})
+    file.write_text("\n".join(lines_of([*events, private])) + "\n")
+    first = gateway(gateway_home, "timeline", "ingest", str(file))
+    assert first.returncode == 0, first.stderr
+    assert "3 new events stored from 4 lines; 0 bad lines" in first.stderr and "already" not in first.stderr
+    assert "1 line from private windows skipped (never stored)" in first.stderr
+    file.write_text("\n".join(lines_of([*events, private, envelope(now, "app.focus", "Slack", "new")])) + "\n")
+    again = gateway(gateway_home, "timeline", "ingest", str(file))
+    assert again.returncode == 0, again.stderr
+    assert "1 new event stored (3 already there) from 5 lines; 0 bad lines" in again.stderr
+    assert "3 events" not in again.stderr and "private-window events" not in again.stderr
+
+
+def test_import_counts_a_private_window_once_though_its_row_is_read_again(gateway_home: Path, now) -> None:
+    # ActivityWatch grows its newest row in place, so each import reads it again: a private one was counted once.
+    aw = AWDatabase(gateway_home / "aw.db", "rust")
+    aw.add(WINDOW, window_events(now - timedelta(minutes=30), [(10, "Code", "a.py"),
+                                                              (5, "Firefox", "Bank — Mozilla Firefox Private Browsing")]))
+    aw.close()
+    first = gateway(gateway_home, "timeline", "import", "activitywatch", str(aw.path))
+    assert first.returncode == 0, first.stderr
+    assert f"{WINDOW}: 2 new events" in first.stderr
+    assert "1 private-window event dropped, never stored" in first.stderr
+    again = gateway(gateway_home, "timeline", "import", "activitywatch", str(aw.path))
+    assert again.returncode == 0, again.stderr
+    assert f"{WINDOW}: 0 new events" in again.stderr and "private-window" not in again.stderr
+    assert stored_titles(gateway_home) == ["a.py"]
 
 
 def test_watch_keeps_importing_and_marks_recording_as_running(gateway_home: Path) -> None:

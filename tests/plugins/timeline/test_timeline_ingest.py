@@ -58,9 +58,10 @@ def test_missing_fields_are_filled_and_nothing_added_to_what_a_redaction_removed
 def test_ingesting_the_same_file_twice_adds_nothing_even_without_ids(tmp_path: Path, now) -> None:
     events = [envelope(now - timedelta(minutes=m), "input.key", "Code", "a.py") for m in range(5)]
     with Store.open(tmp_path / "t.db") as store:
-        ingest_lines(lines_of(events), store, retention_ms=WEEK_MS)
-        ingest_lines(lines_of(events), store, retention_ms=WEEK_MS)
+        first = ingest_lines(lines_of(events), store, retention_ms=WEEK_MS)
+        again = ingest_lines(lines_of(events), store, retention_ms=WEEK_MS)
         assert len(bodies(store)) == 5
+        assert (first.stored, first.new) == (5, 5) and (again.stored, again.new) == (5, 0)
 
 
 def test_private_window_events_are_dropped_at_ingest(tmp_path: Path, now) -> None:

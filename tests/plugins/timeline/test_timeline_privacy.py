@@ -61,7 +61,8 @@ def test_a_closed_projects_events_are_in_no_answer_of_any_tool_or_resource(close
         assert "vault.example.com" not in everything(answer)
     timeline = answers[0]
     assert timeline.data["left_out"] == 4 and timeline.left_out == 4
-    assert "4 events left out: their projects are closed to AI agents" in timeline.text
+    assert json.loads(timeline.text)["left_out"] == 4  # a field of the JSON text, not a sentence around it
+    assert "4 events left out: their projects are closed to AI agents" in answers[6].text  # timeline://recent
     assert "Firefox" in timeline.data["content"], "the open browsing is still there"
 
 

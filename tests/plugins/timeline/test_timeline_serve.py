@@ -51,7 +51,7 @@ def test_each_tool_resource_and_the_prompt_through_a_real_server(gateway_home: P
 
             status = await client.call_tool("get_status", {})
             assert status.structured_content["running"] is False
-            assert "not being recorded" in status.content[0].text
+            assert json.loads(status.content[0].text) == status.structured_content
 
             bad = await client.call_tool("query_events", {"since": "next tuesday"})
             assert bad.is_error and "15m, 2h, 3d" in bad.content[0].text

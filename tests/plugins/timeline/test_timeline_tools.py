@@ -52,11 +52,12 @@ def test_timeline_groups_the_morning_into_sessions_with_headings_and_bullets(mor
         f"## {start + timedelta(minutes=25):%H:%M}-{start + timedelta(minutes=35):%H:%M} Slack — general — Example Team",
     ]
     assert "- Files: store.py" in content
+    assert "hint" not in data  # nothing to say: the store is there
     assert "- Visited 2 pages on github.example.com, docs.example.org: PR #42; WAL mode" in content
     assert "- 30 events: 30 input.key" in content and "- 20 events: 20 ui.click" in content
     assert data["token_estimate"] == -(-len(content) // 4)
-    assert content in answer.text  # given to the model between the frame's lines
-    assert answer.text.count(gateway_timeline_mark(answer.text)) == 2
+    assert json.loads(answer.text)["content"] == content  # the frame's lines are inside the JSON string
+    assert content.startswith("<<<data ") and content.count(gateway_timeline_mark(content)) == 2
 
 
 def gateway_timeline_mark(text: str) -> str:
@@ -187,7 +188,10 @@ def test_an_empty_store_answers_nothing_and_says_how_to_fill_it(gateway_home: Pa
     events = gateway.call("query_events", {})
     assert not timeline.is_error and not events.is_error
     assert timeline.data["content"] == "" and events.data["count"] == 0
-    assert "gateway timeline import activitywatch" in timeline.text
+    # The sentence for the person is a field of the object (and so of the text, which is its JSON).
+    for answer in (timeline, events):
+        assert "gateway timeline import activitywatch" in answer.data["hint"]
+        assert json.loads(answer.text)["hint"] == answer.data["hint"]
 
 
 def test_events_beyond_the_retention_are_not_served(gateway_home: Path, now) -> None:
@@ -222,7 +226,7 @@ def test_status_is_running_only_with_a_fresh_heartbeat(gateway_home: Path, now) 
     assert stale["running"] is False
     fill(path, [envelope(now, "recorder.heartbeat", data={"paused": False, "events_dropped": 2})])
     fresh = gateway.call("get_status")
-    assert fresh.data["running"] is True and "is being recorded" in fresh.text
+    assert fresh.data["running"] is True and json.loads(fresh.text)["running"] is True
     assert fresh.data["events_dropped"] == 2
     assert fresh.data["last_event_ts"] == (now - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert fresh.data["retention_hours"] == 168
@@ -244,8 +248,9 @@ def test_status_without_any_store_says_nothing_is_recorded(gateway_home: Path) -
     answer = gateway.call("get_status")
     # No event: the times are absent (not null, which the output schema keeps out for every host's validator).
     assert answer.data["running"] is False and "last_event_ts" not in answer.data
-    assert "not being recorded" in answer.text
+    assert json.loads(answer.text)["running"] is False
     assert "store" in answer.data["degraded"]
+    assert "gateway timeline import activitywatch" in answer.data["hint"]
 
 
 def test_calls_are_audited_with_the_addresses_given(morning, audit_lines) -> None:
