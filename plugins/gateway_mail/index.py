@@ -122,6 +122,37 @@ def _free_id(connection: sqlite3.Connection, date: float) -> int:
     return next(i for i in range(first, last + 1) if i not in taken)
 
 
+_per_thread = threading.local()
+_KEPT_PER_THREAD = 4
+
+
+def thread_connection(path: Path) -> sqlite3.Connection:
+    """This thread's connection to the index, opened once and kept (a tool's call runs on a worker thread).
+
+    Opening and closing on every call cost more than the Porch's queries: the schema read again, and the last
+    connection's close checkpointing the WAL into the file. One per thread, so no two threads ever share one. A
+    file replaced or removed meanwhile (another inode, or none) is opened again.
+    """
+    kept: dict[str, tuple[sqlite3.Connection, int]] = _per_thread.__dict__.setdefault("connections", {})
+    try:
+        inode = path.stat().st_ino
+    except OSError:
+        inode = -1
+    found = kept.get(str(path))
+    if found is not None and found[1] == inode and inode != -1:
+        if found[0].in_transaction:  # left open by a call interrupted mid-write
+            found[0].rollback()
+        return found[0]
+    if found is not None:
+        found[0].close()
+        del kept[str(path)]
+    while len(kept) >= _KEPT_PER_THREAD:  # indexes of other homes (tests, demos): the oldest closed
+        kept.pop(next(iter(kept)))[0].close()
+    connection = connect(path)
+    kept[str(path)] = (connection, path.stat().st_ino)
+    return connection
+
+
 def meta(connection: sqlite3.Connection, key: str) -> str | None:
     row = connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None

@@ -222,3 +222,22 @@ def test_an_index_with_ids_of_another_kind_is_made_again(tmp_path: Path) -> None
     connection = index.connect(path)
     assert connection.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
     assert index.refresh(connection, [_account(root)])["read"] == 12
+
+
+def test_each_thread_keeps_its_own_connection_and_a_replaced_index_is_opened_again(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "cache" / "mail-index.sqlite"
+    first = index.thread_connection(path)
+    assert index.thread_connection(path) is first
+    others = []
+    worker = threading.Thread(target=lambda: others.append(index.thread_connection(path)))
+    worker.start()
+    worker.join()
+    assert others[0] is not first  # never shared between threads
+    for leftover in path.parent.iterdir():
+        leftover.unlink()
+    again = index.thread_connection(path)
+    assert again is not first and path.exists()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert index.meta(again, "masks_version") == str(MASKS_VERSION)
