@@ -58,6 +58,10 @@ def test_search_counts_kept_hits_whatever_the_words(world) -> None:
     assert answers[1].data["hits"] == []
     # The scope narrows the count: nothing of the closed project is in the archive folder.
     assert served.call("search_mail", {"query": "plumtree", "folder": "Archive"}).data["left_out"] == 0
+    # With an account and days too, whatever the words (counts read from the kept ids, then the scope).
+    for words in ("plumtree", CANARY, "nothinghere"):
+        scoped = served.call("search_mail", {"query": words, "account": "personal", "days": 7}).data
+        assert (scoped["left_out"], scoped["blocked"]) == (2, 1)
 
 
 def test_search_gives_newest_first_within_its_scope(world) -> None:
