@@ -50,3 +50,10 @@ def register_commands(gateway: PluginHost) -> list:
     from gateway_mail.cli import commands
 
     return commands(gateway)
+
+
+@hookimpl
+def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
+    from gateway_mail.demo import make_demo
+
+    return make_demo(gateway)

@@ -6,6 +6,10 @@ In a folder that changed, each file costs a stat; a file is keyed by its name wi
 one that moved from `new/` to `cur/` or whose flags changed keeps its row (its place and flags updated,
 never read again), and only a file of a new name, size or time is read. `MASKS_VERSION` is recorded: an
 index made with other masks is emptied and made again, because it must hide exactly what answers hide.
+
+A message's id (and so its FTS5 rowid) is made from its date (`date_key`): rowid order is date order, so a
+search "newest first, at most n" walks the matches backwards by rowid and stops after n, where sorting every
+match by date cost as much as the search itself on common words.
 """
 
 from __future__ import annotations
@@ -81,13 +85,71 @@ def connect(path: Path) -> sqlite3.Connection:
             connection.execute("DELETE FROM dirs")
             set_meta(connection, "dirs_format", "2")
     version = meta(connection, "masks_version")
-    if version != str(MASKS_VERSION):
+    if version != str(MASKS_VERSION) or meta(connection, "ids") != IDS:
         with connection:
             connection.execute("DELETE FROM messages")
             connection.execute("DELETE FROM messages_fts")
             connection.execute("DELETE FROM dirs")
             set_meta(connection, "masks_version", str(MASKS_VERSION))
+            set_meta(connection, "ids", IDS)
             bump(connection)
+    return connection
+
+
+# How ids are made (an index of another kind is made again): "date" = from the date, see `date_key`.
+IDS = "date"
+# An id is the date's second shifted left by this many bits, plus a count of messages of that same second.
+_SAME_SECOND_BITS = 22
+_LAST_SECOND = (1 << 40) - 1  # 36,000 years: a later date (a bogus header) is taken as this one
+
+
+def date_key(date: float) -> int:
+    """The smallest id a message of this date can have (dates before 1970 share the first second)."""
+    return min(max(int(date), 0), _LAST_SECOND) << _SAME_SECOND_BITS
+
+
+def _free_id(connection: sqlite3.Connection, date: float) -> int:
+    first = date_key(date)
+    last = connection.execute("SELECT max(id) FROM messages WHERE id BETWEEN ? AND ?",
+                              (first, first + (1 << _SAME_SECOND_BITS) - 1)).fetchone()[0]
+    if last is None:
+        return first
+    if last + 1 < first + (1 << _SAME_SECOND_BITS):
+        return last + 1
+    # Four million messages of one second (only a forged or broken Date does that): any free id of the second.
+    taken = {r[0] for r in connection.execute("SELECT id FROM messages WHERE id BETWEEN ? AND ?",
+                                              (first, last))}
+    return next(i for i in range(first, last + 1) if i not in taken)
+
+
+_per_thread = threading.local()
+_KEPT_PER_THREAD = 4
+
+
+def thread_connection(path: Path) -> sqlite3.Connection:
+    """This thread's connection to the index, opened once and kept (a tool's call runs on a worker thread).
+
+    Opening and closing on every call cost more than the Porch's queries: the schema read again, and the last
+    connection's close checkpointing the WAL into the file. One per thread, so no two threads ever share one. A
+    file replaced or removed meanwhile (another inode, or none) is opened again.
+    """
+    kept: dict[str, tuple[sqlite3.Connection, int]] = _per_thread.__dict__.setdefault("connections", {})
+    try:
+        inode = path.stat().st_ino
+    except OSError:
+        inode = -1
+    found = kept.get(str(path))
+    if found is not None and found[1] == inode and inode != -1:
+        if found[0].in_transaction:  # left open by a call interrupted mid-write
+            found[0].rollback()
+        return found[0]
+    if found is not None:
+        found[0].close()
+        del kept[str(path)]
+    while len(kept) >= _KEPT_PER_THREAD:  # indexes of other homes (tests, demos): the oldest closed
+        kept.pop(next(iter(kept)))[0].close()
+    connection = connect(path)
+    kept[str(path)] = (connection, path.stat().st_ino)
     return connection
 
 
@@ -305,6 +367,7 @@ def _insert(connection: sqlite3.Connection, pending: list[dict[str, Any]]) -> No
     with connection:
         for row in pending:
             body = row.pop("_body")
+            row["id"] = _free_id(connection, row["date"])
             columns = ", ".join(row)
             cursor = connection.execute(
                 f"INSERT INTO messages ({columns}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())

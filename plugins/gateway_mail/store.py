@@ -110,13 +110,10 @@ def own_folder(folder: str) -> bool:
 def opened(ctx: Context) -> Iterator[Mail]:
     found = accounts(ctx.settings, ctx.folders.config)
     windows_of(ctx.settings.get("admin_windows", []))  # a wrong window is said on every call, not only the Porch's
-    connection = index.connect(index.index_path(ctx.folders.cache))
-    try:
-        with ctx.interruptible(connection):
-            index.refresh(connection, found, check=ctx.deadline.check)
-            key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
-            verdicts = gating.verdicts(ctx.gate, connection, key)
-            blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
-            yield Mail(ctx, found, connection, verdicts, blocked)
-    finally:
-        connection.close()
+    connection = index.thread_connection(index.index_path(ctx.folders.cache))
+    with ctx.interruptible(connection):
+        index.refresh(connection, found, check=ctx.deadline.check)
+        key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
+        verdicts = gating.verdicts(ctx.gate, connection, key)
+        blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
+        yield Mail(ctx, found, connection, verdicts, blocked)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway import Answer, Context, ToolError, left_out_sentence
-from gateway_mail import maildir, parse
+from gateway_mail import index, maildir, parse
 from gateway_mail.accounts import in_window, next_opening, windows_of
 from gateway_mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
 from gateway_mail.surface import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
@@ -115,6 +115,20 @@ def _scope(mail: Mail, account: str | None, folder: str | None, days: int | None
     return " AND ".join(where), values
 
 
+# Counts driven by the kept ids or the blocked senders (CROSS JOIN: those first), each then looked up: their cost
+# follows what is kept or blocked, where a scan of the scope (the planner's choice for `m.account = ?`) read
+# every message of the account on every call.
+COUNT_CLOSED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m.id = k.value"
+COUNT_BLOCKED = "SELECT count(*) FROM json_each(?) b CROSS JOIN messages m ON m.sender = b.value"
+
+# Ids are in date order (index.date_key): FTS5, put first by the CROSS JOIN, walks the matches newest first and
+# stops after `limit` shown ones, where sorting every match by date cost more than the search on common words.
+# `since` bounds the walk by rowid for `days`; the rows shown are read after, by id.
+SEARCH = (f"SELECT m.id FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid "
+          f"WHERE messages_fts MATCH ? {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} "
+          f"ORDER BY messages_fts.rowid DESC LIMIT ?")
+
+
 def search_answer(ctx: Context, query: str, account: str | None, folder: str | None, days: int | None,
                   limit: int) -> Answer:
     """search_mail's answer (the tool is declared in surface.py)."""
@@ -122,17 +136,14 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
     with opened(ctx) as mail:
         where, values = _scope(mail, account, folder, days)
         closed, blocked_json = mail.closed_json, mail.blocked_json
-        left_out = mail.connection.execute(f"SELECT count(*) FROM messages m WHERE {where} AND {CLOSED}",
-                                           [*values, closed]).fetchone()[0]
-        blocked = mail.connection.execute(
-            f"SELECT count(*) FROM messages m WHERE {where} AND NOT {CLOSED} AND {BLOCKED}",
-            [*values, closed, blocked_json]).fetchone()[0] if mail.blocked_senders else 0
+        left_out = mail.connection.execute(f"{COUNT_CLOSED} WHERE {where}", [closed, *values]).fetchone()[0]
+        blocked = mail.connection.execute(f"{COUNT_BLOCKED} WHERE {where} AND NOT {CLOSED}",
+                                          [blocked_json, *values, closed]).fetchone()[0] if mail.blocked_senders else 0
+        since = [index.date_key(time.time() - days * 86400)] if days is not None else []
         try:
-            # Only (date, id) go through the sort of every match; the few rows shown are read after.
             newest = [r[0] for r in mail.connection.execute(
-                f"SELECT m.id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-                f"WHERE messages_fts MATCH ? AND {where} AND NOT {CLOSED} AND NOT {BLOCKED} "
-                f"ORDER BY m.date DESC LIMIT ?", [query, *values, closed, blocked_json, limit])]
+                SEARCH.format(since="AND messages_fts.rowid >= ?" if since else "", where=where),
+                [query, *since, *values, closed, blocked_json, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
                 "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
             rows = [by_id[i] for i in newest if i in by_id]
@@ -254,11 +265,9 @@ def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
         found[f"{name}_rows"] = connection.execute(
             f"SELECT m.* FROM messages m WHERE {where} ORDER BY m.date DESC LIMIT {PORCH_LIST}",
             [*base, *extra]).fetchall()
-    found["left_out"] = connection.execute(f"SELECT count(*) FROM messages m WHERE m.account = ? AND {CLOSED}",
-                                           (account, closed)).fetchone()[0]
-    found["blocked"] = connection.execute(
-        f"SELECT count(*) FROM messages m WHERE m.account = ? AND NOT {CLOSED} AND {BLOCKED}",
-        (account, closed, blocked)).fetchone()[0] if mail.blocked_senders else 0
+    found["left_out"] = connection.execute(f"{COUNT_CLOSED} WHERE m.account = ?", (closed, account)).fetchone()[0]
+    found["blocked"] = connection.execute(f"{COUNT_BLOCKED} WHERE m.account = ? AND NOT {CLOSED}",
+                                          (blocked, account, closed)).fetchone()[0] if mail.blocked_senders else 0
     # Two counts, each on an index (an OR of the two would read every message of the account).
     found["set_aside"] = sum(connection.execute(f"SELECT count(*) FROM messages m WHERE {shown} AND {extra}",
                                                 (account, closed, blocked, junk)).fetchone()[0] for extra in (

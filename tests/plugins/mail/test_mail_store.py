@@ -178,3 +178,66 @@ def test_a_folder_or_an_account_taken_away_leaves_the_index(tmp_path: Path) -> N
     assert connection.execute("SELECT count(*) FROM messages WHERE folder LIKE 'Archive%'").fetchone()[0] == 0
     assert index.refresh(connection, [])["removed"] == 11
     assert connection.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+
+
+def test_ids_follow_the_dates_whatever_order_the_files_came_in(tmp_path: Path) -> None:
+    root = tmp_path / "Mail"
+    now = time.time()
+    # Delivered oldest last, two of them in the same second: the ids must still sort as the dates do.
+    for number, age in enumerate((10, 3000, 3000, 86400 * 400, 5)):
+        sample.deliver(root / "INBOX", sample.message(message_id=f"d{number}@example.org", date=now - age,
+                                                      body="datewalk"))
+    connection = index.connect(tmp_path / "mail-index.sqlite")
+    index.refresh(connection, [_account(root)])
+    rows = connection.execute("SELECT id, date FROM messages ORDER BY id").fetchall()
+    assert len({r[0] for r in rows}) == 5
+    assert [r[1] for r in rows] == sorted(r[1] for r in rows)
+    assert all(index.date_key(r[1]) <= r[0] < index.date_key(r[1] + 1) for r in rows)
+    fts = [r[0] for r in connection.execute(
+        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'datewalk' ORDER BY rowid DESC")]
+    assert fts == sorted((r[0] for r in rows), reverse=True)
+
+
+def test_search_walks_the_matches_newest_first_without_sorting_them(tmp_path: Path) -> None:
+    """What makes a search of a common word stop after `limit` hits: no sort of every match (speed is in bench/)."""
+    from gateway_mail import tools
+
+    connection = index.connect(tmp_path / "mail-index.sqlite")
+    statement = tools.SEARCH.format(since="AND messages_fts.rowid >= ?", where="m.account = ? AND m.date >= ?")
+    plan = " | ".join(r[3] for r in connection.execute(
+        f"EXPLAIN QUERY PLAN {statement}", ("word", 0, "personal", 0, "[]", "[]", 20)))
+    assert "TEMP B-TREE" not in plan, plan
+    assert plan.index("messages_fts") < plan.index("SEARCH m USING INTEGER PRIMARY KEY"), plan
+
+
+def test_an_index_with_ids_of_another_kind_is_made_again(tmp_path: Path) -> None:
+    root = tmp_path / "Mail"
+    sample.world(root, "zebracanary", time.time())
+    path = tmp_path / "mail-index.sqlite"
+    connection = index.connect(path)
+    index.refresh(connection, [_account(root)])
+    connection.execute("DELETE FROM meta WHERE key = 'ids'")  # as an index made before ids followed dates
+    connection.commit()
+    connection.close()
+    connection = index.connect(path)
+    assert connection.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+    assert index.refresh(connection, [_account(root)])["read"] == 12
+
+
+def test_each_thread_keeps_its_own_connection_and_a_replaced_index_is_opened_again(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "cache" / "mail-index.sqlite"
+    first = index.thread_connection(path)
+    assert index.thread_connection(path) is first
+    others = []
+    worker = threading.Thread(target=lambda: others.append(index.thread_connection(path)))
+    worker.start()
+    worker.join()
+    assert others[0] is not first  # never shared between threads
+    for leftover in path.parent.iterdir():
+        leftover.unlink()
+    again = index.thread_connection(path)
+    assert again is not first and path.exists()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert index.meta(again, "masks_version") == str(MASKS_VERSION)

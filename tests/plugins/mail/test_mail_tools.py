@@ -58,6 +58,10 @@ def test_search_counts_kept_hits_whatever_the_words(world) -> None:
     assert answers[1].data["hits"] == []
     # The scope narrows the count: nothing of the closed project is in the archive folder.
     assert served.call("search_mail", {"query": "plumtree", "folder": "Archive"}).data["left_out"] == 0
+    # With an account and days too, whatever the words (counts read from the kept ids, then the scope).
+    for words in ("plumtree", CANARY, "nothinghere"):
+        scoped = served.call("search_mail", {"query": words, "account": "personal", "days": 7}).data
+        assert (scoped["left_out"], scoped["blocked"]) == (2, 1)
 
 
 def test_search_gives_newest_first_within_its_scope(world) -> None:
@@ -267,3 +271,28 @@ def test_the_porch_sets_junk_aside_and_leaves_the_persons_own_folders_out(world)
     account = gateway().call("porch", {}).data["accounts"][0]
     assert account["new"] == 1 and account["set_aside"] == 2  # the forged message and the junk one
     assert [m["subject"] for m in account["new_messages"]] == ["Invoice from the plumber"]
+
+
+def test_a_subject_hidden_by_a_mask_opens_no_project(world) -> None:
+    """An open project's subject route must take the masked subject itself: text a label hides opens nothing."""
+    _root, ids, gateway = world
+    code = f"mid:{ids['code']}"  # subject "482913 is your code", masked "[code] is your code"
+    hidden = gateway(projects=[{"id": "bank", "ai": True, "subjects": ["2913"]}], outside_projects=False)
+    answer = hidden.call("search_mail", {"query": "verification"})
+    assert answer.data["hits"] == [] and answer.data["left_out"] >= 1
+    shown = gateway(projects=[{"id": "bank", "ai": True, "subjects": ["is your code"]}], outside_projects=False)
+    assert [h["address"] for h in shown.call("search_mail", {"query": "verification"}).data["hits"]] == [code]
+
+
+def test_a_closed_subject_route_may_take_what_a_label_hides() -> None:
+    from gateway_mail.gating import _pattern, may_take
+
+    def takes(route: str, masked_subject: str) -> bool:
+        return may_take(route.casefold(), _pattern(masked_subject.casefold()))
+
+    assert takes("ACME-2291", "Ticket ACME-[code]: your login code is [code]")
+    assert takes("2291", "Your code is [code]") and takes("code is 48", "Your code is [code]")
+    assert not takes("ACME-2291", "Your code is [code]")  # a code hides no letter
+    assert not takes("Invoice", "Your code is [code]") and not takes("ME-12-x", "ACME-[code]")
+    assert takes("anything at all", "See [link] now") and takes("Plumber", "[IBAN …0189] due")
+    assert not takes("Plumber", "Nothing hidden here")
