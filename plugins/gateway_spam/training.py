@@ -14,10 +14,10 @@ from typing import Any
 
 from maildirs import configured_accounts, unique_of
 
-from gateway.privacy import clip
+from gateway.privacy import clip, mask
 from gateway_spam import corpus, evaluation
 from gateway_spam.model import Model
-from gateway_spam.tokens import header_text, parse, stripped, tokens
+from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens
 
 Progress = Callable[[str, int, int], None]
 
@@ -30,11 +30,22 @@ def evaluation_path(data: Path) -> Path:
     return data / "evaluation.json"
 
 
+_SPLIT = "\n\n\x1d\n\n"  # between subject and text while they are masked as one unit
+
+
+def masked_subject(message: Any) -> str:
+    """The subject masked together with the text (as the mail plugin does), so a code the text names is hidden."""
+    subject = header_text(message, "subject")
+    text = " ".join(texts(message)[0])[:MAX_TEXT]
+    unit = mask(subject + _SPLIT + text)
+    masked, split, _text = unit.partition(_SPLIT)
+    return clip(masked if split else subject, 200)
+
+
 def envelope(message: Any, place: corpus.Place, key: str) -> dict[str, Any]:
     """What an agent may be shown of a message: masked, each field on one line, never its text."""
     name, address = corpus.sender_of(message)
-    shown = {"sender": clip(address, 200), "name": clip(name, 80), "subject": clip(header_text(message, "subject"),
-                                                                                      200),
+    shown = {"sender": clip(address, 200), "name": clip(name, 80), "subject": masked_subject(message),
              "date": clip(header_text(message, "date"), 60), "account": place.account, "folder": place.folder,
              "address": f"spam:corpus/{place.corpus_id}" if place.corpus_id else key if key.startswith("mid:")
              else str(place.path)}
