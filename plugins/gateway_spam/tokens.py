@@ -86,6 +86,9 @@ def texts(message: Message) -> tuple[list[str], list[str]]:
     for part in message.walk():
         kind = part.get_content_type()
         marks.append(f"content-type:{kind}")
+        charset = part.get_param("charset")
+        if isinstance(charset, str):
+            marks.append(f"charset:{charset.lower()[:20]}")
         encoding = str(part.get("content-transfer-encoding", "")).lower().strip()
         if encoding:
             marks.append(f"content-transfer-encoding:{encoding}")
@@ -156,6 +159,9 @@ def tokens(raw: bytes) -> set[str]:
     for name in ("x-mailer", "user-agent", "content-type", "list-id", "precedence", "mime-version"):
         if name in names:
             found.extend(words(header_text(message, name), f"{name}:"))
+    message_id = header_text(message, "message-id")
+    found.append("message-id:" + (message_id.rpartition("@")[2].strip("> ").lower()[:40] if "@" in message_id
+                                  else "none"))
     bodies, marks = texts(message)
     found.extend(marks)
     text = " ".join(bodies)[:MAX_TEXT]
