@@ -16,6 +16,7 @@ import pytest
 from gateway_spam import sample
 
 from gateway.context import home_environment
+from gateway.core import NotFound
 from gateway.testing import folders_of, make_gateway
 
 
@@ -220,3 +221,14 @@ def test_thresholds_that_cross_are_refused(gateway_home: Path, cutoffs: dict) ->
     gateway = _gateway(gateway_home, **cutoffs)
     answer = gateway.call("spam_train", {})
     assert answer.is_error and "must be below spam_cutoff" in answer.text
+
+
+def test_off_when_left_out_of_the_plugins(gateway_home: Path) -> None:
+    root = gateway_home / "Mail" / "personal"
+    sample.write_mailbox(root, messages=4)
+    config = sample.config(root)
+    config["gateway"]["plugins"] = ["mail"]
+    gateway = make_gateway([gateway_mail, gateway_spam], home=gateway_home, config=config, projects=sample.PROJECTS)
+    assert not [n for n in gateway.list_tools() if n.startswith("spam_")]
+    with pytest.raises(NotFound):  # an unknown tool: a JSON-RPC error, not a tool's answer
+        gateway.call("spam_status")
