@@ -29,7 +29,7 @@ def _read(file: str) -> bytes:
 def commands(gateway: PluginHost) -> list[click.Command]:
     def scored(file: str, clues: bool = False):  # type: ignore[no-untyped-def]
         from gateway_spam.model import Model
-        from gateway_spam.tokens import tokens
+        from gateway_spam.tokens import stripped, tokens
         from gateway_spam.training import model_path
 
         path = model_path(gateway.folders.data)
@@ -41,7 +41,7 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         except OSError as error:
             click.echo(f"error: {file}: {error.strerror}", err=True)
             sys.exit(ERROR)
-        return Model.load(path).score(tokens(raw), keep_clues=clues)
+        return Model.load(path).score(tokens(stripped(raw)), keep_clues=clues)
 
     def cutoffs() -> tuple[float, float]:
         return float(gateway.settings.get("ham_cutoff", 0.2)), float(gateway.settings.get("spam_cutoff", 0.9))

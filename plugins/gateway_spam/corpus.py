@@ -153,6 +153,19 @@ def read_raw(path: Path) -> bytes | None:
         return None
 
 
+def message_id_of(path: Path) -> str:
+    """A file's Message-ID, from its headers alone (what finding a message by its mid: needs)."""
+    import email.parser
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64 * 1024).replace(b"\r\n", b"\n").partition(b"\n\n")[0]
+    except OSError:
+        return ""
+    message = email.parser.BytesHeaderParser().parsebytes(head)
+    return header_text(message, "message-id").strip().strip("<>").strip()
+
+
 def key_of(raw: bytes, message: Any = None) -> str:
     message = message if message is not None else parse(raw)
     message_id = header_text(message, "message-id").strip().strip("<>").strip()
