@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,16 @@ def test_the_corpus_is_the_spam_and_ham_folders_labels_and_fetched_without_dupli
     assert len(samples) == 20 + 3 + 1 + 1  # 20 made, code/blocked/closed, the labelled one, the fetched one
     assert all(sample.BODY_CANARY not in str(s.envelope) for s in samples)
     assert "482913" not in str([s.envelope for s in samples])
+
+
+def test_a_job_is_kept_a_week_after_it_ended(tmp_path: Path) -> None:
+    from gateway_spam import jobs
+
+    folder = jobs.jobs_folder(tmp_path)
+    now = time.time()
+    for job_id, ended in (("old", now - 8 * 86400), ("recent", now - 6 * 86400)):
+        jobs.write(folder / f"{job_id}.json", {"id": job_id, "kind": "train", "state": "done", "started": ended - 60,
+                                               "ended": ended, "pid": 0})
+    assert [j["id"] for j in jobs.all_jobs(tmp_path)] == ["recent"]
+    assert not (folder / "old.json").exists()
+    assert stat.S_IMODE((folder / "recent.json").stat().st_mode) == 0o600
