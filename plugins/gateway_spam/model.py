@@ -27,8 +27,11 @@ X = 0.5
 MIN_DISTANCE = 0.375
 MAX_CLUES = 400
 # Until it has seen this many messages of each class the filter is unsure of everything: with no ham yet, every
-# token looks like spam (the SpamAssassin stream starts with ~200 spams), as rspamd waits for enough of each.
+# token looks like spam (the SpamAssassin stream starts with ~200 spams), as rspamd waits for enough of each. Its
+# score is then squeezed into 0.45-0.55 (inside any sensible unsure band) rather than flattened to 0.5, so that
+# what it saw still orders the messages (the ROC area).
 MIN_EACH = 3
+SQUASH = 0.1
 FORMAT = 1
 
 
@@ -137,8 +140,8 @@ class Model:
         spamminess = 1.0 - chi2q(-2.0 * ln_s, 2 * n)
         hamminess = 1.0 - chi2q(-2.0 * ln_h, 2 * n)
         probability = (spamminess - hamminess + 1.0) / 2.0
-        if min(self.spam, self.ham) < MIN_EACH:
-            probability = 0.5
+        if min(self.spam, self.ham) < MIN_EACH:  # unsure, but still ordered by what it saw
+            probability = 0.5 + (probability - 0.5) * SQUASH
         shown = [(token, f) for _d, token, f in sorted(clues, reverse=True)] if keep_clues else []
         return Score(probability, strength, shown)
 
