@@ -1,138 +1,18 @@
-"""Maildir on disk: the folders of an account whatever the layout, the flags of a file, and the path rules.
+"""Maildir folders, flags and the path rule, kept in the shared `maildirs` library (the spam plugin reads them too)."""
 
-Folders are found by walking the account's tree for every directory holding both `cur/` and `new/`, so that
-mbsync's verbatim nesting (`Archive/2026/cur`), Maildir++ dot folders (`.Archive.2026/cur`) and offlineimap's
-flat names (`INBOX.Sent/cur`) are all seen; `mailbox.Maildir.list_folders()` alone misses the first kind.
-A folder's name is always written with `/`: what the manifest's `folders` routes match.
-"""
+from maildirs.folders import (
+    SUBDIRS,
+    Folder,
+    PathRefused,
+    checked_path,
+    flags_of,
+    folder_name,
+    folders,
+    is_maildir,
+    layout_of,
+    messages,
+    unique_of,
+)
 
-from __future__ import annotations
-
-import os
-import re
-from collections.abc import Iterator
-from pathlib import Path
-
-from attrs import frozen
-
-SUBDIRS = ("new", "cur")
-# The info separator: ":" normally, "!" or ";" on file systems that refuse ":" (mbsync's InfoDelimiter).
-_INFO = re.compile(r"[:!;]2,([A-Za-z]*)$")
-# Never descended into: a Maildir's own parts, mbsync's and Dovecot's state, and anything hidden that is not
-# a Maildir++ folder (those start with "." and hold cur/ and new/).
-_SKIP = {"cur", "new", "tmp"}
-_MAX_DEPTH = 12
-
-
-@frozen
-class Folder:
-    name: str  # with "/" whatever the layout: "INBOX", "Archive/2026"
-    path: Path
-
-
-def folder_name(relative: str) -> str:
-    """`relative` (the folder's path under the account's root) as the name routes match."""
-    if relative in ("", "."):
-        return "INBOX"
-    parts = relative.split(os.sep)
-    if parts[0].startswith(".") and len(parts) == 1:  # Maildir++: ".Archive.2026"
-        return "/".join(p for p in parts[0][1:].split(".") if p)
-    if len(parts) == 1 and "." in parts[0]:  # offlineimap's flat names: "INBOX.Sent" (its default sep ".")
-        return "/".join(p for p in parts[0].split(".") if p)
-    return "/".join(parts)  # mbsync's verbatim nesting
-
-
-def is_maildir(path: Path) -> bool:
-    return all((path / sub).is_dir() for sub in SUBDIRS)
-
-
-def folders(root: Path) -> list[Folder]:
-    """Every Maildir folder under an account's root, the root itself included when it is one."""
-    found: list[Folder] = []
-    if not root.is_dir():
-        return found
-    stack = [(root, 0)]
-    while stack:
-        here, depth = stack.pop()
-        if is_maildir(here):
-            found.append(Folder(folder_name(os.path.relpath(here, root)), here))
-        if depth >= _MAX_DEPTH:
-            continue
-        try:
-            entries = list(os.scandir(here))
-        except OSError:
-            continue
-        for entry in entries:
-            # Links are not followed while walking: a folder linked from elsewhere is not the account's.
-            if entry.name in _SKIP or not entry.is_dir(follow_symlinks=False):
-                continue
-            if entry.name.startswith(".") and not is_maildir(Path(entry.path)):
-                continue
-            stack.append((Path(entry.path), depth + 1))
-    found.sort(key=lambda f: (f.name != "INBOX", f.name.lower()))
-    return found
-
-
-def _info_start(filename: str) -> int:
-    """Where the info suffix (":2,...") starts, or -1; a plain search first (the regular expression is slower)."""
-    at = filename.rfind(":2,")
-    if at >= 0 and _INFO.match(filename, at):
-        return at
-    match = _INFO.search(filename)
-    return match.start() if match else -1
-
-
-def flags_of(filename: str) -> str:
-    """The flags in a file's info suffix (uppercase letters only: lowercase ones are Dovecot keywords)."""
-    at = _info_start(filename)
-    return "".join(sorted(c for c in filename[at + 3:] if c.isupper())) if at >= 0 else ""
-
-
-def unique_of(filename: str) -> str:
-    """The file's name without its info suffix: what stays when the file moves from new/ to cur/ or its flags change."""
-    at = _info_start(filename)
-    return filename[:at] if at >= 0 else filename
-
-
-def messages(folder: Path) -> Iterator[os.DirEntry[str]]:
-    for sub in SUBDIRS:
-        try:
-            with os.scandir(folder / sub) as entries:
-                for entry in entries:
-                    if not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
-                        yield entry
-        except FileNotFoundError:
-            continue
-
-
-class PathRefused(ValueError):
-    """A path that is not a message inside the accounts' folders."""
-
-
-def checked_path(written: str, roots: list[Path]) -> Path:
-    """The message file `written` names, or PathRefused: inside an account's root as written, then once resolved.
-
-    As written: absolute, no `..`, no other computer's share (`//host/share`, `\\\\host\\share`), no backslash,
-    no control character. Resolved: the real file (links followed) must be inside the real root too, in a
-    folder's `cur/` or `new/`.
-    """
-    if not written or any(ord(c) < 32 for c in written) or "\\" in written:
-        raise PathRefused("a path with a backslash or a control character")
-    if written.startswith("//"):
-        raise PathRefused("another computer's share")
-    if not written.startswith("/"):
-        raise PathRefused("a relative path")
-    if ".." in written.split("/"):
-        raise PathRefused("a path with ..")
-    literal = Path(os.path.normpath(written))
-    for root in roots:
-        root_literal = Path(os.path.normpath(str(root)))
-        if root_literal not in literal.parents:
-            continue
-        real, real_root = Path(os.path.realpath(literal)), Path(os.path.realpath(root))
-        if real_root not in real.parents:
-            raise PathRefused("a link that leads out of the mail folders")
-        if real.parent.name not in SUBDIRS or not real.is_file():
-            raise PathRefused("not a message file (in a folder's cur/ or new/)")
-        return real
-    raise PathRefused("a path outside the accounts' mail folders")
+__all__ = ["SUBDIRS", "Folder", "PathRefused", "checked_path", "flags_of", "folder_name", "folders", "is_maildir",
+           "layout_of", "messages", "unique_of"]

@@ -30,7 +30,7 @@ def register_tools(gateway):
     return [loaded_modules]
 '''
 
-BUILT_INS = ["sessions", "cron", "timeline", "mail"]
+BUILT_INS = ["sessions", "cron", "timeline", "mail", "spam"]
 # What each built-in imports only when one of its tools runs.
 HEAVY = {
     "sessions": ["gateway_sessions.store", "gateway_sessions.render", "gateway_sessions.importers", "zstandard"],
@@ -39,6 +39,8 @@ HEAVY = {
                  "gateway_timeline.importers"],
     "mail": ["gateway_mail.tools", "gateway_mail.drafts", "gateway_mail.parse", "gateway_mail.store",
              "gateway_mail.index", "lxml"],
+    "spam": ["gateway_spam.tools", "gateway_spam.model", "gateway_spam.tokens", "gateway_spam.training",
+             "gateway_spam.jobs", "gateway_spam.corpus"],
     "any": ["sqlite3"],
 }
 

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import email
 import email.policy
-import hashlib
 import imaplib
 import json
 import os
-import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,95 +25,16 @@ from pathlib import Path
 import anyio
 import pytest
 from gateway_mail import sample
+from maildirs.testing import DOVECOT, dovecot, login, server_state
 
 from gateway.context import home_environment
 from gateway.testing import serve_client, write_config
 
 INSTALL = "apt-get install dovecot-imapd isync"
-DOVECOT = shutil.which("dovecot") or ("/usr/sbin/dovecot" if os.path.exists("/usr/sbin/dovecot") else None)
 MBSYNC = shutil.which("mbsync")
 CANARY = "quinceboxcanary"
 
 pytestmark = pytest.mark.skipif(not (DOVECOT and MBSYNC), reason=f"needs Dovecot and mbsync: {INSTALL}")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _dovecot_config(folder: Path, port: int) -> Path:
-    if os.getuid() == 0:
-        mail_user, login_user, internal = pwd.getpwnam("dovecot"), "dovenull", "dovecot"
-    else:
-        mail_user = login_user = internal = None
-    me = pwd.getpwuid(os.getuid())
-    uid, gid = (mail_user.pw_uid, mail_user.pw_gid) if mail_user else (me.pw_uid, me.pw_gid)
-    server = folder / "server"
-    server.mkdir()
-    os.chown(server, uid, gid)
-    config = folder / "dovecot.conf"
-    config.write_text(f"""
-first_valid_uid = 0
-base_dir = {folder}/run
-state_dir = {folder}/state
-log_path = {folder}/dovecot.log
-instance_name = gateway-test-{port}
-protocols = imap
-listen = 127.0.0.1
-ssl = no
-disable_plaintext_auth = no
-auth_mechanisms = plain login
-mail_location = maildir:{server}/%u/Maildir:LAYOUT=fs
-default_internal_user = {internal or me.pw_name}
-default_internal_group = {internal or pwd.getpwuid(os.getuid()).pw_name}
-default_login_user = {login_user or me.pw_name}
-service imap-login {{
-  inet_listener imap {{
-    address = 127.0.0.1
-    port = {port}
-  }}
-  inet_listener imaps {{
-    port = 0
-  }}
-  chroot =
-}}
-service anvil {{
-  chroot =
-}}
-passdb {{
-  driver = static
-  args = password=invented-secret
-}}
-userdb {{
-  driver = static
-  args = uid={uid} gid={gid} home={server}/%u
-}}
-""")
-    if not internal:
-        config.write_text(config.read_text().replace(f"default_internal_group = {me.pw_name}",
-                                                     f"default_internal_group = {_group_name()}"))
-    return config
-
-
-def _group_name() -> str:
-    import grp
-
-    return grp.getgrgid(os.getgid()).gr_name
-
-
-def _imap(port: int) -> imaplib.IMAP4:
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            connection = imaplib.IMAP4("127.0.0.1", port)
-            connection.login("pat", "invented-secret")
-            return connection
-        except (OSError, imaplib.IMAP4.error):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
 
 
 def _seed(imap: imaplib.IMAP4, now: float) -> dict[str, str]:
@@ -145,22 +63,7 @@ def _seed(imap: imaplib.IMAP4, now: float) -> dict[str, str]:
 
 
 def _server_state(imap: imaplib.IMAP4) -> dict[str, list[tuple[str, str, str]]]:
-    """Every folder's messages on the server: UID, flags and a hash of the whole message."""
-    state = {}
-    for folder in ("INBOX", "Archive/2026", "Drafts"):
-        imap.select(f'"{folder}"', readonly=True)
-        status, data = imap.uid("FETCH", "1:*", "(UID FLAGS BODY.PEEK[])")
-        rows = []
-        for item in data if status == "OK" else []:
-            if isinstance(item, tuple):
-                head = item[0].decode()
-                uid = head.split("UID ", 1)[1].split()[0]
-                flags = head.split("FLAGS (", 1)[1].split(")", 1)[0]
-                # \\Recent belongs to an IMAP session, not to the message: left out of the comparison.
-                kept = sorted(f for f in flags.split() if f != "\\Recent")
-                rows.append((uid, " ".join(kept), hashlib.sha256(item[1]).hexdigest()))
-        state[folder] = sorted(rows)
-    return state
+    return server_state(imap, ("INBOX", "Archive/2026", "Drafts"))
 
 
 def _mbsyncrc(folder: Path, port: int, local: Path) -> Path:
@@ -202,14 +105,9 @@ def _text(result) -> str:
 
 
 def test_mail_synchronised_by_mbsync_from_dovecot_and_a_draft_pushed_back(gateway_home: Path) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="gateway-dovecot-"))
-    os.chmod(folder, 0o755)  # Dovecot's unprivileged processes reach its sockets here
-    port = _free_port()
-    config = _dovecot_config(folder, port)
-    dovecot = subprocess.Popen([DOVECOT, "-F", "-c", str(config)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    try:
-        imap = _imap(port)
+    folder = Path(tempfile.mkdtemp(prefix="gateway-mbsync-"))
+    with dovecot() as port:
+        imap = login(port)
         ids = _seed(imap, time.time())
         before = _server_state(imap)
         local = gateway_home / "Mail" / "personal"
@@ -258,13 +156,7 @@ def test_mail_synchronised_by_mbsync_from_dovecot_and_a_draft_pushed_back(gatewa
         assert pushed["In-Reply-To"] == f"<{ids['friend']}>" and pushed["From"] == "pat@example.org"
         assert pushed["To"] == "ada@example.net" and pushed.get_content().replace("\r\n", "\n").strip() == "Tuesday works.\nPat"
         imap.logout()
-    finally:
-        dovecot.terminate()
-        try:
-            dovecot.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            dovecot.kill()
-        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 async def _serve(home: Path, play):

@@ -1,0 +1,45 @@
+"""The person's own spam filter (SpamBayes' method), trained on their mail, run, watched and judged by an agent.
+
+Settings: `spam_folders` and `ham_folders` (per account, names with `/`), `ham_cutoff`, `spam_cutoff`, and `imap`
+(the servers spam_fetch reads). The accounts are the mail plugin's (`[plugins.mail] accounts`), read through the
+shared `maildirs` library. Tools: spam_status, spam_eval, spam_train, spam_job, spam_review, spam_label,
+spam_fetch; commands: `gateway spam classify`, `gateway spam why`. README.md says every choice.
+"""
+
+from __future__ import annotations
+
+from gateway import PluginHost, Setting, hookimpl
+
+
+@hookimpl
+def register_settings(gateway: PluginHost) -> list[Setting]:
+    return [
+        Setting("spam_folders", ["Junk", "Spam"], "each account's spam folders, names written with /"),
+        Setting("ham_folders", ["INBOX", "Archive"], "each account's ham folders, names written with /"),
+        Setting("ham_cutoff", 0.20, "below this score a message is ham", type=float, minimum=0, maximum=1),
+        Setting("spam_cutoff", 0.90, "above this score a message is spam", type=float, minimum=0, maximum=1),
+        Setting("imap", [], "servers spam_fetch reads: [{ account, host, port, user, password_command }]",
+                type=list),
+    ]
+
+
+@hookimpl
+def register_tools(gateway: PluginHost) -> list:
+    from gateway_spam.surface import (
+        spam_eval,
+        spam_fetch,
+        spam_job,
+        spam_label,
+        spam_review,
+        spam_status,
+        spam_train,
+    )
+
+    return [spam_status, spam_eval, spam_train, spam_job, spam_review, spam_label, spam_fetch]
+
+
+@hookimpl
+def register_commands(gateway: PluginHost) -> list:
+    from gateway_spam.cli import commands
+
+    return commands(gateway)

@@ -1,0 +1,91 @@
+"""`gateway spam classify FILE|-` for a mail pipeline, `gateway spam why FILE` for the person's terminal only.
+
+classify prints one line, `spam 0.998712` (the verdict, then the score), and exits as bogofilter does, so a
+procmail or maildrop rule can test the code: 0 spam, 1 ham, 2 unsure, 3 error (no model, unreadable file).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from gateway import PluginHost
+
+SPAM, HAM, UNSURE, ERROR = 0, 1, 2, 3
+EXIT_CODES = {"spam": SPAM, "ham": HAM, "unsure": UNSURE}
+
+
+def _read(file: str) -> bytes:
+    from gateway_spam.corpus import MAX_MESSAGE
+
+    if file == "-":
+        return sys.stdin.buffer.read(MAX_MESSAGE)
+    with open(file, "rb") as handle:
+        return handle.read(MAX_MESSAGE)
+
+
+def commands(gateway: PluginHost) -> list[click.Command]:
+    def scored(file: str, clues: bool = False):  # type: ignore[no-untyped-def]
+        from gateway_spam.model import Model
+        from gateway_spam.tokens import stripped, tokens
+        from gateway_spam.training import model_path
+
+        path = model_path(gateway.folders.data)
+        if not path.exists():
+            click.echo("error: the filter has no model yet (train it: spam_train, or gateway spam train)", err=True)
+            sys.exit(ERROR)
+        try:
+            raw = _read(file)
+        except OSError as error:
+            click.echo(f"error: {file}: {error.strerror}", err=True)
+            sys.exit(ERROR)
+        return Model.load(path).score(tokens(stripped(raw)), keep_clues=clues)
+
+    def cutoffs() -> tuple[float, float]:
+        return float(gateway.settings.get("ham_cutoff", 0.2)), float(gateway.settings.get("spam_cutoff", 0.9))
+
+    @click.group("spam")
+    def group() -> None:
+        """The spam filter."""
+
+    @group.command("classify")
+    @click.argument("file")
+    def classify(file: str) -> None:
+        """Print the verdict and score of one message (FILE, or - for standard input).
+
+        Exit code: 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter's), for procmail or maildrop.
+        """
+        score = scored(file)
+        verdict = score.verdict(*cutoffs())
+        click.echo(f"{verdict} {score.probability:.6f}")
+        sys.exit(EXIT_CODES[verdict])
+
+    @group.command("why")
+    @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @click.option("--clues", default=30, show_default=True, help="how many of the strongest tokens to show")
+    def why(file: Path, clues: int) -> None:
+        """Why the filter scores a message so: its strongest tokens (for your terminal only, never an agent)."""
+        score = scored(str(file), clues=True)
+        click.echo(f"{score.verdict(*cutoffs())} {score.probability:.6f}")
+        for token, probability in score.clues[:clues]:
+            click.echo(f"  {probability:.4f}  {token}")
+
+    @group.command("train")
+    @click.option("--dry-run", is_flag=True, help="evaluate only, write nothing")
+    def train(dry_run: bool) -> None:
+        """Evaluate, then train the model, here in the terminal (spam_train does it as a job)."""
+        from gateway_spam import training
+
+        settings = {"spam_folders": list(gateway.settings.get("spam_folders", ["Junk", "Spam"])),
+                    "ham_folders": list(gateway.settings.get("ham_folders", ["INBOX", "Archive"])),
+                    "ham_cutoff": cutoffs()[0], "spam_cutoff": cutoffs()[1], "data": str(gateway.folders.data),
+                    "config": str(gateway.folders.config.parent.parent)}
+        result = training.train(settings, dry_run=dry_run)
+        online = result["online"]
+        click.echo(f"{online['messages']} messages: FP {online['fp_percent']}%, FN {online['fn_percent']}%, "
+                   f"unsure {online['unsure_percent']}%, (1-ROCA) {online['one_minus_roca_percent']}%")
+        click.echo("dry run: nothing written" if dry_run else f"written: {', '.join(result['written'])}")
+
+    return [group]

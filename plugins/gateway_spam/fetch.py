@@ -1,0 +1,123 @@
+"""spam_fetch's job: read an account's IMAP server read-only (EXAMINE, BODY.PEEK) for recent spam and ham.
+
+The server is `[plugins.spam] imap` (account, host, port, user, password_command); the password is the first line
+the command prints, held in memory for the login and never written. Port 993 is TLS from the start; another port
+uses STARTTLS when the server offers it. Folders: the account's `spam_folders` and `ham_folders`, as the server
+names them. Nothing on the server changes: folders are opened with EXAMINE and messages read with BODY.PEEK[].
+"""
+
+from __future__ import annotations
+
+import contextlib
+import imaplib
+import ssl
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from maildirs.accounts import config_file
+
+from gateway_spam import corpus
+
+MAX_PER_FOLDER = 5_000
+
+
+class FetchFailed(Exception):
+    """What the fetch could not do."""
+
+
+def imap_entries(config: Path) -> list[dict[str, Any]]:
+    import tomllib
+
+    try:
+        data = tomllib.loads(config_file(config).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    entries = data.get("plugins", {}).get("spam", {}).get("imap", [])
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+def entry_for(config: Path, account: str | None) -> dict[str, Any]:
+    entries = imap_entries(config)
+    if not entries:
+        raise FetchFailed("no IMAP server is configured: add [plugins.spam] imap = [{ account, host, port, user, "
+                          "password_command }]")
+    if account is None:
+        return entries[0]
+    for entry in entries:
+        if entry.get("account") == account:
+            return entry
+    raise FetchFailed(f"no IMAP server is configured for the account {account!r}")
+
+
+def password(command: str) -> str:
+    try:
+        run = subprocess.run(command, shell=True, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise FetchFailed("the password_command did not answer within 60 seconds") from None
+    if run.returncode != 0 or not run.stdout.strip():
+        raise FetchFailed(f"the password_command failed (exit {run.returncode}); try it in a terminal")
+    return run.stdout.decode("utf-8", "replace").splitlines()[0]
+
+
+def connect(entry: dict[str, Any]) -> imaplib.IMAP4:
+    host, port = str(entry.get("host", "")), int(entry.get("port", 993))
+    try:
+        if port == 993:
+            connection: imaplib.IMAP4 = imaplib.IMAP4_SSL(host, port, ssl_context=ssl.create_default_context(),
+                                                          timeout=60)
+        else:
+            connection = imaplib.IMAP4(host, port, timeout=60)
+            if "STARTTLS" in connection.capabilities:
+                connection.starttls(ssl.create_default_context())
+    except (OSError, imaplib.IMAP4.error) as error:
+        raise FetchFailed(f"could not reach the IMAP server {host}:{port} ({error})") from None
+    return connection
+
+
+def fetch(settings: dict[str, Any], account: str | None, days: int,
+          progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+    data, config = Path(settings["data"]), Path(settings["config"])
+    entry = entry_for(config, account)
+    name = str(entry.get("account", ""))
+    secret = password(str(entry.get("password_command", "")))
+    connection = connect(entry)
+    try:
+        try:
+            connection.login(str(entry.get("user", "")), secret)
+        except imaplib.IMAP4.error:
+            raise FetchFailed(f"the IMAP server refused the login of {entry.get('user', '')!r} (a wrong password "
+                              "or user name): check password_command") from None
+        finally:
+            secret = ""
+        since = time.strftime("%d-%b-%Y", time.gmtime(time.time() - days * 86400))
+        added = {"spam": 0, "ham": 0}
+        seen = {"spam": 0, "ham": 0}
+        missing = []
+        plan = [(f, "spam") for f in settings["spam_folders"]] + [(f, "ham") for f in settings["ham_folders"]]
+        for number, (folder, label) in enumerate(plan, start=1):
+            status, _ = connection.select(_quoted(folder), readonly=True)  # EXAMINE
+            if status != "OK":
+                missing.append(folder)
+                continue
+            status, found = connection.uid("SEARCH", None, "SINCE", since)
+            uids = found[0].split()[-MAX_PER_FOLDER:] if status == "OK" and found and found[0] else []
+            for start in range(0, len(uids), 50):
+                batch = b",".join(uids[start:start + 50]).decode()
+                status, rows = connection.uid("FETCH", batch, "(BODY.PEEK[])")
+                for row in rows if status == "OK" else []:
+                    if isinstance(row, tuple) and isinstance(row[1], bytes):
+                        seen[label] += 1
+                        added[label] += corpus.add_fetched(data, row[1], label, name)
+            connection.close()
+            progress(f"read {folder}", number, len(plan))
+    finally:
+        with contextlib.suppress(OSError, imaplib.IMAP4.error):
+            connection.logout()
+    return {"account": name, "days": days, "read": seen, "added": added, "folders_missing": missing}
+
+
+def _quoted(folder: str) -> str:
+    return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'

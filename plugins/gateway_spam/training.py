@@ -1,0 +1,163 @@
+"""The training job's work: gather the corpus, evaluate (online, then k-fold), then train and save the model.
+
+`settings` is what the tool put in the job's file: the spam table's values and the folders (`data`, `config`).
+A dry run reads and evaluates the same way and writes no file (its job file aside).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from maildirs import configured_accounts, unique_of
+
+from gateway.privacy import clip, mask
+from gateway_spam import corpus, evaluation
+from gateway_spam.model import Model
+from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens
+
+Progress = Callable[[str, int, int], None]
+
+
+def model_path(data: Path) -> Path:
+    return data / "model.json.gz"
+
+
+def evaluation_path(data: Path) -> Path:
+    return data / "evaluation.json"
+
+
+_SPLIT = "\n\n\x1d\n\n"  # between subject and text while they are masked as one unit
+
+
+def masked_subject(message: Any) -> str:
+    """The subject masked together with the text (as the mail plugin does), so a code the text names is hidden."""
+    subject = header_text(message, "subject")
+    text = " ".join(texts(message)[0])[:MAX_TEXT]
+    unit = mask(subject + _SPLIT + text)
+    masked, split, _text = unit.partition(_SPLIT)
+    return clip(masked if split else subject, 200)
+
+
+def envelope(message: Any, place: corpus.Place, key: str) -> dict[str, Any]:
+    """What an agent may be shown of a message: masked, each field on one line, never its text."""
+    name, address = corpus.sender_of(message)
+    shown = {"sender": clip(address, 200), "name": clip(name, 80), "subject": masked_subject(message),
+             "date": clip(header_text(message, "date"), 60), "account": place.account, "folder": place.folder,
+             "address": f"spam:corpus/{place.corpus_id}" if place.corpus_id else key if key.startswith("mid:")
+             else str(place.path)}
+    return shown
+
+
+def _labelled_elsewhere(labels: dict[str, dict[str, Any]], seen: set[str]) -> list[corpus.Place]:
+    """Labelled messages in no spam or ham folder: found by the place their label recorded."""
+    found = []
+    for key, entry in labels.items():
+        place = str(entry.get("place", ""))
+        if key in seen or not place.startswith("/"):
+            continue
+        path = Path(place)
+        if not path.is_file():  # its flags changed its name: the same unique name in cur/ or new/
+            unique = unique_of(path.name)
+            candidates = [p for sub in ("cur", "new") if (path.parent.parent / sub).is_dir()
+                          for p in (path.parent.parent / sub).iterdir() if unique_of(p.name) == unique]
+            if not candidates:
+                continue
+            path = candidates[0]
+        found.append(corpus.Place(path, None, str(entry.get("account", "")), str(entry.get("folder", ""))))
+    return found
+
+
+def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[list[evaluation.Sample], dict]:
+    """Every corpus message once (duplicates by body removed), labelled, tokenized without its leaking headers."""
+    data, config = Path(settings["data"]), Path(settings["config"])
+    accounts = configured_accounts(config)
+    labels = corpus.read_labels(data)
+    places = list(corpus.folder_places(accounts, settings["spam_folders"], settings["ham_folders"]))
+    places += list(corpus.fetched_places(data))
+    samples: list[evaluation.Sample] = []
+    digests: set[str] = set()
+    seen_keys: set[str] = set()
+    counts = {"read": 0, "duplicates": 0, "unreadable": 0}
+
+    def take(place: corpus.Place) -> None:
+        raw = corpus.read_raw(place.path)
+        if raw is None:
+            counts["unreadable"] += 1
+            return
+        counts["read"] += 1
+        message = parse(raw)
+        key = corpus.key_of(raw, message)
+        label = corpus.label_of(place, key, labels)
+        digest = corpus.body_digest(raw)
+        if label is None or key in seen_keys or digest in digests:
+            counts["duplicates"] += label is not None
+            return
+        seen_keys.add(key)
+        digests.add(digest)
+        samples.append(evaluation.Sample(key, label, corpus.when_of(message, place.path), tokens(stripped(raw)),
+                                         envelope(message, place, key)))
+
+    for number, place in enumerate(places, start=1):
+        take(place)
+        if progress and (number % 100 == 0 or number == len(places)):
+            progress("reading the corpus", number, len(places))
+    for place in _labelled_elsewhere(labels, seen_keys):
+        take(place)
+    return samples, counts
+
+
+def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+    data = Path(settings["data"])
+    ham_cutoff, spam_cutoff = float(settings["ham_cutoff"]), float(settings["spam_cutoff"])
+    samples, counts = gather(settings, progress)
+    total = len(samples)
+    if progress:
+        progress("evaluating online", 0, total)
+    online = evaluation.online(samples, (lambda done: progress("evaluating online", done, total)) if progress
+                               else None)
+    if progress:
+        progress("evaluating by k-fold", 0, total)
+    folded = evaluation.k_fold(samples)
+    result = {
+        "dry_run": dry_run,
+        "corpus": {**counts, "messages": total, "spam": sum(s.label == "spam" for s in samples),
+                   "ham": sum(s.label == "ham" for s in samples)},
+        "online": evaluation.figures(online, ham_cutoff, spam_cutoff),
+        "k_fold": evaluation.figures(folded, ham_cutoff, spam_cutoff) if folded else None,
+        "worst": evaluation.worst(online, ham_cutoff, spam_cutoff),
+        "cutoffs": {"ham": ham_cutoff, "spam": spam_cutoff},
+    }
+    if result["k_fold"] is None:
+        del result["k_fold"]
+    if progress:
+        progress("training", 0, total)
+    model = Model()
+    for sample in samples:
+        model.learn(sample.tokens, sample.label, sample.key)
+    if dry_run:
+        result["written"] = []
+        return result
+    model.save(model_path(data))
+    write_evaluation(data, result)
+    result["written"] = [model_path(data).name, evaluation_path(data).name]
+    return result
+
+
+def write_evaluation(data: Path, result: dict[str, Any]) -> None:
+    path = evaluation_path(data)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        json.dump(result, out)
+    os.replace(temporary, path)
+
+
+def read_evaluation(data: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(evaluation_path(data).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None

@@ -1,0 +1,163 @@
+"""The mail configuration as typed values: the accounts, the blocked senders and the admin windows.
+
+`[plugins.mail]` is the one place the person writes their accounts; the mail plugin gets it as its settings, and
+any other reader (the spam plugin) through `mail_table()`, which reads the same config file the core reads.
+
+The core checks the table's own keys (an unknown one is refused by name); the keys inside each account's
+inline table are checked here, with the same kind of sentence, because the core's settings know lists and
+tables but not what a table of a list holds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from datetime import datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from gateway import ToolError
+
+ACCOUNT_KEYS = ("name", "maildir", "addresses", "authserv_id", "drafts")
+_WINDOW = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
+
+
+class ConfigProblem(ToolError):
+    """The mail table says something that cannot be used: a sentence naming the key and what to write."""
+
+
+@frozen
+class Account:
+    name: str
+    maildir: Path
+    addresses: tuple[str, ...] = ()
+    authserv_id: str = ""
+    drafts: str = "Drafts"
+
+    def owns_address(self, address: str) -> bool:
+        return address.lower() in {a.lower() for a in self.addresses}
+
+
+def accounts_of(raw: Any, resolve: Any) -> list[Account]:
+    """The accounts of `[plugins.mail] accounts`, each path resolved by `resolve` (the core's path rule)."""
+    if not isinstance(raw, Sequence) or isinstance(raw, str):
+        raise ConfigProblem("[plugins.mail] accounts must be a list of tables { name, maildir, ... }")
+    found: list[Account] = []
+    for number, entry in enumerate(raw, start=1):
+        where = f"[plugins.mail] accounts, entry #{number}"
+        if not isinstance(entry, Mapping):
+            raise ConfigProblem(f"{where} must be a table {{ name = ..., maildir = ... }}")
+        unknown = sorted(set(entry) - set(ACCOUNT_KEYS))
+        if unknown:
+            raise ConfigProblem(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(ACCOUNT_KEYS)})")
+        name, maildir = entry.get("name"), entry.get("maildir")
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigProblem(f"{where} needs a name (a string)")
+        if not isinstance(maildir, str) or not maildir.strip():
+            raise ConfigProblem(f"{where} ({name}) needs a maildir (a path)")
+        addresses = entry.get("addresses", [])
+        if not isinstance(addresses, list) or not all(isinstance(a, str) and "@" in a for a in addresses):
+            raise ConfigProblem(f"{where} ({name}): addresses must be a list of mail addresses")
+        authserv_id, drafts = entry.get("authserv_id", ""), entry.get("drafts", "Drafts")
+        if not isinstance(authserv_id, str) or not isinstance(drafts, str) or not drafts.strip("/"):
+            raise ConfigProblem(f"{where} ({name}): authserv_id and drafts must be strings")
+        if any(a.name == name for a in found):
+            raise ConfigProblem(f"{where}: the account name {name!r} is used twice")
+        found.append(Account(name, Path(resolve(maildir)), tuple(addresses), authserv_id.strip().lower(),
+                             drafts.strip("/")))
+    return found
+
+
+def windows_of(raw: Any) -> list[tuple[time, time]]:
+    """`["09:00-10:00", ...]` as (start, end) times; a window whose end is before its start runs past midnight."""
+    if not isinstance(raw, list):
+        raise ConfigProblem('[plugins.mail] admin_windows must be a list like ["09:00-10:00"]')
+    windows = []
+    for value in raw:
+        match = _WINDOW.match(value) if isinstance(value, str) else None
+        numbers = [int(g) for g in match.groups()] if match else []
+        if not match or numbers[0] > 23 or numbers[2] > 24 or numbers[1] > 59 or numbers[3] > 59:
+            raise ConfigProblem(f'[plugins.mail] admin_windows: {value!r} is not a window like "09:00-10:00"')
+        end = time(23, 59, 59) if numbers[2] == 24 else time(numbers[2], numbers[3])
+        windows.append((time(numbers[0], numbers[1]), end))
+    return windows
+
+
+def in_window(windows: Sequence[tuple[time, time]], now: datetime) -> bool:
+    if not windows:
+        return True
+    moment = now.time()
+    return any(
+        (start <= moment < end) if start <= end else (moment >= start or moment < end) for start, end in windows
+    )
+
+
+def next_opening(windows: Sequence[tuple[time, time]], now: datetime) -> datetime | None:
+    """When the next admin window opens, after `now` (None when there are none)."""
+    openings = []
+    for start, _end in windows:
+        moment = now.replace(hour=start.hour, minute=start.minute, second=0, microsecond=0)
+        openings.append(moment if moment > now else moment + timedelta(days=1))
+    return min(openings, default=None)
+
+
+def sender_blocked(blocked: Sequence[str], sender: str) -> bool:
+    """`pat@example.net` blocks that address; `@example.net` (or `example.net`) the domain and its subdomains."""
+    sender = sender.strip().lower()
+    host = sender.rpartition("@")[2].rstrip(".")
+    for rule in blocked:
+        rule = rule.strip().lower()
+        if "@" in rule.lstrip("@"):
+            if sender == rule:
+                return True
+        elif rule and (host == rule.lstrip("@").rstrip(".") or host.endswith("." + rule.lstrip("@").rstrip("."))):
+            return True
+    return False
+
+
+def config_file(config_folder: Path) -> Path:
+    """The config file the core reads: `GATEWAY_CONFIG` when set, else `config.toml` in the gateway's config folder.
+
+    (`gateway --config PATH` is known only to that process's core: a reader outside the mail plugin follows
+    `GATEWAY_CONFIG`, so set that variable rather than the option when the mail table lives elsewhere.)
+    """
+    override = os.environ.get("GATEWAY_CONFIG")
+    return Path(override).expanduser() if override else config_folder / "config.toml"
+
+
+def mail_table(config_folder: Path) -> Mapping[str, Any]:
+    """`[plugins.mail]` as written in the config file (empty when there is no file or no table)."""
+    path = config_file(config_folder)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigProblem(f"the config {path} cannot be read ({error}); fix it, then call again") from None
+    table = data.get("plugins", {}).get("mail", {})
+    return table if isinstance(table, Mapping) else {}
+
+
+def resolver(config_folder: Path) -> Any:
+    """The core's path rule for account folders: `~` is the home, a relative path is taken from `config_folder`."""
+
+    def resolve(value: str) -> Path:
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else config_folder / path
+
+    return resolve
+
+
+def configured_accounts(config_folder: Path) -> list[Account]:
+    """The accounts of `[plugins.mail]`, read from the config file in `config_folder` (the gateway's)."""
+    return accounts_of(mail_table(config_folder).get("accounts", []), resolver(config_folder))
+
+
+def configured_blocked(config_folder: Path) -> list[str]:
+    """`[plugins.mail] blocked`: the senders whose mail is only counted."""
+    blocked = mail_table(config_folder).get("blocked", [])
+    return [b for b in blocked if isinstance(b, str)] if isinstance(blocked, list) else []

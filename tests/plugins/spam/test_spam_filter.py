@@ -1,0 +1,130 @@
+"""The filter on its own: tokens, the model and its file, the corpus's labels, the evaluation's figures."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from gateway_spam import corpus, evaluation, sample, training
+from gateway_spam.model import Model
+from gateway_spam.tokens import stripped, tokens
+
+
+def test_html_is_read_as_text_and_leaking_headers_are_left_out() -> None:
+    raw = sample.message("Prize <p@winner.example.net>", "Hello", "", 1.0, "h@example.net",
+                         html="<html><body><p>Unclaimed <b>jackpot</b></p><script>evilscript()</script></body></html>")
+    raw = b"X-Spam-Status: Yes, score=9\nReceived: from relay.example.net\n" + raw
+    found = tokens(raw)
+    assert {"unclaimed", "jackpot", "html:script"} <= found
+    assert not any("evilscript" in t for t in found)
+    assert not any(t.startswith("header:x-spam") or t.startswith("header:received") for t in found)
+    assert b"X-Spam-Status" not in stripped(raw) and b"Received:" not in stripped(raw)
+    assert b"Subject: Hello" in stripped(raw)
+
+
+def test_long_words_become_skip_tokens_and_addresses_give_their_domains() -> None:
+    found = tokens(sample.message("Ada <ada@mail.example.org>", "Supercalifragilistic offer", "x", 1.0, "a@b.c"))
+    assert "subject:skip:s 20" in found and "from:addr:mail.example.org" in found
+    assert "from:domain:example.org" in found
+
+
+def test_the_model_tells_spam_from_ham_and_unlearns_a_label(tmp_path: Path) -> None:
+    model = Model()
+    for _ in range(20):
+        model.learn({"lottery", "winner", "claim"}, "spam")
+        model.learn({"garden", "tuesday", "plumtree"}, "ham")
+    assert model.score({"lottery", "winner"}).probability > 0.9
+    assert model.score({"garden", "tuesday"}).probability < 0.2
+    assert model.score({"unknownword"}).probability == 0.5  # no clue: unsure
+    assert model.relearn({"plumtree", "lottery"}, "spam", "mid:x") is True
+    assert model.relearn({"plumtree", "lottery"}, "spam", "mid:x") is False
+    assert model.relearn({"plumtree", "lottery"}, "ham", "mid:x") is True
+    assert model.spam == 20 and model.ham == 21 and model.trained == {"mid:x": "ham"}
+
+
+def test_the_model_file_is_private_and_written_whole_then_renamed(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "model.json.gz"
+    first = Model()
+    first.learn({"alpha"}, "spam")
+    first.save(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    second = Model()
+    second.learn({"beta"}, "ham")
+
+    def crash(*_args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        second.save(path)
+    monkeypatch.undo()
+    assert Model.load(path).counts == {"alpha": [1, 0]}  # the old model, whole
+    assert [p.name for p in tmp_path.iterdir()] == ["model.json.gz"]  # no half-written file left
+
+
+def test_a_label_is_one_line_replaced_by_the_next(tmp_path: Path) -> None:
+    assert corpus.write_label(tmp_path, "mid:a@example.org", "spam", "/x") is None
+    corpus.write_label(tmp_path, "mid:b@example.org", "ham", "/y")
+    assert corpus.write_label(tmp_path, "mid:a@example.org", "ham", "/x") == "spam"
+    lines = corpus.labels_path(tmp_path).read_text().splitlines()
+    assert len(lines) == 2 and stat.S_IMODE(corpus.labels_path(tmp_path).stat().st_mode) == 0o600
+    assert corpus.read_labels(tmp_path)["mid:a@example.org"]["label"] == "ham"
+
+
+def test_online_evaluation_classifies_before_it_trains_in_time_order() -> None:
+    samples = [evaluation.Sample(f"s{i}", "spam" if i % 2 else "ham", float(100 - i),
+                                 {"lottery", f"x{i}"} if i % 2 else {"garden", f"y{i}"}) for i in range(40)]
+    outcomes = evaluation.online(samples)
+    assert [o.sample.when for o in outcomes] == sorted(s.when for s in samples)
+    assert outcomes[0].probability == 0.5  # the first message meets an empty model
+    figures = evaluation.figures(outcomes, 0.2, 0.9)
+    assert figures["messages"] == 40 and figures["false_positives"] == 0 and figures["unsure"] >= 1
+    assert figures["one_minus_roca_percent"] < 5
+    assert len(evaluation.k_fold(samples)) == 40
+
+
+def test_roc_area_counts_ties_half() -> None:
+    def outcome(label: str, p: float) -> evaluation.Outcome:
+        return evaluation.Outcome(evaluation.Sample("k", label, 0.0, set()), p, 0.0)
+
+    assert evaluation.roc_area([outcome("spam", 0.9), outcome("ham", 0.1)]) == 1.0
+    assert evaluation.roc_area([outcome("spam", 0.1), outcome("ham", 0.9)]) == 0.0
+    assert evaluation.roc_area([outcome("spam", 0.5), outcome("ham", 0.5)]) == 0.5
+
+
+def test_the_corpus_is_the_spam_and_ham_folders_labels_and_fetched_without_duplicates(tmp_path: Path) -> None:
+    root = tmp_path / "Mail"
+    written = sample.write_mailbox(root, messages=20)
+    copy = root / "Archive" / "cur" / "copy:2,S"
+    copy.write_bytes(written["code"].read_bytes().replace(b"code@example.org", b"copy@example.org"))
+    data = tmp_path / "data"
+    data.mkdir()
+    corpus.write_label(data, "mid:mixed@example.com", "ham", str(written["mixed"]))  # Notes: labelled only
+    assert corpus.add_fetched(data, sample.message("F <f@example.net>", "Fetched", "prize", 5.0, "f@x"), "spam", "p")
+    (tmp_path / "config.toml").write_text(f'[plugins.mail]\naccounts = [{{ name = "personal", maildir = "{root}" }}]\n')
+    settings = {"spam_folders": ["Junk"], "ham_folders": ["INBOX", "Archive"], "data": str(data),
+                "config": str(tmp_path)}
+    samples, counts = training.gather(settings)
+    keys = {s.key for s in samples}
+    assert "mid:mixed@example.com" in keys and "mid:f@x" in keys
+    # The same body under another Message-ID is one message: only the first met is kept.
+    assert len({"mid:copy@example.org", "mid:code@example.org"} & keys) == 1 and counts["duplicates"] == 1
+    assert len(samples) == 20 + 3 + 1 + 1  # 20 made, code/blocked/closed, the labelled one, the fetched one
+    assert all(sample.BODY_CANARY not in str(s.envelope) for s in samples)
+    assert "482913" not in str([s.envelope for s in samples])
+
+
+def test_a_job_is_kept_a_week_after_it_ended(tmp_path: Path) -> None:
+    from gateway_spam import jobs
+
+    folder = jobs.jobs_folder(tmp_path)
+    now = time.time()
+    for job_id, ended in (("old", now - 8 * 86400), ("recent", now - 6 * 86400)):
+        jobs.write(folder / f"{job_id}.json", {"id": job_id, "kind": "train", "state": "done", "started": ended - 60,
+                                               "ended": ended, "pid": 0})
+    assert [j["id"] for j in jobs.all_jobs(tmp_path)] == ["recent"]
+    assert not (folder / "old.json").exists()
+    assert stat.S_IMODE((folder / "recent.json").stat().st_mode) == 0o600
