@@ -125,6 +125,7 @@ async def serve_client(
     mode: str = "legacy",
     extra_env: Mapping[str, str] | None = None,
     client_name: str = "test-host",
+    message_handler: Any = None,
 ) -> AsyncIterator[Any]:
     """The SDK's own client, talking to a real `gateway serve` subprocess whose home is `home`."""
     from mcp import Client
@@ -134,7 +135,8 @@ async def serve_client(
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), **(extra_env or {})}
     params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", "serve"], env=env)
     async with Client(
-        params, mode=mode, client_info=Implementation(name=client_name, version="1.0"), read_timeout_seconds=60
+        params, mode=mode, client_info=Implementation(name=client_name, version="1.0"), read_timeout_seconds=60,
+        message_handler=message_handler,
     ) as client:
         yield client
 
