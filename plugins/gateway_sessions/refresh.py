@@ -179,12 +179,13 @@ def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path]]) 
                 if wanted:
                     if connection is None:
                         connection = store.open_for_writing(path)
-                    count = _count(connection)
+                    count, recorded = _count(connection), _recorded(connection, wanted)
                     # The importer checks each file against what the store recorded; it is handed only the files
                     # that moved since this process last looked (all of them the first time).
                     import_agent(connection, agent, root, progress=_only(wanted))
                     added += _count(connection) - count
-                    changed.extend(address(i) for i in _sessions_from(connection, wanted))
+                    read = {p for p, row in _recorded(connection, wanted).items() if recorded.get(p) != row}
+                    changed.extend(address(i) for i in _sessions_from(connection, read))
                 seen[agent] = now
         finally:
             if connection is not None:
@@ -200,12 +201,25 @@ def _count(connection: sqlite3.Connection) -> int:
     return connection.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
 
 
-def _sessions_from(connection: sqlite3.Connection, sources: set[str]) -> list[str]:
-    found: list[str] = []
-    listed = sorted(sources)
+def _chunks(paths: set[str]) -> Iterable[tuple[list[str], str]]:
+    listed = sorted(paths)
     for start in range(0, len(listed), 500):
         chunk = listed[start:start + 500]
-        marks = ",".join("?" * len(chunk))
+        yield chunk, ",".join("?" * len(chunk))
+
+
+def _recorded(connection: sqlite3.Connection, paths: set[str]) -> dict[str, tuple[int, int]]:
+    """What the store says it read of each path (size, time): a row that moved is a file imported just now."""
+    found: dict[str, tuple[int, int]] = {}
+    for chunk, marks in _chunks(paths):
+        rows = connection.execute(f"SELECT path, size, mtime_ns FROM sources WHERE path IN ({marks})", chunk)
+        found.update((row[0], (row[1], row[2])) for row in rows)
+    return found
+
+
+def _sessions_from(connection: sqlite3.Connection, sources: set[str]) -> list[str]:
+    found: list[str] = []
+    for chunk, marks in _chunks(sources):
         found.extend(row[0] for row in connection.execute(f"SELECT id FROM sessions WHERE source IN ({marks})", chunk))
     return found
 
@@ -230,7 +244,8 @@ def sources(ctx: Context) -> list[Source]:
         now = look(agent, root)
         behind = sum(1 for p, sig in now.files.items() if recorded.get(p) != tuple(sig))
         stale = f"{behind} of {len(now.files)} transcripts not imported as they are now" if behind else ""
-        found.append(Source(f"{NAMES[agent]} transcripts ({len(now.files)})", root, root.exists(), stale))
+        what = f"{NAMES[agent]} transcripts" + (f" ({len(now.files)})" if root.exists() else "")
+        found.append(Source(what, root, root.exists(), stale))
     return found
 
 
