@@ -29,7 +29,9 @@ class Notifier:
 
     def __init__(self, gap: float = LIST_CHANGED_GAP) -> None:
         self.gap = gap
-        self.sessions: weakref.WeakSet[Any] = weakref.WeakSet()
+        # The SDK gives each request a session proxy of its own; the connection behind it is what lasts. Each
+        # connection is kept with its latest proxy (whose standalone channel outlives the request).
+        self.sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._last_sent = -math.inf
         self._held = False
@@ -42,13 +44,13 @@ class Notifier:
         self._tasks = task_group
 
     def connected(self, session: Any) -> None:
-        self.sessions.add(session)
+        self.sessions[_connection(session)] = session
 
     def subscribe(self, session: Any, uri: str) -> None:
-        self.subscribed.setdefault(session, set()).add(uri)
+        self.subscribed.setdefault(_connection(session), set()).add(uri)
 
     def unsubscribe(self, session: Any, uri: str) -> None:
-        self.subscribed.get(session, set()).discard(uri)
+        self.subscribed.get(_connection(session), set()).discard(uri)
 
     def has_subscribers(self) -> bool:
         return any(self.subscribed.values())
@@ -61,13 +63,14 @@ class Notifier:
             anyio.from_thread.run_sync(self._tasks.start_soon, self._send, result, token=self._token)
         except RuntimeError:  # called on the loop's own thread (a refresh run inline)
             self._tasks.start_soon(self._send, result)
-        except Exception:  # the loop is gone: the server is stopping
-            return
+        except Exception as error:  # the loop is gone: the server is stopping
+            log.debug("notification not scheduled", error=repr(error))
 
     async def _send(self, result: Refreshed) -> None:
         for uri in result.changed:
-            for session, uris in list(self.subscribed.items()):
-                if uri in uris:
+            for connection, uris in list(self.subscribed.items()):
+                session = self.sessions.get(connection)
+                if uri in uris and session is not None:
                     await _quietly(session.send_resource_updated, uri)
         if result.added:
             await self._list_changed()
@@ -83,8 +86,13 @@ class Notifier:
             finally:
                 self._held = False
         self._last_sent = anyio.current_time()
-        for session in list(self.sessions):
+        for session in list(self.sessions.values()):
             await _quietly(session.send_resource_list_changed)
+
+
+def _connection(session: Any) -> Any:
+    """The connection a request's session proxy speaks on (mcp.server.session.ServerSession keeps it privately)."""
+    return getattr(session, "_connection", session)
 
 
 async def _quietly(send: Any, *arguments: Any) -> None:
