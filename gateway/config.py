@@ -23,7 +23,7 @@ from gateway.access import Gate, Manifest, ManifestError
 from gateway.deadline import DEFAULT_CALL_TIMEOUT
 from gateway.routes import forget_links
 
-CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools"})
+CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools", "refresh"})
 _GATEWAY_KEYS = frozenset({"plugins", "read_only", "call_timeout", "refresh_budget_ms"})
 _ACCESS_KEYS = frozenset({"projects", "outside_projects"})
 _TOP_KEYS = frozenset({"gateway", "access", "plugins"})
@@ -107,6 +107,8 @@ class Config:
             disabled = table.get("disabled_tools", [])
             if not isinstance(disabled, list) or not all(isinstance(t, str) for t in disabled):
                 raise ConfigError(f"{where}: [plugins.{name}] disabled_tools must be a list of tool names")
+            if not isinstance(table.get("refresh", True), bool):
+                raise ConfigError(f"{where}: [plugins.{name}] refresh must be true or false")
         return cls(
             path=path,
             plugins=tuple(plugins) if plugins is not None else None,
@@ -127,6 +129,10 @@ class Config:
 
     def disabled_tools(self, plugin: str) -> frozenset[str]:
         return frozenset(self.table(plugin).get("disabled_tools", ()))
+
+    def refreshes(self, plugin: str) -> bool:
+        """Whether the plugin's store is refreshed before it answers (false: imported by hand only)."""
+        return self.table(plugin).get("refresh", True)
 
 
 def _table(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:

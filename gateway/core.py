@@ -206,7 +206,7 @@ class Gateway:
         """Bring the plugin's store up to date before it answers, under the budget (gateway.refresh); the line to
         add to its answer when the budget ran out first."""
         plugin = self.registry.get(plugin_name)
-        if not plugin.refreshes:
+        if not plugin.refreshes or not snapshot.config.refreshes(plugin_name):
             return None
         ctx = self.context(plugin_name, snapshot, caller)
         budget = snapshot.config.refresh_budget_ms

@@ -57,10 +57,13 @@ class Source:
 @frozen
 class Refresh:
     """A plugin's refresh: `run(ctx)` imports what changed in its sources (cheap when nothing did, read-only on the
-    sources), `sources(ctx)` says where they are (for doctor and watch; it may walk)."""
+    sources), `sources(ctx)` says where they are (for doctor and watch; it may walk). `stale(ctx)`, when given,
+    says in a few stats whether `run` has anything to do: it runs on the caller's thread, sparing a call whose
+    sources did not change the hand-off to the refresh's thread."""
 
     run: Callable[[Context], Refreshed]
     sources: Callable[[Context], list[Source]] = field(default=lambda ctx: [])
+    stale: Callable[[Context], bool] | None = None
     plugin: str = ""
 
 
@@ -83,6 +86,10 @@ class Refreshing:
         threading.Thread(target=self._run, args=(plugin, refresh, ctx, done), name=f"refresh-{plugin}",
                          daemon=True).start()
         return done
+
+    def running(self, plugin: str) -> bool:
+        running = self._running.get(plugin)
+        return running is not None and not running.is_set()
 
     def run_now(self, plugin: str, refresh: Refresh, ctx: Context) -> Refreshed:
         """Run a refresh on this thread (`gateway watch`, tests), telling the listeners."""
@@ -113,6 +120,12 @@ class Refreshing:
     async def before(self, plugin: str, refresh: Refresh, ctx: Context, budget_ms: float) -> str | None:
         """Run the plugin's refresh and wait for it at most `budget_ms`; the sentence to add to the answer when the
         budget ran out (None when the store is up to date)."""
+        if refresh.stale is not None and not self.running(plugin):
+            try:
+                if not refresh.stale(ctx):
+                    return None
+            except Exception:
+                log.error("refresh's stale check failed", plugin=plugin, traceback=traceback.format_exc())
         done = self.start(plugin, refresh, ctx)
         if done.wait(0.0005):  # nothing changed: done before a thread hand-off would be
             return None

@@ -52,6 +52,8 @@ def refreshes(gateway: Gateway) -> list[tuple[str, Refresh]]:
     snapshot = gateway.snapshot()
     found = []
     for name in gateway.catalogue(snapshot).plugin_order:
+        if not snapshot.config.refreshes(name):
+            continue
         for i, refresh in enumerate(gateway.registry.get(name).refreshes):
             found.append((name if i == 0 else f"{name}/{i}", refresh))
     return found

@@ -58,13 +58,19 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
 
 @hookimpl
 def register_refresh(gateway: PluginHost) -> list[Refresh]:
-    return [Refresh(run=_refresh, sources=_sources)]
+    return [Refresh(run=_refresh, sources=_sources, stale=_stale)]
 
 
 def _refresh(ctx: Context) -> Refreshed:  # the importers are loaded by the first call, not at start (refresh.py)
     from gateway_sessions.refresh import refresh
 
     return refresh(ctx)
+
+
+def _stale(ctx: Context) -> bool:
+    from gateway_sessions.refresh import stale
+
+    return stale(ctx)
 
 
 def _sources(ctx: Context) -> list[Source]:

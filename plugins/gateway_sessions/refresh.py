@@ -18,12 +18,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import structlog
 from attrs import define
 
 from gateway import Context, PluginHost
 from gateway.refresh import Refreshed, Source
 from gateway_sessions.defaults import default_path
 from gateway_sessions.importers import AGENTS, module
+
+log = structlog.get_logger("gateway_sessions.refresh")
 
 NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "opencode": "opencode"}
 SETTINGS = {agent: agent.replace("-", "_") for agent in AGENTS}
@@ -38,24 +41,27 @@ class Watched:
     root: str
     folders: dict[str, int]
     files: dict[str, Any]
+    plain: bool = True  # the files' signature is (size, mtime) of the file alone
+    root_agent: str = ""
 
-    def changed(self, signature: Signature) -> list[str] | None:
+    def changed(self) -> list[str] | None:
         """The files whose signature moved ([] when nothing did); None when a folder moved (a walk is needed)."""
         stat = os.stat
-        for folder, mtime in self.folders.items():
-            try:
+        try:
+            for folder, mtime in self.folders.items():
                 if stat(folder).st_mtime_ns != mtime:
                     return None
-            except OSError:
-                return None
-        moved = []
-        for path, before in self.files.items():
-            try:
-                if signature(path) != before:
-                    moved.append(path)
-            except OSError:
-                return None  # a file went away: walk again
-        return moved
+            if self.plain:
+                moved = []
+                for path, before in self.files.items():
+                    status = stat(path)
+                    if (status.st_size, status.st_mtime_ns) != before:
+                        moved.append(path)
+                return moved
+            signature = _signature_of(self.root_agent)
+            return [path for path, before in self.files.items() if signature(path) != before]
+        except OSError:
+            return None  # a folder or file went away: walk again
 
 
 def _plain_signature(path: str) -> tuple[int, int]:
@@ -63,15 +69,33 @@ def _plain_signature(path: str) -> tuple[int, int]:
     return status.st_size, status.st_mtime_ns
 
 
+_signatures: dict[str, Signature] = {}
+
+
 def _signature_of(agent: str) -> Signature:
-    importer = module(agent)
-    own = getattr(importer, "signature", None)
-    return (lambda path: own(Path(path))) if own else _plain_signature
+    found = _signatures.get(agent)
+    if found is None:
+        own = getattr(module(agent), "signature", None)
+        found = _signatures[agent] = (lambda path: own(Path(path))) if own else _plain_signature
+    return found
+
+
+# Where each agent keeps its files by default depends on the environment only (HOME, XDG_*, CODEX_HOME...), which
+# the gateway never changes while it runs: worked out once per environment, not on every call.
+_ENVIRONMENT = ("HOME", "XDG_DATA_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
+_default_roots: dict[tuple, Path] = {}
 
 
 def root_of(holder: Context | PluginHost, agent: str) -> Path:
     """Where `agent` keeps its transcripts: its setting, else its default place."""
-    return (holder.path_setting(SETTINGS[agent]) or module(agent).default_root()).expanduser()
+    configured = holder.settings.get(SETTINGS[agent])
+    if configured:
+        return holder.path_setting(SETTINGS[agent]).expanduser()
+    key = (agent, *map(os.environ.get, _ENVIRONMENT))
+    found = _default_roots.get(key)
+    if found is None:
+        found = _default_roots[key] = module(agent).default_root().expanduser()
+    return found
 
 
 def look(agent: str, root: Path) -> Watched:
@@ -101,7 +125,7 @@ def look(agent: str, root: Path) -> Watched:
             stamped[str(folder)] = os.stat(folder).st_mtime_ns
         except OSError:
             continue
-    return Watched(str(root), stamped, files)
+    return Watched(str(root), stamped, files, plain=_signature_of(agent) is _plain_signature, root_agent=agent)
 
 
 def _subfolders(root: Path) -> Iterable[Path]:
@@ -146,22 +170,35 @@ def store_path(holder: Context | PluginHost) -> Path:
     return found
 
 
-def refresh(ctx: Context) -> Refreshed:
-    """Import what the agents wrote since the last refresh; a stat per watched folder and file when nothing did."""
+def _todo(ctx: Context) -> tuple[Path, dict[str, Watched], list[tuple[str, Path, list[str] | None]]]:
+    """The store, what this process saw of each agent, and the agents to import: with the files that moved, or
+    None when their folder must be walked (a folder moved, or never looked at)."""
     path = store_path(ctx)
     seen = _watched.setdefault(str(path), {})
-    todo: list[tuple[str, Path]] = []
+    todo: list[tuple[str, Path, list[str] | None]] = []
     for agent in AGENTS:
         root = root_of(ctx, agent)
         watched = seen.get(agent)
-        if watched is None or watched.root != str(root) or watched.changed(_signature_of(agent)) != []:
-            todo.append((agent, root))
+        moved = watched.changed() if watched is not None and watched.root == str(root) else None
+        if moved != []:
+            todo.append((agent, root, moved))
+    return path, seen, todo
+
+
+def stale(ctx: Context) -> bool:
+    """Whether a refresh has anything to do: a stat per watched folder and file, nothing walked or opened."""
+    return bool(_todo(ctx)[2])
+
+
+def refresh(ctx: Context) -> Refreshed:
+    """Import what the agents wrote since the last refresh; a stat per watched folder and file when nothing did."""
+    path, seen, todo = _todo(ctx)
     if not todo:
         return Refreshed()
     return _import(path, seen, todo)
 
 
-def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path]]) -> Refreshed:
+def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path, list[str] | None]]) -> Refreshed:
     from gateway_sessions import store
     from gateway_sessions.importing import import_agent
     from gateway_sessions.tools import address
@@ -170,19 +207,29 @@ def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path]]) 
     with importing(path):
         connection: sqlite3.Connection | None = None
         try:
-            for agent, root in todo:
-                now = look(agent, root)  # before reading: a line written meanwhile is seen by the next call
+            for agent, root, moved in todo:
                 before = seen.get(agent)
-                if before is not None and before.root != now.root:
-                    before = None
-                wanted = {p for p, sig in now.files.items() if before is None or before.files.get(p) != sig}
-                if wanted:
+                if moved is not None and before is not None:
+                    # Only files moved: each is imported alone (its own path as the importer's root), no walk.
+                    signature = _signature_of(agent)
+                    now = Watched(before.root, dict(before.folders), dict(before.files), before.plain, agent)
+                    for file in moved:
+                        now.files[file] = signature(file)  # before reading: a line written meanwhile is seen next
+                    roots, wanted = [Path(file) for file in moved], set(moved)
+                else:
+                    now = look(agent, root)  # before reading, likewise
+                    if before is not None and before.root != now.root:
+                        before = None
+                    wanted = {p for p, sig in now.files.items() if before is None or before.files.get(p) != sig}
+                    roots = [root] if wanted else []
+                if roots:
                     if connection is None:
-                        connection = store.open_for_writing(path)
+                        connection = store.open_for_writing(path, say=_say)
                     count, recorded = _count(connection), _recorded(connection, wanted)
                     # The importer checks each file against what the store recorded; it is handed only the files
                     # that moved since this process last looked (all of them the first time).
-                    import_agent(connection, agent, root, progress=_only(wanted))
+                    for each in roots:
+                        import_agent(connection, agent, each, progress=_only(wanted))
                     added += _count(connection) - count
                     read = {p for p, row in _recorded(connection, wanted).items() if recorded.get(p) != row}
                     changed.extend(address(i) for i in _sessions_from(connection, read))
@@ -191,6 +238,11 @@ def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path]]) 
             if connection is not None:
                 connection.close()
     return Refreshed(added=added, changed=tuple(changed))
+
+
+def _say(sentence: str) -> None:
+    # A store masked by an older version is masked again on opening: said as the tools say it.
+    log.warning("sessions_store_upgrade", progress=sentence)
 
 
 def _only(wanted: set[str]) -> Callable[[list[Path]], list[Path]]:

@@ -29,6 +29,15 @@ def _watched(database: Path) -> list[Path]:
     return [database, database.with_name(database.name + "-wal")]
 
 
+def stale(ctx: Context) -> bool:
+    """Whether ActivityWatch wrote since the last import: two stats (three when looking for the database)."""
+    database = settings.activitywatch_path(ctx)
+    if database is None:
+        return False
+    signature = watched_signature(_watched(database))
+    return signature[0] is not None and _seen.get((str(settings.store_path(ctx)), str(database))) != signature
+
+
 def refresh(ctx: Context) -> Refreshed:
     """Import what ActivityWatch recorded since the last refresh; two stats when it recorded nothing."""
     database = settings.activitywatch_path(ctx)

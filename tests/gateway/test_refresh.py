@@ -188,3 +188,32 @@ def test_list_changed_is_paced_and_updated_goes_to_subscribers_only():
     assert other.sent == [("list_changed", None)] * 2
     assert watching.sent.count(("updated", "slow://store")) == 5
     assert watching.sent.count(("list_changed", None)) == 2
+
+
+def test_a_plugin_table_can_turn_its_refresh_off(gateway_home):
+    slow = Slow()
+    gateway = make_gateway([("slow", slow.plugin())], home=gateway_home,
+                           config={"gateway": {"plugins": ["slow"]}, "plugins": {"slow": {"refresh": False}}})
+    slow.backlog = ["pear"]
+    assert gateway.call("things").data == {"things": []}
+    assert slow.runs == 0
+    with pytest.raises(ConfigError, match="refresh must be true or false"):
+        Config.from_dict({"plugins": {"slow": {"refresh": "no"}}})
+
+
+def test_a_stale_check_saying_nothing_changed_spares_the_refresh(gateway_home):
+    slow = Slow()
+    checks: list[str] = []
+
+    def stale(ctx) -> bool:
+        checks.append(ctx.plugin)
+        return bool(slow.backlog)
+
+    plugin = slow.plugin()
+    plugin.register_refresh = hookimpl(lambda gateway: [Refresh(run=slow.refresh, stale=stale)])
+    gateway = make_gateway([("slow", plugin)], home=gateway_home, config={"gateway": {"plugins": ["slow"]}})
+    gateway.call("things")
+    assert slow.runs == 0 and checks == ["slow"]
+    slow.backlog = ["pear"]
+    assert gateway.call("things").data == {"things": ["pear"]}
+    assert slow.runs == 1
