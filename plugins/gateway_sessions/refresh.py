@@ -164,9 +164,17 @@ def importing(store_path: Path):
             os.close(handle)  # closing releases the flock
 
 
+_store_paths: dict[tuple, Path] = {}
+
+
 def store_path(holder: Context | PluginHost) -> Path:
-    found = holder.path_setting("store", default_path(holder.folders.data))
-    assert found is not None
+    """The store file (its setting resolved once per value: this runs on every call)."""
+    key = (holder.settings.get("store"), str(holder.folders.config), str(holder.folders.data))
+    found = _store_paths.get(key)
+    if found is None:
+        found = holder.path_setting("store", default_path(holder.folders.data))
+        assert found is not None
+        _store_paths[key] = found
     return found
 
 
