@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -438,6 +439,28 @@ def audit(since: str | None, tool: str | None, client: str | None, as_json: bool
     if not count and not as_json:
         filtered = since is not None or tool is not None or client is not None
         click.echo("(no calls match)" if filtered else "(no calls logged)", err=True)
+
+
+@main.command()
+@click.option("--every", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds between rounds besides the system's change notifications.")
+@click.option("--once", is_flag=True, help="One round of every plugin's refresh, then exit.")
+@click.option("--polling", is_flag=True, help="Never use the system's notifications, only the rounds.")
+def watch(every: float, once: bool, polling: bool) -> None:
+    """Keep every plugin's store fresh (sessions, timeline, ...) until interrupted: optional, calls refresh anyway.
+
+    Uses the system's file notifications when watchfiles is installed, else polls every few seconds; writes a
+    heartbeat that `gateway doctor` reads.
+    """
+    from gateway import watch as watching
+
+    gateway = _gateway()
+    say = functools.partial(click.echo, err=True)
+    if once:
+        watching.refresh_all(gateway, say)
+        return
+    with contextlib.suppress(KeyboardInterrupt):
+        watching.watch(gateway, say, every=every, polling=polling)
 
 
 @main.command()

@@ -23,8 +23,8 @@ from gateway.access import Gate, Manifest, ManifestError
 from gateway.deadline import DEFAULT_CALL_TIMEOUT
 from gateway.routes import forget_links
 
-CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools"})
-_GATEWAY_KEYS = frozenset({"plugins", "read_only", "call_timeout"})
+CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools", "refresh"})
+_GATEWAY_KEYS = frozenset({"plugins", "read_only", "call_timeout", "refresh_budget_ms"})
 _ACCESS_KEYS = frozenset({"projects", "outside_projects"})
 _TOP_KEYS = frozenset({"gateway", "access", "plugins"})
 
@@ -52,6 +52,7 @@ class Config:
     plugins: tuple[str, ...] | None = None
     read_only: bool = False
     call_timeout: float = DEFAULT_CALL_TIMEOUT
+    refresh_budget_ms: float = 300  # how long a call waits for its plugin's refresh (gateway.refresh)
     projects_path: Path | None = None
     projects_named: bool = False  # the config names the manifest: then a missing one is an error
     outside_projects: bool = True
@@ -87,6 +88,9 @@ class Config:
         timeout = gateway.get("call_timeout", DEFAULT_CALL_TIMEOUT)
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 3600:
             raise ConfigError(f"{where}: [gateway] call_timeout must be a number of seconds, above 0 and at most 3600")
+        budget = gateway.get("refresh_budget_ms", 300)
+        if isinstance(budget, bool) or not isinstance(budget, int | float) or not 0 <= budget <= 60_000:
+            raise ConfigError(f"{where}: [gateway] refresh_budget_ms must be a number of milliseconds, 0 to 60000")
         projects = access.get("projects", "projects.toml")
         if not isinstance(projects, str):
             raise ConfigError(f"{where}: [access] projects must be a file name or path")
@@ -103,11 +107,14 @@ class Config:
             disabled = table.get("disabled_tools", [])
             if not isinstance(disabled, list) or not all(isinstance(t, str) for t in disabled):
                 raise ConfigError(f"{where}: [plugins.{name}] disabled_tools must be a list of tool names")
+            if not isinstance(table.get("refresh", True), bool):
+                raise ConfigError(f"{where}: [plugins.{name}] refresh must be true or false")
         return cls(
             path=path,
             plugins=tuple(plugins) if plugins is not None else None,
             read_only=gateway.get("read_only", False),
             call_timeout=float(timeout),
+            refresh_budget_ms=float(budget),
             projects_path=projects_path if path is not None or projects_path.is_absolute() else None,
             projects_named="projects" in access,
             outside_projects=access.get("outside_projects", True),
@@ -122,6 +129,10 @@ class Config:
 
     def disabled_tools(self, plugin: str) -> frozenset[str]:
         return frozenset(self.table(plugin).get("disabled_tools", ()))
+
+    def refreshes(self, plugin: str) -> bool:
+        """Whether the plugin's store is refreshed before it answers (false: imported by hand only)."""
+        return self.table(plugin).get("refresh", True)
 
 
 def _table(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:

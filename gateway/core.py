@@ -31,6 +31,7 @@ from gateway.items import (
 )
 from gateway.privacy import mask_secrets
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
+from gateway.refresh import Refreshing
 from gateway.registry import Plugin, Registry
 
 log = structlog.get_logger("gateway")
@@ -84,6 +85,7 @@ class Gateway:
         self.audit = audit
         self._catalogue: tuple[Config, Catalogue] | None = None
         self._last_good: Catalogue | None = None
+        self.refreshing = Refreshing()
 
     # -- configuration and catalogue ------------------------------------------------------------------
 
@@ -195,9 +197,24 @@ class Gateway:
         except ToolError as error:
             return self._finish(Answer(text=str(error), is_error=True), entry, "bad_arguments", caller, watch)
         ctx = self.context(tool.plugin, snapshot, caller)
+        still_reading = await self.refresh(tool.plugin, snapshot, caller)
         answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin)
         answer, outcome = check_output(tool, name, answer, outcome)
-        return self._finish(answer, entry, outcome, caller, watch)
+        return self._finish(_noted(answer, still_reading), entry, outcome, caller, watch)
+
+    async def refresh(self, plugin_name: str, snapshot: Snapshot, caller: Caller = Caller()) -> str | None:
+        """Bring the plugin's store up to date before it answers, under the budget (gateway.refresh); the line to
+        add to its answer when the budget ran out first."""
+        plugin = self.registry.get(plugin_name)
+        if not plugin.refreshes or not snapshot.config.refreshes(plugin_name):
+            return None
+        ctx = self.context(plugin_name, snapshot, caller)
+        budget = snapshot.config.refresh_budget_ms
+        notes = [
+            await self.refreshing.before(plugin_name if i == 0 else f"{plugin_name}/{i}", refresh, ctx, budget)
+            for i, refresh in enumerate(plugin.refreshes)
+        ]
+        return next((note for note in notes if note), None)
 
     async def _run(
         self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str
@@ -343,14 +360,18 @@ class Gateway:
             if resource.uri == uri:
                 entry["plugin"] = resource.plugin
                 ctx = self.context(resource.plugin, snapshot, caller)
+                still_reading = await self.refresh(resource.plugin, snapshot, caller)
                 answer, outcome = await self._run(resource.read, ctx, {}, f"the resource {uri}", resource.plugin)
+                answer = _noted(answer, still_reading)
                 return self._finish(answer, entry, outcome, caller, watch), resource.mime_type
         for template in catalogue.templates:
             params = template.match(uri)
             if params is not None:
                 entry["plugin"] = template.plugin
                 ctx = self.context(template.plugin, snapshot, caller)
+                still_reading = await self.refresh(template.plugin, snapshot, caller)
                 answer, outcome = await self._run(template.read, ctx, params, f"the resource {uri}", template.plugin)
+                answer = _noted(answer, still_reading)
                 if not answer.given and not answer.is_error:
                     answer = attrs.evolve(answer, given=(uri,))
                 return self._finish(answer, entry, outcome, caller, watch), template.mime_type
@@ -385,6 +406,13 @@ class Gateway:
         ctx = self.context(prompt.plugin, snapshot, caller)
         answer, outcome = await self._run(prompt.render, ctx, arguments, f"the prompt {name}", prompt.plugin)
         return self._finish(answer, entry, outcome, caller, watch)
+
+
+def _noted(answer: Answer, note: str | None) -> Answer:
+    """The answer with the refresh's one line after it (an error is left as it is: its sentence comes first)."""
+    if not note or answer.is_error:
+        return answer
+    return attrs.evolve(answer, text=f"{answer.text}\n{note}" if answer.text else note)
 
 
 def _answer_of(bound: Any) -> Any:

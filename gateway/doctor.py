@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from gateway.core import Gateway
+from gateway.core import Caller, Gateway
 from gateway.kit import plural
 
 
@@ -66,6 +66,7 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
             say(f"ok       plugin {name} {plugin.version} ({plugin.origin}): {plural(tools, 'tool')}")
         for text in catalogue.problems:
             problem(text)
+        say_sources(gateway, say)
     audit = gateway.audit.folder
     # Modes first: writing a line (the check below) makes the folder the person's alone again.
     if audit.is_dir():
@@ -83,3 +84,34 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
     else:
         say(f"ok       audit log in {audit}")
     return Findings(problems, warnings)
+
+
+def say_sources(gateway: Gateway, say: Callable[[str], None]) -> None:
+    """Where each plugin found its sources (or looked for them), which ones its store is behind on, and whether
+    `gateway watch` is keeping them fresh. Informational: the next call reads what is stale."""
+    import time
+
+    from gateway.watch import read_heartbeat
+
+    snapshot = gateway.snapshot()
+    caller = Caller(client="gateway doctor", transport="cli")
+    for name in gateway.catalogue(snapshot).plugin_order:
+        for refresh in gateway.registry.get(name).refreshes:
+            try:
+                sources = refresh.sources(gateway.context(name, snapshot, caller))
+            except Exception as error:
+                say(f"WARNING  {name}: its sources cannot be listed ({type(error).__name__}: {error})")
+                continue
+            for source in sources:
+                if not source.found:
+                    say(f"-        {name}: no {source.what} at {source.path}")
+                elif source.stale:
+                    say(f"stale    {name}: {source.what} at {source.path}: {source.stale} (the next call reads it)")
+                else:
+                    say(f"ok       {name}: {source.what} at {source.path}")
+    beat = read_heartbeat(gateway)
+    if beat and isinstance(beat.get("at_ms"), int):
+        ago = max(0, int(time.time() - beat["at_ms"] / 1000))
+        say(f"ok       gateway watch ({beat.get('how', '?')}) last refreshed {ago}s ago")
+    else:
+        say("-        gateway watch is not running (optional: each call refreshes what it reads)")

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from gateway.context import PluginHost
     from gateway.items import Prompt, Resource, ResourceTemplate, Setting, Tool
+    from gateway.refresh import Refresh
 
 hookspec = pluggy.HookspecMarker("gateway")
 hookimpl = pluggy.HookimplMarker("gateway")
@@ -51,6 +52,12 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
 @hookspec
 def register_prompts(gateway: PluginHost) -> list[Prompt]:
     """Your prompts."""
+
+
+@hookspec
+def register_refresh(gateway: PluginHost) -> list[Refresh]:
+    """How to bring your store up to date from its sources: run before your tools and resources answer (under
+    ``[gateway] refresh_budget_ms``) and by ``gateway watch``; cheap when nothing changed."""
 
 
 @hookspec

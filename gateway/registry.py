@@ -22,6 +22,7 @@ import structlog
 from gateway import hookspecs
 from gateway.context import Folders, PluginHost
 from gateway.items import Prompt, Resource, ResourceTemplate, Setting, Tool
+from gateway.refresh import Refresh
 from gateway.settings import filled, table_problem
 
 GROUP = "gateway.plugins"
@@ -46,6 +47,7 @@ class Plugin:
     resources: list[Resource] = attrs.field(factory=list)
     templates: list[ResourceTemplate] = attrs.field(factory=list)
     prompts: list[Prompt] = attrs.field(factory=list)
+    refreshes: list[Refresh] = attrs.field(factory=list)
 
     @property
     def ok(self) -> bool:
@@ -207,6 +209,9 @@ class Registry:
                 for t in self._call(name, "register_resource_templates", host, ResourceTemplate)
             ]
             plugin.prompts = [attrs.evolve(p, plugin=name) for p in self._call(name, "register_prompts", host, Prompt)]
+            plugin.refreshes = [
+                attrs.evolve(r, plugin=name) for r in self._call(name, "register_refresh", host, Refresh)
+            ]
         except Exception as error:
             self._unregister(name)
             plugin.error = f"failed while registering: {type(error).__name__}: {error}"

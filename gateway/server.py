@@ -15,6 +15,7 @@ import mcp_types as types
 import structlog
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
@@ -22,6 +23,7 @@ from gateway import __version__
 from gateway.core import PAGE_SIZE, Caller, Gateway, NotFound
 from gateway.cursors import decode_cursor, encode_cursor
 from gateway.items import Answer, ToolError
+from gateway.notify import Notifier
 from gateway.privacy import mask_secrets
 from gateway.registry import lifecycle_of
 
@@ -90,8 +92,9 @@ def _call_result(answer: Answer) -> types.CallToolResult:
     )
 
 
-def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
-    """The SDK server whose handlers call `gateway`; `transport` names the wire in the audit log."""
+def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier | None = None) -> Server[Any]:
+    """The SDK server whose handlers call `gateway`; `transport` names the wire in the audit log. With `notifier`,
+    hosts may subscribe to resources and are told when a refresh brought something in."""
     listed_tools: dict[int, list[types.Tool]] = {}
 
     def mcp_tools() -> list[types.Tool]:
@@ -181,6 +184,24 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
             contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=text)]
         )
 
+    async def subscribe(ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams):
+        # Only what the host could read may be subscribed to: a kept resource's changes are no one's business.
+        uri = str(params.uri)
+        try:
+            answer, _mime = await gateway.read_resource(uri, _caller(ctx, transport))
+        except NotFound as error:
+            raise MCPError(-32002, str(error), {"uri": uri}) from None
+        if answer.is_error:
+            raise MCPError(INVALID_PARAMS, answer.text, {"uri": uri})
+        if notifier is not None:
+            notifier.subscribe(ctx.session, uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams):
+        if notifier is not None:
+            notifier.unsubscribe(ctx.session, str(params.uri))
+        return types.EmptyResult()
+
     async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
         try:
             listed = gateway.list_prompts(_caller(ctx, transport))
@@ -227,12 +248,22 @@ def build_server(gateway: Gateway, transport: str = "stdio") -> Server[Any]:
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        **({"on_subscribe_resource": subscribe, "on_unsubscribe_resource": unsubscribe} if notifier else {}),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
     # We keep no OpenTelemetry (its middleware is per-call cost for nothing here); our one middleware keeps
     # the core's own faults from reaching the wire as the SDK's code-0 error with the exception's text.
     server.middleware = [_shield]
+    if notifier is not None:
+        server.middleware.insert(0, _tracking(notifier))
+        # listChanged for resources, whoever asks for the options (the HTTP session manager asks with none).
+        options = server.create_initialization_options
+        server.create_initialization_options = (  # type: ignore[method-assign]
+            lambda notification_options=None, **rest: options(
+                notification_options or NotificationOptions(resources_changed=True), **rest
+            )
+        )
     return server
 
 
@@ -254,6 +285,45 @@ def _params_problems(error: ValidationError) -> list[dict[str, str]]:
             where = "params." + where if where else "params"
         problems.append({"field": where, "problem": str(item.get("msg", ""))})
     return problems
+
+
+def _tracking(notifier: Notifier) -> Any:
+    async def track(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+        notifier.connected(ctx.session)  # each live connection, to be told of what a refresh brought in
+        return await call_next(ctx)
+
+    return track
+
+
+SUBSCRIBED_POLL_SECONDS = 5.0
+
+
+async def _refresh_for_subscribers(gateway: Gateway, notifier: Notifier) -> None:
+    """While a host is subscribed to something, refresh every few seconds so that it hears of changes without
+    calling (a stat per source when nothing changed)."""
+    while True:
+        await anyio.sleep(SUBSCRIBED_POLL_SECONDS)
+        if not notifier.has_subscribers():
+            continue
+        snapshot = gateway.snapshot()
+        if snapshot.error is not None:
+            continue
+        for name in gateway.catalogue(snapshot).plugin_order:
+            await gateway.refresh(name, snapshot)
+
+
+async def serving(gateway: Gateway, server: Server[Any], notifier: Notifier, read_stream: Any, write_stream: Any) -> None:
+    """Run `server` on the streams with the notifier bound to this loop."""
+    gateway.refreshing.listeners.append(notifier.refreshed)
+    try:
+        async with anyio.create_task_group() as tasks:
+            await notifier.serve(tasks)
+            tasks.start_soon(_refresh_for_subscribers, gateway, notifier)
+            tasks.start_soon(_stop_on_sigterm, tasks.cancel_scope)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
+    finally:
+        gateway.refreshing.listeners.remove(notifier.refreshed)
 
 
 async def _shield(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
@@ -284,14 +354,11 @@ async def serve_stdio(gateway: Gateway) -> None:
     """
     from gateway.transport import stdio_transport
 
-    server = build_server(gateway, "stdio")
-    options = server.create_initialization_options()
+    notifier = Notifier()
+    server = build_server(gateway, "stdio", notifier)
     async with stdio_transport() as (read_stream, write_stream):
         with lifecycle_of(gateway):
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(_stop_on_sigterm, tasks.cancel_scope)
-                await server.run(read_stream, write_stream, options)
-                tasks.cancel_scope.cancel()
+            await serving(gateway, server, notifier, read_stream, write_stream)
 
 
 async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:

@@ -125,6 +125,7 @@ async def serve_client(
     mode: str = "legacy",
     extra_env: Mapping[str, str] | None = None,
     client_name: str = "test-host",
+    message_handler: Any = None,
 ) -> AsyncIterator[Any]:
     """The SDK's own client, talking to a real `gateway serve` subprocess whose home is `home`."""
     from mcp import Client
@@ -136,7 +137,8 @@ async def serve_client(
     # The SDK's default for the server's stderr is whatever sys.stderr was when mcp.client.stdio was first
     # imported: under click's CliRunner that is a stream with no descriptor, and every later launch fails.
     async with Client(
-        stdio_client(params, errlog=_errlog()), mode=mode, client_info=Implementation(name=client_name, version="1.0"), read_timeout_seconds=60
+        stdio_client(params, errlog=_errlog()), mode=mode, client_info=Implementation(name=client_name, version="1.0"),
+        read_timeout_seconds=60, message_handler=message_handler,
     ) as client:
         yield client
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway import PluginHost, ResourceTemplate, Setting, hookimpl
+from gateway import Context, PluginHost, ResourceTemplate, Setting, hookimpl
+from gateway.refresh import Refresh, Refreshed, Source
 from gateway_sessions import tools
 from gateway_sessions.defaults import default_path
 
@@ -53,6 +54,29 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
             mime_type="text/plain",
         )
     ]
+
+
+@hookimpl
+def register_refresh(gateway: PluginHost) -> list[Refresh]:
+    return [Refresh(run=_refresh, sources=_sources, stale=_stale)]
+
+
+def _refresh(ctx: Context) -> Refreshed:  # the importers are loaded by the first call, not at start (refresh.py)
+    from gateway_sessions.refresh import refresh
+
+    return refresh(ctx)
+
+
+def _stale(ctx: Context) -> bool:
+    from gateway_sessions.refresh import stale
+
+    return stale(ctx)
+
+
+def _sources(ctx: Context) -> list[Source]:
+    from gateway_sessions.refresh import sources
+
+    return sources(ctx)
 
 
 @hookimpl

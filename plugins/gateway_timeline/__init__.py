@@ -46,6 +46,31 @@ def register_prompts(gateway: PluginHost):
 
 
 @hookimpl
+def register_refresh(gateway: PluginHost):
+    from gateway.refresh import Refresh
+
+    return [Refresh(run=_refresh, sources=_sources, stale=_stale)]
+
+
+def _refresh(ctx):  # the importer and the store are loaded by the first call, not at start (refresh.py)
+    from gateway_timeline.refresh import refresh
+
+    return refresh(ctx)
+
+
+def _stale(ctx):
+    from gateway_timeline.refresh import stale
+
+    return stale(ctx)
+
+
+def _sources(ctx):
+    from gateway_timeline.refresh import sources
+
+    return sources(ctx)
+
+
+@hookimpl
 def register_commands(gateway: PluginHost):
     from gateway_timeline.cli import make_group
 

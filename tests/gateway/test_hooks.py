@@ -25,6 +25,7 @@ from gateway import (
     hookspecs,
 )
 from gateway.context import home_environment
+from gateway.refresh import Refresh, Refreshed
 from gateway.registry import Lifecycle, lifecycle_of
 from gateway.testing import installed_plugin, make_gateway, serve_client, write_config
 
@@ -86,6 +87,10 @@ class Everything:
     @hookimpl
     def register_demo(self, gateway):
         return [("hello", {"name": "Ada Example"})]
+
+    @hookimpl
+    def register_refresh(self, gateway):
+        return [Refresh(run=lambda ctx: self.events.append(f"refresh {ctx.plugin}") or Refreshed())]
 
     @hookimpl
     def startup(self, gateway):
@@ -167,6 +172,13 @@ def test_hook_register_demo(gateway_home):
     (found,) = gateway.registry.call_each("register_demo", order, snapshot.config.table)
     assert found == ("every", [("hello", {"name": "Ada Example"})])
     assert gateway.call(*found[1][0]).text == "Hello, Ada Example!"
+
+
+def test_hook_register_refresh(gateway_home):
+    plugin, gateway = _everything(gateway_home)
+    assert gateway.call("hello", {"name": "Ada"}).text == "Hello, Ada!"
+    assert gateway.read("every://motto").text == "small tools"
+    assert plugin.events == ["refresh every", "refresh every"]  # before each call and each read
 
 
 def test_hook_startup(gateway_home):

@@ -96,6 +96,11 @@ class Writes:
             # Written earlier in this transaction: its rows must be in the index before the triggers change them.
             self.index_new()
         latest = {message.key: message for message in session.messages}  # one row per key, the last version
+        # Rows already stored as they are (a transcript grown by a line) are passed over before they are masked; the
+        # statement's WHERE would leave them as they are too, after masking each (issue 13: a refresh per call).
+        stored = {key: (seq, role, blocks) for key, seq, role, blocks in connection.execute(
+            "SELECT key, seq, role, blocks FROM messages WHERE session = ?", (rowid,))}
+        rows = ((seq, message, _encode_blocks(message.blocks)) for seq, message in enumerate(latest.values()))
         connection.executemany(
             _UPSERT_MESSAGE,
             (
@@ -106,9 +111,10 @@ class Writes:
                     message.role,
                     message.timestamp,
                     mask(text_of(message.blocks)),  # stored and indexed masked: see the module's docstring
-                    _encode_blocks(message.blocks),
+                    blocks,
                 )
-                for seq, message in enumerate(latest.values())
+                for seq, message, blocks in rows
+                if stored.get(message.key) != (seq, message.role, blocks)
             ),
         )
         connection.executemany(

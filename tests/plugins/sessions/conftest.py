@@ -67,4 +67,5 @@ def imported_home(gateway_home: Path) -> Path:
 
 @pytest.fixture
 def sessions_gateway(imported_home: Path):
-    return make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=imported_home)
+    return make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=imported_home,
+                        config={"plugins": {"sessions": {"refresh": False}}})  # the store as imported above

@@ -80,7 +80,7 @@ def test_pasted_keys_and_card_numbers_are_masked_everywhere(sessions_gateway):
 def test_a_session_outside_projects_is_refused_when_outside_projects_are_closed(imported_home: Path):
     gateway = make_gateway(
         plugins=[gateway_sessions],
-        config={"access": {"outside_projects": False}},
+        config={"access": {"outside_projects": False}, "plugins": {"sessions": {"refresh": False}}},
         projects=[{"id": "vault", "ai": True, "paths": ["/home/ada/src/vault"]}],
         home=imported_home,
     )

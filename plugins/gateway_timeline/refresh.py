@@ -1,0 +1,90 @@
+"""The event store kept fresh at call time (gateway.refresh): ActivityWatch's database stat'ed, what is new imported.
+
+The database and its write-ahead log are stat'ed; only when either moved is the incremental import of
+``gateway timeline import activitywatch`` run (read-only on ActivityWatch's file, a cursor per bucket, its
+transaction BEGIN IMMEDIATE, so two gateways importing at once are taken in turn by SQLite and the second reads
+from the first one's cursor). A database ActivityWatch is still writing to also marks recording as on (the
+heartbeat get_status reads), as ``--watch`` does.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from gateway import Context
+from gateway.refresh import Refreshed, Source, watched_signature
+from gateway_timeline import settings
+
+RECENT_URI = "timeline://recent"
+
+# Per (store, database): the signature the last import of this process saw.
+_seen: dict[tuple[str, str], Any] = {}
+_lock = threading.Lock()
+
+
+def _watched(database: Path) -> list[Path]:
+    return [database, database.with_name(database.name + "-wal")]
+
+
+def stale(ctx: Context) -> bool:
+    """Whether ActivityWatch wrote since the last import: two stats (three when looking for the database)."""
+    database = settings.activitywatch_path(ctx)
+    if database is None:
+        return False
+    signature = watched_signature(_watched(database))
+    return signature[0] is not None and _seen.get((str(settings.store_path(ctx)), str(database))) != signature
+
+
+def refresh(ctx: Context) -> Refreshed:
+    """Import what ActivityWatch recorded since the last refresh; two stats when it recorded nothing."""
+    database = settings.activitywatch_path(ctx)
+    if database is None:
+        return Refreshed()
+    store_file = settings.store_path(ctx)
+    key = (str(store_file), str(database))
+    signature = watched_signature(_watched(database))
+    if _seen.get(key) == signature or signature[0] is None:
+        return Refreshed()
+    with _lock:
+        if _seen.get(key) == signature:
+            return Refreshed()
+        total = _import(ctx, database, store_file)
+        _seen[key] = signature  # a broken database is tried again when it changes, not on every call
+    return Refreshed(added=total, changed=(RECENT_URI,) if total else ())
+
+
+def _import(ctx: Context, database: Path, store_file: Path) -> int:
+    from gateway_timeline.importers.activitywatch import ActivityWatchError, import_database
+    from gateway_timeline.store import Store
+
+    with Store.open(store_file, own_folder=store_file.parent == Path(ctx.folders.data)) as store:
+        try:
+            report = import_database(database, store, retention_ms=settings.retention_ms(ctx.settings))
+        except ActivityWatchError as error:
+            store.set_meta("last_import_error", str(error))
+            return 0
+        if store.meta("last_import_error"):
+            store.set_meta("last_import_error", "")
+        now_ms = int(time.time() * 1000)
+        newest = report.newest_end_ms
+        if newest is not None and now_ms - newest <= settings.running_within_ms(ctx.settings):
+            store.set_meta("heartbeat", {"at_ms": now_ms, "source": "activitywatch"})
+        return report.total
+
+
+def sources(ctx: Context) -> list[Source]:
+    """ActivityWatch's database where it was found (or the places looked at), and whether the store is behind."""
+    database = settings.activitywatch_path(ctx)
+    if database is None:
+        return [Source("ActivityWatch database", path, False) for path in settings.activitywatch_candidates()]
+    stale = ""
+    if database.exists():
+        store_file = settings.store_path(ctx)
+        if not store_file.exists():
+            stale = "never imported"
+        elif database.stat().st_mtime > store_file.stat().st_mtime + 1:
+            stale = "written since the last import"
+    return [Source("ActivityWatch database", database, database.exists(), stale)]

@@ -1,0 +1,270 @@
+"""Issue 13's rules for a refresh, on the refresh modules themselves: sources only read, nothing walked when nothing
+changed, one importer of a file at a time across processes, and a kill -9 mid-refresh leaving what a clean import
+would."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import gateway_sessions
+import gateway_timeline
+import pytest
+from fresh_helpers import claude_session, open_projects
+from gateway_sessions import refresh as sessions_refresh
+from gateway_timeline import refresh as timeline_refresh
+
+from gateway.context import home_environment
+from gateway.core import Caller
+from gateway.testing import folders_of, make_gateway
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "timeline"))
+
+from timeline_awdb import WINDOW, AWDatabase  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent / "sessions" / "fixtures"
+
+_opened: list[tuple[str, tuple]] | None = None
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _opened is not None and event in ("open", "sqlite3.connect", "os.remove", "os.rename", "os.truncate"):
+        _opened.append((event, args))
+
+
+sys.addaudithook(_audit)  # records only while a test sets _opened
+
+
+def place_sources(home: Path) -> None:
+    """Every agent's transcripts where it keeps them, and an ActivityWatch database."""
+    shutil.copytree(FIXTURES / "claude-code", home / ".claude" / "projects")
+    shutil.copytree(FIXTURES / "codex", home / ".codex" / "sessions")
+    shutil.copytree(FIXTURES / "gemini", home / ".gemini")
+    database = home / ".local" / "share" / "opencode" / "opencode.db"
+    database.parent.mkdir(parents=True)
+    connection = sqlite3.connect(database)
+    connection.executescript((FIXTURES / "opencode" / "opencode.sql").read_text())
+    connection.commit()
+    connection.close()
+
+
+def aw_database(home: Path) -> AWDatabase:
+    path = home / ".local" / "share" / "activitywatch" / "aw-server-rust" / "sqlite.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    database = AWDatabase(path, "rust")
+    from datetime import UTC, datetime, timedelta
+
+    database.add(WINDOW, [(datetime.now(UTC) - timedelta(minutes=10), 60, {"app": "Code", "title": "orchard.py"})])
+    return database
+
+
+def contexts(home: Path):
+    gateway = make_gateway(
+        [("sessions", gateway_sessions), ("timeline", gateway_timeline)],
+        home=home,
+        config={"gateway": {"plugins": ["sessions", "timeline"]}, "plugins": {"timeline": {"probe_activitywatch": False}}},
+        projects=open_projects(home),
+    )
+    snapshot = gateway.snapshot()
+    gateway.catalogue(snapshot)
+    return (gateway.context("sessions", snapshot, Caller()), gateway.context("timeline", snapshot, Caller()))
+
+
+def tree(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.rglob("*"))}
+
+
+def test_a_refresh_opens_every_source_read_only_and_leaves_them_as_they_were(gateway_home):
+    global _opened
+    home = gateway_home
+    place_sources(home)
+    aw_database(home).close()
+    sessions_ctx, timeline_ctx = contexts(home)
+    places = [home / ".claude", home / ".codex", home / ".gemini", home / ".local" / "share" / "opencode",
+              home / ".local" / "share" / "activitywatch"]
+    before = {str(place): tree(place) for place in places}
+    _opened = []
+    try:
+        found = sessions_refresh.refresh(sessions_ctx)
+        events = timeline_refresh.refresh(timeline_ctx)
+        opened, _opened = _opened, None
+    finally:
+        _opened = None
+    assert found.added == 9 and events.added == 1  # every fixture session, the one event
+    assert {str(place): tree(place) for place in places} == before
+    inside = [(event, args) for event, args in opened
+              if any(str(args[0]).replace("file://", "").startswith(str(place)) for place in places)]
+    assert inside, "the audit hook saw the sources opened"
+    for event, args in inside:
+        if event == "open":
+            path, mode, flags = args
+            assert (mode or "r").strip("bt") == "r" and not flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT), args
+        elif event == "sqlite3.connect":
+            assert "mode=ro" in str(args[0]), args
+        else:
+            pytest.fail(f"a source was changed: {event} {args}")
+
+
+def test_nothing_changed_costs_a_stat_per_watched_folder_and_file_and_no_walk(gateway_home, monkeypatch):
+    home = gateway_home
+    place_sources(home)
+    sessions_ctx, _ = contexts(home)
+    assert sessions_refresh.refresh(sessions_ctx).added == 9
+    watched = sessions_refresh._watched[str(sessions_refresh.store_path(sessions_ctx))]
+    expected = sum(len(w.folders) + len(w.files) for w in watched.values())
+    stats: list[str] = []
+    real_stat = os.stat
+
+    def counting_stat(path, *args, **kwargs):
+        stats.append(str(path))
+        return real_stat(path, *args, **kwargs)
+
+    def no_walk(*args, **kwargs):
+        raise AssertionError("a folder was listed while nothing changed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "stat", counting_stat)
+        for name in ("scandir", "listdir", "walk"):
+            patch.setattr(os, name, no_walk)
+        patch.setattr(Path, "glob", no_walk)
+        patch.setattr(Path, "rglob", no_walk)
+        patch.setattr(Path, "iterdir", no_walk)
+        assert not sessions_refresh.refresh(sessions_ctx)
+    # opencode's signature stats its database and its log: one more each.
+    opencode = watched["opencode"]
+    assert len(stats) == expected + len(opencode.files)
+    assert set(stats) >= {path for w in watched.values() for path in [*w.folders, *w.files]}
+    # And a line appended is seen by the next refresh, a new file in a new project too.
+    claude_session(home, "late", ["a late pear"], home / "src" / "orchard", project="-brand-new")
+    assert sessions_refresh.refresh(sessions_ctx).added == 1
+
+
+def _run(home: Path, script: str, **popen) -> subprocess.Popen:
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(sys.path), **home_environment(home)}
+    code = textwrap.dedent("""
+        import sys, time, json
+        from gateway.core import Caller, make_gateway_from_environment
+        gateway = make_gateway_from_environment()
+        snapshot = gateway.snapshot()
+        gateway.catalogue(snapshot)
+        ctx = gateway.context("sessions", snapshot, Caller())
+        from gateway_sessions.importers import claude_code
+        from gateway_sessions.refresh import refresh
+    """) + script
+    return subprocess.Popen([sys.executable, "-c", code], env=env, **popen)
+
+
+SLOW_READS = textwrap.dedent("""
+    import os
+    real = claude_code.read
+    def read(path):
+        with open(LOG, "a") as log:
+            log.write(json.dumps(["start", str(path), os.getpid()]) + "\\n")
+        time.sleep(0.03)
+        parsed = real(path)
+        with open(LOG, "a") as log:
+            log.write(json.dumps(["end", str(path), os.getpid()]) + "\\n")
+        return parsed
+    claude_code.read = read
+""")
+
+
+def test_two_processes_refreshing_at_once_never_import_one_file_at_the_same_time(gateway_home, tmp_path):
+    home = gateway_home
+    write = home / "src" / "orchard"
+    contexts(home)  # the config
+    for n in range(12):
+        claude_session(home, f"s{n}", [f"line {i} of {n}" for i in range(20)], write, project=f"-p{n % 3}")
+    log = tmp_path / "reads.jsonl"
+    script = f"LOG = {str(log)!r}\n" + SLOW_READS + "refresh(ctx)\n"
+    both = [_run(home, script) for _ in range(2)]
+    assert [process.wait(timeout=120) for process in both] == [0, 0]
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    reading: dict[str, int] = {}
+    for kind, path, pid in events:
+        if kind == "start":
+            assert path not in reading, f"{path} read by two processes at once"
+            reading[path] = pid
+        else:
+            del reading[path]
+    assert sorted({path for _, path, _ in events}) == sorted(
+        str(p) for p in (home / ".claude" / "projects").glob("*/*.jsonl"))
+    store = folders_of(home).for_plugin("sessions").data / "sessions.db"
+    connection = sqlite3.connect(store)
+    assert connection.execute("SELECT COUNT(*) FROM messages").fetchone() == (12 * 20,)
+    # The second process found the first one's work recorded: each file read once in all.
+    assert len(events) == 2 * 12
+    connection.close()
+
+
+def _contents(store: Path) -> dict[str, list]:
+    connection = sqlite3.connect(store)
+    try:
+        return {
+            "sessions": connection.execute(
+                "SELECT agent, id, title, cwd, created_at, updated_at, message_count FROM sessions ORDER BY id"
+            ).fetchall(),
+            "messages": connection.execute(
+                "SELECT s.id, m.key, m.seq, m.role, m.text FROM messages AS m JOIN sessions AS s ON s.rowid = m.session"
+                " ORDER BY s.id, m.key"
+            ).fetchall(),
+            "indexed": connection.execute("SELECT COUNT(*) FROM messages_fts_docsize").fetchall(),
+            "hits": connection.execute(
+                "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'greengage'").fetchall(),
+        }
+    finally:
+        connection.close()
+
+
+def test_kill_9_during_a_call_time_refresh_leaves_the_store_as_a_clean_import_would(gateway_home, tmp_path):
+    home = gateway_home
+    contexts(home)
+    for n in range(40):
+        claude_session(home, f"k{n:02d}", [f"greengage {n} line {i}" for i in range(150)],
+                       home / "src" / "orchard", project=f"-p{n % 4}")
+    store = folders_of(home).for_plugin("sessions").data / "sessions.db"
+    log = tmp_path / "reads.jsonl"
+    # Batches of a few files (the importer's own batching, made small), each read slowly: a kill lands mid-import.
+    small_batches = (
+        "import functools, gateway_sessions.importing as importing\n"
+        "importing.import_agent = functools.partial(importing.import_agent, batch_messages=300)\n"
+    )
+    victim = _run(home, f"LOG = {str(log)!r}\n" + SLOW_READS + small_batches + "refresh(ctx)\n")
+    deadline = time.monotonic() + 100
+    while time.monotonic() < deadline and victim.poll() is None:  # until some batches are committed, not all
+        if store.exists():
+            try:
+                connection = sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True)
+                done = connection.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+                connection.close()
+            except sqlite3.Error:
+                done = 0
+            if 0 < done < 40:
+                break
+        time.sleep(0.01)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.wait(timeout=30)
+    assert victim.returncode == -signal.SIGKILL
+    interrupted = _contents(store)
+    assert 0 < len(interrupted["sessions"]) < 40
+    assert interrupted["indexed"] == [(len(interrupted["messages"]),)]
+    # The next call's refresh (a new process) finishes it; the store is that of a clean import.
+    finisher = _run(home, "refresh(ctx)\n")
+    assert finisher.wait(timeout=120) == 0
+    clean_home = tmp_path / "clean"
+    shutil.copytree(home / ".claude", clean_home / ".claude")
+    shutil.copytree(home / "src", clean_home / "src")
+    contexts(clean_home)
+    # The transcripts record their folder (cwd) under the first home: the clean copy keeps the same paths.
+    assert _run(clean_home, "refresh(ctx)\n").wait(timeout=120) == 0
+    clean = _contents(folders_of(clean_home).for_plugin("sessions").data / "sessions.db")
+    assert _contents(store) == clean
+    assert len(clean["sessions"]) == 40 and clean["hits"] == [(40 * 150,)]

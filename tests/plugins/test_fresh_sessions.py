@@ -1,0 +1,187 @@
+"""Issue 13: what an agent wrote a minute ago is in the next answer of a real `gateway serve`, with no import run."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import anyio
+import pytest
+from fresh_helpers import claude_session, open_projects
+from mcp.shared.exceptions import MCPError
+from mcp_types import CallToolResult
+
+from gateway.testing import folders_of, serve_client, write_config
+
+
+def _search(home: Path, words: list[str], before=None) -> list[dict]:
+    """Search each word in turn on one connection; `before(i)` runs before the i-th search."""
+    found: list[dict] = []
+
+    async def session() -> None:
+        async with serve_client(home) as client:
+            for i, word in enumerate(words):
+                if before is not None:
+                    before(i)
+                result = await client.call_tool("rousseau_search_sessions", {"query": word})
+                assert not result.is_error, result.content
+                found.append({"data": result.structured_content, "text": result.content[0].text})
+
+    anyio.run(session)
+    return found
+
+
+def test_a_session_written_while_connected_is_found_by_the_next_search(gateway_home):
+    home = gateway_home
+    write_config(home, {"gateway": {"plugins": ["sessions"]}}, open_projects(home))
+    orchard = home / "src" / "orchard"
+    claude_session(home, "first", ["graft the pear trees", "done"], orchard)
+
+    def write_later(i: int) -> None:
+        if i == 1:
+            claude_session(home, "second", ["prune the quincetree rows", "pruned"], orchard)
+        if i == 2:
+            claude_session(home, "second", ["and water the quincetree seedlings"], orchard, append=True, first=3)
+
+    first, second, third = _search(home, ["quincetree", "quincetree", "seedlings"], before=write_later)
+    assert first["data"]["hits"] == []
+    assert [hit["id"] for hit in second["data"]["hits"]] == ["second"]
+    assert [hit["id"] for hit in third["data"]["hits"]] == ["second"]
+
+
+def _store(home: Path) -> Path:
+    return folders_of(home).for_plugin("sessions").data / "sessions.db"
+
+
+def _stored(home: Path, sql: str) -> list[tuple]:
+    path = _store(home)
+    if not path.exists():
+        return []
+    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        return connection.execute(sql).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        connection.close()
+
+
+def _backlog(home: Path, sessions: int, messages: int) -> None:
+    orchard = home / "src" / "orchard"
+    for n in range(sessions):
+        texts = [f"backlog {n} line {i} of the greengage harvest" for i in range(messages)]
+        claude_session(home, f"backlog-{n:03d}", texts, orchard, project=f"-home-ada-p{n % 10}")
+
+
+def test_past_the_budget_the_answer_says_so_and_the_next_call_has_everything(gateway_home):
+    home = gateway_home
+    write_config(home, {"gateway": {"plugins": ["sessions"], "refresh_budget_ms": 1}}, open_projects(home))
+    _backlog(home, sessions=150, messages=40)
+    answers: list[CallToolResult] = []
+
+    async def session() -> None:
+        async with serve_client(home) as client:
+            answers.append(await client.call_tool("rousseau_list_sessions", {"limit": 200}))
+            with anyio.fail_after(120):  # the import goes on by itself, no call needed
+                while _stored(home, "SELECT COUNT(*) FROM sessions") != [(150,)]:
+                    await anyio.sleep(0.2)
+            answers.append(await client.call_tool("rousseau_list_sessions", {"limit": 200}))
+
+    anyio.run(session)
+    first, second = answers
+    assert not first.is_error and "still being read" in first.content[0].text
+    assert len(first.structured_content["sessions"]) < 150
+    assert not second.is_error and "still being read" not in second.content[0].text
+    assert len(second.structured_content["sessions"]) == 150
+
+
+def test_two_servers_refreshing_at_once_leave_one_copy_of_each_message(gateway_home):
+    home = gateway_home
+    write_config(home, {"gateway": {"plugins": ["sessions"], "refresh_budget_ms": 60_000}}, open_projects(home))
+    totals: list[int] = []
+
+    async def one_server(started: anyio.Event, go: anyio.Event, ready: list) -> None:
+        async with serve_client(home) as client:
+            await client.list_tools()
+            ready.append(1)
+            started.set()
+            await go.wait()
+            for _ in range(2):
+                result = await client.call_tool("rousseau_list_sessions", {"limit": 200})
+                assert not result.is_error, result.content
+                totals.append(len(result.structured_content["sessions"]))
+
+    async def both() -> None:
+        go, ready = anyio.Event(), []
+        async with anyio.create_task_group() as tasks:
+            for _ in range(2):
+                started = anyio.Event()
+                tasks.start_soon(one_server, started, go, ready)
+                await started.wait()
+            _backlog(home, sessions=60, messages=30)  # written while both are connected
+            go.set()
+
+    anyio.run(both)
+    assert totals == [60, 60, 60, 60]
+    assert _stored(home, "SELECT COUNT(*) FROM messages") == [(60 * 30,)]
+    assert _stored(home, "SELECT COUNT(*) FROM messages_fts_docsize") == [(60 * 30,)]
+    assert _stored(home, "SELECT id FROM sessions WHERE message_count != 30") == []
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")  # the handshake era's way, which we serve
+def test_the_sdk_client_hears_of_new_sessions_and_of_a_subscribed_one_changing(gateway_home):
+    home = gateway_home
+    write_config(home, {"gateway": {"plugins": ["sessions"]}}, open_projects(home))
+    orchard = home / "src" / "orchard"
+    claude_session(home, "watched", ["plant the damson"], orchard)
+    heard: list[str] = []
+
+    async def handler(message) -> None:
+        root = getattr(message, "root", message)
+        method = getattr(root, "method", None)
+        if method:
+            uri = getattr(getattr(root, "params", None), "uri", None)
+            heard.append(f"{method} {uri}" if uri else method)
+
+    async def session() -> None:
+        async with serve_client(home, message_handler=handler) as client:
+            capabilities = client.server_capabilities.resources
+            assert capabilities.list_changed and capabilities.subscribe
+            await client.call_tool("rousseau_list_sessions", {})  # the first import
+            await client.subscribe_resource("rousseau://sessions/watched")
+            heard.clear()
+            claude_session(home, "watched", ["and water the damson"], orchard, append=True, first=2)
+            claude_session(home, "newcomer", ["a new session about sloes"], orchard)
+            await client.call_tool("rousseau_search_sessions", {"query": "sloes"})
+            with anyio.fail_after(30):
+                while not {"notifications/resources/updated rousseau://sessions/watched",
+                           "notifications/resources/list_changed"} <= set(heard):
+                    await anyio.sleep(0.1)
+            # With no call at all: a subscriber hears of a change within the server's few seconds of polling.
+            heard.clear()
+            claude_session(home, "watched", ["the damson fruits"], orchard, append=True, first=3)
+            with anyio.fail_after(30):
+                while "notifications/resources/updated rousseau://sessions/watched" not in heard:
+                    await anyio.sleep(0.1)
+
+    anyio.run(session)
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+def test_a_resource_the_host_cannot_read_cannot_be_subscribed_to(gateway_home):
+    home = gateway_home
+    write_config(home, {"gateway": {"plugins": ["sessions"]}}, open_projects(home))
+    claude_session(home, "kept", ["the vault combination"], home / "src" / "vault")
+    refusals: list[str] = []
+
+    async def session() -> None:
+        async with serve_client(home) as client:
+            await client.call_tool("rousseau_list_sessions", {})
+            for uri in ("rousseau://sessions/kept", "rousseau://sessions/nowhere"):
+                try:
+                    await client.subscribe_resource(uri)
+                except MCPError as error:
+                    refusals.append(str(error))
+
+    anyio.run(session)
+    assert len(refusals) == 2
