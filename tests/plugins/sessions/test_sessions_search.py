@@ -16,6 +16,9 @@ from gateway_sessions.model import Message, Session
 from gateway import Folders, PluginHost
 from gateway.testing import make_gateway, write_config
 
+# These stores are imported by hand from some agents only: no call-time refresh adds the others.
+HAND_IMPORTED = {"plugins": {"sessions": {"refresh": False}}}
+
 # The search index as the first versions of the plugin made it (no prefix indexes).
 OLD_FTS = "text, content='messages', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'"
 
@@ -85,7 +88,7 @@ def loquat_home(gateway_home: Path) -> Path:
 
 
 def test_prefix_and_word_queries_give_fts5s_own_bm25_order(loquat_home: Path):
-    gateway = make_gateway(plugins=[gateway_sessions], home=loquat_home)
+    gateway = make_gateway(plugins=[gateway_sessions], home=loquat_home, config=HAND_IMPORTED)
     for query in ("loq*", "loquat", "lo*", "loqu*", "loquat OR filler3"):
         answer = gateway.call("rousseau_search_sessions", {"query": query, "limit": 5})
         assert not answer.is_error, answer.text
@@ -101,7 +104,7 @@ def test_the_best_match_is_found_when_it_is_the_oldest_of_more_than_1000_matchin
     _add(gateway_home, [("oldest", ["loquat loquat loquat jam"])])
     _add(gateway_home, [(f"newer{n:03d}", [_text(1, 11 + (n + i) % 19) for i in range(4)]) for n in range(300)])
     _add(gateway_home, [(f"other{n:03d}", ["medlar jam"] * 10) for n in range(300)])
-    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home)
+    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home, config=HAND_IMPORTED)
     for query in ("loquat", "loq*", "lo*", "loquat OR persimmon"):
         answer = gateway.call("rousseau_search_sessions", {"query": query})
         assert answer.data["hits"][0]["id"] == "oldest", query
@@ -121,7 +124,7 @@ def test_sessions_holding_most_of_the_best_messages_still_give_the_exact_best_se
     reader = store.reader(store_path(gateway_home))
     found = reader.search("loquat", 5)
     assert found.per_session and found.fetched == 10
-    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home)
+    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home, config=HAND_IMPORTED)
     for limit in (1, 2, 5, 20):
         answer = gateway.call("rousseau_search_sessions", {"query": "loquat", "limit": limit})
         assert _same(_hits(answer), _exact(gateway_home, "loquat", limit)), limit
@@ -136,12 +139,12 @@ def test_a_closed_projects_better_messages_push_no_open_session_out(
 ):
     monkeypatch.setattr(store.reads, "OVERFETCH", 1)
     monkeypatch.setattr(store.reads, "OVERFETCH_AT_LEAST", 3)
-    before = make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=loquat_home)
+    before = make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=loquat_home, config=HAND_IMPORTED)
     open_answer = before.call("rousseau_search_sessions", {"query": "loquat", "limit": 3})
     # Better ranked messages, in the closed project: the same open sessions must be found, in the same order (the
     # rank values, as FTS5 computes them, use IDF and average length over the whole index, so they move).
     _add(loquat_home, [(f"vault{n}", [_text(9, 1)]) for n in range(6)], cwd="/home/ada/src/vault")
-    after = make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=loquat_home)
+    after = make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=loquat_home, config=HAND_IMPORTED)
     closed_answer = after.call("rousseau_search_sessions", {"query": "loquat", "limit": 3})
     assert [i for i, _ in _hits(closed_answer)] == [i for i, _ in _hits(open_answer)]
     assert _same(_hits(closed_answer), _exact(loquat_home, "loquat", 3, leave_out="vault"))
@@ -151,7 +154,7 @@ def test_a_closed_projects_better_messages_push_no_open_session_out(
 def test_snippets_are_placed_on_the_match_whatever_the_query_syntax(gateway_home: Path):
     words = " ".join(f"filler{n}" for n in range(80))
     _add(gateway_home, [("long", [f"{words} the medlar harvest starts today {words}"])])
-    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home)
+    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home, config=HAND_IMPORTED)
     for query in (
         "medlar",
         "medl*",
@@ -167,7 +170,7 @@ def test_snippets_are_placed_on_the_match_whatever_the_query_syntax(gateway_home
 
 def test_the_gates_verdicts_follow_the_manifest_from_one_call_to_the_next(imported_home: Path):
     def search(projects):
-        gateway = make_gateway(plugins=[gateway_sessions], projects=projects, home=imported_home)
+        gateway = make_gateway(plugins=[gateway_sessions], projects=projects, home=imported_home, config=HAND_IMPORTED)
         answer = gateway.call("rousseau_search_sessions", {"query": CANARY})
         return [hit["id"] for hit in answer.data["hits"]], answer.data["left_out"]
 
@@ -208,7 +211,7 @@ def test_an_older_store_is_searched_as_it_is_and_upgraded_by_the_next_import(loq
     write_config(loquat_home, {"gateway": {"plugins": ["sessions"]}})
     _make_old(loquat_home)
     assert "prefix" not in _index_sql(loquat_home)
-    gateway = make_gateway(plugins=[gateway_sessions], home=loquat_home)
+    gateway = make_gateway(plugins=[gateway_sessions], home=loquat_home, config=HAND_IMPORTED)
     old = gateway.call("rousseau_search_sessions", {"query": "loq*", "limit": 4})
     assert not old.is_error and len(old.data["hits"]) == 4
     assert "`gateway sessions import` upgrades it" in old.text

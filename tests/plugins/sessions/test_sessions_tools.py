@@ -12,6 +12,9 @@ from gateway_sessions.model import Message, Session
 
 from gateway.testing import make_gateway
 
+# These stores are imported by hand from some agents only: no call-time refresh adds the others.
+HAND_IMPORTED = {"plugins": {"sessions": {"refresh": False}}}
+
 
 def _add_sessions(home: Path, count: int, start_day: int = 1, cwd: str = "/home/ada/src/orchard") -> None:
     connection = store.open_for_writing(store_path(home))
@@ -91,7 +94,7 @@ def test_search_snippet_is_about_200_characters_around_the_match(imported_home: 
         ),
     )
     connection.close()
-    gateway = make_gateway(plugins=[gateway_sessions], home=imported_home)
+    gateway = make_gateway(plugins=[gateway_sessions], home=imported_home, config=HAND_IMPORTED)
     snippet = gateway.call("rousseau_search_sessions", {"query": "medlar"}).data["hits"][0]["snippet"]
     assert "medlar harvest" in snippet
     assert snippet.startswith("…") and snippet.endswith("…")
@@ -130,7 +133,7 @@ def test_list_is_newest_first_in_the_seed_format(sessions_gateway):
 
 
 def test_an_empty_or_missing_store_says_no_sessions_and_how_to_fill_it(gateway_home: Path):
-    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home)
+    gateway = make_gateway(plugins=[gateway_sessions], home=gateway_home, config=HAND_IMPORTED)
     hint = gateway_sessions.tools.EMPTY_HINT
     assert "`gateway sessions import`" in hint
     for stage in ("missing", "empty"):
@@ -149,7 +152,7 @@ def test_an_empty_or_missing_store_says_no_sessions_and_how_to_fill_it(gateway_h
 def test_a_store_with_sessions_gives_no_hint_even_when_nothing_matches_or_all_are_kept_back(imported_home: Path):
     closed_all = [{"id": "all", "name": "All", "ai": False, "paths": ["/home/ada"]}]
     for projects in ([], closed_all):
-        gateway = make_gateway(plugins=[gateway_sessions], projects=projects, home=imported_home)
+        gateway = make_gateway(plugins=[gateway_sessions], projects=projects, home=imported_home, config=HAND_IMPORTED)
         for tool, arguments in (("rousseau_list_sessions", {}), ("rousseau_search_sessions", {"query": "persimmon"})):
             answer = gateway.call(tool, arguments)
             assert "hint" not in answer.data and "gateway sessions import" not in answer.text
@@ -161,7 +164,7 @@ def test_a_store_with_sessions_gives_no_hint_even_when_nothing_matches_or_all_ar
 
 def test_limits_default_to_20_and_stop_at_200(imported_home: Path):
     _add_sessions(imported_home, 30)
-    gateway = make_gateway(plugins=[gateway_sessions], home=imported_home)
+    gateway = make_gateway(plugins=[gateway_sessions], home=imported_home, config=HAND_IMPORTED)
     assert len(gateway.call("rousseau_list_sessions", {}).data["sessions"]) == 20
     assert len(gateway.call("rousseau_search_sessions", {"query": "loquat"}).data["hits"]) == 20
     assert len(gateway.call("rousseau_list_sessions", {"limit": 25}).data["sessions"]) == 25
@@ -218,7 +221,7 @@ def test_session_resource_reads_as_the_tool_does(sessions_gateway):
 
 def test_resources_list_pages_newest_first_and_survives_imports_between_pages(imported_home: Path):
     _add_sessions(imported_home, 150)
-    gateway = make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=imported_home)
+    gateway = make_gateway(plugins=[gateway_sessions], projects=CLOSED_VAULT, home=imported_home, config=HAND_IMPORTED)
     first, cursor = gateway.list_resources(None)
     assert cursor and 0 < len(first) <= 200
     _add_sessions(imported_home, 40, start_day=20)  # newer sessions arrive mid-walk
@@ -267,7 +270,7 @@ def test_read_numbers_the_messages_shown_from_0_without_gaps_and_counts_them(imp
         ),
     )
     connection.close()
-    answer = make_gateway(plugins=[gateway_sessions], home=imported_home).call("rousseau_read_session", {"id": "gaps"})
+    answer = make_gateway(plugins=[gateway_sessions], home=imported_home, config=HAND_IMPORTED).call("rousseau_read_session", {"id": "gaps"})
     lines = answer.text.splitlines()
     assert lines[4] == "messages: 3"
     numbered = [line for line in lines if re.fullmatch(r"\[\d+\] \w+", line)]
