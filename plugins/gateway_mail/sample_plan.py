@@ -11,9 +11,13 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+# The mail sample's routes too (sample.py): the plumber's mail is the open project's, the vault's the closed one's.
 PROJECTS = [
-    {"id": "dupont", "name": "Dupont kitchen", "ai": True, "client": "claire.dupont@example.com"},
-    {"id": "vault", "name": "Vault matters", "ai": False, "client": "keeper@vault.example.net"},
+    {"id": "dupont", "name": "Dupont kitchen", "ai": True, "client": "claire.dupont@example.com",
+     "senders": ["@plumbing.example.com"]},
+    {"id": "vault", "name": "Vault matters", "ai": False, "client": "keeper@vault.example.com",
+     "senders": ["@vault.example.com"]},
+    {"id": "client", "name": "Client", "ai": False, "senders": ["@client.example.com"]},
 ]
 
 
@@ -86,9 +90,14 @@ def world(home: Path, canary: str, now: datetime) -> dict[str, Any]:
     return {"tasks": tasks, "calendars": calendars, "files": made}
 
 
-def config(home: Path, **extra: Any) -> dict[str, Any]:
+def config(home: Path, mail_root: Path | None = None, **extra: Any) -> dict[str, Any]:
+    """The mail plugin's table for `world()` (and for the mail sample's account when `mail_root` is given)."""
     table = {"tasks": str(home / "vdir" / "tasks"), "calendars": str(home / "vdir" / "calendars"),
              "timezone": "Europe/Paris", **extra}
+    if mail_root is not None:
+        from gateway_mail import sample
+
+        table = {**sample.config(mail_root)["plugins"]["mail"], **table}
     return {"gateway": {"plugins": ["mail"]}, "plugins": {"mail": table}}
 
 

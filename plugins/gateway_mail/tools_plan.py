@@ -359,6 +359,8 @@ def add_event_answer(ctx: Context, title: str, start: str, end: str | None, loca
             if finish < begin:
                 raise ToolError("the end comes before the start")
             finish = finish + timedelta(days=1)  # a whole-day event's last day given; DTEND is the day after
+    if finish is None:
+        finish = begin + (events_store.DEFAULT_LENGTH if isinstance(begin, datetime) else timedelta(days=1))
     events = events_store.collection(ctx)
     folder = _folder_for(events.root, events.folders(), calendar, "calendar")
     uid = tasks_store.new_uid()
@@ -367,14 +369,12 @@ def add_event_answer(ctx: Context, title: str, start: str, end: str | None, loca
     address = f"sioul:event/{uid}"
     shown = {"address": address, "title": ctx.clip(title, FIELD_LIMIT), "calendar": folder.name,
              "start": _when(begin, tz), "file": str(path)}
-    if finish is not None:
-        shown["end"] = _when(finish if isinstance(finish, datetime) else finish - timedelta(days=1), tz)
+    shown["end"] = _when(finish if isinstance(finish, datetime) else finish - timedelta(days=1), tz)
     if place:
         shown["location"] = ctx.clip(place, FIELD_LIMIT)
     lines = [f"Added the event {shown['title']} ({address}) to the calendar {folder.name}: one new file, {path.name}.",
              f"Start: {shown['start']} ({zone.zone_name(tz)})"]
-    if "end" in shown:
-        lines.append(f"End: {shown['end']}")
+    lines.append(f"End: {shown['end']}")
     if place:
         lines.append(f"Location: {shown['location']}")
     lines.append("It goes out with the person's next sync.")

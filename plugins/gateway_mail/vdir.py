@@ -11,6 +11,7 @@ Every FULL_CHECK seconds every file is looked at anyway, for an editor that rewr
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import sqlite3
@@ -230,6 +231,7 @@ class _Root:
 
 
 _roots: dict[str, _Root] = {}
+_generations = itertools.count(1)
 _roots_lock = threading.Lock()
 
 
@@ -257,7 +259,8 @@ def read(root: Path, cache_folder: Path | None = None) -> Collection:
         finally:
             disk.close()
         if changed or state.snapshot is None:
-            state.generation += 1
+            # Unique across roots and forgotten states: what callers derive is memoised by it.
+            state.generation = next(_generations)
             items = tuple(item for files in state.files.values() for entry in files.values() for item in entry.items)
             state.snapshot = Collection(root, items, state.generation,
                                         sum(len(v) for v in state.unreadable.values()))
