@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from gateway_mail import newfile
-from gateway_mail.ties import Ties, canonical
+from gateway_mail.ties import Ties, canonical, ident_of
 
 from gateway import ToolError
 
@@ -23,6 +23,9 @@ def test_a_tie_is_made_once_and_read_from_either_side(tmp_path: Path) -> None:
         assert ties.of("sioul:project/dupont") == ["sioul:note/a.md"]
         assert ties.of("sioul:task/none") == []
         assert len(ties.all()) == 2
+        before = ties.version()
+        ties.add("sioul:note/a.md", "https://example.org/x")
+        assert ties.version() != before
     mode = stat.S_IMODE(os.stat(tmp_path / "data" / "ties.sqlite3").st_mode)
     assert mode == 0o600
 
@@ -30,7 +33,8 @@ def test_a_tie_is_made_once_and_read_from_either_side(tmp_path: Path) -> None:
 @pytest.mark.parametrize("bad", [
     "file:///etc/passwd", "/etc/passwd", "~/x", "javascript:alert(1)", "ftp://example.com/x", "smb://host/share",
     "https://example.com/\nSTATUS:COMPLETED", "sioul:note/a\r\nb", "sioul:nothing/x", "sioul:task/", "mid:",
-    "https://user@example.com/", "https:///path", "https://example.com/a b", "",
+    "https://user@example.com/", "https:///path", "https://example.com/a b", "", "sioul:note/a%0Ab.md",
+    "sioul:task/x%0D%0ASTATUS:COMPLETED", "mid:a b@example.com",
 ])
 def test_a_tie_goes_only_to_what_the_gateway_knows_or_a_web_page(bad: str, tmp_path: Path) -> None:
     with Ties.at(tmp_path / "ties.sqlite3") as ties:
@@ -43,6 +47,10 @@ def test_canonical_keeps_pages_and_reads_old_project_addresses() -> None:
     assert canonical("https://example.org/quote?id=3") == "https://example.org/quote?id=3"
     assert canonical("sioul:case/dupont") == "sioul:project/dupont"
     assert canonical("mid:<a@example.com>") == "mid:a@example.com"
+    assert canonical("sioul:note/Plumber quote.md") == "sioul:note/Plumber%20quote.md"
+    assert canonical("sioul:note/Plumber%20quote.md") == "sioul:note/Plumber%20quote.md"
+    assert ident_of(canonical("sioul:note/a/100% sure.md"), "note") == "a/100% sure.md"
+    assert ident_of("sioul:case/dupont", "project") == "dupont" and ident_of("mid:x@y", "note") is None
     with pytest.raises(ToolError):
         canonical("data:text/plain,x")
 
