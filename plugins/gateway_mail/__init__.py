@@ -19,6 +19,13 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
                 type=list[str]),
         Setting("admin_windows", [], 'when the Porch gives its lists, e.g. ["09:00-10:00"]; [] = always',
                 type=list[str]),
+        # The plan (tasks, agenda, projects, now): surface_plan.py.
+        Setting("tasks", "", "the tasks vdir: one folder per list, one .ics per task (default "
+                "~/.local/share/vdirsyncer/tasks)", type=str),
+        Setting("calendars", "", "the calendars vdir of VEVENT .ics (default ~/.local/share/vdirsyncer/calendars)",
+                type=str),
+        Setting("timezone", "", 'the person\'s zone, e.g. "Europe/Paris" (default: the computer\'s)', type=str),
+        Setting("hours", "08:30-18:30", "the person's hours, for now", type=str),
         *_notes_settings(),
     ]
 
@@ -36,17 +43,27 @@ def _notes_settings() -> list[Setting]:
 def register_tools(gateway: PluginHost) -> list:
     from gateway_mail import surface_notes as part2
     from gateway_mail.surface import draft_reply, porch, read_message, search_mail
+    from gateway_mail.surface_plan import TOOLS as PLAN_TOOLS
 
-    return [porch, search_mail, read_message, draft_reply, part2.search_contacts, part2.search_notes,
+    return [porch, search_mail, read_message, draft_reply, *PLAN_TOOLS, part2.search_contacts, part2.search_notes,
             part2.read_note, part2.add_note, part2.link, part2.links, part2.find]
 
 
 @hookimpl
 def register_resources(gateway: PluginHost) -> list[Resource]:
     from gateway_mail.surface import read_porch
+    from gateway_mail.surface_plan import read_agenda, read_projects, read_tasks_now, read_tasks_today
 
     return [Resource(uri="sioul:porch", name="porch", read=read_porch, title="The Porch",
-                     description="What came and what waits, as the porch tool gives it.", mime_type="text/plain")]
+                     description="What came and what waits, as the porch tool gives it.", mime_type="text/plain"),
+            Resource(uri="sioul:tasks/now", name="tasks-now", read=read_tasks_now, title="Next steps",
+                     description="list_tasks view now.", mime_type="text/plain"),
+            Resource(uri="sioul:tasks/today", name="tasks-today", read=read_tasks_today, title="Today's tasks",
+                     description="list_tasks view today.", mime_type="text/plain"),
+            Resource(uri="sioul:agenda", name="agenda", read=read_agenda, title="Agenda",
+                     description="The coming week, as agenda gives it.", mime_type="text/plain"),
+            Resource(uri="sioul:projects", name="projects", read=read_projects, title="Projects",
+                     description="The projects open to agents, as list_projects gives them.", mime_type="text/plain")]
 
 
 @hookimpl
