@@ -1,0 +1,92 @@
+"""Invented contacts and notes (reserved domains, RFC 2606): for the tests, the demo and the benchmark."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from pathlib import Path
+
+IBAN = "FR14 2004 1010 0505 0001 3M02 606"  # a valid IBAN (mod 97), the standard example
+
+PROJECTS = [
+    {"id": "vault", "name": "Vault", "ai": False, "senders": ["@vault.example.com"],
+     "client": "keeper@vault.example.com", "paths": ["~/Notes/Vault"]},
+    {"id": "client", "name": "Client", "ai": False, "senders": ["@client.example.com"]},
+    {"id": "plumbing", "name": "Plumbing", "ai": True, "senders": ["@plumbing.example.com"],
+     "client": "Paul Plumber", "paths": ["~/Notes/Plumbing"]},
+]
+
+
+def vcard(uid: str, name: str, email: str = "", tel: str = "", org: str = "", note: str = "",
+          version: str = "3.0", extra: str = "") -> str:
+    family, _, given = name.partition(" ")[::-1]
+    lines = ["BEGIN:VCARD", f"VERSION:{version}", f"UID:{uid}", f"FN:{name}", f"N:{family};{given};;;"]
+    if email:
+        lines.append(f"EMAIL;TYPE=work:{email}")
+    if tel:
+        lines.append(f"TEL;TYPE=cell:{tel}")
+    if org:
+        lines.append(f"ORG:{org}")
+    if note:
+        lines.append(f"NOTE:{note}")
+    if extra:
+        lines.append(extra)
+    lines.append("END:VCARD")
+    return "\r\n".join(lines) + "\r\n"
+
+
+def contacts(root: Path, canary: str) -> dict[str, str]:
+    """A vdir of one address book: ada (no project), the vault's keeper (a closed project's client, holding the
+    canary word), the plumber (an open project's client), someone with an IBAN in a note. Their UIDs by role."""
+    book = root / "default"
+    book.mkdir(parents=True, exist_ok=True)
+    cards = {
+        "ada": vcard("ada-1", "Ada Lovelace", "ada@example.org", "+33 6 11 22 33 44", "Example Org",
+                     "Met at the plumtree conference"),
+        "keeper": vcard("keeper-1", "Kim Keeper", "keeper@vault.example.com", "", "Vault",
+                        f"plumtree; the word is {canary}"),
+        "plumber": vcard("plumber-1", "Paul Plumber", "paul@plumbing.example.com", "+33 1 00 00 00 00",
+                         "Plumbing SARL", "plumtree pipes", version="4.0"),
+        "banker": vcard("banker-1", "Bea Banker", "bea@example.net", note=f"IBAN {IBAN}"),
+    }
+    for role, card in cards.items():
+        (book / f"{role}-1.vcf").write_text(card, encoding="utf-8", newline="")
+    return {role: f"{role}-1" for role in cards}
+
+
+def notes(root: Path, canary: str) -> dict[str, str]:
+    """A notes folder: a welcome note, the closed vault's note (the canary), the open plumbing project's, one with
+    an IBAN. Their paths under the folder, by role."""
+    written = {
+        "welcome": ("Welcome.md", "# Welcome\n\nplumtree ideas for the garden.\n"),
+        "vault": ("Vault/secret.md", f"# Vault plan\n\nplumtree and {canary}.\n"),
+        "plumbing": ("Plumbing/quote.md", "# Quote\n\nplumtree pipes, Thursday.\n"),
+        "bank": ("Bank.md", f"# Bank\n\nplumtree account {IBAN}\n"),
+    }
+    for relative, text in written.values():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return {role: relative for role, (relative, _text) in written.items()}
+
+
+WORDS = ("plumber", "garden", "invoice", "meeting", "quote", "roof", "boiler", "pipes", "window", "paint", "school",
+         "doctor", "insurance", "bank", "train", "holiday", "birthday", "dinner", "review", "draft", "contract",
+         "lease", "tax", "garage", "bicycle", "piano", "recipe", "market")
+
+
+def many(notes_root: Path, contacts_root: Path, note_count: int, contact_count: int, seed: int = 11) -> None:
+    """A big world for the benchmark: notes in 100 folders, contacts in one address book (seeded)."""
+    rng = random.Random(seed)
+    for number in range(note_count):
+        folder = notes_root / f"folder{number % 100:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 200)))
+        (folder / f"note{number:05d}.md").write_text(f"# Note {number} {rng.choice(WORDS)}\n\n{words}\n")
+    book = contacts_root / "default"
+    book.mkdir(parents=True, exist_ok=True)
+    for number in range(contact_count):
+        uid = str(uuid.UUID(int=rng.getrandbits(128)))
+        name = f"{rng.choice(['Ada', 'Bea', 'Cy', 'Dee', 'Eve'])} {rng.choice(WORDS).title()}{number}"
+        (book / f"{uid}.vcf").write_text(vcard(uid, name, f"person{number}@example.org", org=rng.choice(WORDS),
+                                               note=" ".join(rng.choice(WORDS) for _ in range(8))))

@@ -1,0 +1,307 @@
+"""The work behind search_contacts, search_notes, read_note, add_note, link, links and find (declared in
+surface_notes.py).
+
+Lists leave out and count what the gate keeps, over the whole store whatever the words (find gives no count).
+Others' words come masked, one field per line; a note's text between frame lines carrying this answer's mark.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from gateway import Answer, Context, ToolError, left_out_sentence, plural
+from gateway_mail import contacts, notes
+from gateway_mail.things import Lookup, Thing
+from gateway_mail.ties import Ties, address, canonical, ident_of, is_page
+
+FIELD_LIMIT = 200
+SNIPPET_LIMIT = 240
+MAX_TERMS = 32
+_TERM = re.compile(r"\w+")
+NOT_CLOSED = "d.id NOT IN (SELECT value FROM json_each(?))"
+
+
+def check_query(query: str) -> None:
+    if not query.strip():
+        raise ToolError("query is empty: give a few words")
+    terms = len(_TERM.findall(query))
+    if terms > MAX_TERMS:
+        raise ToolError(f"query has {terms} words, over the limit of {MAX_TERMS}")
+
+
+def plain(query: str) -> str:
+    """The query's words, each quoted: what FTS5 takes whatever symbols the words came with."""
+    return " ".join(f'"{term}"' for term in _TERM.findall(query))
+
+
+def matching(connection: sqlite3.Connection, sql: str, query: str, values: list[Any]) -> list[sqlite3.Row]:
+    """Rows of an FTS5 query (its first `?` the query): written as FTS5 syntax, or else taken as plain words."""
+    try:
+        return connection.execute(sql, [query, *values]).fetchall()
+    except sqlite3.OperationalError as error:
+        if "interrupted" in str(error):
+            raise
+    try:
+        return connection.execute(sql, [plain(query), *values]).fetchall()
+    except sqlite3.OperationalError as error:
+        if "interrupted" in str(error):
+            raise
+        raise ToolError(f"the query cannot be read ({error}); give plain words") from error
+
+
+def _counted(lines: list[str], left_out: int, what: str) -> list[str]:
+    sentence = left_out_sentence(left_out, what)
+    return [*lines, sentence] if sentence else lines
+
+
+# -- contacts --------------------------------------------------------------------------------------------------
+
+CONTACTS_SQL = ("SELECT d.* FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid WHERE docs_fts MATCH ? AND "
+                f"{NOT_CLOSED} ORDER BY bm25(docs_fts), d.title LIMIT ?")
+
+
+def contacts_answer(ctx: Context, query: str, limit: int) -> Answer:
+    check_query(query)
+    with Ties.open(ctx) as ties, contacts.opened(ctx, ties) as book:
+        rows = matching(book.connection, CONTACTS_SQL, query, [book.closed_json, limit])
+        left_out = len(book.verdicts.closed)
+        found = [contacts.shown(ctx, row, FIELD_LIMIT) for row in rows]
+    lines = [f"{plural(len(found), 'contact')} matching, best first."]
+    for contact in found:
+        lines += contacts.lines_of(contact)
+    lines = _counted(lines, left_out, "contact")
+    data = {"contacts": found, "left_out": left_out}
+    return Answer("\n".join(lines), data, given=[c["address"] for c in found], left_out=left_out)
+
+
+# -- notes ------------------------------------------------------------------------------------------------------
+
+NOTES_SQL = ("SELECT d.*, snippet(docs_fts, 1, '', '', '…', 24) AS snippet FROM docs_fts "
+             f"JOIN docs d ON d.id = docs_fts.rowid WHERE docs_fts MATCH ? AND {NOT_CLOSED} "
+             "ORDER BY bm25(docs_fts, 4.0, 1.0), d.date DESC LIMIT ?")
+
+
+def _note_hit(ctx: Context, row: Any) -> dict[str, Any]:
+    folder = row["key"].rpartition("/")[0]
+    hit = {"address": notes.note_address(row["key"]), "title": ctx.clip(row["title"], FIELD_LIMIT),
+           "folder": ctx.clip(folder, FIELD_LIMIT), "snippet": ctx.clip(row["snippet"], SNIPPET_LIMIT)}
+    return hit
+
+
+def notes_answer(ctx: Context, query: str, limit: int) -> Answer:
+    check_query(query)
+    with Ties.open(ctx) as ties, notes.opened(ctx, ties) as shelf:
+        rows = matching(shelf.connection, NOTES_SQL, query, [shelf.closed_json, limit])
+        left_out = len(shelf.verdicts.closed)
+        hits = [_note_hit(ctx, row) for row in rows]
+    lines = [f"{plural(len(hits), 'note')} matching, best first. Read one with read_note."]
+    for hit in hits:
+        lines += [hit["address"], f"  Title: {hit['title']}"]
+        if hit["folder"]:
+            lines.append(f"  Folder: {hit['folder']}")
+        lines.append(f"  Snippet: {hit['snippet']}")
+    lines = _counted(lines, left_out, "note")
+    data = {"notes": hits, "left_out": left_out}
+    return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
+
+
+def note_answer(ctx: Context, value: str) -> Answer:
+    relative = notes.relative_of(value)
+    root = notes.root_of(ctx)
+    note = notes.note_address(relative)
+    with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
+        ctx.gate.check_read(notes.owners_of(ctx.gate, root, relative, lookup.tied), f"the note {note}")
+        text, cut = notes.read_text(root, relative)
+        tied, kept = _ties_of(ctx, lookup, note)
+    masked = ctx.mask(text)
+    title = ctx.clip(notes.title_of(masked, relative), FIELD_LIMIT)
+    folder = ctx.clip(relative.rpartition("/")[0], FIELD_LIMIT)
+    lines = [f"Note: {note}", f"Title: {title}"]
+    if folder:
+        lines.append(f"Folder: {folder}")
+    lines += [f"Tied to: {t['address']}" + (f" ({t['title']})" if t.get("title") else "") for t in tied]
+    lines = _counted(lines, kept, "tie")
+    if cut:
+        lines.append(f"Cut: only the first {notes.MAX_READ} characters are given.")
+    lines.append(ctx.frame(masked))
+    data: dict[str, Any] = {"address": note, "title": title, "folder": folder, "ties": tied, "text": masked}
+    if cut:
+        data["cut"] = True
+    return Answer("\n".join(lines), data, given=[note], left_out=kept)
+
+
+def _project_owners(ctx: Context, project: str) -> frozenset[str]:
+    """An open project's id as owners, or the gate's refusal (the same for a closed project and an unknown id)."""
+    _no_unknown_project(ctx, address("project", project))
+    ctx.gate.check_write({project}, f"the project {project}")
+    return frozenset({project})
+
+
+def add_note_answer(ctx: Context, title: str, text: str, folder: str | None, project: str | None) -> Answer:
+    from gateway_mail import newfile
+
+    title = notes.check_title(title)
+    root = notes.root_of(ctx)
+    parts = newfile.folder_parts(folder)
+    owners = _project_owners(ctx, project.strip()) if project else frozenset()
+    with Ties.open(ctx) as ties:
+        # The folder's own projects: a note may not be written into a closed one, whatever project it names.
+        probable = "/".join((*parts, newfile.safe_name(title, ".md")))
+        owners |= notes.path_owners(ctx.gate, root, probable)
+        ctx.gate.check_write(owners, "a note there")
+        relative = notes.write(root, title, text, parts)
+        note = notes.note_address(relative)
+        tied = []
+        if project:
+            ties.add(note, address("project", project.strip()))
+            tied.append(address("project", project.strip()))
+    shown_title = ctx.clip(title, FIELD_LIMIT)
+    lines = [f"Note added: {note}", f"Title: {shown_title}", f"File: {root / relative}",
+             f"Text: {len(text)} characters."]
+    lines += [f"Tied to: {t}" for t in tied]
+    lines.append("Changed: one new file in the notes folder" + (", and a tie to the project." if tied else "."))
+    data = {"address": note, "title": shown_title, "file": str(root / relative), "ties": tied,
+            "text_characters": len(text)}
+    return Answer("\n".join(lines), data, given=[note])
+
+
+# -- ties -------------------------------------------------------------------------------------------------------
+
+def _no_unknown_project(ctx: Context, key: str) -> None:
+    """An unknown project's id is refused as a closed one is: the answer may not tell which ids exist."""
+    project = ident_of(key, "project")
+    if project is not None and ctx.gate.project(project) is None:
+        raise ToolError(ctx.gate.refusal(frozenset(), f"the project {project}"))
+
+
+def _known(ctx: Context, lookup: Lookup, value: str, what: str) -> Thing:
+    _no_unknown_project(ctx, value)
+    thing = lookup.find(value)
+    if thing is not None and not thing.blocked:
+        ctx.gate.check_write(thing.owners, what)
+    if thing is None or not thing.exists or thing.blocked:
+        raise ToolError(f"the gateway knows nothing at {value}: a tie goes to a thing its tools gave (sioul:..., "
+                        "mid:...) or to an http(s) page")
+    return thing
+
+
+def link_answer(ctx: Context, value: str, to: str) -> Answer:
+    first, second = canonical(value), canonical(to)
+    if is_page(first):
+        first, second = second, first
+    with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
+        one = _known(ctx, lookup, first, f"a tie from {first}")
+        other = _known(ctx, lookup, second, f"a tie to {second}")
+        # Tied, each becomes the other's project's too: both sides' owners must be open.
+        ctx.gate.check_write(one.owners | other.owners, "this tie")
+        made = ties.add(first, second)
+    said = "Tied" if made else "Already tied (a tie is made once)"
+    lines = [f"{said}: {first} and {second}.",
+             "Changed: one tie in the plugin's tie store." if made else "Changed: nothing."]
+    data = {"address": first, "to": second, "made": made}
+    return Answer("\n".join(lines), data, given=[first, second])
+
+
+def _ties_of(ctx: Context, lookup: Lookup, key: str) -> tuple[list[dict[str, Any]], int]:
+    shown, kept = [], 0
+    for other in lookup.ties.of(key):
+        thing = lookup.find(other)
+        owners = thing.owners if thing is not None else lookup.tied.get(other, frozenset())
+        if (thing is not None and thing.blocked) or not ctx.gate.allows(owners):
+            kept += 1
+            continue
+        entry: dict[str, Any] = {"address": other}
+        if thing is not None and thing.title and not is_page(other):
+            entry["title"] = ctx.clip(thing.title, FIELD_LIMIT)
+        if thing is None or not thing.exists:
+            entry["gone"] = True
+        shown.append(entry)
+    return shown, kept
+
+
+def links_answer(ctx: Context, value: str) -> Answer:
+    key = canonical(value)
+    _no_unknown_project(ctx, key)
+    with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
+        thing = lookup.find(key)
+        owners = thing.owners if thing is not None else lookup.tied.get(key, frozenset())
+        ctx.gate.check_read(owners, f"what {key} is tied to")
+        if thing is not None and thing.blocked:
+            raise ToolError("this message's sender is on the person's blocked list: its mail is only counted")
+        tied, kept = _ties_of(ctx, lookup, key)
+    lines = [f"{key} is tied to {plural(len(tied), 'thing')}, oldest tie first."]
+    for entry in tied:
+        lines.append(entry["address"] + (f"  {entry['title']}" if entry.get("title") else "")
+                     + ("  (no longer there)" if entry.get("gone") else ""))
+    lines = _counted(lines, kept, "tie")
+    data = {"address": key, "ties": tied, "left_out": kept}
+    return Answer("\n".join(lines), data, given=[key, *(t["address"] for t in tied)], left_out=kept)
+
+
+# -- find -------------------------------------------------------------------------------------------------------
+
+Part = Callable[[Context, str, int], list[dict[str, Any]]]
+
+
+def _find_mail(ctx: Context, words: str, limit: int) -> list[dict[str, Any]]:
+    from gateway_mail.store import BLOCKED, CLOSED, opened
+    from gateway_mail.tools import address_of
+
+    if not ctx.settings.get("accounts"):
+        return []
+    with opened(ctx) as mail:
+        rows = matching(mail.connection,
+                        "SELECT m.* FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+                        f"WHERE messages_fts MATCH ? AND NOT {CLOSED} AND NOT {BLOCKED} ORDER BY m.date DESC LIMIT ?",
+                        words, [mail.closed_json, mail.blocked_json, limit])
+        return [{"address": address_of(row), "kind": "mail", "title": ctx.clip(row["subject"], FIELD_LIMIT)}
+                for row in rows]
+
+
+def _find_contacts(ctx: Context, words: str, limit: int) -> list[dict[str, Any]]:
+    if contacts.folder(ctx) is None:
+        return []
+    with Ties.open(ctx) as ties, contacts.opened(ctx, ties) as book:
+        rows = matching(book.connection, CONTACTS_SQL, words, [book.closed_json, limit])
+        return [{"address": address("contact", row["key"]), "kind": "contact",
+                 "title": ctx.clip(row["title"], FIELD_LIMIT)} for row in rows]
+
+
+def _find_notes(ctx: Context, words: str, limit: int) -> list[dict[str, Any]]:
+    if notes.folder(ctx) is None:
+        return []
+    with Ties.open(ctx) as ties, notes.opened(ctx, ties) as shelf:
+        rows = matching(shelf.connection, NOTES_SQL, words, [shelf.closed_json, limit])
+        return [{"address": notes.note_address(row["key"]), "kind": "note",
+                 "title": ctx.clip(row["title"], FIELD_LIMIT)} for row in rows]
+
+
+# In the order a person asks: what they wrote and received first. Tasks, events and projects join from their modules.
+FIND_PARTS: list[tuple[str, Part]] = [("mail", _find_mail), ("contacts", _find_contacts), ("notes", _find_notes)]
+
+
+def _interleaved(groups: list[list[dict[str, Any]]], limit: int) -> Iterator[dict[str, Any]]:
+    """Each kind's best in turn, so that no kind crowds out the others."""
+    given = 0
+    for rank in range(max((len(g) for g in groups), default=0)):
+        for group in groups:
+            if rank < len(group) and given < limit:
+                given += 1
+                yield group[rank]
+
+
+def find_answer(ctx: Context, query: str, limit: int) -> Answer:
+    check_query(query)
+    words = plain(query)
+    groups = []
+    for _name, part in FIND_PARTS:
+        ctx.deadline.check()
+        groups.append(part(ctx, words, limit))
+    found = list(_interleaved(groups, limit))
+    lines = ["Found, each kind's best in turn (no count is given: what is kept from agents is never found):"
+             if found else "Nothing found (what is kept from agents is never found)."]
+    lines += [f"{f['address']}  [{f['kind']}] {f['title']}" for f in found]
+    return Answer("\n".join(lines), {"found": found}, given=[f["address"] for f in found])
