@@ -111,7 +111,7 @@ def find(
 ) -> Answer:
     """One search across mail, tasks, events, contacts, notes and projects: each thing found by its address, kind
     and title. What is kept from agents is never found, and this search gives no count."""
-    from gateway_mail.tools_notes import find_answer
+    from gateway_mail.finding import find_answer
 
     return find_answer(ctx, query, limit)
 

@@ -145,6 +145,36 @@ def _of_rows(lookup: Lookup, mail: Any, address: str, rows: list[Any]) -> Thing 
     return Thing(address, owners, rows[0]["subject"], blocked=blocked)
 
 
+def _plan_ties(lookup: Lookup) -> dict[str, frozenset[str]]:
+    # The plan's modules read ties in their own form (projects.tie_map); the same pairs, read once per call.
+    return lookup.store("plan-ties", lambda: contextlib.nullcontext(dict(lookup.tied)))
+
+
+def _task(lookup: Lookup, address: str) -> Thing | None:
+    from gateway_mail import tasks as tasks_store
+
+    uid = ident_of(address, "task") or ""
+    collection = lookup.store("tasks", lambda: contextlib.nullcontext(tasks_store.collection(lookup.ctx)))
+    found = [item for item in collection.items if item.kind == "VTODO" and item.uid == uid]
+    if not found:
+        return Thing(address, lookup.tied.get(address, frozenset()), exists=False)
+    owners = lookup.store("task-owners", lambda: contextlib.nullcontext(
+        tasks_store.owners_of(collection.items, _plan_ties(lookup))))
+    return Thing(address, owners(found[0]), found[0].summary)
+
+
+def _event(lookup: Lookup, address: str) -> Thing | None:
+    from gateway_mail import events as events_store
+
+    uid = ident_of(address, "event") or ""
+    collection = lookup.store("events", lambda: contextlib.nullcontext(events_store.collection(lookup.ctx)))
+    found = [item for item in collection.items if item.kind == "VEVENT" and item.uid == uid]
+    if not found:
+        return Thing(address, lookup.tied.get(address, frozenset()), exists=False)
+    return Thing(address, events_store.owners(found[0], _plan_ties(lookup)), found[0].summary)
+
+
 _BUILT_IN: dict[str, Callable[[Lookup, str], Thing | None]] = {
-    "project": _project, "note": _note, "contact": _contact, "mail": _mail, "draft": _draft,
+    "project": _project, "note": _note, "contact": _contact, "mail": _mail, "draft": _draft, "task": _task,
+    "event": _event,
 }

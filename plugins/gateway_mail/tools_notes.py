@@ -1,5 +1,5 @@
-"""The work behind search_contacts, search_notes, read_note, add_note, link, links and find (declared in
-surface_notes.py).
+"""The work behind search_contacts, search_notes, read_note, add_note, link and links (declared in
+surface_notes.py; find is in finding.py).
 
 Lists leave out and count what the gate keeps, over the whole store whatever the words (find gives no count).
 Others' words come masked, one field per line; a note's text between frame lines carrying this answer's mark.
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
 from typing import Any
 
 from gateway import Answer, Context, ToolError, left_out_sentence, plural
@@ -239,69 +238,3 @@ def links_answer(ctx: Context, value: str) -> Answer:
     lines = _counted(lines, kept, "tie")
     data = {"address": key, "ties": tied, "left_out": kept}
     return Answer("\n".join(lines), data, given=[key, *(t["address"] for t in tied)], left_out=kept)
-
-
-# -- find -------------------------------------------------------------------------------------------------------
-
-Part = Callable[[Context, str, int], list[dict[str, Any]]]
-
-
-def _find_mail(ctx: Context, words: str, limit: int) -> list[dict[str, Any]]:
-    from gateway_mail.store import BLOCKED, CLOSED, opened
-    from gateway_mail.tools import address_of
-
-    if not ctx.settings.get("accounts"):
-        return []
-    with opened(ctx) as mail:
-        rows = matching(mail.connection,
-                        "SELECT m.* FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-                        f"WHERE messages_fts MATCH ? AND NOT {CLOSED} AND NOT {BLOCKED} ORDER BY m.date DESC LIMIT ?",
-                        words, [mail.closed_json, mail.blocked_json, limit])
-        return [{"address": address_of(row), "kind": "mail", "title": ctx.clip(row["subject"], FIELD_LIMIT)}
-                for row in rows]
-
-
-def _find_contacts(ctx: Context, words: str, limit: int) -> list[dict[str, Any]]:
-    if contacts.folder(ctx) is None:
-        return []
-    with Ties.open(ctx) as ties, contacts.opened(ctx, ties) as book:
-        rows = matching(book.connection, CONTACTS_SQL, words, [book.closed_json, limit])
-        return [{"address": address("contact", row["key"]), "kind": "contact",
-                 "title": ctx.clip(row["title"], FIELD_LIMIT)} for row in rows]
-
-
-def _find_notes(ctx: Context, words: str, limit: int) -> list[dict[str, Any]]:
-    if notes.folder(ctx) is None:
-        return []
-    with Ties.open(ctx) as ties, notes.opened(ctx, ties) as shelf:
-        rows = matching(shelf.connection, NOTES_SQL, words, [shelf.closed_json, limit])
-        return [{"address": notes.note_address(row["key"]), "kind": "note",
-                 "title": ctx.clip(row["title"], FIELD_LIMIT)} for row in rows]
-
-
-# In the order a person asks: what they wrote and received first. Tasks, events and projects join from their modules.
-FIND_PARTS: list[tuple[str, Part]] = [("mail", _find_mail), ("contacts", _find_contacts), ("notes", _find_notes)]
-
-
-def _interleaved(groups: list[list[dict[str, Any]]], limit: int) -> Iterator[dict[str, Any]]:
-    """Each kind's best in turn, so that no kind crowds out the others."""
-    given = 0
-    for rank in range(max((len(g) for g in groups), default=0)):
-        for group in groups:
-            if rank < len(group) and given < limit:
-                given += 1
-                yield group[rank]
-
-
-def find_answer(ctx: Context, query: str, limit: int) -> Answer:
-    check_query(query)
-    words = plain(query)
-    groups = []
-    for _name, part in FIND_PARTS:
-        ctx.deadline.check()
-        groups.append(part(ctx, words, limit))
-    found = list(_interleaved(groups, limit))
-    lines = ["Found, each kind's best in turn (no count is given: what is kept from agents is never found):"
-             if found else "Nothing found (what is kept from agents is never found)."]
-    lines += [f"{f['address']}  [{f['kind']}] {f['title']}" for f in found]
-    return Answer("\n".join(lines), {"found": found}, given=[f["address"] for f in found])
