@@ -2,14 +2,13 @@
 
 A task or an event belongs to a project by its `REFID` (RFC 9253; the value is the project's id, `project:<id>`
 also taken), by a `project:<id>` category, or by a tie (ties.py); a step (RELATED-TO;RELTYPE=PARENT) also by its
-bigger task's, all the way up. A note or a contact is placed by its own module with `tied_projects` and the
-manifest (a folder the project names, its client). An id the manifest does not hold is in no project (the gate
+bigger task's, all the way up. A note or a contact is placed by its own module with `belonging.tied_projects` and
+the manifest (a folder the project names, its client). An id the manifest does not hold is in no project (the gate
 treats a project taken out of the manifest that way).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 
 from gateway import Context, Project
@@ -20,15 +19,16 @@ CATEGORY = "project:"
 
 
 def address_of(project_id: str) -> str:
-    return f"{PROJECT}{project_id}"
+    from gateway_mail.ties import address
+
+    return address("project", project_id)
 
 
 def id_of_address(address: str) -> str | None:
-    """The project id in `sioul:project/<id>` or `sioul:case/<id>`; None for any other address."""
-    for prefix in (PROJECT, CASE):
-        if address.startswith(prefix) and len(address) > len(prefix):
-            return address[len(prefix):]
-    return None
+    """The project id in `sioul:project/<id>` or `sioul:case/<id>` (unescaped); None for any other address."""
+    from gateway_mail.ties import ident_of
+
+    return ident_of(address, "project")
 
 
 def project_named(ctx: Context, project: str) -> Project:
@@ -58,27 +58,16 @@ def tagged(refids: Iterable[str] = (), categories: Iterable[str] = ()) -> frozen
 
 def tie_map(ctx: Context) -> Mapping[str, frozenset[str]]:
     """For every address tied to a project, the projects it is tied to (one read of the tie store per call)."""
-    tied: dict[str, set[str]] = defaultdict(set)
-    for first, second in _all_ties(ctx):
-        for one, other in ((first, second), (second, first)):
-            project_id = id_of_address(other)
-            if project_id:
-                tied[one].add(project_id)
-    return {address: frozenset(ids) for address, ids in tied.items()}
+    from gateway_mail.belonging import tied_projects
+    from gateway_mail.ties import Ties
+
+    with Ties.open(ctx) as ties:
+        return tied_projects(ties, ctx.gate)
 
 
 def tied_projects(ctx: Context, address: str, ties: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
     """The projects `address` is tied to."""
     return (tie_map(ctx) if ties is None else ties).get(address, frozenset())
-
-
-def _all_ties(ctx: Context) -> list[tuple[str, str]]:
-    try:
-        from gateway_mail.ties import Ties
-    except ImportError:  # the tie store lands with notes11's branch
-        return []
-    with Ties.open(ctx) as store:
-        return store.all()
 
 
 def owners_with_parents(

@@ -156,10 +156,12 @@ def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str) -
 
 
 def _task_by_address(ctx: Context, tasks: Collection, address: str) -> Item:
+    from gateway_mail.ties import ident_of
+
     address = address.strip()
-    if not address.startswith("sioul:task/") or len(address) == len("sioul:task/"):
+    uid = ident_of(address, "task")
+    if uid is None:
         raise ToolError(f"{address!r:.80} is not a task's address: sioul:task/<UID>, as list_tasks gives it")
-    uid = address[len("sioul:task/"):]
     found = [item for item in tasks.items if item.kind == vdir.TODO and item.uid == uid]
     if not found:
         raise ToolError(f"no task {address!r:.120}; list_tasks gives the addresses")
@@ -237,10 +239,8 @@ def _message_address(ctx: Context, address: str) -> str:
 
 
 def _tie(ctx: Context, first: str, second: str) -> None:
-    try:
-        from gateway_mail.ties import Ties
-    except ImportError:  # the tie store lands with notes11's branch; the description says where the task came from
-        return
+    from gateway_mail.ties import Ties
+
     with Ties.open(ctx) as store:
         store.add(first, second)
 
@@ -432,38 +432,33 @@ def _recent_mail(ctx: Context, project_id: str, since: datetime) -> tuple[int, i
     return given, kept
 
 
-def _tie_allowed(ctx: Context, address: str, tasks: Collection, task_owners: tasks_store.Owners,
-                 ties: Mapping[str, frozenset[str]]) -> bool | None:
-    """May a tied thing be named? None when this part of the plugin cannot tell (it is then left out)."""
-    if address.startswith(("http://", "https://")):
-        return True
-    if address.startswith("sioul:task/"):
-        found = [i for i in tasks.items if i.address == address]
-        return bool(found) and ctx.gate.allows(task_owners(found[0]))
-    if address.startswith("sioul:event/"):
-        events = events_store.collection(ctx)
-        found = [i for i in events.items if i.address == address]
-        return bool(found) and ctx.gate.allows(events_store.owners(found[0], dict(ties)))
-    project_id = projects.id_of_address(address)
-    if project_id is not None:
-        project = ctx.gate.project(project_id)
-        return project is not None and project.ai
-    if address.startswith("mid:"):
-        from gateway_mail.store import opened
+def _project_ties(ctx: Context, project_address: str) -> tuple[list[dict[str, Any]], int]:
+    """What is tied to the project, the kept things left out and counted (as `links` does it)."""
+    from gateway_mail.things import Lookup
+    from gateway_mail.ties import Ties, is_page
 
-        with opened(ctx) as mail:
-            rows = mail.connection.execute("SELECT id FROM messages WHERE message_id = ?", (address[4:],)).fetchall()
-            return bool(rows) and not any(r[0] in mail.verdicts.closed for r in rows)
-    return None
+    shown, kept = [], 0
+    with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
+        for other in ties.of(project_address):
+            thing = lookup.find(other)
+            owners = thing.owners if thing is not None else lookup.tied.get(other, frozenset())
+            if (thing is not None and thing.blocked) or not ctx.gate.allows(owners):
+                kept += 1
+                continue
+            entry: dict[str, Any] = {"address": other}
+            if thing is not None and thing.title and not is_page(other):
+                entry["title"] = ctx.clip(thing.title, FIELD_LIMIT)
+            shown.append(entry)
+    return shown, kept
 
 
-def _ties_of(address: str, ctx: Context) -> list[str]:
+def _extra_sections(ctx: Context, project: Any) -> list[tuple[list[str], str, Any, list[str], int]]:
+    """Sections other parts of the plugin add to a project's page (notes: tools_notes.project_section)."""
     try:
-        from gateway_mail.ties import Ties
+        from gateway_mail.tools_notes import project_section  # type: ignore[attr-defined]
     except ImportError:
         return []
-    with Ties.open(ctx) as store:
-        return store.of(address)
+    return [project_section(ctx, project)]
 
 
 def project_answer(ctx: Context, address: str) -> Answer:
@@ -481,13 +476,9 @@ def project_answer(ctx: Context, address: str) -> Answer:
                                               project.id)
     events = events[:PROJECT_EVENTS]
     mail_count, mail_kept = _recent_mail(ctx, project.id, now - timedelta(days=RECENT_MAIL_DAYS))
-    tied, ties_left_out = [], 0
-    for other in _ties_of(project_address, ctx):
-        if _tie_allowed(ctx, other, tasks, owners, ties):
-            tied.append(other)
-        else:
-            ties_left_out += 1
-    left_out = kept_tasks.left_out + events_left_out + mail_kept + ties_left_out
+    tied, ties_left_out = _project_ties(ctx, project_address)
+    extra = _extra_sections(ctx, project)
+    left_out = kept_tasks.left_out + events_left_out + mail_kept + ties_left_out + sum(e[4] for e in extra)
     lines = [f"Project: {ctx.one_line(project.label, FIELD_LIMIT)} ({project_address})"]
     if project.client:
         lines.append(f"Client: {ctx.one_line(project.client, FIELD_LIMIT)}")
@@ -504,15 +495,21 @@ def project_answer(ctx: Context, address: str) -> Answer:
         lines.append(left_out_sentence(events_left_out, "event"))
     lines.append(f"Mail of the last {RECENT_MAIL_DAYS} days: {plural(mail_count, 'message')}"
                  + (f" ({mail_kept} more left out: in a project closed to AI agents too)" if mail_kept else ""))
-    lines.append("Tied to it: " + (", ".join(tied) if tied else "nothing"))
+    lines.append("Tied to it:" + ("" if tied else " nothing"))
+    lines.extend(f"  {t['address']}" + (f"  {t['title']}" if t.get("title") else "") for t in tied)
     if ties_left_out:
         lines.append(left_out_sentence(ties_left_out, "tie"))
+    for section_lines, _key, _data, _given, _left_out in extra:
+        lines.extend(section_lines)
     data = {"address": project_address, "id": project.id, "name": ctx.one_line(project.label, FIELD_LIMIT),
             "tasks": shown_tasks, "open_tasks": len(kept_tasks.items), "events": events,
             "recent_mail": mail_count, "ties": tied, "left_out": left_out}
     if project.client:
         data["client"] = ctx.one_line(project.client, FIELD_LIMIT)
-    given = [project_address, *(t["address"] for t in shown_tasks), *sorted({e["address"] for e in events})]
+    for _lines, key, section, _given, _left_out in extra:
+        data[key] = section
+    given = [project_address, *(t["address"] for t in shown_tasks), *sorted({e["address"] for e in events}),
+             *(t["address"] for t in tied), *(g for e in extra for g in e[3])]
     return Answer("\n".join(lines), data, given=given, left_out=left_out)
 
 

@@ -62,7 +62,9 @@ class Item:
 
     @property
     def address(self) -> str:
-        return f"sioul:{'task' if self.kind == TODO else 'event'}/{self.uid}"
+        from gateway_mail.ties import address
+
+        return address("task" if self.kind == TODO else "event", self.uid)
 
     @property
     def done(self) -> bool:

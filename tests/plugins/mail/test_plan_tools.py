@@ -365,3 +365,19 @@ def test_a_step_in_a_future_start_waits(plan) -> None:
     entry = next(t for t in served.call("list_tasks", {"view": "all"}).data["tasks"]
                  if t["address"] == "sioul:task/later")
     assert "starts" in entry["why"]
+
+
+def test_a_projects_page_gives_what_is_tied_to_it_and_a_task_from_mail_is_tied_to_its_message(plan) -> None:
+    _made, ids, gateway = plan
+    served = gateway()
+    for to in ("https://example.com/kitchen-plans", "sioul:task/bread"):
+        linked = served.call("link", {"address": "sioul:project/dupont", "to": to})
+        assert not linked.is_error, linked.text
+    added = served.call("add_task", {"title": "Pay the plumber", "from_message": f"mid:{ids['plumber']}"})
+    assert not added.is_error, added.text
+    page = served.call("read_project", {"address": "sioul:project/dupont"})
+    assert {t["address"] for t in page.data["ties"]} == {"https://example.com/kitchen-plans", "sioul:task/bread"}
+    # Tied to the project, bread is now the project's: it shows among its tasks.
+    assert "sioul:task/bread" in [t["address"] for t in page.data["tasks"]]
+    links = served.call("links", {"address": added.data["address"]})
+    assert f"mid:{ids['plumber']}" in [t["address"] for t in links.data["ties"]], links.text
