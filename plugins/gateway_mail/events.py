@@ -6,13 +6,16 @@ included); the expansion is kept in memory by the file's state and the span, so 
 
 from __future__ import annotations
 
+import bisect
 import threading
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from attrs import frozen
 
-from gateway import Context
+from gateway import Context, GateMemo
 from gateway_mail import projects, vdir, zone
 from gateway_mail.vdir import EVENT, Collection, Item
 
@@ -29,7 +32,7 @@ def collection(ctx: Context) -> Collection:
     return vdir.read(root_of(ctx), Path(ctx.folders.cache))
 
 
-def owners(item: Item, ties: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
+def owners(item: Item, ties: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
     return projects.tagged(item.refids, item.categories) | (ties or {}).get(item.address, frozenset())
 
 
@@ -88,14 +91,50 @@ def _repeats(item: Item, begin: datetime, finish: datetime) -> list[tuple[date, 
     return found
 
 
+@frozen
+class _Index:
+    """A collection's single events sorted by start, in one zone (made once per generation), and its repeating ones."""
+
+    starts: list[datetime]
+    spans: list[tuple[datetime, datetime, bool, Item]]
+    longest: timedelta
+    repeating: list[Item]
+
+
+_indexes: GateMemo[_Index] = GateMemo(gates=4)
+
+
+def _index_of(events: Collection, tz: tzinfo) -> _Index:
+    def build() -> _Index:
+        spans, repeating = [], []
+        for item in events.items:
+            if item.kind != EVENT or item.status == "CANCELLED":
+                continue
+            if item.recurring:
+                repeating.append(item)
+                continue
+            span = _span(item.start, item.end, tz)
+            if span is not None:
+                spans.append((*span, item))
+        spans.sort(key=lambda s: (s[0], not s[2], s[3].uid))
+        longest = max((s[1] - s[0] for s in spans), default=timedelta(0))
+        return _Index([s[0] for s in spans], spans, longest, repeating)
+
+    return _indexes.get(None, build, (str(events.root), events.generation, zone.zone_name(tz)))
+
+
 def occurrences(events: Collection, begin: datetime, finish: datetime, tz: tzinfo) -> list[Occurrence]:
     """Every occurrence overlapping [begin, finish), in start order, in the person's zone."""
+    index = _index_of(events, tz)
     found = []
-    for item in events.items:
-        if item.kind != EVENT or item.status == "CANCELLED":
-            continue
-        spans = _repeats(item, begin, finish) if item.recurring else [(item.start, item.end)]
-        for start, end in spans:
+    for position in range(bisect.bisect_left(index.starts, begin - index.longest), len(index.starts)):
+        first, last, all_day, item = index.spans[position]
+        if first >= finish:
+            break
+        if last > begin or (last == first and first >= begin):
+            found.append(Occurrence(item, first, last, all_day))
+    for item in index.repeating:
+        for start, end in _repeats(item, begin, finish):
             span = _span(start, end, tz)
             if span is None:
                 continue
@@ -114,7 +153,7 @@ def new_event(uid: str, title: str, *, now: datetime, start: date, end: date | N
     calendar.add("VERSION", "2.0")
     calendar.add("PRODID", PRODID)
     event = icalendar.Event()
-    stamp = now.astimezone(zone.ZoneInfo("UTC")).replace(microsecond=0)
+    stamp = now.astimezone(ZoneInfo("UTC")).replace(microsecond=0)
     event.add("UID", uid)
     event.add("SUMMARY", title)
     event.add("DTSTART", start)

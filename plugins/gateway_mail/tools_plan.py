@@ -7,7 +7,7 @@ kept task leaves a gap, never a changed order. Others' words (titles, places, ta
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -46,8 +46,10 @@ def _when(value: date | None, tz: tzinfo) -> str | None:
     return value.isoformat()
 
 
+# An item's words were masked whole when its file was read (vdir.items_of): shown, they are only put on one line
+# and cut (mask first, then cut), so that a warm list pays no masking.
 def _tags(ctx: Context, item: Item) -> list[str]:
-    return [ctx.clip(c, TAG_LIMIT) for c in item.categories if not c.lower().startswith(projects.CATEGORY)]
+    return [ctx.one_line(c, TAG_LIMIT) for c in item.categories if not c.lower().startswith(projects.CATEGORY)]
 
 
 def _known(ctx: Context, owners: frozenset[str]) -> list[str]:
@@ -55,20 +57,48 @@ def _known(ctx: Context, owners: frozenset[str]) -> list[str]:
 
 
 _owners_memo: GateMemo[tasks_store.Owners] = GateMemo(gates=4)
+_allowed: GateMemo[dict[frozenset[str], bool]] = GateMemo(dict, gates=8)
+_by_uid: GateMemo[dict[str, Item]] = GateMemo(gates=4)
+_views: GateMemo[tuple[list[tasks_store.Ranked], int, bool]] = GateMemo(gates=32)
+
+
+def _ties_key(ties: Mapping[str, frozenset[str]]) -> tuple:
+    return tuple(sorted((a, tuple(sorted(p))) for a, p in ties.items()))
 
 
 def _task_owners(tasks: Collection, ties: Mapping[str, frozenset[str]]) -> tasks_store.Owners:
-    key = (str(tasks.root), tasks.generation, tuple(sorted((a, tuple(sorted(p))) for a, p in ties.items())))
+    key = (str(tasks.root), tasks.generation, _ties_key(ties))
     return _owners_memo.get(None, lambda: tasks_store.owners_of(tasks.items, ties), key)
+
+
+def _allows(ctx: Context) -> Callable[[frozenset[str]], bool]:
+    """The gate's verdict on a set of owners, remembered per gate (a plan has few distinct sets of owners)."""
+    memo, gate = _allowed.of(ctx.gate), ctx.gate
+
+    def allows(owners: frozenset[str]) -> bool:
+        verdict = memo.get(owners)
+        if verdict is None:
+            verdict = memo[owners] = gate.allows(owners)
+        return verdict
+
+    return allows
+
+
+def _uids(tasks: Collection) -> dict[str, Item]:
+    return _by_uid.get(None, tasks.by_uid, (str(tasks.root), tasks.generation))
 
 
 # -- tasks -----------------------------------------------------------------------------------------------------
 
 
 def _task(ctx: Context, entry: tasks_store.Ranked, owners: tasks_store.Owners, tz: tzinfo,
-          visible: set[str]) -> dict[str, Any]:
+          by_uid: Mapping[str, Item], allows: Callable[[frozenset[str]], bool]) -> dict[str, Any]:
     item = entry.item
-    task: dict[str, Any] = {"address": item.address, "title": ctx.clip(item.summary, FIELD_LIMIT),
+
+    def visible(uid: str) -> bool:
+        return uid in by_uid and allows(owners(by_uid[uid]))
+
+    task: dict[str, Any] = {"address": item.address, "title": ctx.one_line(item.summary, FIELD_LIMIT),
                             "list": ctx.one_line(item.collection, FIELD_LIMIT), "status": item.status or "NEEDS-ACTION",
                             "why": entry.why, "projects": _known(ctx, owners(item))}
     for name in ("due", "start"):
@@ -80,9 +110,9 @@ def _task(ctx: Context, entry: tasks_store.Ranked, owners: tasks_store.Owners, t
     tags = _tags(ctx, item)
     if tags:
         task["tags"] = tags
-    if item.parent and item.parent in visible:
-        task["parent"] = f"sioul:task/{item.parent}"
-    waits = [f"sioul:task/{uid}" for uid in item.depends if uid in visible]
+    if item.parent and visible(item.parent):
+        task["parent"] = by_uid[item.parent].address
+    waits = [by_uid[uid].address for uid in item.depends if visible(uid)]
     if waits:
         task["waits_on"] = waits
     return task
@@ -113,31 +143,43 @@ def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | 
     wanted = projects.project_named(ctx, project).id if project else None
     if task_list is not None and task_list not in tasks.folders():
         raise ToolError(f"no task list {task_list!r:.80}; the lists are: {', '.join(tasks.folders()) or '(none)'}")
-    plan = tasks_store.ranked(ctx, tasks, now, tz)
-    scope = [e for e in plan if tasks_store.in_view(e, view, now, tz)
-             and (task_list is None or e.item.collection == task_list)
-             and (wanted is None or wanted in owners(e.item))]
-    next_kept = view == "now" and bool(scope) and not ctx.gate.allows(owners(scope[0].item))
-    kept = ctx.gate.keep(scope, lambda e: owners(e.item))
-    visible = {e.item.uid for e in plan if ctx.gate.allows(owners(e.item))}
-    shown = [_task(ctx, e, owners, tz, visible) for e in kept.items[:limit]]
-    more = max(len(kept.items) - limit, 0)
+    ties = projects.tie_map(ctx)
+    key = (str(tasks.root), tasks.generation, _ties_key(ties), now.replace(second=0, microsecond=0),
+           zone.zone_name(tz), view, task_list, wanted)
+    kept_items, left_out, next_kept = _views.get(ctx.gate, lambda: _view(ctx, tasks, owners, now, tz, view,
+                                                                          task_list, wanted), key)
+    by_uid, allows = _uids(tasks), _allows(ctx)
+    shown = [_task(ctx, e, owners, tz, by_uid, allows) for e in kept_items[:limit]]
+    more = max(len(kept_items) - limit, 0)
     lines = [f"{_HEADERS[view]} ({zone.zone_name(tz)}, now {now:%a %d %b %H:%M}):"]
     if next_kept:
         lines.append(KEPT_NEXT)
     for number, task in enumerate(shown, start=1):
         lines.extend(_task_lines(number, task))
     if not shown:
-        lines.append("No open task here." if not kept.left_out else "No open task that may be given.")
+        lines.append("No open task here." if not left_out else "No open task that may be given.")
     if more:
         lines.append(f"{plural(more, 'more task')} not shown (limit {limit}).")
-    if kept.left_out:
-        lines.append(left_out_sentence(kept.left_out, "task"))
+    if left_out:
+        lines.append(left_out_sentence(left_out, "task"))
     data = {"view": view, "zone": zone.zone_name(tz), "now": now.isoformat(timespec="minutes"), "tasks": shown,
-            "left_out": kept.left_out, "next_kept": next_kept, "more": more}
+            "left_out": left_out, "next_kept": next_kept, "more": more}
     if tasks.unreadable:
         lines.append(f"{plural(tasks.unreadable, 'file')} in the task lists could not be read as iCalendar.")
-    return Answer("\n".join(lines), data, given=[t["address"] for t in shown], left_out=kept.left_out)
+    return Answer("\n".join(lines), data, given=[t["address"] for t in shown], left_out=left_out)
+
+
+def _view(ctx: Context, tasks: Collection, owners: tasks_store.Owners, now: datetime, tz: tzinfo, view: str,
+          task_list: str | None, wanted: str | None) -> tuple[list[tasks_store.Ranked], int, bool]:
+    """A view's tasks that may be given, how many were left out, and whether the very next step is kept."""
+    allows = _allows(ctx)
+    plan = tasks_store.ranked(ctx, tasks, now, tz)
+    scope = [e for e in plan if tasks_store.in_view(e, view, now, tz)
+             and (task_list is None or e.item.collection == task_list)
+             and (wanted is None or wanted in owners(e.item))]
+    next_kept = view == "now" and bool(scope) and not allows(owners(scope[0].item))
+    kept = [e for e in scope if allows(owners(e.item))]
+    return kept, len(scope) - len(kept), next_kept
 
 
 def _one_line(value: str, what: str, limit: int) -> str:
@@ -278,7 +320,7 @@ def complete_task_answer(ctx: Context, address: str) -> Answer:
 
 def _occurrence(ctx: Context, occurrence: events_store.Occurrence, owners: frozenset[str]) -> dict[str, Any]:
     item = occurrence.item
-    event: dict[str, Any] = {"address": item.address, "title": ctx.clip(item.summary, FIELD_LIMIT),
+    event: dict[str, Any] = {"address": item.address, "title": ctx.one_line(item.summary, FIELD_LIMIT),
                              "calendar": ctx.one_line(item.collection, FIELD_LIMIT), "all_day": occurrence.all_day,
                              "projects": _known(ctx, owners)}
     if occurrence.all_day:
@@ -289,7 +331,7 @@ def _occurrence(ctx: Context, occurrence: events_store.Occurrence, owners: froze
         event["start"] = occurrence.start.strftime("%Y-%m-%d %H:%M")
         event["end"] = occurrence.end.strftime("%Y-%m-%d %H:%M")
     if item.location:
-        event["location"] = ctx.clip(item.location, FIELD_LIMIT)
+        event["location"] = ctx.one_line(item.location, FIELD_LIMIT)
     if item.recurring:
         event["repeats"] = True
     return event
@@ -307,11 +349,12 @@ def _visible_events(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo,
                     ties: Mapping[str, frozenset[str]], project: str | None = None) -> tuple[list[dict[str, Any]], int]:
     events = events_store.collection(ctx)
     found = events_store.occurrences(events, begin, finish, tz)
-    owners = {o.item.uid: events_store.owners(o.item, dict(ties)) for o in found}
+    owners = {o.item.uid: events_store.owners(o.item, ties) for o in found}
     if project is not None:
         found = [o for o in found if project in owners[o.item.uid]]
-    kept = ctx.gate.keep(found, lambda o: owners[o.item.uid])
-    return [_occurrence(ctx, o, owners[o.item.uid]) for o in kept.items], kept.left_out
+    allows = _allows(ctx)
+    shown = [o for o in found if allows(owners[o.item.uid])]
+    return [_occurrence(ctx, o, owners[o.item.uid]) for o in shown], len(found) - len(shown)
 
 
 def agenda_answer(ctx: Context, start: str, days: int) -> Answer:
@@ -391,7 +434,7 @@ def projects_answer(ctx: Context) -> Answer:
     owners = _task_owners(tasks, ties)
     open_tasks = [i for i in tasks.items if i.kind == vdir.TODO and not i.done and ctx.gate.allows(owners(i))]
     soon = events_store.occurrences(events_store.collection(ctx), now, now + timedelta(days=SOON_EVENT_DAYS), tz)
-    soon_owners = [(events_store.owners(o.item, dict(ties))) for o in soon]
+    soon_owners = [(events_store.owners(o.item, ties)) for o in soon]
     shown, left_out = [], 0
     for project in ctx.gate.projects:
         if not project.ai:
@@ -470,8 +513,8 @@ def project_answer(ctx: Context, address: str) -> Answer:
     owners = _task_owners(tasks, ties)
     plan = [e for e in tasks_store.ranked(ctx, tasks, now, tz) if project.id in owners(e.item)]
     kept_tasks = ctx.gate.keep(plan, lambda e: owners(e.item))
-    visible = {i.uid for i in tasks.items if ctx.gate.allows(owners(i))}
-    shown_tasks = [_task(ctx, e, owners, tz, visible) for e in kept_tasks.items[:PROJECT_TASKS]]
+    by_uid, allows = _uids(tasks), _allows(ctx)
+    shown_tasks = [_task(ctx, e, owners, tz, by_uid, allows) for e in kept_tasks.items[:PROJECT_TASKS]]
     events, events_left_out = _visible_events(ctx, now, now + timedelta(days=PROJECT_EVENT_DAYS), tz, ties,
                                               project.id)
     events = events[:PROJECT_EVENTS]
@@ -551,8 +594,7 @@ def now_answer(ctx: Context) -> Answer:
         data["next_step_kept"] = True
         lines.append(KEPT_NEXT)
     elif ready:
-        visible = {i.uid for i in tasks.items if ctx.gate.allows(owners(i))}
-        step = _task(ctx, ready[0], owners, tz, visible)
+        step = _task(ctx, ready[0], owners, tz, _uids(tasks), _allows(ctx))
         data["next_step"] = step
         lines.append(f"Next step: {step['title']} ({step['address']}); why: {step['why']}")
         given.append(step["address"])

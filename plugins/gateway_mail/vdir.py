@@ -11,6 +11,7 @@ Every FULL_CHECK seconds every file is looked at anyway, for an editor that rewr
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -62,13 +63,18 @@ class Item:
 
     @property
     def address(self) -> str:
-        from gateway_mail.ties import address
-
-        return address("task" if self.kind == TODO else "event", self.uid)
+        return _address(self.kind, self.uid)
 
     @property
     def done(self) -> bool:
         return self.status in ("COMPLETED", "CANCELLED") or (self.kind == TODO and self.completed is not None)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _address(kind: str, uid: str) -> str:
+    from gateway_mail.ties import address
+
+    return address("task" if kind == TODO else "event", uid)
 
 
 def _when(value: date | None) -> str | None:
