@@ -30,8 +30,11 @@ def root_of(ctx: Context) -> Path:
     return ctx.path_setting("tasks") or Path(DEFAULT_TASKS).expanduser()
 
 
+READING_MARGIN = 5.0  # seconds of a call's deadline kept for the answer when a first reading is long
+
+
 def collection(ctx: Context) -> Collection:
-    return vdir.read(root_of(ctx), Path(ctx.folders.cache))
+    return vdir.read(root_of(ctx), Path(ctx.folders.cache), lambda: ctx.deadline.left() < READING_MARGIN)
 
 
 # -- who owns what ---------------------------------------------------------------------------------------------

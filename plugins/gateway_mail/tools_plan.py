@@ -38,6 +38,15 @@ def _clock(ctx: Context) -> tuple[tzinfo, datetime]:
     return tz, zone.now_in(tz)
 
 
+def _pending(lines: list[str], data: dict[str, Any], *collections: Collection) -> None:
+    """Say that a first reading is not over: the answer is incomplete, the next call goes on."""
+    pending = sum(c.pending for c in collections)
+    if pending:
+        lines.append(f"Still reading: {plural(pending, 'file')} not read yet (a first reading of big folders); "
+                     "this answer is incomplete: call again in a moment.")
+        data["pending"] = pending
+
+
 def _when(value: date | None, tz: tzinfo) -> str | None:
     if value is None:
         return None
@@ -166,6 +175,7 @@ def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | 
             "left_out": left_out, "next_kept": next_kept, "more": more}
     if tasks.unreadable:
         lines.append(f"{plural(tasks.unreadable, 'file')} in the task lists could not be read as iCalendar.")
+    _pending(lines, data, tasks)
     return Answer("\n".join(lines), data, given=[t["address"] for t in shown], left_out=left_out)
 
 
@@ -346,7 +356,8 @@ def _event_line(event: dict[str, Any]) -> str:
 
 
 def _visible_events(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo,
-                    ties: Mapping[str, frozenset[str]], project: str | None = None) -> tuple[list[dict[str, Any]], int]:
+                    ties: Mapping[str, frozenset[str]], project: str | None = None,
+                    ) -> tuple[list[dict[str, Any]], int, Collection]:
     events = events_store.collection(ctx)
     found = events_store.occurrences(events, begin, finish, tz)
     owners = {o.item.uid: events_store.owners(o.item, ties) for o in found}
@@ -354,7 +365,7 @@ def _visible_events(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo,
         found = [o for o in found if project in owners[o.item.uid]]
     allows = _allows(ctx)
     shown = [o for o in found if allows(owners[o.item.uid])]
-    return [_occurrence(ctx, o, owners[o.item.uid]) for o in shown], len(found) - len(shown)
+    return [_occurrence(ctx, o, owners[o.item.uid]) for o in shown], len(found) - len(shown), events
 
 
 def agenda_answer(ctx: Context, start: str, days: int) -> Answer:
@@ -362,7 +373,7 @@ def agenda_answer(ctx: Context, start: str, days: int) -> Answer:
     first = zone.parse_when(start, tz, now)
     first_day = first.date() if isinstance(first, datetime) else first
     begin, finish = zone.day_start(first_day, tz), zone.day_start(first_day + timedelta(days=days), tz)
-    shown, left_out = _visible_events(ctx, begin, finish, tz, projects.tie_map(ctx))
+    shown, left_out, events = _visible_events(ctx, begin, finish, tz, projects.tie_map(ctx))
     more = max(len(shown) - MAX_OCCURRENCES, 0)
     shown = shown[:MAX_OCCURRENCES]
     last = first_day + timedelta(days=days - 1)
@@ -381,6 +392,7 @@ def agenda_answer(ctx: Context, start: str, days: int) -> Answer:
         lines.append(left_out_sentence(left_out, "event"))
     data = {"start": first_day.isoformat(), "days": days, "zone": zone.zone_name(tz), "events": shown,
             "left_out": left_out}
+    _pending(lines, data, events)
     return Answer("\n".join(lines), data, given=sorted({e["address"] for e in shown}), left_out=left_out)
 
 
@@ -433,7 +445,8 @@ def projects_answer(ctx: Context) -> Answer:
     ties = projects.tie_map(ctx)
     owners = _task_owners(tasks, ties)
     open_tasks = [i for i in tasks.items if i.kind == vdir.TODO and not i.done and ctx.gate.allows(owners(i))]
-    soon = events_store.occurrences(events_store.collection(ctx), now, now + timedelta(days=SOON_EVENT_DAYS), tz)
+    calendars = events_store.collection(ctx)
+    soon = events_store.occurrences(calendars, now, now + timedelta(days=SOON_EVENT_DAYS), tz)
     soon_owners = [(events_store.owners(o.item, ties)) for o in soon]
     shown, left_out = [], 0
     for project in ctx.gate.projects:
@@ -454,8 +467,9 @@ def projects_answer(ctx: Context) -> Answer:
                      f"{plural(entry['coming_events'], 'event')} in the next {SOON_EVENT_DAYS} days")
     if left_out:
         lines.append(f"{plural(left_out, 'project')} left out: closed to AI agents.")
-    return Answer("\n".join(lines), {"projects": shown, "left_out": left_out},
-                  given=[e["address"] for e in shown], left_out=left_out)
+    data = {"projects": shown, "left_out": left_out}
+    _pending(lines, data, tasks, calendars)
+    return Answer("\n".join(lines), data, given=[e["address"] for e in shown], left_out=left_out)
 
 
 def _recent_mail(ctx: Context, project_id: str, since: datetime) -> tuple[int, int]:
@@ -515,8 +529,8 @@ def project_answer(ctx: Context, address: str) -> Answer:
     kept_tasks = ctx.gate.keep(plan, lambda e: owners(e.item))
     by_uid, allows = _uids(tasks), _allows(ctx)
     shown_tasks = [_task(ctx, e, owners, tz, by_uid, allows) for e in kept_tasks.items[:PROJECT_TASKS]]
-    events, events_left_out = _visible_events(ctx, now, now + timedelta(days=PROJECT_EVENT_DAYS), tz, ties,
-                                              project.id)
+    events, events_left_out, calendars = _visible_events(ctx, now, now + timedelta(days=PROJECT_EVENT_DAYS), tz,
+                                                         ties, project.id)
     events = events[:PROJECT_EVENTS]
     mail_count, mail_kept = _recent_mail(ctx, project.id, now - timedelta(days=RECENT_MAIL_DAYS))
     tied, ties_left_out = _project_ties(ctx, project_address)
@@ -549,6 +563,7 @@ def project_answer(ctx: Context, address: str) -> Answer:
             "recent_mail": mail_count, "ties": tied, "left_out": left_out}
     if project.client:
         data["client"] = ctx.one_line(project.client, FIELD_LIMIT)
+    _pending(lines, data, tasks, calendars)
     for _lines, key, section, _given, _left_out in extra:
         data[key] = section
     given = [project_address, *(t["address"] for t in shown_tasks), *sorted({e["address"] for e in events}),
@@ -579,7 +594,7 @@ def now_answer(ctx: Context) -> Answer:
     given: list[str] = []
     left_out = 0
     # The next event: the first occurrence not yet over, in the next week (kept ones are passed over and counted).
-    coming, kept_events = _visible_events(ctx, now, now + timedelta(days=7), tz, ties)
+    coming, kept_events, calendars = _visible_events(ctx, now, now + timedelta(days=7), tz, ties)
     if coming:
         data["next_event"] = coming[0]
         lines.append("Next event: " + _event_line(coming[0]).strip() + f" on {coming[0]['start'][:10]}")
@@ -603,4 +618,5 @@ def now_answer(ctx: Context) -> Answer:
     if kept_events:
         lines.append(left_out_sentence(kept_events, "event"))
     data["left_out"] = left_out
+    _pending(lines, data, tasks, calendars)
     return Answer("\n".join(lines), data, given=given, left_out=left_out)

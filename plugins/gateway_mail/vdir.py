@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import itertools
 import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ TODO, EVENT = "VTODO", "VEVENT"
 FULL_CHECK = 60.0
 SETTLE_NS = 2_000_000_000
 DESCRIPTION_LIMIT = 2_000
-CACHE_FILE = "plan-cache.sqlite"
+CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
+BATCH = 500
 _CACHE_VERSION = 1
 
 
@@ -207,6 +209,7 @@ class Collection:
     items: tuple[Item, ...]
     generation: int
     unreadable: int = 0  # files that are not iCalendar icalendar can read
+    pending: int = 0  # files not read yet: the first reading of a big folder goes on over several calls
 
     def by_uid(self) -> dict[str, Item]:
         return {item.uid: item for item in self.items}
@@ -254,8 +257,12 @@ def forget() -> None:
         _roots.clear()
 
 
-def read(root: Path, cache_folder: Path | None = None) -> Collection:
-    """Every item under `root` (one folder per list), files read again only when their time or size changed."""
+def read(root: Path, cache_folder: Path | None = None, stop: Callable[[], bool] | None = None) -> Collection:
+    """Every item under `root` (one folder per list), files read again only when their time or size changed.
+
+    `stop()` true ends the reading of new files there (a call's deadline near): what was read stays, in memory
+    and on disk, the next call goes on, and the collection says how many files are `pending`.
+    """
     state = _root_state(root)
     with state.lock:
         disk = _LazyDisk(cache_folder, root)
@@ -263,24 +270,24 @@ def read(root: Path, cache_folder: Path | None = None) -> Collection:
             if not state.loaded and cache_folder is not None:
                 disk.get().load_into(state)
             state.loaded = True
-            changed = _refresh(root, state, disk)
+            changed, pending = _refresh(root, state, disk, stop or (lambda: False))
         finally:
             disk.close()
-        if changed or state.snapshot is None:
+        if changed or state.snapshot is None or pending != state.snapshot.pending:
             # Unique across roots and forgotten states: what callers derive is memoised by it.
             state.generation = next(_generations)
             items = tuple(item for files in state.files.values() for entry in files.values() for item in entry.items)
             state.snapshot = Collection(root, items, state.generation,
-                                        sum(len(v) for v in state.unreadable.values()))
+                                        sum(len(v) for v in state.unreadable.values()), pending)
         return state.snapshot
 
 
-def _refresh(root: Path, state: _Root, disk: _LazyDisk) -> bool:
+def _refresh(root: Path, state: _Root, disk: _LazyDisk, stop: Callable[[], bool]) -> tuple[bool, int]:
     now = time.time()
     full = now - state.last_full > FULL_CHECK
     if full:
         state.last_full = now
-    changed = False
+    changed, pending = False, 0
     present = folders_of(root)
     for gone in set(state.files) - set(present):
         del state.files[gone]
@@ -297,15 +304,19 @@ def _refresh(root: Path, state: _Root, disk: _LazyDisk) -> bool:
         settled = known is not None and known[0] == folder_mtime and known[1] * 1e9 - folder_mtime > SETTLE_NS
         if settled and not full and folder in state.files:
             continue
-        changed |= _refresh_folder(path, folder, state, disk)
-        state.folders[folder] = (folder_mtime, now)
-    return changed
+        folder_changed, left = _refresh_folder(path, folder, state, disk, stop)
+        changed |= folder_changed
+        pending += left
+        if not left:  # a folder read only in part is listed again next time
+            state.folders[folder] = (folder_mtime, now)
+    return changed, pending
 
 
-def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk) -> bool:
+def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk,
+                    stop: Callable[[], bool]) -> tuple[bool, int]:
     files = state.files.setdefault(folder, {})
     unreadable = state.unreadable.setdefault(folder, set())
-    seen, changed = set(), False
+    seen, changed, pending = set(), False, 0
     try:
         with os.scandir(path) as entries:
             listing = [e for e in entries if e.name.endswith(".ics") and not e.name.startswith(".")]
@@ -321,6 +332,9 @@ def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk) -> b
         seen.add(entry.name)
         old = files.get(entry.name)
         if old is not None and old.mtime_ns == info.st_mtime_ns and old.size == info.st_size:
+            continue
+        if pending or (changed and stop()):
+            pending += 1  # left for the next call; an old reading of it, if any, stands meanwhile
             continue
         if entry.name in unreadable and old is None:
             unreadable.discard(entry.name)
@@ -339,7 +353,7 @@ def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk) -> b
         unreadable.discard(gone)
         disk.drop(folder, gone)
         changed = True
-    return changed
+    return changed, pending
 
 
 class _Disk:
@@ -348,11 +362,13 @@ class _Disk:
     def __init__(self, connection: sqlite3.Connection, root: str) -> None:
         self.connection = connection
         self.root = root
+        self.written = 0
 
     @classmethod
     def open(cls, folder: Path, root: Path) -> _Disk:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path = folder / CACHE_FILE
+        # One file per root: the tasks' and the calendars' readings never wait for each other.
+        path = folder / f"{CACHE_FILE.removesuffix('.sqlite')}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}.sqlite"
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
         connection = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
@@ -380,6 +396,10 @@ class _Disk:
         self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                                 (self.root, folder, name, entry.mtime_ns, entry.size,
                                  json.dumps([to_json(item) for item in entry.items])))
+        self.written += 1
+        if self.written % BATCH == 0:  # short transactions: another process's writer waits briefly
+            self.connection.execute("COMMIT")
+            self.connection.execute("BEGIN")
 
     def drop(self, folder: str, name: str) -> None:
         self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ? AND name = ?",

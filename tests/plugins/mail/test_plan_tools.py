@@ -347,12 +347,27 @@ def test_the_disk_cache_holds_masked_words_only(plan) -> None:
     title = next(t["title"] for t in answer.data["tasks"] if t["address"] == "sioul:task/card")
     digits = sample.CARD.replace(" ", "")[4:10]
     assert digits not in title.replace(" ", "") and "Pay with card" in title
-    cache = next(Path(os.environ["XDG_CACHE_HOME"]).rglob(vdir.CACHE_FILE))
-    for file in (cache, cache.with_name(cache.name + "-wal")):
-        if file.exists():
-            assert sample.CARD.encode() not in file.read_bytes()
-            assert digits.encode() not in file.read_bytes().replace(b" ", b"")
-    assert oct(cache.stat().st_mode & 0o777) == "0o600"
+    caches = list(Path(os.environ["XDG_CACHE_HOME"]).rglob("plan-cache-*.sqlite"))
+    assert caches  # one per root read
+    for cache in caches:
+        for file in (cache, cache.with_name(cache.name + "-wal")):
+            if file.exists():
+                assert sample.CARD.encode() not in file.read_bytes()
+                assert digits.encode() not in file.read_bytes().replace(b" ", b"")
+        assert oct(cache.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_long_first_reading_stops_before_the_deadline_and_goes_on_next_call(gateway_home: Path) -> None:
+    vdir.forget()
+    root = gateway_home / "vdir"
+    sample_plan.generate(root, 60, 0)
+    calls = iter(range(10_000))
+    first = vdir.read(root / "tasks", gateway_home / "cache", stop=lambda: next(calls) >= 10)
+    assert 0 < len(first.items) < 60 and first.pending == 60 - len(first.items)
+    second = vdir.read(root / "tasks", gateway_home / "cache")
+    assert len(second.items) == 60 and second.pending == 0
+    vdir.forget()
+    assert len(vdir.read(root / "tasks", gateway_home / "cache").items) == 60  # what was read stayed on disk
 
 
 def test_a_step_in_a_future_start_waits(plan) -> None:
