@@ -90,3 +90,28 @@ def many(notes_root: Path, contacts_root: Path, note_count: int, contact_count: 
         name = f"{rng.choice(['Ada', 'Bea', 'Cy', 'Dee', 'Eve'])} {rng.choice(WORDS).title()}{number}"
         (book / f"{uid}.vcf").write_text(vcard(uid, name, f"person{number}@example.org", org=rng.choice(WORDS),
                                                note=" ".join(rng.choice(WORDS) for _ in range(8))))
+
+
+ALL_PROJECTS = [*PROJECTS, {"id": "dupont", "name": "Dupont kitchen", "ai": True,
+                            "client": "claire.dupont@example.com"}]
+
+
+def everything(home: Path, canary: str) -> dict:
+    """Mail, tasks, events, contacts and notes under `home`, the closed vault holding the canary word in each
+    (a message and its reply, a task and a step of it, an event, a contact, a note); the config for all of them."""
+    import time
+    from datetime import UTC, datetime
+
+    from gateway_mail import sample, sample_plan
+
+    mail_root = home / "Mail" / "personal"
+    ids = sample.world(mail_root, canary, time.time())
+    plan = sample_plan.world(home, canary, datetime.now(UTC))
+    notes_root = home / "Notes"
+    contacts_root = home / ".local" / "share" / "vdirsyncer" / "contacts"
+    paths = notes(notes_root, canary)
+    uids = contacts(contacts_root, canary)
+    config = sample.config(mail_root, notes=str(notes_root), contacts=str(contacts_root))
+    config["plugins"]["mail"].update(sample_plan.config(home)["plugins"]["mail"])
+    return {"ids": ids, "plan": plan, "notes": notes_root, "contacts": contacts_root, "paths": paths,
+            "uids": uids, "config": config, "projects": ALL_PROJECTS}

@@ -7,6 +7,7 @@ Others' words come masked, one field per line; a note's text between frame lines
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from typing import Any
@@ -238,3 +239,59 @@ def links_answer(ctx: Context, value: str) -> Answer:
     lines = _counted(lines, kept, "tie")
     data = {"address": key, "ties": tied, "left_out": kept}
     return Answer("\n".join(lines), data, given=[key, *(t["address"] for t in tied)], left_out=kept)
+
+
+# -- a project's page (read_project, in tools_plan.py, adds this section) --------------------------------------
+
+def project_section(ctx: Context, project_id: str) -> tuple[list[str], dict[str, Any], list[str], int]:
+    """The notes and contacts of an open project: lines, data, addresses given, and how many were left out (a
+    note or contact also in a closed project). Nothing when no notes or contacts folder is set."""
+    lines: list[str] = []
+    data: dict[str, Any] = {}
+    given: list[str] = []
+    left_out = 0
+    with Ties.open(ctx) as ties:
+        if notes.folder(ctx) is not None:
+            with notes.opened(ctx, ties) as shelf:
+                ids = [i for i, owners in shelf.verdicts.owners.items() if project_id in owners]
+                shown = [i for i in ids if i not in shelf.verdicts.closed]
+                left_out += len(ids) - len(shown)
+                rows = shelf.connection.execute(
+                    "SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY date DESC LIMIT 20",
+                    (json.dumps(shown),)).fetchall()
+            found = [{"address": notes.note_address(r["key"]), "title": ctx.clip(r["title"], FIELD_LIMIT)}
+                     for r in rows]
+            lines.append(f"Notes ({len(shown)}), newest first:")
+            lines += [f"  {n['address']}  {n['title']}" for n in found] or ["  none"]
+            if len(ids) > len(shown):
+                lines.append(left_out_sentence(len(ids) - len(shown), "note"))
+            data["notes"] = found
+            given += [n["address"] for n in found]
+        if contacts.folder(ctx) is not None:
+            with contacts.opened(ctx, ties) as book:
+                ids = [i for i, owners in book.verdicts.owners.items() if project_id in owners]
+                shown = [i for i in ids if i not in book.verdicts.closed]
+                left_out += len(ids) - len(shown)
+                rows = book.connection.execute(
+                    "SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY title LIMIT 20",
+                    (json.dumps(shown),)).fetchall()
+                people = [contacts.shown(ctx, r, FIELD_LIMIT) for r in rows]
+            lines.append(f"Contacts ({len(shown)}: the client, and those tied to it):")
+            for person in people:
+                lines += ["  " + line for line in contacts.lines_of(person)]
+            if not people:
+                lines.append("  none")
+            if len(ids) > len(shown):
+                lines.append(left_out_sentence(len(ids) - len(shown), "contact"))
+            data["contacts"] = people
+            given += [p["address"] for p in people]
+    return lines, data, given, left_out
+
+
+def tie_allowed(ctx: Context, key: str) -> bool | None:
+    """May the thing at `key` be named (for a project's ties)? None when the gateway knows nothing there."""
+    with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
+        thing = lookup.find(key)
+        if thing is None:
+            return None
+        return not thing.blocked and ctx.gate.allows(thing.owners)

@@ -454,7 +454,9 @@ def _tie_allowed(ctx: Context, address: str, tasks: Collection, task_owners: tas
         with opened(ctx) as mail:
             rows = mail.connection.execute("SELECT id FROM messages WHERE message_id = ?", (address[4:],)).fetchall()
             return bool(rows) and not any(r[0] in mail.verdicts.closed for r in rows)
-    return None
+    from gateway_mail.tools_notes import tie_allowed  # notes, contacts, drafts (notes11)
+
+    return tie_allowed(ctx, address)
 
 
 def _ties_of(address: str, ctx: Context) -> list[str]:
@@ -513,7 +515,12 @@ def project_answer(ctx: Context, address: str) -> Answer:
     if project.client:
         data["client"] = ctx.one_line(project.client, FIELD_LIMIT)
     given = [project_address, *(t["address"] for t in shown_tasks), *sorted({e["address"] for e in events})]
-    return Answer("\n".join(lines), data, given=given, left_out=left_out)
+    from gateway_mail.tools_notes import project_section  # its notes and contacts (notes11)
+
+    more_lines, more_data, more_given, more_left_out = project_section(ctx, project.id)
+    lines += more_lines
+    data.update(more_data, left_out=left_out + more_left_out)
+    return Answer("\n".join(lines), data, given=[*given, *more_given], left_out=left_out + more_left_out)
 
 
 # -- now -------------------------------------------------------------------------------------------------------
