@@ -180,7 +180,8 @@ def _no_unknown_project(ctx: Context, key: str) -> None:
 def _known(ctx: Context, lookup: Lookup, value: str, what: str) -> Thing:
     _no_unknown_project(ctx, value)
     thing = lookup.find(value)
-    if thing is not None and not thing.blocked:
+    # A web page is nobody's: the thing tied to it decides.
+    if thing is not None and not thing.blocked and not is_page(value):
         ctx.gate.check_write(thing.owners, what)
     if thing is None or not thing.exists or thing.blocked:
         raise ToolError(f"the gateway knows nothing at {value}: a tie goes to a thing its tools gave (sioul:..., "
