@@ -26,7 +26,10 @@ from gateway import MASKS_VERSION
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_by_dir ON files (dir);
 CREATE TABLE IF NOT EXISTS docs (
     id INTEGER PRIMARY KEY, file TEXT NOT NULL, key TEXT NOT NULL, title TEXT NOT NULL, extra TEXT NOT NULL,
     date REAL NOT NULL
@@ -35,7 +38,7 @@ CREATE INDEX IF NOT EXISTS docs_by_file ON docs (file);
 CREATE INDEX IF NOT EXISTS docs_by_key ON docs (key);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5 (title, body, tokenize = 'unicode61');
 """
-FORMAT = "1"
+FORMAT = "2"
 SWEEP_SECONDS = 30.0
 _SETTLE_NS = 2_000_000_000  # a directory changed this recently may change again within its time's granularity
 MAX_DEPTH = 24
@@ -72,6 +75,11 @@ def connect(path: Path, root: Path) -> sqlite3.Connection:
     connection.row_factory = sqlite3.Row
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = NORMAL")
+    connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    if meta(connection, "format") != FORMAT:
+        with connection:  # made by another version of this module: its tables may differ
+            for table in ("dirs", "files", "docs", "docs_fts"):
+                connection.execute(f"DROP TABLE IF EXISTS {table}")
     connection.executescript(SCHEMA)
     wanted = {"masks_version": str(MASKS_VERSION), "root": str(root), "format": FORMAT}
     if any(meta(connection, k) != v for k, v in wanted.items()):
@@ -119,11 +127,18 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
                 children.setdefault(_parent(known), []).append(known)
         walk = _Walk(known_dirs, children, seen_dirs, listed, listed_dirs, suffixes, sweep)
         walk.folder(root, "", 0)
-        known_files = {r[0]: (r[1], r[2]) for r in connection.execute("SELECT path, size, mtime_ns FROM files")}
-        gone = [p for p in known_files if _parent(p) not in seen_dirs
-                or (_parent(p) in listed_dirs and p not in listed)]
-        changed = [p for p, s in listed.items() if known_files.get(p) != (s.st_size, s.st_mtime_ns)]
+        vanished = set(known_dirs) - set(seen_dirs)
         dirs_changed = seen_dirs != known_dirs
+        if not (listed_dirs or vanished or dirs_changed or sweep):
+            return False  # what a call pays when nothing changed: a stat per folder
+        known_files: dict[str, tuple[int, int]] = {}
+        for folder in listed_dirs | vanished:
+            known_files.update((r[0], (r[1], r[2])) for r in connection.execute(
+                "SELECT path, size, mtime_ns FROM files WHERE dir = ?", (folder,)))
+        gone = [p for p in known_files if p not in listed]
+        # Oldest first, so that a document's id grows with its file's time (searches rank the newest matches).
+        changed = sorted((p for p, s in listed.items() if known_files.get(p) != (s.st_size, s.st_mtime_ns)),
+                         key=lambda p: listed[p].st_mtime_ns)
         if not (gone or changed or dirs_changed or sweep):
             return False
         with connection:
@@ -135,8 +150,8 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
                     docs = read(root / relative, relative)
                 except (OSError, ValueError):
                     docs = []
-                connection.execute("INSERT INTO files (path, size, mtime_ns) VALUES (?, ?, ?)",
-                                   (relative, status.st_size, status.st_mtime_ns))
+                connection.execute("INSERT INTO files (path, dir, size, mtime_ns) VALUES (?, ?, ?, ?)",
+                                   (relative, _parent(relative), status.st_size, status.st_mtime_ns))
                 for doc in docs:
                     cursor = connection.execute(
                         "INSERT INTO docs (file, key, title, extra, date) VALUES (?, ?, ?, ?, ?)",

@@ -75,21 +75,33 @@ WORDS = ("plumber", "garden", "invoice", "meeting", "quote", "roof", "boiler", "
          "lease", "tax", "garage", "bicycle", "piano", "recipe", "market")
 
 
+def vocabulary(rng: random.Random, size: int = 3000) -> tuple[list[str], list[float]]:
+    """WORDS first, then invented words; weights falling as 1/rank (Zipf), as in written text."""
+    syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "si", "pe", "do", "gu", "ba", "zi", "fo", "le", "ni"]
+    words = list(WORDS)
+    while len(words) < size:
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
+        if word not in words:
+            words.append(word)
+    return words, [1 / (rank + 1) for rank in range(len(words))]
+
+
 def many(notes_root: Path, contacts_root: Path, note_count: int, contact_count: int, seed: int = 11) -> None:
     """A big world for the benchmark: notes in 100 folders, contacts in one address book (seeded)."""
     rng = random.Random(seed)
+    words, weights = vocabulary(rng)
     for number in range(note_count):
         folder = notes_root / f"folder{number % 100:03d}"
         folder.mkdir(parents=True, exist_ok=True)
-        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 200)))
-        (folder / f"note{number:05d}.md").write_text(f"# Note {number} {rng.choice(WORDS)}\n\n{words}\n")
+        text = " ".join(rng.choices(words, weights, k=rng.randint(40, 400)))
+        (folder / f"note{number:05d}.md").write_text(f"# Note {number} {rng.choice(WORDS)}\n\n{text}\n")
     book = contacts_root / "default"
     book.mkdir(parents=True, exist_ok=True)
     for number in range(contact_count):
         uid = str(uuid.UUID(int=rng.getrandbits(128)))
-        name = f"{rng.choice(['Ada', 'Bea', 'Cy', 'Dee', 'Eve'])} {rng.choice(WORDS).title()}{number}"
-        (book / f"{uid}.vcf").write_text(vcard(uid, name, f"person{number}@example.org", org=rng.choice(WORDS),
-                                               note=" ".join(rng.choice(WORDS) for _ in range(8))))
+        name = f"{rng.choice(['Ada', 'Bea', 'Cy', 'Dee', 'Eve'])} {rng.choice(words).title()}{number}"
+        (book / f"{uid}.vcf").write_text(vcard(uid, name, f"person{number}@example.org", org=rng.choice(words),
+                                               note=" ".join(rng.choices(words, weights, k=8))))
 
 
 ALL_PROJECTS = [*PROJECTS, {"id": "dupont", "name": "Dupont kitchen", "ai": True,

@@ -21,7 +21,6 @@ FIELD_LIMIT = 200
 SNIPPET_LIMIT = 240
 MAX_TERMS = 32
 _TERM = re.compile(r"\w+")
-NOT_CLOSED = "d.id NOT IN (SELECT value FROM json_each(?))"
 
 
 def check_query(query: str) -> None:
@@ -59,14 +58,38 @@ def _counted(lines: list[str], left_out: int, what: str) -> list[str]:
 
 # -- contacts --------------------------------------------------------------------------------------------------
 
-CONTACTS_SQL = ("SELECT d.* FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid WHERE docs_fts MATCH ? AND "
-                f"{NOT_CLOSED} ORDER BY bm25(docs_fts), d.title LIMIT ?")
+# Ranked by FTS5's bm25 (the title weighing more than the text) among the RANKED most recently changed matches:
+# a word found in thousands of files would otherwise cost a score for each. What the gate keeps is left out
+# before, so the window never depends on a closed thing's words. Only ids go through the sort; the rows shown,
+# and their snippets, are read after.
+RANKED = 1000
+BEST_SQL = ("SELECT rowid FROM (SELECT rowid, rank FROM docs_fts WHERE docs_fts MATCH ? AND rank MATCH "
+            "'bm25(4.0, 1.0)' AND rowid NOT IN (SELECT value FROM json_each(?)) ORDER BY rowid DESC "
+            f"LIMIT {RANKED}) ORDER BY rank LIMIT ?")
+
+
+def best(connection: sqlite3.Connection, query: str, closed_json: str, limit: int,
+         snippets: bool = False) -> list[dict[str, Any]]:
+    """The best documents for `query` (FTS5 syntax, or plain words), what the gate keeps left out; best first."""
+    ids = [r[0] for r in matching(connection, BEST_SQL, query, [closed_json, limit])]
+    if not ids:
+        return []
+    wanted = json.dumps(ids)
+    rows = {r["id"]: dict(r) for r in connection.execute(
+        "SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?))", (wanted,))}
+    if snippets:
+        for rowid, snippet in matching(
+                connection, "SELECT rowid, snippet(docs_fts, 1, '', '', '…', 24) FROM docs_fts WHERE docs_fts "
+                "MATCH ? AND rowid IN (SELECT value FROM json_each(?))", query, [wanted]):
+            if rowid in rows:
+                rows[rowid]["snippet"] = snippet
+    return [rows[i] for i in ids if i in rows]
 
 
 def contacts_answer(ctx: Context, query: str, limit: int) -> Answer:
     check_query(query)
     with Ties.open(ctx) as ties, contacts.opened(ctx, ties) as book:
-        rows = matching(book.connection, CONTACTS_SQL, query, [book.closed_json, limit])
+        rows = best(book.connection, query, book.closed_json, limit)
         left_out = len(book.verdicts.closed)
         found = [contacts.shown(ctx, row, FIELD_LIMIT) for row in rows]
     lines = [f"{plural(len(found), 'contact')} matching, best first."]
@@ -79,22 +102,17 @@ def contacts_answer(ctx: Context, query: str, limit: int) -> Answer:
 
 # -- notes ------------------------------------------------------------------------------------------------------
 
-NOTES_SQL = ("SELECT d.*, snippet(docs_fts, 1, '', '', '…', 24) AS snippet FROM docs_fts "
-             f"JOIN docs d ON d.id = docs_fts.rowid WHERE docs_fts MATCH ? AND {NOT_CLOSED} "
-             "ORDER BY bm25(docs_fts, 4.0, 1.0), d.date DESC LIMIT ?")
-
-
 def _note_hit(ctx: Context, row: Any) -> dict[str, Any]:
     folder = row["key"].rpartition("/")[0]
     hit = {"address": notes.note_address(row["key"]), "title": ctx.clip(row["title"], FIELD_LIMIT),
-           "folder": ctx.clip(folder, FIELD_LIMIT), "snippet": ctx.clip(row["snippet"], SNIPPET_LIMIT)}
+           "folder": ctx.clip(folder, FIELD_LIMIT), "snippet": ctx.clip(row.get("snippet", ""), SNIPPET_LIMIT)}
     return hit
 
 
 def notes_answer(ctx: Context, query: str, limit: int) -> Answer:
     check_query(query)
     with Ties.open(ctx) as ties, notes.opened(ctx, ties) as shelf:
-        rows = matching(shelf.connection, NOTES_SQL, query, [shelf.closed_json, limit])
+        rows = best(shelf.connection, query, shelf.closed_json, limit, snippets=True)
         left_out = len(shelf.verdicts.closed)
         hits = [_note_hit(ctx, row) for row in rows]
     lines = [f"{plural(len(hits), 'note')} matching, best first. Read one with read_note."]
