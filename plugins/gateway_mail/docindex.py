@@ -42,6 +42,7 @@ FORMAT = "2"
 SWEEP_SECONDS = 30.0
 _SETTLE_NS = 2_000_000_000  # a directory changed this recently may change again within its time's granularity
 MAX_DEPTH = 24
+BATCH = 200  # files read and committed at once: a refresh stopped at a call's deadline keeps what it did
 _locks: dict[str, threading.Lock] = {}
 _guard = threading.Lock()
 
@@ -111,8 +112,9 @@ def generation(connection: sqlite3.Connection) -> int:
 
 
 def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...], read: Reader,
-            now: float | None = None) -> bool:
-    """Bring the index up to the folder; True if anything changed. One refresh at a time per index file."""
+            now: float | None = None, stop: Callable[[], bool] | None = None) -> bool:
+    """Bring the index up to the folder, in batches each committed; False if `stop()` said to stop before the end
+    (what was committed stays: the next call goes on from there). One refresh at a time per index file."""
     now = time.time() if now is None else now
     database = Path(connection.execute("PRAGMA database_list").fetchone()[2] or ":memory:")
     with _lock(database):
@@ -130,7 +132,7 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
         vanished = set(known_dirs) - set(seen_dirs)
         dirs_changed = seen_dirs != known_dirs
         if not (listed_dirs or vanished or dirs_changed or sweep):
-            return False  # what a call pays when nothing changed: a stat per folder
+            return True  # what a call pays when nothing changed: a stat per folder
         known_files: dict[str, tuple[int, int]] = {}
         for folder in listed_dirs | vanished:
             known_files.update((r[0], (r[1], r[2])) for r in connection.execute(
@@ -139,33 +141,53 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
         # Oldest first, so that a document's id grows with its file's time (searches rank the newest matches).
         changed = sorted((p for p, s in listed.items() if known_files.get(p) != (s.st_size, s.st_mtime_ns)),
                          key=lambda p: listed[p].st_mtime_ns)
-        if not (gone or changed or dirs_changed or sweep):
-            return False
+        if gone:
+            with connection:
+                for relative in gone:
+                    _forget(connection, relative)
+                bump(connection)
+        for start in range(0, len(changed), BATCH):
+            if stop is not None and stop():
+                return False
+            batch = [(relative, _read(read, root, relative)) for relative in changed[start:start + BATCH]]
+            with connection:
+                for relative, docs in batch:
+                    _store(connection, relative, listed[relative], docs)
+                bump(connection)
         with connection:
-            for relative in gone + changed:
-                _forget(connection, relative)
-            for relative in changed:
-                status = listed[relative]
-                try:
-                    docs = read(root / relative, relative)
-                except (OSError, ValueError):
-                    docs = []
-                connection.execute("INSERT INTO files (path, dir, size, mtime_ns) VALUES (?, ?, ?, ?)",
-                                   (relative, _parent(relative), status.st_size, status.st_mtime_ns))
-                for doc in docs:
-                    cursor = connection.execute(
-                        "INSERT INTO docs (file, key, title, extra, date) VALUES (?, ?, ?, ?, ?)",
-                        (relative, doc.key, doc.title, json.dumps(doc.extra, ensure_ascii=False), doc.date))
-                    connection.execute("INSERT INTO docs_fts (rowid, title, body) VALUES (?, ?, ?)",
-                                       (cursor.lastrowid, doc.title, doc.body))
             if dirs_changed:
                 connection.execute("DELETE FROM dirs")
                 connection.executemany("INSERT INTO dirs (path, mtime_ns) VALUES (?, ?)", seen_dirs.items())
             if sweep:
                 set_meta(connection, "swept", str(now))
-            if gone or changed:
-                bump(connection)
-        return bool(gone or changed)
+        return True
+
+
+STOP_BEFORE = 8.0  # seconds left in a call when a refresh stops, so that the answer still comes
+
+
+def stopper(ctx: Any) -> Callable[[], bool]:
+    """When a refresh made at call time should stop: near the call's deadline."""
+    return lambda: ctx.deadline.left() < STOP_BEFORE
+
+
+def _read(read: Reader, root: Path, relative: str) -> list[Doc]:
+    try:
+        return read(root / relative, relative)
+    except (OSError, ValueError):
+        return []
+
+
+def _store(connection: sqlite3.Connection, relative: str, status: os.stat_result, docs: list[Doc]) -> None:
+    _forget(connection, relative)
+    connection.execute("INSERT INTO files (path, dir, size, mtime_ns) VALUES (?, ?, ?, ?)",
+                       (relative, _parent(relative), status.st_size, status.st_mtime_ns))
+    for doc in docs:
+        cursor = connection.execute("INSERT INTO docs (file, key, title, extra, date) VALUES (?, ?, ?, ?, ?)",
+                                    (relative, doc.key, doc.title, json.dumps(doc.extra, ensure_ascii=False),
+                                     doc.date))
+        connection.execute("INSERT INTO docs_fts (rowid, title, body) VALUES (?, ?, ?)",
+                           (cursor.lastrowid, doc.title, doc.body))
 
 
 def _parent(relative: str) -> str:

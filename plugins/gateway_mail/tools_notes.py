@@ -18,6 +18,8 @@ from gateway_mail.things import Lookup, Thing
 from gateway_mail.ties import Ties, address, canonical, ident_of, is_page
 
 FIELD_LIMIT = 200
+STILL_INDEXING = ("The {} are still being indexed (a first index of many files): some are not searched yet; "
+                  "call again to search them all.")
 SNIPPET_LIMIT = 240
 MAX_TERMS = 32
 _TERM = re.compile(r"\w+")
@@ -92,11 +94,16 @@ def contacts_answer(ctx: Context, query: str, limit: int) -> Answer:
         rows = best(book.connection, query, book.closed_json, limit)
         left_out = len(book.verdicts.closed)
         found = [contacts.shown(ctx, row, FIELD_LIMIT) for row in rows]
+        complete = book.complete
     lines = [f"{plural(len(found), 'contact')} matching, best first."]
+    if not complete:
+        lines.append(STILL_INDEXING.format("contacts"))
     for contact in found:
         lines += contacts.lines_of(contact)
     lines = _counted(lines, left_out, "contact")
-    data = {"contacts": found, "left_out": left_out}
+    data: dict[str, Any] = {"contacts": found, "left_out": left_out}
+    if not complete:
+        data["complete"] = False
     return Answer("\n".join(lines), data, given=[c["address"] for c in found], left_out=left_out)
 
 
@@ -115,14 +122,19 @@ def notes_answer(ctx: Context, query: str, limit: int) -> Answer:
         rows = best(shelf.connection, query, shelf.closed_json, limit, snippets=True)
         left_out = len(shelf.verdicts.closed)
         hits = [_note_hit(ctx, row) for row in rows]
+        complete = shelf.complete
     lines = [f"{plural(len(hits), 'note')} matching, best first. Read one with read_note."]
+    if not complete:
+        lines.append(STILL_INDEXING.format("notes"))
     for hit in hits:
         lines += [hit["address"], f"  Title: {hit['title']}"]
         if hit["folder"]:
             lines.append(f"  Folder: {hit['folder']}")
         lines.append(f"  Snippet: {hit['snippet']}")
     lines = _counted(lines, left_out, "note")
-    data = {"notes": hits, "left_out": left_out}
+    data: dict[str, Any] = {"notes": hits, "left_out": left_out}
+    if not complete:
+        data["complete"] = False
     return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
 
 
