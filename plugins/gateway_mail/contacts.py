@@ -91,6 +91,7 @@ class Book:
 
     connection: sqlite3.Connection
     verdicts: Verdicts
+    complete: bool = True  # False while a first index is still being built (the next call goes on)
 
     def row(self, uid: str) -> sqlite3.Row | None:
         return self.connection.execute("SELECT * FROM docs WHERE key = ? ORDER BY id LIMIT 1", (uid,)).fetchone()
@@ -118,10 +119,10 @@ def opened(ctx: Context, ties: Ties) -> Iterator[Book]:
     connection = docindex.connect(Path(ctx.folders.cache) / INDEX_FILE, root)
     try:
         with ctx.interruptible(connection):
-            docindex.refresh(connection, root, SUFFIXES, read_file)
+            complete = docindex.refresh(connection, root, SUFFIXES, read_file, stop=docindex.stopper(ctx))
             key = (str(root), docindex.generation(connection), ties.version())
             verdicts = _verdicts.get(ctx.gate, lambda: compute(ctx.gate, connection, ties), key=key)
-            yield Book(connection, verdicts)
+            yield Book(connection, verdicts, complete)
     finally:
         connection.close()
 

@@ -26,7 +26,10 @@ from gateway import MASKS_VERSION
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_by_dir ON files (dir);
 CREATE TABLE IF NOT EXISTS docs (
     id INTEGER PRIMARY KEY, file TEXT NOT NULL, key TEXT NOT NULL, title TEXT NOT NULL, extra TEXT NOT NULL,
     date REAL NOT NULL
@@ -35,10 +38,11 @@ CREATE INDEX IF NOT EXISTS docs_by_file ON docs (file);
 CREATE INDEX IF NOT EXISTS docs_by_key ON docs (key);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5 (title, body, tokenize = 'unicode61');
 """
-FORMAT = "1"
+FORMAT = "2"
 SWEEP_SECONDS = 30.0
 _SETTLE_NS = 2_000_000_000  # a directory changed this recently may change again within its time's granularity
 MAX_DEPTH = 24
+BATCH = 200  # files read and committed at once: a refresh stopped at a call's deadline keeps what it did
 _locks: dict[str, threading.Lock] = {}
 _guard = threading.Lock()
 
@@ -72,6 +76,11 @@ def connect(path: Path, root: Path) -> sqlite3.Connection:
     connection.row_factory = sqlite3.Row
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = NORMAL")
+    connection.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    if meta(connection, "format") != FORMAT:
+        with connection:  # made by another version of this module: its tables may differ
+            for table in ("dirs", "files", "docs", "docs_fts"):
+                connection.execute(f"DROP TABLE IF EXISTS {table}")
     connection.executescript(SCHEMA)
     wanted = {"masks_version": str(MASKS_VERSION), "root": str(root), "format": FORMAT}
     if any(meta(connection, k) != v for k, v in wanted.items()):
@@ -103,8 +112,9 @@ def generation(connection: sqlite3.Connection) -> int:
 
 
 def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...], read: Reader,
-            now: float | None = None) -> bool:
-    """Bring the index up to the folder; True if anything changed. One refresh at a time per index file."""
+            now: float | None = None, stop: Callable[[], bool] | None = None) -> bool:
+    """Bring the index up to the folder, in batches each committed; False if `stop()` said to stop before the end
+    (what was committed stays: the next call goes on from there). One refresh at a time per index file."""
     now = time.time() if now is None else now
     database = Path(connection.execute("PRAGMA database_list").fetchone()[2] or ":memory:")
     with _lock(database):
@@ -119,38 +129,65 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
                 children.setdefault(_parent(known), []).append(known)
         walk = _Walk(known_dirs, children, seen_dirs, listed, listed_dirs, suffixes, sweep)
         walk.folder(root, "", 0)
-        known_files = {r[0]: (r[1], r[2]) for r in connection.execute("SELECT path, size, mtime_ns FROM files")}
-        gone = [p for p in known_files if _parent(p) not in seen_dirs
-                or (_parent(p) in listed_dirs and p not in listed)]
-        changed = [p for p, s in listed.items() if known_files.get(p) != (s.st_size, s.st_mtime_ns)]
+        vanished = set(known_dirs) - set(seen_dirs)
         dirs_changed = seen_dirs != known_dirs
-        if not (gone or changed or dirs_changed or sweep):
-            return False
+        if not (listed_dirs or vanished or dirs_changed or sweep):
+            return True  # what a call pays when nothing changed: a stat per folder
+        known_files: dict[str, tuple[int, int]] = {}
+        for folder in listed_dirs | vanished:
+            known_files.update((r[0], (r[1], r[2])) for r in connection.execute(
+                "SELECT path, size, mtime_ns FROM files WHERE dir = ?", (folder,)))
+        gone = [p for p in known_files if p not in listed]
+        # Oldest first, so that a document's id grows with its file's time (searches rank the newest matches).
+        changed = sorted((p for p, s in listed.items() if known_files.get(p) != (s.st_size, s.st_mtime_ns)),
+                         key=lambda p: listed[p].st_mtime_ns)
+        if gone:
+            with connection:
+                for relative in gone:
+                    _forget(connection, relative)
+                bump(connection)
+        for start in range(0, len(changed), BATCH):
+            if stop is not None and stop():
+                return False
+            batch = [(relative, _read(read, root, relative)) for relative in changed[start:start + BATCH]]
+            with connection:
+                for relative, docs in batch:
+                    _store(connection, relative, listed[relative], docs)
+                bump(connection)
         with connection:
-            for relative in gone + changed:
-                _forget(connection, relative)
-            for relative in changed:
-                status = listed[relative]
-                try:
-                    docs = read(root / relative, relative)
-                except (OSError, ValueError):
-                    docs = []
-                connection.execute("INSERT INTO files (path, size, mtime_ns) VALUES (?, ?, ?)",
-                                   (relative, status.st_size, status.st_mtime_ns))
-                for doc in docs:
-                    cursor = connection.execute(
-                        "INSERT INTO docs (file, key, title, extra, date) VALUES (?, ?, ?, ?, ?)",
-                        (relative, doc.key, doc.title, json.dumps(doc.extra, ensure_ascii=False), doc.date))
-                    connection.execute("INSERT INTO docs_fts (rowid, title, body) VALUES (?, ?, ?)",
-                                       (cursor.lastrowid, doc.title, doc.body))
             if dirs_changed:
                 connection.execute("DELETE FROM dirs")
                 connection.executemany("INSERT INTO dirs (path, mtime_ns) VALUES (?, ?)", seen_dirs.items())
             if sweep:
                 set_meta(connection, "swept", str(now))
-            if gone or changed:
-                bump(connection)
-        return bool(gone or changed)
+        return True
+
+
+STOP_BEFORE = 8.0  # seconds left in a call when a refresh stops, so that the answer still comes
+
+
+def stopper(ctx: Any) -> Callable[[], bool]:
+    """When a refresh made at call time should stop: near the call's deadline."""
+    return lambda: ctx.deadline.left() < STOP_BEFORE
+
+
+def _read(read: Reader, root: Path, relative: str) -> list[Doc]:
+    try:
+        return read(root / relative, relative)
+    except (OSError, ValueError):
+        return []
+
+
+def _store(connection: sqlite3.Connection, relative: str, status: os.stat_result, docs: list[Doc]) -> None:
+    _forget(connection, relative)
+    connection.execute("INSERT INTO files (path, dir, size, mtime_ns) VALUES (?, ?, ?, ?)",
+                       (relative, _parent(relative), status.st_size, status.st_mtime_ns))
+    for doc in docs:
+        cursor = connection.execute("INSERT INTO docs (file, key, title, extra, date) VALUES (?, ?, ?, ?, ?)",
+                                    (relative, doc.key, doc.title, json.dumps(doc.extra, ensure_ascii=False),
+                                     doc.date))
+        connection.execute("INSERT INTO docs_fts (rowid, title, body) VALUES (?, ?, ?)",
+                           (cursor.lastrowid, doc.title, doc.body))
 
 
 def _parent(relative: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from gateway import Context
 from gateway_mail import contacts, notes
 from gateway_mail.ties import Ties, address
-from gateway_mail.tools_notes import CONTACTS_SQL, FIELD_LIMIT, NOTES_SQL, check_query, matching, plain
+from gateway_mail.tools_notes import FIELD_LIMIT, best, check_query, matching, plain
 
 Part = Callable[[Context, str, int], list[dict[str, Any]]]
 _TERM = re.compile(r"\w+")
@@ -43,7 +43,7 @@ def _contacts(ctx: Context, query: str, limit: int) -> list[dict[str, Any]]:
     if contacts.folder(ctx) is None:
         return []
     with Ties.open(ctx) as ties, contacts.opened(ctx, ties) as book:
-        rows = matching(book.connection, CONTACTS_SQL, plain(query), [book.closed_json, limit])
+        rows = best(book.connection, plain(query), book.closed_json, limit)
         return [_found("contact", address("contact", row["key"]), ctx.clip(row["title"], FIELD_LIMIT))
                 for row in rows]
 
@@ -52,7 +52,7 @@ def _notes(ctx: Context, query: str, limit: int) -> list[dict[str, Any]]:
     if notes.folder(ctx) is None:
         return []
     with Ties.open(ctx) as ties, notes.opened(ctx, ties) as shelf:
-        rows = matching(shelf.connection, NOTES_SQL, plain(query), [shelf.closed_json, limit])
+        rows = best(shelf.connection, plain(query), shelf.closed_json, limit)
         return [_found("note", notes.note_address(row["key"]), ctx.clip(row["title"], FIELD_LIMIT)) for row in rows]
 
 

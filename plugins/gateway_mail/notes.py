@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,7 @@ class Shelf:
     root: Path
     connection: sqlite3.Connection
     verdicts: Verdicts
+    complete: bool = True  # False while a first index is still being built (the next call goes on)
 
     def owners(self, row: Any) -> frozenset[str]:
         return self.verdicts.owners.get(row["id"], frozenset())
@@ -107,10 +109,10 @@ def opened(ctx: Context, ties: Ties) -> Iterator[Shelf]:
     connection = docindex.connect(Path(ctx.folders.cache) / INDEX_FILE, root)
     try:
         with ctx.interruptible(connection):
-            docindex.refresh(connection, root, SUFFIXES, read_file)
+            complete = docindex.refresh(connection, root, SUFFIXES, read_file, stop=docindex.stopper(ctx))
             key = (str(root), docindex.generation(connection), ties.version())
             verdicts = _verdicts.get(ctx.gate, lambda: compute(ctx.gate, root, connection, ties), key=key)
-            yield Shelf(root, connection, verdicts)
+            yield Shelf(root, connection, verdicts, complete)
     finally:
         connection.close()
 
@@ -166,17 +168,12 @@ def read_text(root: Path, relative: str) -> tuple[str, bool]:
     finally:
         os.close(directory)
     with os.fdopen(handle, "rb") as file:
-        if not os.path.isfile(f"/proc/self/fd/{file.fileno()}") and not _regular(file.fileno()):
+        # O_NONBLOCK above: a FIFO named like a note does not hang the call; only a regular file is read.
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
             raise ToolError("that address names no regular file")
         raw = file.read(MAX_READ * 4 + 4)
     text = raw.decode("utf-8", "replace")
     return (text[:MAX_READ], True) if len(text) > MAX_READ else (text, False)
-
-
-def _regular(descriptor: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(os.fstat(descriptor).st_mode)
 
 
 def check_title(title: str) -> str:

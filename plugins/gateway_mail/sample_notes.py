@@ -75,18 +75,55 @@ WORDS = ("plumber", "garden", "invoice", "meeting", "quote", "roof", "boiler", "
          "lease", "tax", "garage", "bicycle", "piano", "recipe", "market")
 
 
+def vocabulary(rng: random.Random, size: int = 3000) -> tuple[list[str], list[float]]:
+    """WORDS first, then invented words; weights falling as 1/rank (Zipf), as in written text."""
+    syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "si", "pe", "do", "gu", "ba", "zi", "fo", "le", "ni"]
+    words = list(WORDS)
+    while len(words) < size:
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
+        if word not in words:
+            words.append(word)
+    return words, [1 / (rank + 1) for rank in range(len(words))]
+
+
 def many(notes_root: Path, contacts_root: Path, note_count: int, contact_count: int, seed: int = 11) -> None:
     """A big world for the benchmark: notes in 100 folders, contacts in one address book (seeded)."""
     rng = random.Random(seed)
+    words, weights = vocabulary(rng)
     for number in range(note_count):
         folder = notes_root / f"folder{number % 100:03d}"
         folder.mkdir(parents=True, exist_ok=True)
-        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 200)))
-        (folder / f"note{number:05d}.md").write_text(f"# Note {number} {rng.choice(WORDS)}\n\n{words}\n")
+        text = " ".join(rng.choices(words, weights, k=rng.randint(40, 400)))
+        (folder / f"note{number:05d}.md").write_text(f"# Note {number} {rng.choice(WORDS)}\n\n{text}\n")
     book = contacts_root / "default"
     book.mkdir(parents=True, exist_ok=True)
     for number in range(contact_count):
         uid = str(uuid.UUID(int=rng.getrandbits(128)))
-        name = f"{rng.choice(['Ada', 'Bea', 'Cy', 'Dee', 'Eve'])} {rng.choice(WORDS).title()}{number}"
-        (book / f"{uid}.vcf").write_text(vcard(uid, name, f"person{number}@example.org", org=rng.choice(WORDS),
-                                               note=" ".join(rng.choice(WORDS) for _ in range(8))))
+        name = f"{rng.choice(['Ada', 'Bea', 'Cy', 'Dee', 'Eve'])} {rng.choice(words).title()}{number}"
+        (book / f"{uid}.vcf").write_text(vcard(uid, name, f"person{number}@example.org", org=rng.choice(words),
+                                               note=" ".join(rng.choices(words, weights, k=8))))
+
+
+ALL_PROJECTS = [*PROJECTS, {"id": "dupont", "name": "Dupont kitchen", "ai": True,
+                            "client": "claire.dupont@example.com"}]
+
+
+def everything(home: Path, canary: str) -> dict:
+    """Mail, tasks, events, contacts and notes under `home`, the closed vault holding the canary word in each
+    (a message and its reply, a task and a step of it, an event, a contact, a note); the config for all of them."""
+    import time
+    from datetime import UTC, datetime
+
+    from gateway_mail import sample, sample_plan
+
+    mail_root = home / "Mail" / "personal"
+    ids = sample.world(mail_root, canary, time.time())
+    plan = sample_plan.world(home, canary, datetime.now(UTC))
+    notes_root = home / "Notes"
+    contacts_root = home / ".local" / "share" / "vdirsyncer" / "contacts"
+    paths = notes(notes_root, canary)
+    uids = contacts(contacts_root, canary)
+    config = sample.config(mail_root, notes=str(notes_root), contacts=str(contacts_root))
+    config["plugins"]["mail"].update(sample_plan.config(home)["plugins"]["mail"])
+    return {"ids": ids, "plan": plan, "notes": notes_root, "contacts": contacts_root, "paths": paths,
+            "uids": uids, "config": config, "projects": ALL_PROJECTS}

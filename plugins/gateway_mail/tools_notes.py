@@ -7,6 +7,7 @@ Others' words come masked, one field per line; a note's text between frame lines
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from typing import Any
@@ -17,10 +18,11 @@ from gateway_mail.things import Lookup, Thing
 from gateway_mail.ties import Ties, address, canonical, ident_of, is_page
 
 FIELD_LIMIT = 200
+STILL_INDEXING = ("The {} are still being indexed (a first index of many files): some are not searched yet; "
+                  "call again to search them all.")
 SNIPPET_LIMIT = 240
 MAX_TERMS = 32
 _TERM = re.compile(r"\w+")
-NOT_CLOSED = "d.id NOT IN (SELECT value FROM json_each(?))"
 
 
 def check_query(query: str) -> None:
@@ -58,52 +60,81 @@ def _counted(lines: list[str], left_out: int, what: str) -> list[str]:
 
 # -- contacts --------------------------------------------------------------------------------------------------
 
-CONTACTS_SQL = ("SELECT d.* FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid WHERE docs_fts MATCH ? AND "
-                f"{NOT_CLOSED} ORDER BY bm25(docs_fts), d.title LIMIT ?")
+# Ranked by FTS5's bm25 (the title weighing more than the text) among the RANKED most recently changed matches:
+# a word found in thousands of files would otherwise cost a score for each. What the gate keeps is left out
+# before, so the window never depends on a closed thing's words. Only ids go through the sort; the rows shown,
+# and their snippets, are read after.
+RANKED = 1000
+BEST_SQL = ("SELECT rowid FROM (SELECT rowid, rank FROM docs_fts WHERE docs_fts MATCH ? AND rank MATCH "
+            "'bm25(4.0, 1.0)' AND rowid NOT IN (SELECT value FROM json_each(?)) ORDER BY rowid DESC "
+            f"LIMIT {RANKED}) ORDER BY rank LIMIT ?")
+
+
+def best(connection: sqlite3.Connection, query: str, closed_json: str, limit: int,
+         snippets: bool = False) -> list[dict[str, Any]]:
+    """The best documents for `query` (FTS5 syntax, or plain words), what the gate keeps left out; best first."""
+    ids = [r[0] for r in matching(connection, BEST_SQL, query, [closed_json, limit])]
+    if not ids:
+        return []
+    wanted = json.dumps(ids)
+    rows = {r["id"]: dict(r) for r in connection.execute(
+        "SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?))", (wanted,))}
+    if snippets:
+        for rowid, snippet in matching(
+                connection, "SELECT rowid, snippet(docs_fts, 1, '', '', '…', 24) FROM docs_fts WHERE docs_fts "
+                "MATCH ? AND rowid IN (SELECT value FROM json_each(?))", query, [wanted]):
+            if rowid in rows:
+                rows[rowid]["snippet"] = snippet
+    return [rows[i] for i in ids if i in rows]
 
 
 def contacts_answer(ctx: Context, query: str, limit: int) -> Answer:
     check_query(query)
     with Ties.open(ctx) as ties, contacts.opened(ctx, ties) as book:
-        rows = matching(book.connection, CONTACTS_SQL, query, [book.closed_json, limit])
+        rows = best(book.connection, query, book.closed_json, limit)
         left_out = len(book.verdicts.closed)
         found = [contacts.shown(ctx, row, FIELD_LIMIT) for row in rows]
+        complete = book.complete
     lines = [f"{plural(len(found), 'contact')} matching, best first."]
+    if not complete:
+        lines.append(STILL_INDEXING.format("contacts"))
     for contact in found:
         lines += contacts.lines_of(contact)
     lines = _counted(lines, left_out, "contact")
-    data = {"contacts": found, "left_out": left_out}
+    data: dict[str, Any] = {"contacts": found, "left_out": left_out}
+    if not complete:
+        data["complete"] = False
     return Answer("\n".join(lines), data, given=[c["address"] for c in found], left_out=left_out)
 
 
 # -- notes ------------------------------------------------------------------------------------------------------
 
-NOTES_SQL = ("SELECT d.*, snippet(docs_fts, 1, '', '', '…', 24) AS snippet FROM docs_fts "
-             f"JOIN docs d ON d.id = docs_fts.rowid WHERE docs_fts MATCH ? AND {NOT_CLOSED} "
-             "ORDER BY bm25(docs_fts, 4.0, 1.0), d.date DESC LIMIT ?")
-
-
 def _note_hit(ctx: Context, row: Any) -> dict[str, Any]:
     folder = row["key"].rpartition("/")[0]
     hit = {"address": notes.note_address(row["key"]), "title": ctx.clip(row["title"], FIELD_LIMIT),
-           "folder": ctx.clip(folder, FIELD_LIMIT), "snippet": ctx.clip(row["snippet"], SNIPPET_LIMIT)}
+           "folder": ctx.clip(folder, FIELD_LIMIT), "snippet": ctx.clip(row.get("snippet", ""), SNIPPET_LIMIT)}
     return hit
 
 
 def notes_answer(ctx: Context, query: str, limit: int) -> Answer:
     check_query(query)
     with Ties.open(ctx) as ties, notes.opened(ctx, ties) as shelf:
-        rows = matching(shelf.connection, NOTES_SQL, query, [shelf.closed_json, limit])
+        rows = best(shelf.connection, query, shelf.closed_json, limit, snippets=True)
         left_out = len(shelf.verdicts.closed)
         hits = [_note_hit(ctx, row) for row in rows]
+        complete = shelf.complete
     lines = [f"{plural(len(hits), 'note')} matching, best first. Read one with read_note."]
+    if not complete:
+        lines.append(STILL_INDEXING.format("notes"))
     for hit in hits:
         lines += [hit["address"], f"  Title: {hit['title']}"]
         if hit["folder"]:
             lines.append(f"  Folder: {hit['folder']}")
         lines.append(f"  Snippet: {hit['snippet']}")
     lines = _counted(lines, left_out, "note")
-    data = {"notes": hits, "left_out": left_out}
+    data: dict[str, Any] = {"notes": hits, "left_out": left_out}
+    if not complete:
+        data["complete"] = False
     return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
 
 
@@ -179,7 +210,8 @@ def _no_unknown_project(ctx: Context, key: str) -> None:
 def _known(ctx: Context, lookup: Lookup, value: str, what: str) -> Thing:
     _no_unknown_project(ctx, value)
     thing = lookup.find(value)
-    if thing is not None and not thing.blocked:
+    # A web page is nobody's: the thing tied to it decides.
+    if thing is not None and not thing.blocked and not is_page(value):
         ctx.gate.check_write(thing.owners, what)
     if thing is None or not thing.exists or thing.blocked:
         raise ToolError(f"the gateway knows nothing at {value}: a tie goes to a thing its tools gave (sioul:..., "
@@ -238,3 +270,59 @@ def links_answer(ctx: Context, value: str) -> Answer:
     lines = _counted(lines, kept, "tie")
     data = {"address": key, "ties": tied, "left_out": kept}
     return Answer("\n".join(lines), data, given=[key, *(t["address"] for t in tied)], left_out=kept)
+
+
+# -- a project's page (read_project, in tools_plan.py, adds this section) --------------------------------------
+
+def project_section(ctx: Context, project_id: str) -> tuple[list[str], dict[str, Any], list[str], int]:
+    """The notes and contacts of an open project: lines, data, addresses given, and how many were left out (a
+    note or contact also in a closed project). Nothing when no notes or contacts folder is set."""
+    lines: list[str] = []
+    data: dict[str, Any] = {}
+    given: list[str] = []
+    left_out = 0
+    with Ties.open(ctx) as ties:
+        if notes.folder(ctx) is not None:
+            with notes.opened(ctx, ties) as shelf:
+                ids = [i for i, owners in shelf.verdicts.owners.items() if project_id in owners]
+                shown = [i for i in ids if i not in shelf.verdicts.closed]
+                left_out += len(ids) - len(shown)
+                rows = shelf.connection.execute(
+                    "SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY date DESC LIMIT 20",
+                    (json.dumps(shown),)).fetchall()
+            found = [{"address": notes.note_address(r["key"]), "title": ctx.clip(r["title"], FIELD_LIMIT)}
+                     for r in rows]
+            lines.append(f"Notes ({len(shown)}), newest first:")
+            lines += [f"  {n['address']}  {n['title']}" for n in found] or ["  none"]
+            if len(ids) > len(shown):
+                lines.append(left_out_sentence(len(ids) - len(shown), "note"))
+            data["notes"] = found
+            given += [n["address"] for n in found]
+        if contacts.folder(ctx) is not None:
+            with contacts.opened(ctx, ties) as book:
+                ids = [i for i, owners in book.verdicts.owners.items() if project_id in owners]
+                shown = [i for i in ids if i not in book.verdicts.closed]
+                left_out += len(ids) - len(shown)
+                rows = book.connection.execute(
+                    "SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY title LIMIT 20",
+                    (json.dumps(shown),)).fetchall()
+                people = [contacts.shown(ctx, r, FIELD_LIMIT) for r in rows]
+            lines.append(f"Contacts ({len(shown)}: the client, and those tied to it):")
+            for person in people:
+                lines += ["  " + line for line in contacts.lines_of(person)]
+            if not people:
+                lines.append("  none")
+            if len(ids) > len(shown):
+                lines.append(left_out_sentence(len(ids) - len(shown), "contact"))
+            data["contacts"] = people
+            given += [p["address"] for p in people]
+    return lines, data, given, left_out
+
+
+def tie_allowed(ctx: Context, key: str) -> bool | None:
+    """May the thing at `key` be named (for a project's ties)? None when the gateway knows nothing there."""
+    with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
+        thing = lookup.find(key)
+        if thing is None:
+            return None
+        return not thing.blocked and ctx.gate.allows(thing.owners)

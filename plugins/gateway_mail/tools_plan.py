@@ -509,13 +509,11 @@ def _project_ties(ctx: Context, project_address: str) -> tuple[list[dict[str, An
     return shown, kept
 
 
-def _extra_sections(ctx: Context, project: Any) -> list[tuple[list[str], str, Any, list[str], int]]:
-    """Sections other parts of the plugin add to a project's page (notes: tools_notes.project_section)."""
-    try:
-        from gateway_mail.tools_notes import project_section  # type: ignore[attr-defined]
-    except ImportError:
-        return []
-    return [project_section(ctx, project)]
+def _extra_sections(ctx: Context, project: Any) -> list[tuple[list[str], dict[str, Any], list[str], int]]:
+    """What other parts of the plugin add to a project's page: its notes and contacts (tools_notes)."""
+    from gateway_mail.tools_notes import project_section
+
+    return [project_section(ctx, project.id)]
 
 
 def project_answer(ctx: Context, address: str) -> Answer:
@@ -535,7 +533,7 @@ def project_answer(ctx: Context, address: str) -> Answer:
     mail_count, mail_kept = _recent_mail(ctx, project.id, now - timedelta(days=RECENT_MAIL_DAYS))
     tied, ties_left_out = _project_ties(ctx, project_address)
     extra = _extra_sections(ctx, project)
-    left_out = kept_tasks.left_out + events_left_out + mail_kept + ties_left_out + sum(e[4] for e in extra)
+    left_out = kept_tasks.left_out + events_left_out + mail_kept + ties_left_out + sum(e[3] for e in extra)
     lines = [f"Project: {ctx.one_line(project.label, FIELD_LIMIT)} ({project_address})"]
     if project.client:
         lines.append(f"Client: {ctx.one_line(project.client, FIELD_LIMIT)}")
@@ -556,7 +554,7 @@ def project_answer(ctx: Context, address: str) -> Answer:
     lines.extend(f"  {t['address']}" + (f"  {t['title']}" if t.get("title") else "") for t in tied)
     if ties_left_out:
         lines.append(left_out_sentence(ties_left_out, "tie"))
-    for section_lines, _key, _data, _given, _left_out in extra:
+    for section_lines, _data, _given, _left_out in extra:
         lines.extend(section_lines)
     data = {"address": project_address, "id": project.id, "name": ctx.one_line(project.label, FIELD_LIMIT),
             "tasks": shown_tasks, "open_tasks": len(kept_tasks.items), "events": events,
@@ -564,10 +562,10 @@ def project_answer(ctx: Context, address: str) -> Answer:
     if project.client:
         data["client"] = ctx.one_line(project.client, FIELD_LIMIT)
     _pending(lines, data, tasks, calendars)
-    for _lines, key, section, _given, _left_out in extra:
-        data[key] = section
+    for _lines, section, _given, _left_out in extra:
+        data.update(section)
     given = [project_address, *(t["address"] for t in shown_tasks), *sorted({e["address"] for e in events}),
-             *(t["address"] for t in tied), *(g for e in extra for g in e[3])]
+             *(t["address"] for t in tied), *(g for e in extra for g in e[2])]
     return Answer("\n".join(lines), data, given=given, left_out=left_out)
 
 

@@ -139,3 +139,32 @@ def test_a_folder_that_must_exist_is_not_made(tmp_path: Path) -> None:
     with pytest.raises(ToolError):
         newfile.create(tmp_path, "t", b"x", folder="nolist", make_folders=False)
     assert not (tmp_path / "nolist").exists()
+
+
+def _count(connection) -> int:
+    return connection.execute("SELECT count(*) FROM docs").fetchone()[0]
+
+
+def test_an_index_stopped_at_a_deadline_keeps_what_it_did_and_goes_on(tmp_path: Path) -> None:
+    from gateway_mail import docindex, notes
+
+    root = tmp_path / "notes"
+    for number in range(450):
+        folder = root / f"f{number % 3}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"n{number}.md").write_text(f"# Note {number}\n\nword{number}\n")
+    connection = docindex.connect(tmp_path / "index.sqlite", root)
+    calls = iter([False, True])
+    assert docindex.refresh(connection, root, notes.SUFFIXES, notes.read_file, stop=lambda: next(calls)) is False
+    assert _count(connection) == docindex.BATCH
+    assert docindex.refresh(connection, root, notes.SUFFIXES, notes.read_file) is True
+    assert _count(connection) == 450
+    # Text changed in place, the folder's time unchanged: found at the next sweep of every file.
+    note = root / "f0" / "n0.md"
+    folder_time = os.stat(note.parent).st_mtime_ns
+    note.write_text("# Note 0\n\nrewritten in place, longer than before\n")
+    os.utime(note.parent, ns=(folder_time, folder_time))
+    docindex.refresh(connection, root, notes.SUFFIXES, notes.read_file, now=9e12)
+    assert connection.execute("SELECT count(*) FROM docs_fts WHERE docs_fts MATCH 'rewritten'").fetchone()[0] == 1
+    assert _count(connection) == 450
+    connection.close()

@@ -257,3 +257,47 @@ def test_an_edited_and_a_removed_note_are_seen(world) -> None:
         "sioul:note/Renamed.md"]
     (world["notes"] / "Renamed.md").unlink()
     assert served.call("search_notes", {"query": "garden"}).data["notes"] == []
+
+
+@pytest.fixture
+def everything(gateway_home: Path):
+    made = sample_notes.everything(gateway_home, CANARY)
+    made["gateway"] = lambda: make_gateway([gateway_mail], home=gateway_home, config=made["config"],
+                                           projects=made["projects"])
+    return made
+
+
+def test_find_reaches_tasks_events_and_projects_too(everything) -> None:
+    served = everything["gateway"]()
+    kinds = {f["kind"]: f["address"] for f in served.call("find", {"query": "Dupont"}).data["found"]}
+    assert kinds.get("project") == "sioul:project/dupont" and kinds.get("event") == "sioul:event/dupont-visit"
+    tiles = served.call("find", {"query": "tiles"}).data["found"]
+    assert [f["address"] for f in tiles] == ["sioul:task/dupont-3"]
+    for words in (CANARY, "strongbox", "Vault", "keys"):
+        answer = served.call("find", {"query": words})
+        assert CANARY not in answer.text and "vault" not in str(answer.data["found"]).lower(), words
+
+
+def test_a_project_page_gives_its_notes_and_its_client(everything) -> None:
+    served = everything["gateway"]()
+    page = served.call("read_project", {"address": "sioul:project/plumbing"})
+    assert not page.is_error, page.text
+    assert [n["address"] for n in page.data["notes"]] == ["sioul:note/Plumbing/quote.md"]
+    assert [c["address"] for c in page.data["contacts"]] == ["sioul:contact/plumber-1"]
+    assert "Paul Plumber" in page.text and "sioul:note/Plumbing/quote.md" in page.text
+    tied = served.call("link", {"address": "sioul:note/Welcome.md", "to": "sioul:project/dupont"})
+    assert not tied.is_error
+    dupont = served.call("read_project", {"address": "sioul:project/dupont"})
+    assert "sioul:note/Welcome.md" in [n["address"] for n in dupont.data["notes"]]
+    assert "sioul:note/Welcome.md" in dupont.data["ties"]
+
+
+def test_tasks_and_events_are_tied_only_when_open(everything) -> None:
+    served = everything["gateway"]()
+    assert not served.call("link", {"address": "sioul:task/dupont-1", "to": "sioul:note/Welcome.md"}).is_error
+    assert served.call("links", {"address": "sioul:task/dupont-1"}).data["ties"][0]["address"] == (
+        "sioul:note/Welcome.md")
+    for kept in ("sioul:task/vault-1", "sioul:task/vault-2", "sioul:event/vault-event", "sioul:task/both-1"):
+        answer = served.call("link", {"address": kept, "to": "https://example.org"})
+        assert answer.is_error and "closed to AI agents" in answer.text and CANARY not in answer.text, kept
+    assert served.call("link", {"address": "sioul:task/nosuch", "to": "https://example.org"}).is_error
