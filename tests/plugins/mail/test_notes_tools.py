@@ -289,7 +289,7 @@ def test_a_project_page_gives_its_notes_and_its_client(everything) -> None:
     assert not tied.is_error
     dupont = served.call("read_project", {"address": "sioul:project/dupont"})
     assert "sioul:note/Welcome.md" in [n["address"] for n in dupont.data["notes"]]
-    assert "sioul:note/Welcome.md" in dupont.data["ties"]
+    assert "sioul:note/Welcome.md" in [t["address"] for t in dupont.data["ties"]]
 
 
 def test_tasks_and_events_are_tied_only_when_open(everything) -> None:
