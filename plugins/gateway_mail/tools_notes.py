@@ -70,6 +70,18 @@ BEST_SQL = ("SELECT rowid FROM (SELECT rowid, rank FROM docs_fts WHERE docs_fts 
             f"LIMIT {RANKED}) ORDER BY rank LIMIT ?")
 
 
+def snippet_of(text: str, terms: list[str], width: int = SNIPPET_LIMIT) -> str:
+    """Some words around the first place one of `terms` appears (a word's start), else the text's start."""
+    folded = text.casefold()
+    places = [found for term in terms if (found := folded.find(term)) >= 0]
+    start = max(0, min(places) - width // 3) if places else 0
+    if start:
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < start + 20 else start
+    excerpt = " ".join(text[start:start + width * 2].split())
+    return ("…" if start else "") + excerpt
+
+
 def best(connection: sqlite3.Connection, query: str, closed_json: str, limit: int,
          snippets: bool = False) -> list[dict[str, Any]]:
     """The best documents for `query` (FTS5 syntax, or plain words), what the gate keeps left out; best first."""
@@ -80,11 +92,11 @@ def best(connection: sqlite3.Connection, query: str, closed_json: str, limit: in
     rows = {r["id"]: dict(r) for r in connection.execute(
         "SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?))", (wanted,))}
     if snippets:
-        for rowid, snippet in matching(
-                connection, "SELECT rowid, snippet(docs_fts, 1, '', '', '…', 24) FROM docs_fts WHERE docs_fts "
-                "MATCH ? AND rowid IN (SELECT value FROM json_each(?))", query, [wanted]):
+        terms = [t.casefold() for t in _TERM.findall(query) if t not in ("AND", "OR", "NOT", "NEAR")]
+        for rowid, body in connection.execute(
+                "SELECT rowid, body FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))", (wanted,)):
             if rowid in rows:
-                rows[rowid]["snippet"] = snippet
+                rows[rowid]["snippet"] = snippet_of(body or "", terms)
     return [rows[i] for i in ids if i in rows]
 
 
