@@ -60,11 +60,11 @@ def _counted(lines: list[str], left_out: int, what: str) -> list[str]:
 
 # -- contacts --------------------------------------------------------------------------------------------------
 
-# Ranked by FTS5's bm25 (the title weighing more than the text) among the RANKED most recently changed matches:
+# Ranked by FTS5's bm25 (the title weighing more than the text) among the RANKED (500) most recently changed matches:
 # a word found in thousands of files would otherwise cost a score for each. What the gate keeps is left out
 # before, so the window never depends on a closed thing's words. Only ids go through the sort; the rows shown,
 # and their snippets, are read after.
-RANKED = 1000
+RANKED = 500
 BEST_SQL = ("SELECT rowid FROM (SELECT rowid, rank FROM docs_fts WHERE docs_fts MATCH ? AND rank MATCH "
             "'bm25(4.0, 1.0)' AND rowid NOT IN (SELECT value FROM json_each(?)) ORDER BY rowid DESC "
             f"LIMIT {RANKED}) ORDER BY rank LIMIT ?")
