@@ -163,12 +163,14 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
         return True
 
 
-STOP_BEFORE = 8.0  # seconds left in a call when a refresh stops, so that the answer still comes
+SPEND = 0.4  # of a call's time, what a refresh may take before it stops (the answer still has to come)
 
 
 def stopper(ctx: Any) -> Callable[[], bool]:
-    """When a refresh made at call time should stop: near the call's deadline."""
-    return lambda: ctx.deadline.left() < STOP_BEFORE
+    """When a refresh made at call time should stop: once 40% of the call's time has gone (a loaded machine
+    needs a wide margin for the rest of the answer)."""
+    deadline = ctx.deadline
+    return lambda: deadline.left() < deadline.seconds * (1 - SPEND)
 
 
 def _read(read: Reader, root: Path, relative: str) -> list[Doc]:
