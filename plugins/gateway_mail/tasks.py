@@ -30,7 +30,7 @@ def root_of(ctx: Context) -> Path:
     return ctx.path_setting("tasks") or Path(DEFAULT_TASKS).expanduser()
 
 
-READING_MARGIN = 5.0  # seconds of a call's deadline kept for the answer when a first reading is long
+READING_MARGIN = 10.0  # seconds of a call's deadline kept for the answer when a first reading is long
 
 
 def collection(ctx: Context) -> Collection:
