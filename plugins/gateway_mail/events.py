@@ -29,9 +29,9 @@ def root_of(ctx: Context) -> Path:
 
 
 def collection(ctx: Context) -> Collection:
-    from gateway_mail.tasks import READING_MARGIN
+    from gateway_mail.tasks import reading_stop
 
-    return vdir.read(root_of(ctx), Path(ctx.folders.cache), lambda: ctx.deadline.left() < READING_MARGIN)
+    return vdir.read(root_of(ctx), Path(ctx.folders.cache), reading_stop(ctx))
 
 
 def owners(item: Item, ties: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:

@@ -30,11 +30,17 @@ def root_of(ctx: Context) -> Path:
     return ctx.path_setting("tasks") or Path(DEFAULT_TASKS).expanduser()
 
 
-READING_MARGIN = 5.0  # seconds of a call's deadline kept for the answer when a first reading is long
+READING_SHARE = 0.4  # of a call's deadline, for a long first reading: the rest is kept for the answer
+
+
+def reading_stop(ctx: Context) -> Callable[[], bool]:
+    """When a first reading must stop: once it has used its share of the call's time (a loaded machine is slow)."""
+    deadline = ctx.deadline
+    return lambda: deadline.left() < deadline.seconds * (1 - READING_SHARE)
 
 
 def collection(ctx: Context) -> Collection:
-    return vdir.read(root_of(ctx), Path(ctx.folders.cache), lambda: ctx.deadline.left() < READING_MARGIN)
+    return vdir.read(root_of(ctx), Path(ctx.folders.cache), reading_stop(ctx))
 
 
 # -- who owns what ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plu
 from gateway_mail import events as events_store
 from gateway_mail import projects, vdir, zone
 from gateway_mail import tasks as tasks_store
+from gateway_mail.ties import address as ties_address
 from gateway_mail.vdir import Collection, Item
 
 FIELD_LIMIT = 200
@@ -207,6 +208,14 @@ def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str) -
     return root / folders[0]
 
 
+def _new_file(folder: Path, uid: str, data: bytes) -> Path:
+    """`<uid>.ics` in the list's folder: created exclusively, written whole, linked into place (newfile.py)."""
+    from gateway_mail import newfile
+
+    return folder.parent / newfile.create(folder.parent, uid, data, folder=[folder.name], suffix=".ics",
+                                          make_folders=False, fallback="item")
+
+
 def _task_by_address(ctx: Context, tasks: Collection, address: str) -> Item:
     from gateway_mail.ties import ident_of
 
@@ -257,8 +266,8 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
     uid = tasks_store.new_uid()
     data = tasks_store.new_task(uid, title, now=now, due=when, priority=priority, tags=tags, description=description,
                                 parent=parent_uid, project=project_id)
-    path = vdir.create(folder, f"{uid}.ics", data)
-    address = f"sioul:task/{uid}"
+    path = _new_file(folder, uid, data)
+    address = ties_address("task", uid)
     if message:
         _tie(ctx, address, message)
     shown = {"address": address, "title": ctx.clip(title, FIELD_LIMIT), "list": folder.name, "file": str(path)}
@@ -420,8 +429,8 @@ def add_event_answer(ctx: Context, title: str, start: str, end: str | None, loca
     folder = _folder_for(events.root, events.folders(), calendar, "calendar")
     uid = tasks_store.new_uid()
     data = events_store.new_event(uid, title, now=now, start=begin, end=finish, location=place)
-    path = vdir.create(folder, f"{uid}.ics", data)
-    address = f"sioul:event/{uid}"
+    path = _new_file(folder, uid, data)
+    address = ties_address("event", uid)
     shown = {"address": address, "title": ctx.clip(title, FIELD_LIMIT), "calendar": folder.name,
              "start": _when(begin, tz), "file": str(path)}
     shown["end"] = _when(finish if isinstance(finish, datetime) else finish - timedelta(days=1), tz)

@@ -451,30 +451,6 @@ def walk(items: Iterable[Item], kind: str) -> Iterator[Item]:
     return (item for item in items if item.kind == kind)
 
 
-def create(folder: Path, name: str, data: bytes) -> Path:
-    """Write a new file whole under a name nothing has: made exclusively beside it, synced, then linked into place.
-
-    A crash leaves no half file under the name (only a dot-file that every vdir reader skips); a name taken
-    meanwhile is an error, never a replacement (a link fails where a rename would replace).
-    """
-    if "/" in name or name.startswith(".") or not name:
-        raise ValueError(f"not a file name: {name!r}")
-    target = folder / name
-    temporary = folder / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
-    descriptor = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.link(temporary, target, follow_symlinks=False)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-    _sync_folder(folder)
-    return target
-
-
 def replace(path: Path, data: bytes, expected: tuple[int, int]) -> None:
     """Put new contents in an existing file (whole, by rename), unless it changed since it was read."""
     info = os.stat(path, follow_symlinks=False)

@@ -308,14 +308,22 @@ def test_the_resources_give_the_tools_text(plan) -> None:
         assert read.text.splitlines()[1:] == served.call(tool, arguments).text.splitlines()[1:], uri
 
 
-def test_a_new_file_takes_a_name_nothing_has(tmp_path: Path) -> None:
-    vdir.create(tmp_path, "a.ics", b"first")
-    with pytest.raises(FileExistsError):
-        vdir.create(tmp_path, "a.ics", b"second")
-    assert (tmp_path / "a.ics").read_bytes() == b"first"
-    assert [p.name for p in tmp_path.iterdir()] == ["a.ics"]  # no half file, no temporary left
-    with pytest.raises(ValueError):
-        vdir.create(tmp_path, "../b.ics", b"x")
+def test_a_new_task_or_event_is_a_whole_new_file_and_leaves_nothing_else(plan) -> None:
+    made, _ids, gateway = plan
+    before = {p for root in (made["tasks"], made["calendars"]) for p in root.rglob("*")}
+    served = gateway()
+    first = served.call("add_task", {"title": "Same title", "list": "home"})
+    second = served.call("add_task", {"title": "Same title", "list": "home"})
+    event = served.call("add_event", {"title": "Same title", "start": "2026-12-04"})
+    assert not first.is_error and not second.is_error and not event.is_error
+    after = {p for root in (made["tasks"], made["calendars"]) for p in root.rglob("*")}
+    assert after - before == {Path(a.data["file"]) for a in (first, second, event)}  # no temporary left
+    assert first.data["address"] != second.data["address"]
+    assert event.data["start"] == "2026-12-04" and event.data["end"] == "2026-12-04"
+    link = made["tasks"] / "linked"
+    link.symlink_to(made["tasks"] / "home")
+    refused = served.call("add_task", {"title": "Through a link", "list": "linked"})
+    assert refused.is_error and not [p for p in (made["tasks"] / "home").iterdir() if "Through" in p.read_text()]
 
 
 def test_a_changed_file_is_read_again_and_a_new_process_reads_the_disk_cache(plan, monkeypatch) -> None:
