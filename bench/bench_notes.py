@@ -9,7 +9,8 @@ gateway's own call path (make_gateway: argument checks, gate, masks, audit line)
 
 - the first call ever (the index built: every file read, masked and indexed), per tool;
 - the first call of a new process with the index on disk (cold: what `gateway serve` pays after a start);
-- later calls (warm): median and p95 of find for a word, search_notes, search_contacts;
+- later calls (warm): median and p95 of find for a word, search_notes, search_contacts, and of `links` for a web
+  page (the floor: the call path, the config read, the tie store, nothing searched);
 - beside them, khard's `khard list WORD` on the same address book (a process per search, its start-up included,
   as for anyone who calls it).
 """
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The generated text draws 3,000 words by Zipf's law: "plumber" is in nearly every note, "market" in about a
 # third, "dolo" in one note of ten, "rupebaba" in one of fifty (the files are the same each run: seeded).
 WORDS = ["plumber", "market", "dolo", "rupebaba", "garden quote"]
+BASELINE = ("links", {"address": "https://example.org/"})
 CALLS = [("find", {"query": "market"}), ("search_notes", {"query": "market"}),
          ("search_contacts", {"query": "piano"})]
 
@@ -121,7 +123,8 @@ def main() -> None:
     for (name, _arguments), seconds in zip(CALLS, first, strict=True):
         print(f"  {name:16s} {seconds * 1000:9.1f} ms")
     print("first call of a new process, index on disk (cold), then warm calls:")
-    for name, arguments in CALLS:
+    # What any call of the plugin pays (the call path, the config, the tie store), nothing searched: the floor.
+    for name, arguments in [BASELINE, *CALLS]:
         times = one_process(home, [(name, arguments)] * (options.repeat + 1))
         print(f"  {name:16s} cold {times[0] * 1000:7.1f} ms   warm {describe(times[1:])}")
     spread = [(n, {**a, "query": w}) for n, a in CALLS for w in WORDS]
