@@ -122,9 +122,11 @@ def contacts_answer(ctx: Context, query: str, limit: int) -> Answer:
 # -- notes ------------------------------------------------------------------------------------------------------
 
 def _note_hit(ctx: Context, row: Any) -> dict[str, Any]:
+    # Title and snippet come from the index, masked already: cut here (one line), not masked again. The folder
+    # is a file name of the person's, masked as a field.
     folder = row["key"].rpartition("/")[0]
-    hit = {"address": notes.note_address(row["key"]), "title": ctx.clip(row["title"], FIELD_LIMIT),
-           "folder": ctx.clip(folder, FIELD_LIMIT), "snippet": ctx.clip(row.get("snippet", ""), SNIPPET_LIMIT)}
+    hit = {"address": notes.note_address(row["key"]), "title": ctx.one_line(row["title"], FIELD_LIMIT),
+           "folder": ctx.clip(folder, FIELD_LIMIT), "snippet": ctx.one_line(row.get("snippet", ""), SNIPPET_LIMIT)}
     return hit
 
 
