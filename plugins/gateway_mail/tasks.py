@@ -57,8 +57,10 @@ class Owners:
 
 
 def owners_of(items: tuple[Item, ...], ties: Mapping[str, frozenset[str]]) -> Owners:
-    own = {item.uid: projects.tagged(item.refids, item.categories) | ties.get(item.address, frozenset())
-           for item in items}
+    none: frozenset[str] = frozenset()
+    # Most tasks name no project and no tie touches them: those cost a test, not a set.
+    own = {item.uid: (projects.tagged(item.refids, item.categories) if item.refids or item.categories else none)
+           | (ties.get(item.address, none) if ties else none) for item in items}
     parents = {item.uid: item.parent for item in items if item.parent}
     return Owners(projects.owners_with_parents(own, parents.get))
 
@@ -66,11 +68,51 @@ def owners_of(items: tuple[Item, ...], ties: Mapping[str, frozenset[str]]) -> Ow
 # -- the plan --------------------------------------------------------------------------------------------------
 
 
+_FAR = datetime.max.replace(tzinfo=UTC)
+
+
+@frozen
+class Prepared:
+    """What ranking needs of one open task, worked out once per collection generation and zone."""
+
+    item: Item
+    due: datetime | None  # its own due, else its nearest dated bigger task's (a date: the end of that day)
+    due_timed: bool
+    due_of_bigger: bool
+    own_due: datetime | None
+    start: datetime | None
+    created: datetime
+    waiting: bool  # on an open task (RELATED-TO;RELTYPE=DEPENDS-ON)
+    has_open_steps: bool
+    is_step: bool
+
+
 @frozen
 class Ranked:
     item: Item
-    why: str
     ready: bool  # not waiting on an open task, no open steps, not starting later
+    prepared: Prepared
+    now: datetime
+
+    @property
+    def why(self) -> str:
+        """Why it comes where it does, in words (made only for the tasks shown)."""
+        p, now = self.prepared, self.now
+        reasons = []
+        urgency, words = _due_words(p.due, p.due_timed, now)
+        if words:
+            reasons.append(f"a step of a bigger task {words}" if p.due_of_bigger else words)
+        if self.item.priority and self.item.priority <= 4:
+            reasons.append(f"priority {self.item.priority}")
+        if p.is_step and not p.due_of_bigger:
+            reasons.append("a step of a bigger task")
+        if p.has_open_steps:
+            reasons.append("its steps come first")
+        if p.start is not None and p.start > now:
+            reasons.append(f"starts {_day(p.start)}")
+        if p.waiting:
+            reasons.append("waits on another task")
+        return "; ".join(reasons) or "no date: in the order the tasks were made"
 
 
 def _moment(value: date | None, tz: tzinfo, end_of_day: bool = False) -> datetime | None:
@@ -86,56 +128,55 @@ def _day(moment: datetime) -> str:
     return f"{moment:%a} {moment.day} {moment:%b}"
 
 
-def _due_words(item: Item, now: datetime, tz: tzinfo) -> tuple[int, str]:
-    """How urgent a task's due date makes it (0 most) and why, in words."""
-    due = _moment(item.due, tz, end_of_day=True)
+def _urgency(due: datetime | None, now: datetime) -> int:
+    """How urgent a due time makes a task: 0 overdue, 1 today, 2 within a week, 3 later, 4 none."""
     if due is None:
-        return 4, ""
-    timed = isinstance(item.due, datetime)
-    at = f" at {due:%H:%M}" if timed else ""
+        return 4
     if due < now:
-        return 0, f"overdue since {_day(due)}{at}"
-    if due.date() == now.date():
-        return 1, f"due today{at}"
-    if due.date() - now.date() <= timedelta(days=SOON_DAYS):
-        return 2, f"due {_day(due)}{at}"
-    return 3, f"due {due:%Y-%m-%d}"
+        return 0
+    days = (due.date() - now.date()).days
+    return 1 if days == 0 else 2 if days <= SOON_DAYS else 3
 
 
-def rank(items: tuple[Item, ...], now: datetime, tz: tzinfo) -> list[Ranked]:
-    """Every open task, the next step first. The order depends on the tasks alone, never on the gate."""
+def _due_words(due: datetime | None, timed: bool, now: datetime) -> tuple[int, str]:
+    urgency = _urgency(due, now)
+    if due is None:
+        return urgency, ""
+    at = f" at {due:%H:%M}" if timed else ""
+    words = {0: f"overdue since {_day(due)}{at}", 1: f"due today{at}", 2: f"due {_day(due)}{at}",
+             3: f"due {due:%Y-%m-%d}"}[urgency]
+    return urgency, words
+
+
+def prepare(items: tuple[Item, ...], tz: tzinfo) -> list[Prepared]:
+    """Every open task's moments in the person's zone and its links to others (no `now` in it)."""
     open_tasks = [item for item in items if item.kind == TODO and not item.done]
     open_uids = {item.uid for item in open_tasks}
     with_open_steps = {item.parent for item in open_tasks if item.parent}
     by_uid = {item.uid: item for item in items}
-    ranked = []
+    prepared = []
     for item in open_tasks:
-        urgency, why = _due_words(item, now, tz)
-        reasons = [why] if why else []
         bigger = _dated_ancestor(item, by_uid) if item.due is None else None
-        if bigger is not None:  # a step without a date of its own is as pressing as its bigger task
-            urgency, why = _due_words(bigger, now, tz)
-            reasons = [f"a step of a bigger task {why}"]
-        start = _moment(item.start, tz)
-        later = start is not None and start > now
-        waiting = [uid for uid in item.depends if uid in open_uids]
-        if item.priority and item.priority <= 4:
-            reasons.append(f"priority {item.priority}")
+        dated = item if bigger is None else bigger
+        own_due = _moment(item.due, tz, end_of_day=True)
+        prepared.append(Prepared(
+            item, own_due if bigger is None else _moment(bigger.due, tz, end_of_day=True),
+            isinstance(dated.due, datetime), bigger is not None, own_due, _moment(item.start, tz),
+            _moment(item.created, tz) or _FAR, any(uid in open_uids for uid in item.depends),
+            item.uid in with_open_steps, bool(item.parent and item.parent in by_uid)))
+    return prepared
+
+
+def rank(prepared: list[Prepared], now: datetime) -> list[Ranked]:
+    """Every open task, the next step first. The order depends on the tasks alone, never on the gate."""
+    ranked = []
+    for p in prepared:
+        ready = not (p.start is not None and p.start > now) and not p.waiting and not p.has_open_steps
+        urgency = _urgency(p.due, now)
+        if p.item.priority and p.item.priority <= 4:
             urgency = min(urgency, 3)
-        if item.parent and item.parent in by_uid and bigger is None:
-            reasons.append("a step of a bigger task")
-        if item.uid in with_open_steps:
-            reasons.append("its steps come first")
-        if later:
-            reasons.append(f"starts {_day(start)}")
-        if waiting:
-            reasons.append("waits on another task")
-        ready = not later and not waiting and item.uid not in with_open_steps
-        due = _moment(item.due if bigger is None else bigger.due, tz, end_of_day=True)
-        key = (not ready, urgency, due or datetime.max.replace(tzinfo=UTC), item.priority or 10,
-               _moment(item.created, tz) or datetime.max.replace(tzinfo=UTC), item.uid)
-        ranked.append((key, Ranked(item, "; ".join(reasons) or "no date: in the order the tasks were made",
-                                   ready)))
+        key = (not ready, urgency, p.due or _FAR, p.item.priority or 10, p.created, p.item.uid)
+        ranked.append((key, Ranked(p.item, ready, p, now)))
     ranked.sort(key=lambda pair: pair[0])
     return [entry for _, entry in ranked]
 
@@ -151,13 +192,15 @@ def _dated_ancestor(item: Item, by_uid: Mapping[str, Item]) -> Item | None:
     return None
 
 
+_prepared: GateMemo[list[Prepared]] = GateMemo(gates=4)
 _ranks: GateMemo[list[Ranked]] = GateMemo(gates=4)
 
 
 def ranked(ctx: Context, tasks: Collection, now: datetime, tz: tzinfo) -> list[Ranked]:
     """The plan, worked out once per collection generation and minute (the gate does not change it)."""
-    key = (str(tasks.root), tasks.generation, now.replace(second=0, microsecond=0), zone.zone_name(tz))
-    return _ranks.get(None, lambda: rank(tasks.items, now, tz), key)
+    generation = (str(tasks.root), tasks.generation, zone.zone_name(tz))
+    prepared = _prepared.get(None, lambda: prepare(tasks.items, tz), generation)
+    return _ranks.get(None, lambda: rank(prepared, now), (*generation, now.replace(second=0, microsecond=0)))
 
 
 def in_view(entry: Ranked, view: str, now: datetime, tz: tzinfo) -> bool:
@@ -165,8 +208,7 @@ def in_view(entry: Ranked, view: str, now: datetime, tz: tzinfo) -> bool:
         return True
     if view == "now":
         return entry.ready
-    item = entry.item
-    due, start = _moment(item.due, tz), _moment(item.start, tz)
+    due, start = entry.prepared.own_due, entry.prepared.start
     return (due is not None and due.date() <= now.date()) or (start is not None and start.date() == now.date())
 
 

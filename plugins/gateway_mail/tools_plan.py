@@ -70,6 +70,7 @@ _owners_memo: GateMemo[tasks_store.Owners] = GateMemo(gates=4)
 _allowed: GateMemo[dict[frozenset[str], bool]] = GateMemo(dict, gates=8)
 _by_uid: GateMemo[dict[str, Item]] = GateMemo(gates=4)
 _views: GateMemo[tuple[list[tasks_store.Ranked], int, bool]] = GateMemo(gates=32)
+_spans: GateMemo[tuple[list[dict[str, Any]], int]] = GateMemo(gates=32)
 
 
 def _ties_key(ties: Mapping[str, frozenset[str]]) -> tuple:
@@ -368,13 +369,21 @@ def _visible_events(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo,
                     ties: Mapping[str, frozenset[str]], project: str | None = None,
                     ) -> tuple[list[dict[str, Any]], int, Collection]:
     events = events_store.collection(ctx)
-    found = events_store.occurrences(events, begin, finish, tz)
-    owners = {o.item.uid: events_store.owners(o.item, ties) for o in found}
-    if project is not None:
-        found = [o for o in found if project in owners[o.item.uid]]
-    allows = _allows(ctx)
-    shown = [o for o in found if allows(owners[o.item.uid])]
-    return [_occurrence(ctx, o, owners[o.item.uid]) for o in shown], len(found) - len(shown), events
+
+    def work() -> tuple[list[dict[str, Any]], int]:
+        found = events_store.occurrences(events, begin, finish, tz)
+        owners = {o.item.uid: events_store.owners(o.item, ties) for o in found}
+        if project is not None:
+            found = [o for o in found if project in owners[o.item.uid]]
+        allows = _allows(ctx)
+        shown = [o for o in found if allows(owners[o.item.uid])]
+        return [_occurrence(ctx, o, owners[o.item.uid]) for o in shown], len(found) - len(shown)
+
+    # A span's answer stays the same while the files, the ties and the gate do (a repeating event's file changed
+    # is a new generation too: its folder changed).
+    key = (str(events.root), events.generation, _ties_key(ties), begin, finish, project)
+    shown, left_out = _spans.get(ctx.gate, work, key)
+    return shown, left_out, events
 
 
 def agenda_answer(ctx: Context, start: str, days: int) -> Answer:

@@ -35,7 +35,7 @@ SETTLE_NS = 2_000_000_000
 DESCRIPTION_LIMIT = 2_000
 CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
 BATCH = 500
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
 @frozen
@@ -89,21 +89,24 @@ def _from_when(text: str | None) -> date | None:
     return date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
 
 
-_TIMES = ("start", "end", "due", "completed", "created")
+_STORED = [a.name for a in attrs.fields(Item) if a.name not in ("collection", "path")]
+_TIMES = frozenset(("start", "end", "due", "completed", "created"))
+_TIME_AT = [i for i, name in enumerate(_STORED) if name in _TIMES]
 
 
-def to_json(item: Item) -> str:
-    data = {a.name: getattr(item, a.name) for a in attrs.fields(Item) if a.name not in ("collection", "path")}
-    for name in _TIMES:
-        data[name] = _when(data[name])
-    return json.dumps(data, ensure_ascii=False)
+def to_row(item: Item) -> list[Any]:
+    """An item as a positional list (the disk cache's form: one JSON decode per file, no keys)."""
+    row = [getattr(item, name) for name in _STORED]
+    for i in _TIME_AT:
+        row[i] = _when(row[i])
+    return row
 
 
-def from_json(text: str, collection: str, path: str) -> Item:
-    data = json.loads(text)
-    for name in _TIMES:
-        data[name] = _from_when(data[name])
-    return Item(collection=collection, path=path, **data)
+def from_row(row: list[Any], collection: str, path: str) -> Item:
+    for i in _TIME_AT:
+        if row[i]:
+            row[i] = _from_when(row[i])
+    return Item(row[0], row[1], collection, path, *row[2:])
 
 
 # -- parsing one file ------------------------------------------------------------------------------------------
@@ -388,14 +391,14 @@ class _Disk:
     def load_into(self, state: _Root) -> None:
         for folder, name, mtime_ns, size, items in self.connection.execute(
                 "SELECT folder, name, mtime_ns, size, items FROM files WHERE root = ?", (self.root,)):
-            path = os.path.join(self.root, folder, name)
-            parsed = tuple(from_json(text, folder, path) for text in json.loads(items))
+            path = f"{self.root}/{folder}/{name}"
+            parsed = tuple(from_row(row, folder, path) for row in json.loads(items))
             state.files.setdefault(folder, {})[name] = Entry(mtime_ns, size, parsed)
 
     def put(self, folder: str, name: str, entry: Entry) -> None:
         self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                                 (self.root, folder, name, entry.mtime_ns, entry.size,
-                                 json.dumps([to_json(item) for item in entry.items])))
+                                 json.dumps([to_row(item) for item in entry.items], ensure_ascii=False)))
         self.written += 1
         if self.written % BATCH == 0:  # short transactions: another process's writer waits briefly
             self.connection.execute("COMMIT")
