@@ -155,13 +155,17 @@ def compute(gate: Gate, connection: sqlite3.Connection, ties: Ties) -> Verdicts:
 
 
 def shown(ctx: Context, row: Any, limit: int = 200) -> dict[str, Any]:
-    """A contact as an answer gives it: its address and masked fields, each on one line."""
+    """A contact as an answer gives it: its address and fields, each on one line.
+
+    The index holds them masked already (with the masks of MASKS_VERSION): they are cut here, not masked again.
+    """
     extra = json.loads(row["extra"])
-    contact: dict[str, Any] = {"address": address("contact", row["key"]), "name": ctx.clip(row["title"], limit)}
+    cut = ctx.one_line
+    contact: dict[str, Any] = {"address": address("contact", row["key"]), "name": cut(row["title"], limit)}
     for key in FIELDS[1:]:
         value = extra.get(key)
         if value:
-            contact[key] = [ctx.clip(v, limit) for v in value] if isinstance(value, list) else ctx.clip(value, limit)
+            contact[key] = [cut(v, limit) for v in value] if isinstance(value, list) else cut(value, limit)
     return contact
 
 

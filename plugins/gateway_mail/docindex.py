@@ -128,7 +128,7 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
             if known:
                 children.setdefault(_parent(known), []).append(known)
         walk = _Walk(known_dirs, children, seen_dirs, listed, listed_dirs, suffixes, sweep)
-        walk.folder(root, "", 0)
+        walk.folder(str(root), "", 0)
         vanished = set(known_dirs) - set(seen_dirs)
         dirs_changed = seen_dirs != known_dirs
         if not (listed_dirs or vanished or dirs_changed or sweep):
@@ -163,12 +163,14 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
         return True
 
 
-STOP_BEFORE = 8.0  # seconds left in a call when a refresh stops, so that the answer still comes
+SPEND = 0.4  # of a call's time, what a refresh may take before it stops (the answer still has to come)
 
 
 def stopper(ctx: Any) -> Callable[[], bool]:
-    """When a refresh made at call time should stop: near the call's deadline."""
-    return lambda: ctx.deadline.left() < STOP_BEFORE
+    """When a refresh made at call time should stop: once 40% of the call's time has gone (a loaded machine
+    needs a wide margin for the rest of the answer)."""
+    deadline = ctx.deadline
+    return lambda: deadline.left() < deadline.seconds * (1 - SPEND)
 
 
 def _read(read: Reader, root: Path, relative: str) -> list[Doc]:
@@ -209,8 +211,9 @@ class _Walk:
                  sweep: bool) -> None:
         self.known, self.children, self.seen = known, children, seen
         self.listed, self.listed_dirs, self.suffixes, self.sweep = listed, listed_dirs, suffixes, sweep
+        self.now_ns = time.time_ns()
 
-    def folder(self, path: Path, relative: str, depth: int) -> None:
+    def folder(self, path: str, relative: str, depth: int) -> None:
         try:
             # The root itself may be a link the person made (~/Notes -> a synced folder); nothing under it may.
             status = os.stat(path) if depth == 0 else os.lstat(path)
@@ -218,13 +221,13 @@ class _Walk:
             return
         if not stat.S_ISDIR(status.st_mode):
             return
-        settled = time.time_ns() - status.st_mtime_ns > _SETTLE_NS
+        settled = self.now_ns - status.st_mtime_ns > _SETTLE_NS
         self.seen[relative] = status.st_mtime_ns if settled else 0
         if depth >= MAX_DEPTH:
             return
         if not self.sweep and settled and self.known.get(relative) == status.st_mtime_ns:
             for child in self.children.get(relative, ()):
-                self.folder(path / child.rpartition("/")[2], child, depth + 1)
+                self.folder(f"{path}/{child.rpartition('/')[2]}", child, depth + 1)
             return
         self.listed_dirs.add(relative)
         for entry in _entries(path):
@@ -232,7 +235,7 @@ class _Walk:
                 continue
             child = f"{relative}/{entry.name}" if relative else entry.name
             if entry.is_dir(follow_symlinks=False):
-                self.folder(Path(entry.path), child, depth + 1)
+                self.folder(entry.path, child, depth + 1)
             elif entry.is_file(follow_symlinks=False) and entry.name.lower().endswith(self.suffixes):
                 try:
                     self.listed[child] = entry.stat(follow_symlinks=False)
@@ -240,7 +243,7 @@ class _Walk:
                     continue
 
 
-def _entries(folder: Path) -> Iterator[os.DirEntry[str]]:
+def _entries(folder: str) -> Iterator[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as entries:
             yield from list(entries)

@@ -17,7 +17,7 @@ from gateway_mail import contacts, notes
 from gateway_mail.ties import Ties, address
 from gateway_mail.tools_notes import FIELD_LIMIT, best, check_query, matching, plain
 
-Part = Callable[[Context, str, int], list[dict[str, Any]]]
+Part = Callable[[Context, str, int, Ties], list[dict[str, Any]]]
 _TERM = re.compile(r"\w+")
 
 
@@ -25,7 +25,7 @@ def _found(kind: str, where: str, title: str) -> dict[str, Any]:
     return {"address": where, "kind": kind, "title": title}
 
 
-def _mail(ctx: Context, query: str, limit: int) -> list[dict[str, Any]]:
+def _mail(ctx: Context, query: str, limit: int, _ties: Ties) -> list[dict[str, Any]]:
     from gateway_mail.store import BLOCKED, CLOSED, opened
     from gateway_mail.tools import address_of
 
@@ -39,19 +39,19 @@ def _mail(ctx: Context, query: str, limit: int) -> list[dict[str, Any]]:
         return [_found("mail", address_of(row), ctx.clip(row["subject"], FIELD_LIMIT)) for row in rows]
 
 
-def _contacts(ctx: Context, query: str, limit: int) -> list[dict[str, Any]]:
+def _contacts(ctx: Context, query: str, limit: int, ties: Ties) -> list[dict[str, Any]]:
     if contacts.folder(ctx) is None:
         return []
-    with Ties.open(ctx) as ties, contacts.opened(ctx, ties) as book:
+    with contacts.opened(ctx, ties) as book:
         rows = best(book.connection, plain(query), book.closed_json, limit)
         return [_found("contact", address("contact", row["key"]), ctx.clip(row["title"], FIELD_LIMIT))
                 for row in rows]
 
 
-def _notes(ctx: Context, query: str, limit: int) -> list[dict[str, Any]]:
+def _notes(ctx: Context, query: str, limit: int, ties: Ties) -> list[dict[str, Any]]:
     if notes.folder(ctx) is None:
         return []
-    with Ties.open(ctx) as ties, notes.opened(ctx, ties) as shelf:
+    with notes.opened(ctx, ties) as shelf:
         rows = best(shelf.connection, plain(query), shelf.closed_json, limit)
         return [_found("note", notes.note_address(row["key"]), ctx.clip(row["title"], FIELD_LIMIT)) for row in rows]
 
@@ -93,15 +93,15 @@ def _items(ctx: Context, query: str, limit: int, kind: str) -> list[dict[str, An
     return found
 
 
-def _tasks(ctx: Context, query: str, limit: int) -> list[dict[str, Any]]:
+def _tasks(ctx: Context, query: str, limit: int, _ties: Ties) -> list[dict[str, Any]]:
     return _items(ctx, query, limit, "task")
 
 
-def _events(ctx: Context, query: str, limit: int) -> list[dict[str, Any]]:
+def _events(ctx: Context, query: str, limit: int, _ties: Ties) -> list[dict[str, Any]]:
     return _items(ctx, query, limit, "event")
 
 
-def _projects(ctx: Context, query: str, limit: int) -> list[dict[str, Any]]:
+def _projects(ctx: Context, query: str, limit: int, _ties: Ties) -> list[dict[str, Any]]:
     terms = _terms(query)
     return [_found("project", address("project", p.id), ctx.one_line(p.label, FIELD_LIMIT))
             for p in ctx.gate.open_projects() if _holds(terms, p.id, p.name, p.client)][:limit]
@@ -126,9 +126,10 @@ def find_answer(ctx: Context, query: str, limit: int) -> Any:
 
     check_query(query)
     groups = []
-    for _name, part in PARTS:
-        ctx.deadline.check()
-        groups.append(part(ctx, query, limit))
+    with Ties.open(ctx) as ties:
+        for _name, part in PARTS:
+            ctx.deadline.check()
+            groups.append(part(ctx, query, limit, ties))
     found = list(_interleaved(groups, limit))
     lines = ["Found, each kind's best in turn (no count is given: what is kept from agents is never found):"
              if found else "Nothing found (what is kept from agents is never found)."]

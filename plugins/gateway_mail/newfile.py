@@ -53,8 +53,12 @@ def safe_name(title: str, suffix: str = "", limit: int = MAX_NAME_BYTES, fallbac
     return stem + suffix
 
 
-def folder_parts(folder: str | Sequence[str] | None) -> tuple[str, ...]:
-    """A folder under the root as its components, or a ToolError: relative, no `..`, no drive, no device name."""
+def folder_parts(folder: str | Sequence[str] | None, writing: bool = True) -> tuple[str, ...]:
+    """A folder under the root as its components, or a ToolError: relative, no `..`, no drive, no device name.
+
+    Writing, no name may hold ":" (a drive, or an NTFS stream); reading, an existing file's name may (only a
+    first component written as a drive is refused).
+    """
     if folder is None or folder == "" or folder == ():
         return ()
     if isinstance(folder, str):
@@ -67,8 +71,10 @@ def folder_parts(folder: str | Sequence[str] | None) -> tuple[str, ...]:
         parts = list(folder)
     if len(parts) > MAX_DEPTH:
         raise ToolError(f"a folder at most {MAX_DEPTH} levels deep")
+    if parts and re.match(r"^[A-Za-z]:", parts[0]):
+        raise ToolError(f"the path must be relative to its folder, not {parts[0]!r:.40}")
     for part in parts:
-        if part == ".." or ":" in part or _CONTROL.search(part) or "/" in part or "\\" in part:
+        if part == ".." or (writing and ":" in part) or _CONTROL.search(part) or "/" in part or "\\" in part:
             raise ToolError(f"the folder may not hold {part!r:.40} (no '..', drive or separator in a name)")
         if is_device(part):
             raise ToolError(f"{part!r:.40} is a device name on Windows; choose another folder name")

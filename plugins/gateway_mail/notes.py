@@ -145,7 +145,7 @@ def relative_of(value: str) -> str:
     relative = ident_of(value.strip(), "note")
     if relative is None:
         raise ToolError(f"{value!r:.80} is not a note's address: sioul:note/<path under the notes folder>")
-    parts = newfile.folder_parts(relative)
+    parts = newfile.folder_parts(relative, writing=False)
     if not parts or not parts[-1].lower().endswith(SUFFIXES):
         raise ToolError(f"{value!r:.80} names no note (a Markdown file: .md or .markdown)")
     if any(part.startswith(".") for part in parts):

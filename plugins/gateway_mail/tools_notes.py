@@ -60,14 +60,26 @@ def _counted(lines: list[str], left_out: int, what: str) -> list[str]:
 
 # -- contacts --------------------------------------------------------------------------------------------------
 
-# Ranked by FTS5's bm25 (the title weighing more than the text) among the RANKED most recently changed matches:
+# Ranked by FTS5's bm25 (the title weighing more than the text) among the RANKED (500) most recently changed matches:
 # a word found in thousands of files would otherwise cost a score for each. What the gate keeps is left out
 # before, so the window never depends on a closed thing's words. Only ids go through the sort; the rows shown,
 # and their snippets, are read after.
-RANKED = 1000
+RANKED = 500
 BEST_SQL = ("SELECT rowid FROM (SELECT rowid, rank FROM docs_fts WHERE docs_fts MATCH ? AND rank MATCH "
             "'bm25(4.0, 1.0)' AND rowid NOT IN (SELECT value FROM json_each(?)) ORDER BY rowid DESC "
             f"LIMIT {RANKED}) ORDER BY rank LIMIT ?")
+
+
+def snippet_of(text: str, terms: list[str], width: int = SNIPPET_LIMIT) -> str:
+    """Some words around the first place one of `terms` appears (a word's start), else the text's start."""
+    folded = text.casefold()
+    places = [found for term in terms if (found := folded.find(term)) >= 0]
+    start = max(0, min(places) - width // 3) if places else 0
+    if start:
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < start + 20 else start
+    excerpt = " ".join(text[start:start + width * 2].split())
+    return ("…" if start else "") + excerpt
 
 
 def best(connection: sqlite3.Connection, query: str, closed_json: str, limit: int,
@@ -80,11 +92,11 @@ def best(connection: sqlite3.Connection, query: str, closed_json: str, limit: in
     rows = {r["id"]: dict(r) for r in connection.execute(
         "SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?))", (wanted,))}
     if snippets:
-        for rowid, snippet in matching(
-                connection, "SELECT rowid, snippet(docs_fts, 1, '', '', '…', 24) FROM docs_fts WHERE docs_fts "
-                "MATCH ? AND rowid IN (SELECT value FROM json_each(?))", query, [wanted]):
+        terms = [t.casefold() for t in _TERM.findall(query) if t not in ("AND", "OR", "NOT", "NEAR")]
+        for rowid, body in connection.execute(
+                "SELECT rowid, body FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))", (wanted,)):
             if rowid in rows:
-                rows[rowid]["snippet"] = snippet
+                rows[rowid]["snippet"] = snippet_of(body or "", terms)
     return [rows[i] for i in ids if i in rows]
 
 
@@ -110,9 +122,11 @@ def contacts_answer(ctx: Context, query: str, limit: int) -> Answer:
 # -- notes ------------------------------------------------------------------------------------------------------
 
 def _note_hit(ctx: Context, row: Any) -> dict[str, Any]:
+    # Title and snippet come from the index, masked already: cut here (one line), not masked again. The folder
+    # is a file name of the person's, masked as a field.
     folder = row["key"].rpartition("/")[0]
-    hit = {"address": notes.note_address(row["key"]), "title": ctx.clip(row["title"], FIELD_LIMIT),
-           "folder": ctx.clip(folder, FIELD_LIMIT), "snippet": ctx.clip(row.get("snippet", ""), SNIPPET_LIMIT)}
+    hit = {"address": notes.note_address(row["key"]), "title": ctx.one_line(row["title"], FIELD_LIMIT),
+           "folder": ctx.clip(folder, FIELD_LIMIT), "snippet": ctx.one_line(row.get("snippet", ""), SNIPPET_LIMIT)}
     return hit
 
 

@@ -289,7 +289,7 @@ def test_a_project_page_gives_its_notes_and_its_client(everything) -> None:
     assert not tied.is_error
     dupont = served.call("read_project", {"address": "sioul:project/dupont"})
     assert "sioul:note/Welcome.md" in [n["address"] for n in dupont.data["notes"]]
-    assert "sioul:note/Welcome.md" in dupont.data["ties"]
+    assert "sioul:note/Welcome.md" in [t["address"] for t in dupont.data["ties"]]
 
 
 def test_tasks_and_events_are_tied_only_when_open(everything) -> None:
@@ -301,3 +301,12 @@ def test_tasks_and_events_are_tied_only_when_open(everything) -> None:
         answer = served.call("link", {"address": kept, "to": "https://example.org"})
         assert answer.is_error and "closed to AI agents" in answer.text and CANARY not in answer.text, kept
     assert served.call("link", {"address": "sioul:task/nosuch", "to": "https://example.org"}).is_error
+
+
+def test_a_note_whose_name_holds_a_colon_is_read(world) -> None:
+    (world["notes"] / "Meeting: kickoff.md").write_text("# Kickoff\n\nplumtree agenda\n")
+    served = world["gateway"]()
+    [hit] = [h for h in served.call("search_notes", {"query": "agenda"}).data["notes"]]
+    assert hit["address"] == "sioul:note/Meeting:%20kickoff.md"
+    assert "plumtree agenda" in served.call("read_note", {"address": hit["address"]}).text
+    assert served.call("read_note", {"address": "sioul:note/C:/Meeting: kickoff.md"}).is_error
