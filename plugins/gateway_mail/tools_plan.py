@@ -576,7 +576,7 @@ def project_answer(ctx: Context, address: str) -> Answer:
         lines.extend(section_lines)
     data = {"address": project_address, "id": project.id, "name": ctx.one_line(project.label, FIELD_LIMIT),
             "tasks": shown_tasks, "open_tasks": len(kept_tasks.items), "events": events,
-            "recent_mail": mail_count, "ties": [t["address"] for t in tied], "left_out": left_out}
+            "recent_mail": mail_count, "ties": tied, "left_out": left_out}
     if project.client:
         data["client"] = ctx.one_line(project.client, FIELD_LIMIT)
     _pending(lines, data, tasks, calendars)
