@@ -400,6 +400,7 @@ def test_a_projects_page_gives_what_is_tied_to_it_and_a_task_from_mail_is_tied_t
     assert not added.is_error, added.text
     page = served.call("read_project", {"address": "sioul:project/dupont"})
     assert {t["address"] for t in page.data["ties"]} == {"https://example.com/kitchen-plans", "sioul:task/bread"}
+    assert "sioul:task/bread  Buy bread" in page.text
     # Tied to the project, bread is now the project's: it shows among its tasks.
     assert "sioul:task/bread" in [t["address"] for t in page.data["tasks"]]
     links = served.call("links", {"address": added.data["address"]})
