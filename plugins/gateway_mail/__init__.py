@@ -1,4 +1,5 @@
-"""Mail on the person's Maildir folders, sioul's surface: the Porch, search_mail, read_message, draft_reply.
+"""Mail on the person's Maildir folders, sioul's surface: the Porch, search_mail, read_message, draft_reply;
+contacts, notes, ties and find (part 2: search_contacts, search_notes, read_note, add_note, link, links, find).
 
 Settings: `accounts` (name, maildir, addresses, authserv_id, drafts), `blocked` senders (only counted) and
 `admin_windows` (when the Porch gives its lists). The index lives in the plugin's cache folder, masked.
@@ -18,30 +19,63 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
                 type=list[str]),
         Setting("admin_windows", [], 'when the Porch gives its lists, e.g. ["09:00-10:00"]; [] = always',
                 type=list[str]),
+        # The plan (tasks, agenda, projects, now): surface_plan.py.
+        Setting("tasks", "", "the tasks vdir: one folder per list, one .ics per task (default "
+                "~/.local/share/vdirsyncer/tasks)", type=str),
+        Setting("calendars", "", "the calendars vdir of VEVENT .ics (default ~/.local/share/vdirsyncer/calendars)",
+                type=str),
+        Setting("timezone", "", 'the person\'s zone, e.g. "Europe/Paris" (default: the computer\'s)', type=str),
+        Setting("hours", "08:30-18:30", "the person's hours, for now", type=str),
+        *_notes_settings(),
+    ]
+
+
+def _notes_settings() -> list[Setting]:
+    from pathlib import Path
+
+    return [
+        Setting("contacts", "", "a vdir of .vcf, as khard and vdirsyncer keep it (unset: no contacts)", type=Path),
+        Setting("notes", "", "the notes folder: Markdown files, subfolders allowed (unset: no notes)", type=Path),
     ]
 
 
 @hookimpl
 def register_tools(gateway: PluginHost) -> list:
+    from gateway_mail import surface_notes as part2
     from gateway_mail.surface import draft_reply, porch, read_message, search_mail
+    from gateway_mail.surface_plan import TOOLS as PLAN_TOOLS
 
-    return [porch, search_mail, read_message, draft_reply]
+    return [porch, search_mail, read_message, draft_reply, *PLAN_TOOLS, part2.search_contacts, part2.search_notes,
+            part2.read_note, part2.add_note, part2.link, part2.links, part2.find]
 
 
 @hookimpl
 def register_resources(gateway: PluginHost) -> list[Resource]:
     from gateway_mail.surface import read_porch
+    from gateway_mail.surface_plan import read_agenda, read_projects, read_tasks_now, read_tasks_today
 
     return [Resource(uri="sioul:porch", name="porch", read=read_porch, title="The Porch",
-                     description="What came and what waits, as the porch tool gives it.", mime_type="text/plain")]
+                     description="What came and what waits, as the porch tool gives it.", mime_type="text/plain"),
+            Resource(uri="sioul:tasks/now", name="tasks-now", read=read_tasks_now, title="Next steps",
+                     description="list_tasks view now.", mime_type="text/plain"),
+            Resource(uri="sioul:tasks/today", name="tasks-today", read=read_tasks_today, title="Today's tasks",
+                     description="list_tasks view today.", mime_type="text/plain"),
+            Resource(uri="sioul:agenda", name="agenda", read=read_agenda, title="Agenda",
+                     description="The coming week, as agenda gives it.", mime_type="text/plain"),
+            Resource(uri="sioul:projects", name="projects", read=read_projects, title="Projects",
+                     description="The projects open to agents, as list_projects gives them.", mime_type="text/plain")]
 
 
 @hookimpl
 def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
     from gateway_mail.surface import read_mid
+    from gateway_mail.surface_notes import read_note_resource
 
     return [ResourceTemplate(uri_template="mid:{message_id}", name="message", read=read_mid, title="A message",
                              description="One message by its Message-ID, as read_message gives it.",
+                             mime_type="text/plain"),
+            ResourceTemplate(uri_template="sioul:note/{path}", name="note", read=read_note_resource, title="A note",
+                             description="One note by its path under the notes folder, as read_note gives it.",
                              mime_type="text/plain")]
 
 

@@ -33,7 +33,7 @@ def world(gateway_home: Path):
 def test_the_tools_and_their_hints(world) -> None:
     _root, _ids, gateway = world
     listed = {t.name: t.tool for t in gateway().catalogue().tools}
-    assert list(listed) == ["porch", "search_mail", "read_message", "draft_reply"]
+    assert list(listed)[:4] == ["porch", "search_mail", "read_message", "draft_reply"]
     for name in ("porch", "search_mail", "read_message"):
         assert listed[name].read_only and not listed[name].destructive and not listed[name].open_world
     draft = listed["draft_reply"]

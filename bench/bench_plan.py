@@ -1,0 +1,163 @@
+"""Benchmark of the plan (list_tasks now, agenda for a week), side by side with todoman and khal on the same files.
+
+    .venv/bin/python bench/bench_plan.py                          # 20,000 tasks and 20,000 events
+    .venv/bin/python bench/bench_plan.py --tasks 2000 --events 2000 --repeat 10   # a quicker look
+
+A seeded generator (gateway_mail.sample_plan.generate) writes the vdirs; then, on the same files, in one run:
+
+- the first reading ever (no cache on disk: every file parsed by icalendar, the masked cache written), in as
+  many calls as it takes (each stops before its deadline and says the answer is incomplete): total and calls;
+- cold: the first call of a new process (the cache on disk, nothing in memory), in a child process, its imports
+  left out (a server imports once) but everything else in;
+- warm: later calls in one process, median and p95 over --repeat calls;
+- through make_gateway's call path (argument checks, gate, masks, audit line);
+- `todo --porcelain list` (todoman: open tasks, its own SQLite cache) and `khal list today 7d` (khal: its own
+  SQLite cache), each a process per call as anyone calls them, first call then median of the next ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def environment(home: Path) -> dict[str, str]:
+    from gateway.context import home_environment
+
+    return {"PATH": os.environ.get("PATH", ""), **home_environment(home), "TZ": "Europe/Paris", "LANG": "C.UTF-8"}
+
+
+def gateway_of(home: Path):
+    import gateway_mail
+
+    from gateway.testing import make_gateway
+
+    config = {"gateway": {"plugins": ["mail"]},
+              "plugins": {"mail": {"tasks": str(home / "vdir" / "tasks"), "calendars": str(home / "vdir" / "calendars"),
+                                   "timezone": "Europe/Paris"}}}
+    projects = [{"id": f"p{n}", "name": f"Project {n}", "ai": n % 4 != 0} for n in range(1, 21)]
+    return make_gateway([gateway_mail], home=home, config=config, projects=projects)
+
+
+CALLS = {"list_tasks now": ("list_tasks", {}), "agenda week": ("agenda", {"days": 7})}
+
+
+def timed_call(served, tool: str, arguments: dict) -> float:
+    started = time.perf_counter()
+    answer = served.call(tool, arguments)
+    elapsed = time.perf_counter() - started
+    if answer.is_error:
+        raise SystemExit(f"{tool} failed: {answer.text}")
+    if answer.data.get("pending"):
+        raise SystemExit(f"{tool}: {answer.data['pending']} files still pending in a timed call")
+    return elapsed
+
+
+def first_reading(served, tool: str, arguments: dict) -> tuple[float, int]:
+    """The first reading ever: calls until nothing is pending (each stops before its deadline), total and calls."""
+    started, calls = time.perf_counter(), 0
+    while True:
+        answer = served.call(tool, arguments)
+        calls += 1
+        if answer.is_error:
+            raise SystemExit(f"{tool} failed: {answer.text}")
+        if not answer.data.get("pending"):
+            return time.perf_counter() - started, calls
+
+
+def child(home: Path) -> None:
+    """One new process: imports done first (as a server's start does), then each call's first time."""
+    os.environ.update(environment(home))
+    import gateway_mail.events  # noqa: F401
+    import gateway_mail.tasks  # noqa: F401
+    import gateway_mail.tools_plan  # noqa: F401
+
+    served = gateway_of(home)
+    served.call("now", {})  # the gateway's own first-call costs (config, manifest), not the plan's
+    from gateway_mail import vdir
+
+    vdir.forget()
+    print(json.dumps({label: timed_call(served, *call) for label, call in CALLS.items()}))
+
+
+def run(command: list[str], home: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, env=environment(home), capture_output=True, text=True, timeout=1800)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{command[0]} failed: {done.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tasks", type=int, default=20_000)
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--work", type=Path, default=None, help="keep the generated home here")
+    parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.child:
+        child(arguments.child)
+        return
+    work = arguments.work or Path(tempfile.mkdtemp(prefix="bench-plan-"))
+    home = work / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ.update(environment(home))
+    from gateway_mail import sample_plan
+
+    if not (home / "vdir" / "tasks").exists():
+        started = time.perf_counter()
+        sample_plan.generate(home / "vdir", arguments.tasks, arguments.events)
+        print(f"generated {arguments.tasks:,} tasks and {arguments.events:,} events in "
+              f"{time.perf_counter() - started:.1f} s ({home / 'vdir'})")
+    shutil.rmtree(home / ".cache", ignore_errors=True)
+    served = gateway_of(home)
+    first = {label: first_reading(served, *call) for label, call in CALLS.items()}
+    cold = json.loads(subprocess.run([sys.executable, __file__, "--child", str(home)], capture_output=True,
+                                     text=True, check=True, timeout=1800).stdout)
+    warm: dict[str, list[float]] = {label: [] for label in CALLS}
+    for _ in range(arguments.repeat):
+        for label, call in CALLS.items():
+            warm[label].append(timed_call(served, *call))
+
+    todo_config, khal_config = home / "todoman.py", home / "khal.conf"
+    todo_config.write_text(f'path = "{home / "vdir" / "tasks"}/*"\ndate_format = "%Y-%m-%d"\n'
+                           f'time_format = "%H:%M"\ncache_path = "{home / "todoman-cache.sqlite3"}"\n')
+    calendars = "\n".join(f"[[{c.name}]]\npath = {c}\ntype = calendar" for c in
+                          sorted((home / "vdir" / "calendars").iterdir()))
+    khal_config.write_text(f"[calendars]\n{calendars}\n[locale]\nlocal_timezone = Europe/Paris\n"
+                           f"default_timezone = Europe/Paris\n[sqlite]\npath = {home / 'khal.db'}\n")
+    theirs = {"list_tasks now": [str(BIN / "todo"), "--config", str(todo_config), "--porcelain", "list"],
+              "agenda week": [str(BIN / "khal"), "-c", str(khal_config), "list", "today", "7d"]}
+    their_first = {label: run(command, home) for label, command in theirs.items()}
+    their_warm = {label: [run(command, home) for _ in range(3)] for label, command in theirs.items()}
+
+    print(f"\n{'view':<16}{'first reading':>15}{'cold':>10}{'warm median':>13}{'warm p95':>10}"
+          f"{'theirs first':>14}{'theirs median':>15}")
+    for label in CALLS:
+        times = sorted(warm[label])
+        p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
+        print(f"{label:<16}{first[label][0]:>9.2f}s ({first[label][1]}){cold[label] * 1000:>8.0f}ms"
+              f"{statistics.median(times) * 1000:>11.1f}ms{p95 * 1000:>8.1f}ms"
+              f"{their_first[label]:>13.2f}s{statistics.median(their_warm[label]):>14.2f}s")
+    print(f"\n(theirs: {theirs['list_tasks now'][0].rsplit('/', 1)[1]} and khal, one process per call; "
+          f"{arguments.tasks:,} tasks, {arguments.events:,} events; work folder {work})")
+    if arguments.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()

@@ -1,0 +1,181 @@
+"""Contacts: a vdir of vCards (3.0 and 4.0, as khard and vdirsyncer keep them), read with `vobject`, indexed masked.
+
+Every field is masked before it is indexed or shown (an IBAN in a NOTE is found by no digit). A contact belongs to
+a project when it is the project's client (the manifest's `client` is one of its addresses, its UID, its
+`sioul:contact/<UID>` or its full name) or when it is tied to `sioul:project/<id>`. Nothing here writes a vCard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from gateway import Context, Gate, GateMemo, ToolError, mask
+from gateway_mail import docindex
+from gateway_mail.belonging import tied_projects
+from gateway_mail.ties import Ties, address
+
+SUFFIXES = (".vcf", ".vcard")
+INDEX_FILE = "contacts-index.sqlite"
+FIELDS = ("fn", "emails", "tels", "org", "title", "nickname", "categories", "addresses", "urls", "note", "birthday")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ", ".join(_text(v) for v in value if _text(v))
+    return " ".join(str(value).split())
+
+
+def card_fields(card: Any) -> dict[str, Any]:
+    """The fields of one vCard component we give, unmasked (the caller masks)."""
+
+    def values(name: str) -> list[str]:
+        return [t for t in (_text(c.value) for c in card.contents.get(name, [])) if t]
+
+    name = values("fn")
+    if not name and "n" in card.contents:
+        name = [_text(str(card.n.value))]
+    return {
+        "uid": (values("uid") or [""])[0], "fn": (name or [""])[0], "emails": values("email"),
+        "tels": values("tel"), "org": ", ".join(values("org")), "title": ", ".join(values("title")),
+        "nickname": ", ".join(values("nickname")), "categories": values("categories"),
+        "addresses": values("adr"), "urls": values("url"), "note": " ".join(values("note")),
+        "birthday": (values("bday") or [""])[0],
+    }
+
+
+def read_file(path: Path, relative: str) -> list[docindex.Doc]:
+    """The cards of one .vcf file as documents, every field masked; a card without UID takes the file's name."""
+    import vobject
+
+    text = path.read_bytes().decode("utf-8", "replace")
+    docs = []
+    try:
+        cards = list(vobject.readComponents(text, ignoreUnreadable=True))
+    except Exception:  # noqa: BLE001 (vobject raises many kinds on a broken file: it is then not indexed)
+        return []
+    stem = relative.rpartition("/")[2].rsplit(".", 1)[0]
+    for number, card in enumerate(cards):
+        if getattr(card, "name", "").upper() != "VCARD":
+            continue
+        fields = card_fields(card)
+        uid = fields.pop("uid") or (stem if number == 0 else f"{stem}#{number}")
+        masked = {k: [mask(v) for v in value] if isinstance(value, list) else mask(value)
+                  for k, value in fields.items()}
+        masked["book"] = relative.rpartition("/")[0]
+        # What the manifest's `client` is compared with (masked too: the index holds nothing else).
+        masked["match"] = sorted({*(e.casefold() for e in masked["emails"]), masked["fn"].casefold()} - {""})
+        body = "\n".join(_text(masked[k]) for k in FIELDS if masked.get(k))
+        docs.append(docindex.Doc(uid, masked["fn"] or masked["org"] or uid, body, masked))
+    return docs
+
+
+@frozen
+class Verdicts:
+    owners: dict[int, frozenset[str]]
+    closed: frozenset[int]
+
+
+_verdicts: GateMemo[Verdicts] = GateMemo(gates=4)
+
+
+@frozen
+class Book:
+    """One call's view of the contacts: the index (refreshed) and what the gate keeps."""
+
+    connection: sqlite3.Connection
+    verdicts: Verdicts
+    complete: bool = True  # False while a first index is still being built (the next call goes on)
+
+    def row(self, uid: str) -> sqlite3.Row | None:
+        return self.connection.execute("SELECT * FROM docs WHERE key = ? ORDER BY id LIMIT 1", (uid,)).fetchone()
+
+    def owners(self, row: Any) -> frozenset[str]:
+        return self.verdicts.owners.get(row["id"], frozenset())
+
+    @property
+    def closed_json(self) -> str:
+        return json.dumps(sorted(self.verdicts.closed))
+
+
+def folder(ctx: Context) -> Path | None:
+    return ctx.path_setting("contacts")
+
+
+@contextlib.contextmanager
+def opened(ctx: Context, ties: Ties) -> Iterator[Book]:
+    root = folder(ctx)
+    if root is None:
+        raise ToolError("no contacts folder is set: the person adds contacts = \"~/.local/share/vdirsyncer/"
+                        "contacts\" (a vdir of .vcf, as khard keeps it) to [plugins.mail] in the config")
+    if not root.is_dir():
+        raise ToolError(f"the contacts folder {root} does not exist (the setting contacts in [plugins.mail])")
+    connection = docindex.connect(Path(ctx.folders.cache) / INDEX_FILE, root)
+    try:
+        with ctx.interruptible(connection):
+            complete = docindex.refresh(connection, root, SUFFIXES, read_file, stop=docindex.stopper(ctx))
+            key = (str(root), docindex.generation(connection), ties.version())
+            verdicts = _verdicts.get(ctx.gate, lambda: compute(ctx.gate, connection, ties), key=key)
+            yield Book(connection, verdicts, complete)
+    finally:
+        connection.close()
+
+
+def clients(gate: Gate) -> dict[str, set[str]]:
+    """Each way a project's client may be written (lowercased) and the projects naming it."""
+    found: dict[str, set[str]] = {}
+    for project in gate.projects:
+        if project.client.strip():
+            found.setdefault(project.client.strip().casefold(), set()).add(project.id)
+    return found
+
+
+def compute(gate: Gate, connection: sqlite3.Connection, ties: Ties) -> Verdicts:
+    by_client = clients(gate)
+    tied = tied_projects(ties, gate)
+    owners: dict[int, frozenset[str]] = {}
+    closed = []
+    for row in connection.execute("SELECT id, key, extra FROM docs"):
+        mine: set[str] = set(tied.get(address("contact", row["key"]), ()))
+        if by_client:
+            keys = json.loads(row["extra"]).get("match", [])
+            for key in (*keys, row["key"].casefold(), address("contact", row["key"]).casefold()):
+                mine |= by_client.get(key, set())
+        if mine:
+            owners[row["id"]] = frozenset(mine)
+        if not gate.allows(mine):
+            closed.append(row["id"])
+    return Verdicts(owners, frozenset(closed))
+
+
+def shown(ctx: Context, row: Any, limit: int = 200) -> dict[str, Any]:
+    """A contact as an answer gives it: its address and fields, each on one line.
+
+    The index holds them masked already (with the masks of MASKS_VERSION): they are cut here, not masked again.
+    """
+    extra = json.loads(row["extra"])
+    cut = ctx.one_line
+    contact: dict[str, Any] = {"address": address("contact", row["key"]), "name": cut(row["title"], limit)}
+    for key in FIELDS[1:]:
+        value = extra.get(key)
+        if value:
+            contact[key] = [cut(v, limit) for v in value] if isinstance(value, list) else cut(value, limit)
+    return contact
+
+
+def lines_of(contact: dict[str, Any]) -> list[str]:
+    lines = [f"{contact['address']}", f"  Name: {contact['name']}"]
+    labels = {"emails": "Email", "tels": "Phone", "org": "Organisation", "title": "Title", "nickname": "Nickname",
+              "categories": "Categories", "addresses": "Address", "urls": "Web", "note": "Note",
+              "birthday": "Birthday"}
+    for key, label in labels.items():
+        value = contact.get(key)
+        if value:
+            lines.append(f"  {label}: {', '.join(value) if isinstance(value, list) else value}")
+    return lines

@@ -1,0 +1,344 @@
+"""Tasks on a vdir of VTODO files as todoman keeps them: the plan (what comes next, and why), new tasks, done.
+
+The plan ranks every open task the same way whatever the gate says, then leaves out what it keeps: a task that
+waits on a closed project's keeps its place, and the closed one is in no answer. A new task is a new file; marking
+one done edits only STATUS, COMPLETED, PERCENT-COMPLETE, LAST-MODIFIED and SEQUENCE, every other line byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import date, datetime, timedelta, tzinfo
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from attrs import frozen
+
+from gateway import Context, GateMemo, ToolError
+from gateway_mail import projects, vdir, zone
+from gateway_mail.vdir import TODO, Collection, Item
+
+DEFAULT_TASKS = "~/.local/share/vdirsyncer/tasks"
+PRODID = "-//gateway//mail plugin//EN"
+SOON_DAYS = 7
+UTC = ZoneInfo("UTC")
+
+
+def root_of(ctx: Context) -> Path:
+    return ctx.path_setting("tasks") or Path(DEFAULT_TASKS).expanduser()
+
+
+READING_SHARE = 0.4  # of a call's deadline, for a long first reading: the rest is kept for the answer
+
+
+def reading_stop(ctx: Context) -> Callable[[], bool]:
+    """When a first reading must stop: once it has used its share of the call's time (a loaded machine is slow)."""
+    deadline = ctx.deadline
+    return lambda: deadline.left() < deadline.seconds * (1 - READING_SHARE)
+
+
+def collection(ctx: Context) -> Collection:
+    return vdir.read(root_of(ctx), Path(ctx.folders.cache), reading_stop(ctx))
+
+
+# -- who owns what ---------------------------------------------------------------------------------------------
+
+
+@frozen
+class Owners:
+    """The projects of every task (its own, its ties', its bigger tasks'), for one collection and tie store."""
+
+    of: Callable[[str], frozenset[str]]
+
+    def __call__(self, item: Item) -> frozenset[str]:
+        return self.of(item.uid)
+
+
+def owners_of(items: tuple[Item, ...], ties: Mapping[str, frozenset[str]]) -> Owners:
+    none: frozenset[str] = frozenset()
+    # Most tasks name no project and no tie touches them: those cost a test, not a set.
+    own = {item.uid: (projects.tagged(item.refids, item.categories) if item.refids or item.categories else none)
+           | (ties.get(item.address, none) if ties else none) for item in items}
+    parents = {item.uid: item.parent for item in items if item.parent}
+    return Owners(projects.owners_with_parents(own, parents.get))
+
+
+# -- the plan --------------------------------------------------------------------------------------------------
+
+
+_FAR = datetime.max.replace(tzinfo=UTC)
+
+
+@frozen
+class Prepared:
+    """What ranking needs of one open task, worked out once per collection generation and zone."""
+
+    item: Item
+    due: datetime | None  # its own due, else its nearest dated bigger task's (a date: the end of that day)
+    due_timed: bool
+    due_of_bigger: bool
+    own_due: datetime | None
+    start: datetime | None
+    created: datetime
+    waiting: bool  # on an open task (RELATED-TO;RELTYPE=DEPENDS-ON)
+    has_open_steps: bool
+    is_step: bool
+
+
+@frozen
+class Ranked:
+    item: Item
+    ready: bool  # not waiting on an open task, no open steps, not starting later
+    prepared: Prepared
+    now: datetime
+
+    @property
+    def why(self) -> str:
+        """Why it comes where it does, in words (made only for the tasks shown)."""
+        p, now = self.prepared, self.now
+        reasons = []
+        urgency, words = _due_words(p.due, p.due_timed, now)
+        if words:
+            reasons.append(f"a step of a bigger task {words}" if p.due_of_bigger else words)
+        if self.item.priority and self.item.priority <= 4:
+            reasons.append(f"priority {self.item.priority}")
+        if p.is_step and not p.due_of_bigger:
+            reasons.append("a step of a bigger task")
+        if p.has_open_steps:
+            reasons.append("its steps come first")
+        if p.start is not None and p.start > now:
+            reasons.append(f"starts {_day(p.start)}")
+        if p.waiting:
+            reasons.append("waits on another task")
+        return "; ".join(reasons) or "no date: in the order the tasks were made"
+
+
+def _moment(value: date | None, tz: tzinfo, end_of_day: bool = False) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return zone.as_moment(value, tz)
+    moment = zone.day_start(value, tz)
+    return moment + timedelta(days=1) - timedelta(seconds=1) if end_of_day else moment
+
+
+def _day(moment: datetime) -> str:
+    return f"{moment:%a} {moment.day} {moment:%b}"
+
+
+def _urgency(due: datetime | None, now: datetime) -> int:
+    """How urgent a due time makes a task: 0 overdue, 1 today, 2 within a week, 3 later, 4 none."""
+    if due is None:
+        return 4
+    if due < now:
+        return 0
+    days = (due.date() - now.date()).days
+    return 1 if days == 0 else 2 if days <= SOON_DAYS else 3
+
+
+def _due_words(due: datetime | None, timed: bool, now: datetime) -> tuple[int, str]:
+    urgency = _urgency(due, now)
+    if due is None:
+        return urgency, ""
+    at = f" at {due:%H:%M}" if timed else ""
+    words = {0: f"overdue since {_day(due)}{at}", 1: f"due today{at}", 2: f"due {_day(due)}{at}",
+             3: f"due {due:%Y-%m-%d}"}[urgency]
+    return urgency, words
+
+
+def prepare(items: tuple[Item, ...], tz: tzinfo) -> list[Prepared]:
+    """Every open task's moments in the person's zone and its links to others (no `now` in it)."""
+    open_tasks = [item for item in items if item.kind == TODO and not item.done]
+    open_uids = {item.uid for item in open_tasks}
+    with_open_steps = {item.parent for item in open_tasks if item.parent}
+    by_uid = {item.uid: item for item in items}
+    prepared = []
+    for item in open_tasks:
+        bigger = _dated_ancestor(item, by_uid) if item.due is None else None
+        dated = item if bigger is None else bigger
+        own_due = _moment(item.due, tz, end_of_day=True)
+        prepared.append(Prepared(
+            item, own_due if bigger is None else _moment(bigger.due, tz, end_of_day=True),
+            isinstance(dated.due, datetime), bigger is not None, own_due, _moment(item.start, tz),
+            _moment(item.created, tz) or _FAR, any(uid in open_uids for uid in item.depends),
+            item.uid in with_open_steps, bool(item.parent and item.parent in by_uid)))
+    return prepared
+
+
+def rank(prepared: list[Prepared], now: datetime) -> list[Ranked]:
+    """Every open task, the next step first. The order depends on the tasks alone, never on the gate."""
+    ranked = []
+    for p in prepared:
+        ready = not (p.start is not None and p.start > now) and not p.waiting and not p.has_open_steps
+        urgency = _urgency(p.due, now)
+        if p.item.priority and p.item.priority <= 4:
+            urgency = min(urgency, 3)
+        key = (not ready, urgency, p.due or _FAR, p.item.priority or 10, p.created, p.item.uid)
+        ranked.append((key, Ranked(p.item, ready, p, now)))
+    ranked.sort(key=lambda pair: pair[0])
+    return [entry for _, entry in ranked]
+
+
+def _dated_ancestor(item: Item, by_uid: Mapping[str, Item]) -> Item | None:
+    seen = {item.uid}
+    current = by_uid.get(item.parent) if item.parent else None
+    while current is not None and current.uid not in seen:
+        if current.due is not None:
+            return current
+        seen.add(current.uid)
+        current = by_uid.get(current.parent) if current.parent else None
+    return None
+
+
+_prepared: GateMemo[list[Prepared]] = GateMemo(gates=4)
+_ranks: GateMemo[list[Ranked]] = GateMemo(gates=4)
+
+
+def ranked(ctx: Context, tasks: Collection, now: datetime, tz: tzinfo) -> list[Ranked]:
+    """The plan, worked out once per collection generation and minute (the gate does not change it)."""
+    generation = (str(tasks.root), tasks.generation, zone.zone_name(tz))
+    prepared = _prepared.get(None, lambda: prepare(tasks.items, tz), generation)
+    return _ranks.get(None, lambda: rank(prepared, now), (*generation, now.replace(second=0, microsecond=0)))
+
+
+def in_view(entry: Ranked, view: str, now: datetime, tz: tzinfo) -> bool:
+    if view == "all":
+        return True
+    if view == "now":
+        return entry.ready
+    due, start = entry.prepared.own_due, entry.prepared.start
+    return (due is not None and due.date() <= now.date()) or (start is not None and start.date() == now.date())
+
+
+# -- writing ---------------------------------------------------------------------------------------------------
+
+_LINE_BREAK = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def one_line_field(value: str, what: str, limit: int = 500) -> str:
+    """A title, a place or a tag an agent wrote: one line, no control character, not empty, not too long."""
+    if _LINE_BREAK.search(value):
+        raise ToolError(f"the {what} must be one line, without line breaks or control characters")
+    value = value.strip()
+    if not value:
+        raise ToolError(f"the {what} is empty")
+    if len(value) > limit:
+        raise ToolError(f"the {what} has at most {limit} characters")
+    return value
+
+
+def new_uid() -> str:
+    return f"{uuid.uuid4().hex}@gateway"
+
+
+def new_task(uid: str, title: str, *, now: datetime, due: date | None = None, priority: int | None = None,
+             tags: list[str] | None = None, description: str = "", parent: str | None = None,
+             project: str | None = None) -> bytes:
+    """A VCALENDAR holding one VTODO, written as todoman writes its own (icalendar does the escaping)."""
+    import icalendar
+
+    calendar = icalendar.Calendar()
+    calendar.add("VERSION", "2.0")
+    calendar.add("PRODID", PRODID)
+    todo = icalendar.Todo()
+    stamp = now.astimezone(UTC).replace(microsecond=0)
+    todo.add("UID", uid)
+    todo.add("DTSTAMP", stamp)
+    todo.add("CREATED", stamp)
+    todo.add("LAST-MODIFIED", stamp)
+    todo.add("SUMMARY", title)
+    if description:
+        todo.add("DESCRIPTION", description)
+    todo.add("STATUS", "NEEDS-ACTION")
+    if due is not None:
+        todo.add("DUE", due)
+    if priority:
+        todo.add("PRIORITY", priority)
+    categories = list(tags or [])
+    if project:
+        categories.append(f"{projects.CATEGORY}{project}")
+        todo.add("REFID", project)
+    if categories:
+        todo.add("CATEGORIES", categories)
+    if parent:
+        todo.add("RELATED-TO", parent, parameters={"RELTYPE": "PARENT"})
+    calendar.add_component(todo)
+    if isinstance(due, datetime):
+        calendar.add_missing_timezones()
+    return calendar.to_ical()
+
+
+_DONE_NAMES = ("STATUS", "COMPLETED", "PERCENT-COMPLETE", "LAST-MODIFIED", "SEQUENCE")
+
+
+def _name_of(line: bytes) -> bytes:
+    return re.split(rb"[;:]", line, maxsplit=1)[0].strip().upper()
+
+
+def mark_done(raw: bytes, uid: str, now: datetime) -> bytes:
+    """The same file with the VTODO `uid` done: only the five properties change, every other line byte for byte.
+
+    The file's lines are edited, never re-serialised: a property's folded continuation lines go with it, the
+    new values take the place of the old ones (or come before END:VTODO), the file's own line ending is kept.
+    """
+    newline = b"\r\n" if b"\r\n" in raw else b"\n"
+    lines = raw.split(newline)
+    stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ").encode()
+    out: list[bytes] = []
+    depth, in_todo, block = 0, False, []
+    for line in lines:
+        upper = line.upper()
+        if not in_todo:
+            out.append(line)
+            if upper.startswith(b"BEGIN:VTODO"):
+                in_todo, depth, block = True, 0, []
+            continue
+        if upper.startswith(b"BEGIN:"):
+            depth += 1
+        if depth == 0 and upper.startswith(b"END:VTODO"):
+            out.extend(_done_block(block, uid, stamp))
+            out.append(line)
+            in_todo = False
+            continue
+        if upper.startswith(b"END:"):
+            depth -= 1
+        block.append(line)
+    return newline.join(out)
+
+
+def _done_block(block: list[bytes], uid: str, stamp: bytes) -> list[bytes]:
+    """One VTODO's inner lines, done if it is the one asked (its UID, no RECURRENCE-ID), else as they were."""
+    # Properties: a line and the continuation lines folded under it (starting with a space or a tab).
+    properties: list[list[bytes]] = []
+    for line in block:
+        if line[:1] in (b" ", b"\t") and properties:
+            properties[-1].append(line)
+        else:
+            properties.append([line])
+    names = [_name_of(p[0]) for p in properties]
+    own_uid = next((b"".join(x.lstrip(b" \t") if i else x for i, x in enumerate(p)).split(b":", 1)[1].strip()
+                    for p, n in zip(properties, names, strict=True) if n == b"UID" and b":" in b"".join(p)), b"")
+    if own_uid.decode("utf-8", "replace") != uid or b"RECURRENCE-ID" in names:
+        return block
+    sequence = 0
+    for p, n in zip(properties, names, strict=True):
+        if n == b"SEQUENCE":
+            try:
+                sequence = int(b"".join(p).split(b":", 1)[1].strip())
+            except (IndexError, ValueError):
+                sequence = 0
+    values = {b"STATUS": b"STATUS:COMPLETED", b"COMPLETED": b"COMPLETED:" + stamp,
+              b"PERCENT-COMPLETE": b"PERCENT-COMPLETE:100", b"LAST-MODIFIED": b"LAST-MODIFIED:" + stamp,
+              b"SEQUENCE": b"SEQUENCE:" + str(sequence + 1).encode()}
+    out, placed = [], set()
+    for p, n in zip(properties, names, strict=True):
+        if n in values:
+            if n not in placed:
+                out.append(values[n])
+                placed.add(n)
+            continue  # a second copy of one of the five is dropped (the new value stands once)
+        out.extend(p)
+    out.extend(values[n.encode()] for n in _DONE_NAMES if n.encode() not in placed)
+    return out

@@ -1,0 +1,638 @@
+"""The work behind the plan's tools: list_tasks, agenda, list_projects, read_project, now, add_task, complete_task,
+add_event, and the resources that give the same text.
+
+Lists leave out what the gate keeps and count it (never which); the plan is ranked before the gate looks, so a
+kept task leaves a gap, never a changed order. Others' words (titles, places, tags) come masked on one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import date, datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+
+from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plural
+from gateway_mail import events as events_store
+from gateway_mail import projects, vdir, zone
+from gateway_mail import tasks as tasks_store
+from gateway_mail.ties import address as ties_address
+from gateway_mail.vdir import Collection, Item
+
+FIELD_LIMIT = 200
+TAG_LIMIT = 100
+MAX_OCCURRENCES = 1000
+PROJECT_TASKS = 20
+PROJECT_EVENT_DAYS = 30
+PROJECT_EVENTS = 20
+RECENT_MAIL_DAYS = 30
+SOON_EVENT_DAYS = 14
+KEPT_NEXT = ("The next step is kept: it belongs to a project closed to AI agents (or to none while those are "
+             "closed); nothing of it is given. Only the person can open it.")
+
+
+def _clock(ctx: Context) -> tuple[tzinfo, datetime]:
+    try:
+        tz = zone.zone_of(ctx.settings)
+    except zone.ZoneError as error:
+        raise ToolError(f"the mail plugin's setting {error}") from None
+    return tz, zone.now_in(tz)
+
+
+def _pending(lines: list[str], data: dict[str, Any], *collections: Collection) -> None:
+    """Say that a first reading is not over: the answer is incomplete, the next call goes on."""
+    pending = sum(c.pending for c in collections)
+    if pending:
+        lines.append(f"Still reading: {plural(pending, 'file')} not read yet (a first reading of big folders); "
+                     "this answer is incomplete: call again in a moment.")
+        data["pending"] = pending
+
+
+def _when(value: date | None, tz: tzinfo) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return zone.as_moment(value, tz).strftime("%Y-%m-%d %H:%M")
+    return value.isoformat()
+
+
+# An item's words were masked whole when its file was read (vdir.items_of): shown, they are only put on one line
+# and cut (mask first, then cut), so that a warm list pays no masking.
+def _tags(ctx: Context, item: Item) -> list[str]:
+    return [ctx.one_line(c, TAG_LIMIT) for c in item.categories if not c.lower().startswith(projects.CATEGORY)]
+
+
+def _known(ctx: Context, owners: frozenset[str]) -> list[str]:
+    return sorted(p for p in owners if ctx.gate.project(p) is not None)
+
+
+_owners_memo: GateMemo[tasks_store.Owners] = GateMemo(gates=4)
+_allowed: GateMemo[dict[frozenset[str], bool]] = GateMemo(dict, gates=8)
+_by_uid: GateMemo[dict[str, Item]] = GateMemo(gates=4)
+_views: GateMemo[tuple[list[tasks_store.Ranked], int, bool]] = GateMemo(gates=32)
+_spans: GateMemo[tuple[list[dict[str, Any]], int]] = GateMemo(gates=32)
+
+
+def _ties_key(ties: Mapping[str, frozenset[str]]) -> tuple:
+    return tuple(sorted((a, tuple(sorted(p))) for a, p in ties.items()))
+
+
+def _task_owners(tasks: Collection, ties: Mapping[str, frozenset[str]]) -> tasks_store.Owners:
+    key = (str(tasks.root), tasks.generation, _ties_key(ties))
+    return _owners_memo.get(None, lambda: tasks_store.owners_of(tasks.items, ties), key)
+
+
+def _allows(ctx: Context) -> Callable[[frozenset[str]], bool]:
+    """The gate's verdict on a set of owners, remembered per gate (a plan has few distinct sets of owners)."""
+    memo, gate = _allowed.of(ctx.gate), ctx.gate
+
+    def allows(owners: frozenset[str]) -> bool:
+        verdict = memo.get(owners)
+        if verdict is None:
+            verdict = memo[owners] = gate.allows(owners)
+        return verdict
+
+    return allows
+
+
+def _uids(tasks: Collection) -> dict[str, Item]:
+    return _by_uid.get(None, tasks.by_uid, (str(tasks.root), tasks.generation))
+
+
+# -- tasks -----------------------------------------------------------------------------------------------------
+
+
+def _task(ctx: Context, entry: tasks_store.Ranked, owners: tasks_store.Owners, tz: tzinfo,
+          by_uid: Mapping[str, Item], allows: Callable[[frozenset[str]], bool]) -> dict[str, Any]:
+    item = entry.item
+
+    def visible(uid: str) -> bool:
+        return uid in by_uid and allows(owners(by_uid[uid]))
+
+    task: dict[str, Any] = {"address": item.address, "title": ctx.one_line(item.summary, FIELD_LIMIT),
+                            "list": ctx.one_line(item.collection, FIELD_LIMIT), "status": item.status or "NEEDS-ACTION",
+                            "why": entry.why, "projects": _known(ctx, owners(item))}
+    for name in ("due", "start"):
+        shown = _when(getattr(item, name), tz)
+        if shown:
+            task[name] = shown
+    if item.priority:
+        task["priority"] = item.priority
+    tags = _tags(ctx, item)
+    if tags:
+        task["tags"] = tags
+    if item.parent and visible(item.parent):
+        task["parent"] = by_uid[item.parent].address
+    waits = [by_uid[uid].address for uid in item.depends if visible(uid)]
+    if waits:
+        task["waits_on"] = waits
+    return task
+
+
+def _task_lines(number: int, task: dict[str, Any]) -> list[str]:
+    lines = [f"{number}. {task['title']}  ({task['address']})", f"   Why: {task['why']}"]
+    details = [f"Due: {task['due']}" if task.get("due") else "", f"Starts: {task['start']}" if task.get("start") else "",
+               f"Priority: {task['priority']}" if task.get("priority") else "", f"List: {task['list']}",
+               f"Projects: {', '.join(task['projects'])}" if task["projects"] else "",
+               f"Tags: {', '.join(task['tags'])}" if task.get("tags") else ""]
+    lines.append("   " + " · ".join(d for d in details if d))
+    if task.get("parent"):
+        lines.append(f"   Step of: {task['parent']}")
+    if task.get("waits_on"):
+        lines.append(f"   Waits on: {', '.join(task['waits_on'])}")
+    return lines
+
+
+_HEADERS = {"now": "Next steps, the next first", "today": "Due today, overdue, or starting today",
+            "all": "Every open task, the next first"}
+
+
+def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | None, limit: int) -> Answer:
+    tz, now = _clock(ctx)
+    tasks = tasks_store.collection(ctx)
+    owners = _task_owners(tasks, projects.tie_map(ctx))
+    wanted = projects.project_named(ctx, project).id if project else None
+    if task_list is not None and task_list not in tasks.folders():
+        raise ToolError(f"no task list {task_list!r:.80}; the lists are: {', '.join(tasks.folders()) or '(none)'}")
+    ties = projects.tie_map(ctx)
+    key = (str(tasks.root), tasks.generation, _ties_key(ties), now.replace(second=0, microsecond=0),
+           zone.zone_name(tz), view, task_list, wanted)
+    kept_items, left_out, next_kept = _views.get(ctx.gate, lambda: _view(ctx, tasks, owners, now, tz, view,
+                                                                          task_list, wanted), key)
+    by_uid, allows = _uids(tasks), _allows(ctx)
+    shown = [_task(ctx, e, owners, tz, by_uid, allows) for e in kept_items[:limit]]
+    more = max(len(kept_items) - limit, 0)
+    lines = [f"{_HEADERS[view]} ({zone.zone_name(tz)}, now {now:%a %d %b %H:%M}):"]
+    if next_kept:
+        lines.append(KEPT_NEXT)
+    for number, task in enumerate(shown, start=1):
+        lines.extend(_task_lines(number, task))
+    if not shown:
+        lines.append("No open task here." if not left_out else "No open task that may be given.")
+    if more:
+        lines.append(f"{plural(more, 'more task')} not shown (limit {limit}).")
+    if left_out:
+        lines.append(left_out_sentence(left_out, "task"))
+    data = {"view": view, "zone": zone.zone_name(tz), "now": now.isoformat(timespec="minutes"), "tasks": shown,
+            "left_out": left_out, "next_kept": next_kept, "more": more}
+    if tasks.unreadable:
+        lines.append(f"{plural(tasks.unreadable, 'file')} in the task lists could not be read as iCalendar.")
+    _pending(lines, data, tasks)
+    return Answer("\n".join(lines), data, given=[t["address"] for t in shown], left_out=left_out)
+
+
+def _view(ctx: Context, tasks: Collection, owners: tasks_store.Owners, now: datetime, tz: tzinfo, view: str,
+          task_list: str | None, wanted: str | None) -> tuple[list[tasks_store.Ranked], int, bool]:
+    """A view's tasks that may be given, how many were left out, and whether the very next step is kept."""
+    allows = _allows(ctx)
+    plan = tasks_store.ranked(ctx, tasks, now, tz)
+    scope = [e for e in plan if tasks_store.in_view(e, view, now, tz)
+             and (task_list is None or e.item.collection == task_list)
+             and (wanted is None or wanted in owners(e.item))]
+    next_kept = view == "now" and bool(scope) and not allows(owners(scope[0].item))
+    kept = [e for e in scope if allows(owners(e.item))]
+    return kept, len(scope) - len(kept), next_kept
+
+
+def _one_line(value: str, what: str, limit: int) -> str:
+    return tasks_store.one_line_field(value, what, limit)
+
+
+def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str) -> Path:
+    if wanted is not None:
+        if wanted not in folders:
+            raise ToolError(f"no {what} {wanted!r:.80}; the {what}s are: {', '.join(folders) or '(none)'}")
+        return root / wanted
+    if not folders:
+        raise ToolError(f"no {what} in {root}: make one folder per {what} there (todoman, khal and vdirsyncer do), "
+                        "or set the mail plugin's setting")
+    return root / folders[0]
+
+
+def _new_file(folder: Path, uid: str, data: bytes) -> Path:
+    """`<uid>.ics` in the list's folder: created exclusively, written whole, linked into place (newfile.py)."""
+    from gateway_mail import newfile
+
+    return folder.parent / newfile.create(folder.parent, uid, data, folder=[folder.name], suffix=".ics",
+                                          make_folders=False, fallback="item")
+
+
+def _task_by_address(ctx: Context, tasks: Collection, address: str) -> Item:
+    from gateway_mail.ties import ident_of
+
+    address = address.strip()
+    uid = ident_of(address, "task")
+    if uid is None:
+        raise ToolError(f"{address!r:.80} is not a task's address: sioul:task/<UID>, as list_tasks gives it")
+    found = [item for item in tasks.items if item.kind == vdir.TODO and item.uid == uid]
+    if not found:
+        raise ToolError(f"no task {address!r:.120}; list_tasks gives the addresses")
+    return found[0]
+
+
+def add_task_answer(ctx: Context, title: str, project: str | None, task_list: str | None, due: str | None,
+                    priority: int | None, tags: list[str] | None, from_message: str | None,
+                    parent: str | None) -> Answer:
+    tz, now = _clock(ctx)
+    title = _one_line(title, "title", 500)
+    tags = [_one_line(tag, "tag", TAG_LIMIT) for tag in tags or []]
+    if any("," in tag for tag in tags):
+        raise ToolError("a tag holds no comma (CATEGORIES separates tags with commas)")
+    if any(tag.lower().startswith(projects.CATEGORY) for tag in tags):
+        raise ToolError("a tag cannot name a project (project:...): give the project argument instead")
+    tasks = tasks_store.collection(ctx)
+    owners: set[str] = set()
+    project_id = None
+    if project is not None:
+        project_id = projects.id_of_address(project.strip()) or project.strip()
+        _one_line(project_id, "project", 300)
+        if ctx.gate.project(project_id) is None:
+            raise ctx.gate.refused([], "adding a task to this project")
+        owners.add(project_id)
+    parent_uid = None
+    if parent is not None:
+        parent_item = _task_by_address(ctx, tasks, parent)
+        parent_owners = _task_owners(tasks, projects.tie_map(ctx))(parent_item)
+        ctx.gate.check_read(parent_owners, f"the task {parent_item.address}")
+        owners |= parent_owners
+        parent_uid = parent_item.uid
+    description = ""
+    message = None
+    if from_message is not None:
+        message = _message_address(ctx, from_message)
+        description = f"From the message {message}"
+    ctx.gate.check_write(owners, "adding this task")
+    when = zone.parse_when(due, tz, now) if due else None
+    folder = _folder_for(tasks.root, tasks.folders(), task_list, "task list")
+    uid = tasks_store.new_uid()
+    data = tasks_store.new_task(uid, title, now=now, due=when, priority=priority, tags=tags, description=description,
+                                parent=parent_uid, project=project_id)
+    path = _new_file(folder, uid, data)
+    address = ties_address("task", uid)
+    if message:
+        _tie(ctx, address, message)
+    shown = {"address": address, "title": ctx.clip(title, FIELD_LIMIT), "list": folder.name, "file": str(path)}
+    if when is not None:
+        shown["due"] = _when(when, tz)
+    for key, value in (("project", project_id), ("priority", priority), ("parent", parent_uid and
+                       f"sioul:task/{parent_uid}"), ("from_message", message)):
+        if value:
+            shown[key] = value
+    if tags:
+        shown["tags"] = [ctx.clip(t, TAG_LIMIT) for t in tags]
+    lines = [f"Added the task {shown['title']} ({address}) to the list {folder.name}: one new file, {path.name}.",
+             "It goes out with the person's next sync."]
+    lines += [f"{key.replace('_', ' ').capitalize()}: {value}" for key, value in shown.items()
+              if key in ("due", "project", "priority", "parent", "from_message")]
+    return Answer("\n".join(lines), shown, given=[address])
+
+
+def _message_address(ctx: Context, address: str) -> str:
+    """A mail address the task comes from: it must be a message the agent may read (refused as read_message is)."""
+    address = address.strip()
+    if not address.startswith("mid:") or any(ord(c) < 33 or c in "\x7f\u2028\u2029\x85" for c in address):
+        raise ToolError("from_message is a message's address: mid:<Message-ID>, as search_mail gives it")
+    from gateway_mail.store import opened
+    from gateway_mail.tools import find
+
+    with opened(ctx) as mail:
+        row = find(mail, address)
+    return f"mid:{row['message_id']}"
+
+
+def _tie(ctx: Context, first: str, second: str) -> None:
+    from gateway_mail.ties import Ties
+
+    with Ties.open(ctx) as store:
+        store.add(first, second)
+
+
+def complete_task_answer(ctx: Context, address: str) -> Answer:
+    _tz, now = _clock(ctx)
+    tasks = tasks_store.collection(ctx)
+    item = _task_by_address(ctx, tasks, address)
+    ctx.gate.check_write(_task_owners(tasks, projects.tie_map(ctx))(item), "marking this task done")
+    if item.done:
+        return Answer(f"The task {item.address} is already done; nothing changed. Only the person reopens a task.",
+                      {"address": item.address, "changed": False, "status": item.status or "COMPLETED"},
+                      given=[item.address])
+    path = Path(item.path)
+    try:
+        info = path.stat()
+        raw = path.read_bytes()
+    except OSError:
+        raise ToolError("the task's file moved or vanished; list the tasks again") from None
+    changed = tasks_store.mark_done(raw, item.uid, now)
+    if changed == raw:
+        raise ToolError("the task's file holds no VTODO of that UID any more; list the tasks again")
+    try:
+        vdir.replace(path, changed, (info.st_mtime_ns, info.st_size))
+    except FileExistsError:
+        raise ToolError("the task's file changed while it was being marked done (a sync?); try again") from None
+    return Answer(f"Marked the task {ctx.clip(item.summary, FIELD_LIMIT)} ({item.address}) done: in {path.name} only "
+                  "STATUS, COMPLETED, PERCENT-COMPLETE, LAST-MODIFIED and SEQUENCE changed.",
+                  {"address": item.address, "changed": True, "status": "COMPLETED", "file": str(path)},
+                  given=[item.address])
+
+
+# -- the agenda ------------------------------------------------------------------------------------------------
+
+
+def _occurrence(ctx: Context, occurrence: events_store.Occurrence, owners: frozenset[str]) -> dict[str, Any]:
+    item = occurrence.item
+    event: dict[str, Any] = {"address": item.address, "title": ctx.one_line(item.summary, FIELD_LIMIT),
+                             "calendar": ctx.one_line(item.collection, FIELD_LIMIT), "all_day": occurrence.all_day,
+                             "projects": _known(ctx, owners)}
+    if occurrence.all_day:
+        event["start"] = occurrence.start.date().isoformat()
+        event["end"] = (occurrence.end.date() - timedelta(days=1)).isoformat() if occurrence.end > occurrence.start \
+            else event["start"]
+    else:
+        event["start"] = occurrence.start.strftime("%Y-%m-%d %H:%M")
+        event["end"] = occurrence.end.strftime("%Y-%m-%d %H:%M")
+    if item.location:
+        event["location"] = ctx.one_line(item.location, FIELD_LIMIT)
+    if item.recurring:
+        event["repeats"] = True
+    return event
+
+
+def _event_line(event: dict[str, Any]) -> str:
+    when = "all day" if event["all_day"] else f"{event['start'][11:]}-{event['end'][11:]}"
+    if not event["all_day"] and event["end"][:10] != event["start"][:10]:
+        when = f"{event['start'][11:]}-{event['end']}"
+    place = f" · {event['location']}" if event.get("location") else ""
+    return f"  {when}  {event['title']}{place}  ({event['address']})"
+
+
+def _visible_events(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo,
+                    ties: Mapping[str, frozenset[str]], project: str | None = None,
+                    ) -> tuple[list[dict[str, Any]], int, Collection]:
+    events = events_store.collection(ctx)
+
+    def work() -> tuple[list[dict[str, Any]], int]:
+        found = events_store.occurrences(events, begin, finish, tz)
+        owners = {o.item.uid: events_store.owners(o.item, ties) for o in found}
+        if project is not None:
+            found = [o for o in found if project in owners[o.item.uid]]
+        allows = _allows(ctx)
+        shown = [o for o in found if allows(owners[o.item.uid])]
+        return [_occurrence(ctx, o, owners[o.item.uid]) for o in shown], len(found) - len(shown)
+
+    # A span's answer stays the same while the files, the ties and the gate do (a repeating event's file changed
+    # is a new generation too: its folder changed).
+    key = (str(events.root), events.generation, _ties_key(ties), begin, finish, project)
+    shown, left_out = _spans.get(ctx.gate, work, key)
+    return shown, left_out, events
+
+
+def agenda_answer(ctx: Context, start: str, days: int) -> Answer:
+    tz, now = _clock(ctx)
+    first = zone.parse_when(start, tz, now)
+    first_day = first.date() if isinstance(first, datetime) else first
+    begin, finish = zone.day_start(first_day, tz), zone.day_start(first_day + timedelta(days=days), tz)
+    shown, left_out, events = _visible_events(ctx, begin, finish, tz, projects.tie_map(ctx))
+    more = max(len(shown) - MAX_OCCURRENCES, 0)
+    shown = shown[:MAX_OCCURRENCES]
+    last = first_day + timedelta(days=days - 1)
+    lines = [f"Agenda from {first_day:%a %d %b %Y} to {last:%a %d %b %Y} ({zone.zone_name(tz)}):"]
+    day = None
+    for event in shown:
+        if event["start"][:10] != day:
+            day = event["start"][:10]
+            lines.append(f"{date.fromisoformat(day):%a %d %b}")
+        lines.append(_event_line(event))
+    if not shown:
+        lines.append("No event." if not left_out else "No event that may be given.")
+    if more:
+        lines.append(f"{plural(more, 'more event')} not shown: ask for fewer days.")
+    if left_out:
+        lines.append(left_out_sentence(left_out, "event"))
+    data = {"start": first_day.isoformat(), "days": days, "zone": zone.zone_name(tz), "events": shown,
+            "left_out": left_out}
+    _pending(lines, data, events)
+    return Answer("\n".join(lines), data, given=sorted({e["address"] for e in shown}), left_out=left_out)
+
+
+def add_event_answer(ctx: Context, title: str, start: str, end: str | None, location: str | None,
+                     calendar: str | None) -> Answer:
+    tz, now = _clock(ctx)
+    title = _one_line(title, "title", 500)
+    place = _one_line(location, "location", 500) if location is not None else ""
+    # An event takes no project: it is a thing outside projects, written only while those are open.
+    ctx.gate.check_write(frozenset(), "adding an event")
+    begin = zone.parse_when(start, tz, now)
+    finish = zone.parse_when(end, tz, now) if end else None
+    if finish is not None:
+        if isinstance(begin, datetime) != isinstance(finish, datetime):
+            raise ToolError("start and end must both be times, or both dates (a whole-day event)")
+        if isinstance(finish, datetime) and finish <= begin:
+            raise ToolError("the end comes before the start")
+        if not isinstance(finish, datetime):
+            if finish < begin:
+                raise ToolError("the end comes before the start")
+            finish = finish + timedelta(days=1)  # a whole-day event's last day given; DTEND is the day after
+    if finish is None:
+        finish = begin + (events_store.DEFAULT_LENGTH if isinstance(begin, datetime) else timedelta(days=1))
+    events = events_store.collection(ctx)
+    folder = _folder_for(events.root, events.folders(), calendar, "calendar")
+    uid = tasks_store.new_uid()
+    data = events_store.new_event(uid, title, now=now, start=begin, end=finish, location=place)
+    path = _new_file(folder, uid, data)
+    address = ties_address("event", uid)
+    shown = {"address": address, "title": ctx.clip(title, FIELD_LIMIT), "calendar": folder.name,
+             "start": _when(begin, tz), "file": str(path)}
+    shown["end"] = _when(finish if isinstance(finish, datetime) else finish - timedelta(days=1), tz)
+    if place:
+        shown["location"] = ctx.clip(place, FIELD_LIMIT)
+    lines = [f"Added the event {shown['title']} ({address}) to the calendar {folder.name}: one new file, {path.name}.",
+             f"Start: {shown['start']} ({zone.zone_name(tz)})"]
+    lines.append(f"End: {shown['end']}")
+    if place:
+        lines.append(f"Location: {shown['location']}")
+    lines.append("It goes out with the person's next sync.")
+    return Answer("\n".join(lines), shown, given=[address])
+
+
+# -- projects --------------------------------------------------------------------------------------------------
+
+
+def projects_answer(ctx: Context) -> Answer:
+    tz, now = _clock(ctx)
+    tasks = tasks_store.collection(ctx)
+    ties = projects.tie_map(ctx)
+    owners = _task_owners(tasks, ties)
+    open_tasks = [i for i in tasks.items if i.kind == vdir.TODO and not i.done and ctx.gate.allows(owners(i))]
+    calendars = events_store.collection(ctx)
+    soon = events_store.occurrences(calendars, now, now + timedelta(days=SOON_EVENT_DAYS), tz)
+    soon_owners = [(events_store.owners(o.item, ties)) for o in soon]
+    shown, left_out = [], 0
+    for project in ctx.gate.projects:
+        if not project.ai:
+            left_out += 1
+            continue
+        entry = {"address": projects.address_of(project.id), "id": project.id,
+                 "name": ctx.one_line(project.label, FIELD_LIMIT),
+                 "open_tasks": sum(1 for i in open_tasks if project.id in owners(i)),
+                 "coming_events": sum(1 for o in soon_owners if project.id in o and ctx.gate.allows(o))}
+        if project.client:
+            entry["client"] = ctx.one_line(project.client, FIELD_LIMIT)
+        shown.append(entry)
+    lines = ["Projects open to AI agents:" if shown else "No project is open to AI agents."]
+    for entry in shown:
+        client = f" · client {entry['client']}" if entry.get("client") else ""
+        lines.append(f"- {entry['name']} ({entry['address']}){client}: {plural(entry['open_tasks'], 'open task')}, "
+                     f"{plural(entry['coming_events'], 'event')} in the next {SOON_EVENT_DAYS} days")
+    if left_out:
+        lines.append(f"{plural(left_out, 'project')} left out: closed to AI agents.")
+    data = {"projects": shown, "left_out": left_out}
+    _pending(lines, data, tasks, calendars)
+    return Answer("\n".join(lines), data, given=[e["address"] for e in shown], left_out=left_out)
+
+
+def _recent_mail(ctx: Context, project_id: str, since: datetime) -> tuple[int, int]:
+    """How many messages of the project came since `since`, and how many of those the gate keeps (in two projects)."""
+    if not ctx.settings.get("accounts"):
+        return 0, 0
+    from gateway_mail.store import opened
+
+    given = kept = 0
+    with opened(ctx) as mail:
+        for message_id, in mail.connection.execute("SELECT id FROM messages WHERE date >= ?", (since.timestamp(),)):
+            if project_id in mail.verdicts.owners.get(message_id, frozenset()):
+                if message_id in mail.verdicts.closed:
+                    kept += 1
+                else:
+                    given += 1
+    return given, kept
+
+
+def _project_ties(ctx: Context, project_address: str) -> tuple[list[dict[str, Any]], int]:
+    """What is tied to the project, the kept things left out and counted (as `links` does it)."""
+    from gateway_mail.things import Lookup
+    from gateway_mail.ties import Ties, is_page
+
+    shown, kept = [], 0
+    with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
+        for other in ties.of(project_address):
+            thing = lookup.find(other)
+            owners = thing.owners if thing is not None else lookup.tied.get(other, frozenset())
+            if (thing is not None and thing.blocked) or not ctx.gate.allows(owners):
+                kept += 1
+                continue
+            entry: dict[str, Any] = {"address": other}
+            if thing is not None and thing.title and not is_page(other):
+                entry["title"] = ctx.clip(thing.title, FIELD_LIMIT)
+            shown.append(entry)
+    return shown, kept
+
+
+def _extra_sections(ctx: Context, project: Any) -> list[tuple[list[str], dict[str, Any], list[str], int]]:
+    """What other parts of the plugin add to a project's page: its notes and contacts (tools_notes)."""
+    from gateway_mail.tools_notes import project_section
+
+    return [project_section(ctx, project.id)]
+
+
+def project_answer(ctx: Context, address: str) -> Answer:
+    tz, now = _clock(ctx)
+    project = projects.project_named(ctx, address.strip())
+    project_address = projects.address_of(project.id)
+    tasks = tasks_store.collection(ctx)
+    ties = projects.tie_map(ctx)
+    owners = _task_owners(tasks, ties)
+    plan = [e for e in tasks_store.ranked(ctx, tasks, now, tz) if project.id in owners(e.item)]
+    kept_tasks = ctx.gate.keep(plan, lambda e: owners(e.item))
+    by_uid, allows = _uids(tasks), _allows(ctx)
+    shown_tasks = [_task(ctx, e, owners, tz, by_uid, allows) for e in kept_tasks.items[:PROJECT_TASKS]]
+    events, events_left_out, calendars = _visible_events(ctx, now, now + timedelta(days=PROJECT_EVENT_DAYS), tz,
+                                                         ties, project.id)
+    events = events[:PROJECT_EVENTS]
+    mail_count, mail_kept = _recent_mail(ctx, project.id, now - timedelta(days=RECENT_MAIL_DAYS))
+    tied, ties_left_out = _project_ties(ctx, project_address)
+    extra = _extra_sections(ctx, project)
+    left_out = kept_tasks.left_out + events_left_out + mail_kept + ties_left_out + sum(e[3] for e in extra)
+    lines = [f"Project: {ctx.one_line(project.label, FIELD_LIMIT)} ({project_address})"]
+    if project.client:
+        lines.append(f"Client: {ctx.one_line(project.client, FIELD_LIMIT)}")
+    lines.append(f"Open tasks ({len(kept_tasks.items)}), the next first:")
+    for number, task in enumerate(shown_tasks, start=1):
+        lines.extend(_task_lines(number, task))
+    if kept_tasks.left_out:
+        lines.append(left_out_sentence(kept_tasks.left_out, "task"))
+    lines.append(f"Next events (the next {PROJECT_EVENT_DAYS} days):")
+    lines.extend(_event_line(e) for e in events)
+    if not events:
+        lines.append("  none")
+    if events_left_out:
+        lines.append(left_out_sentence(events_left_out, "event"))
+    lines.append(f"Mail of the last {RECENT_MAIL_DAYS} days: {plural(mail_count, 'message')}"
+                 + (f" ({mail_kept} more left out: in a project closed to AI agents too)" if mail_kept else ""))
+    lines.append("Tied to it:" + ("" if tied else " nothing"))
+    lines.extend(f"  {t['address']}" + (f"  {t['title']}" if t.get("title") else "") for t in tied)
+    if ties_left_out:
+        lines.append(left_out_sentence(ties_left_out, "tie"))
+    for section_lines, _data, _given, _left_out in extra:
+        lines.extend(section_lines)
+    data = {"address": project_address, "id": project.id, "name": ctx.one_line(project.label, FIELD_LIMIT),
+            "tasks": shown_tasks, "open_tasks": len(kept_tasks.items), "events": events,
+            "recent_mail": mail_count, "ties": tied, "left_out": left_out}
+    if project.client:
+        data["client"] = ctx.one_line(project.client, FIELD_LIMIT)
+    _pending(lines, data, tasks, calendars)
+    for _lines, section, _given, _left_out in extra:
+        data.update(section)
+    given = [project_address, *(t["address"] for t in shown_tasks), *sorted({e["address"] for e in events}),
+             *(t["address"] for t in tied), *(g for e in extra for g in e[2])]
+    return Answer("\n".join(lines), data, given=given, left_out=left_out)
+
+
+# -- now -------------------------------------------------------------------------------------------------------
+
+
+def now_answer(ctx: Context) -> Answer:
+    tz, now = _clock(ctx)
+    try:
+        hours = zone.hours_of(ctx.settings)
+    except zone.ZoneError as error:
+        raise ToolError(f"the mail plugin's setting {error}") from None
+    within = hours.within(now)
+    lines = [f"Now: {now:%A %d %B %Y, %H:%M} ({zone.zone_name(tz)}, UTC{now:%z})"]
+    if within:
+        ends = hours.next_end(now)
+        lines.append(f"Within the person's hours ({hours}); they end at {ends:%H:%M}.")
+    else:
+        begins = hours.next_start(now)
+        lines.append(f"Outside the person's hours ({hours}); they begin again {begins:%a %d %b at %H:%M}.")
+    data: dict[str, Any] = {"now": now.isoformat(timespec="minutes"), "zone": zone.zone_name(tz),
+                            "hours": str(hours), "within_hours": within}
+    ties = projects.tie_map(ctx)
+    given: list[str] = []
+    left_out = 0
+    # The next event: the first occurrence not yet over, in the next week (kept ones are passed over and counted).
+    coming, kept_events, calendars = _visible_events(ctx, now, now + timedelta(days=7), tz, ties)
+    if coming:
+        data["next_event"] = coming[0]
+        lines.append("Next event: " + _event_line(coming[0]).strip() + f" on {coming[0]['start'][:10]}")
+        given.append(coming[0]["address"])
+    else:
+        lines.append("Next event: none in the next 7 days that may be given.")
+    left_out += kept_events
+    tasks = tasks_store.collection(ctx)
+    owners = _task_owners(tasks, ties)
+    ready = [e for e in tasks_store.ranked(ctx, tasks, now, tz) if e.ready]
+    if ready and not ctx.gate.allows(owners(ready[0].item)):
+        data["next_step_kept"] = True
+        lines.append(KEPT_NEXT)
+    elif ready:
+        step = _task(ctx, ready[0], owners, tz, _uids(tasks), _allows(ctx))
+        data["next_step"] = step
+        lines.append(f"Next step: {step['title']} ({step['address']}); why: {step['why']}")
+        given.append(step["address"])
+    else:
+        lines.append("Next step: no open task.")
+    if kept_events:
+        lines.append(left_out_sentence(kept_events, "event"))
+    data["left_out"] = left_out
+    _pending(lines, data, tasks, calendars)
+    return Answer("\n".join(lines), data, given=given, left_out=left_out)

@@ -1,0 +1,487 @@
+"""Reading vdir collections of .ics (one folder per list or calendar, one file per item) with icalendar.
+
+Parsing a file with icalendar costs milliseconds, so what each file says is kept twice: in memory by (path,
+mtime, size), and on disk in the plugin's cache folder (`plan-cache.sqlite`, 0600, masked text only, the masks'
+version recorded), so that the first call after a start reads the cache, not 40,000 files. A folder whose time
+has not changed since it was last listed (and not within the last two seconds, its time's granularity) is not
+listed again: vdirsyncer, todoman and khal write by renaming a new file into place, which changes the folder.
+Every FULL_CHECK seconds every file is looked at anyway, for an editor that rewrites a file in place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import itertools
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+from attrs import evolve, field, frozen
+
+from gateway import MASKS_VERSION, mask
+
+TODO, EVENT = "VTODO", "VEVENT"
+FULL_CHECK = 60.0
+SETTLE_NS = 2_000_000_000
+DESCRIPTION_LIMIT = 2_000
+CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
+BATCH = 500
+_CACHE_VERSION = 2
+
+
+@frozen
+class Item:
+    """What one VTODO or VEVENT says, its words masked. Times: date, aware datetime, or naive (floating)."""
+
+    kind: str
+    uid: str
+    collection: str  # the list's or calendar's folder name
+    path: str
+    summary: str = ""
+    description: str = ""
+    location: str = ""
+    status: str = ""
+    start: date | None = None
+    end: date | None = None
+    due: date | None = None
+    completed: date | None = None
+    created: date | None = None
+    priority: int = 0
+    percent: int = 0
+    categories: tuple[str, ...] = field(default=(), converter=tuple)
+    refids: tuple[str, ...] = field(default=(), converter=tuple)
+    parent: str | None = None
+    depends: tuple[str, ...] = field(default=(), converter=tuple)
+    recurring: bool = False
+
+    @property
+    def address(self) -> str:
+        return _address(self.kind, self.uid)
+
+    @property
+    def done(self) -> bool:
+        return self.status in ("COMPLETED", "CANCELLED") or (self.kind == TODO and self.completed is not None)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _address(kind: str, uid: str) -> str:
+    from gateway_mail.ties import address
+
+    return address("task" if kind == TODO else "event", uid)
+
+
+def _when(value: date | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _from_when(text: str | None) -> date | None:
+    if not text:
+        return None
+    return date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
+
+
+_STORED = [a.name for a in attrs.fields(Item) if a.name not in ("collection", "path")]
+_TIMES = frozenset(("start", "end", "due", "completed", "created"))
+_TIME_AT = [i for i, name in enumerate(_STORED) if name in _TIMES]
+
+
+def to_row(item: Item) -> list[Any]:
+    """An item as a positional list (the disk cache's form: one JSON decode per file, no keys)."""
+    row = [getattr(item, name) for name in _STORED]
+    for i in _TIME_AT:
+        row[i] = _when(row[i])
+    return row
+
+
+def from_row(row: list[Any], collection: str, path: str) -> Item:
+    for i in _TIME_AT:
+        if row[i]:
+            row[i] = _from_when(row[i])
+    return Item(row[0], row[1], collection, path, *row[2:])
+
+
+# -- parsing one file ------------------------------------------------------------------------------------------
+
+
+def _text(component: Any, name: str) -> str:
+    value = component.get(name)
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        value = value[0]
+    return str(value)
+
+
+def _time(component: Any, name: str) -> date | None:
+    value = component.get(name)
+    if value is None:
+        return None
+    try:
+        moment = value.dt
+    except AttributeError:
+        return None
+    return moment if isinstance(moment, date) else None
+
+
+def _list_of(component: Any, name: str) -> list[Any]:
+    value = component.get(name)
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _categories(component: Any) -> list[str]:
+    found = []
+    for value in _list_of(component, "CATEGORIES"):
+        found.extend(str(c) for c in getattr(value, "cats", [value]))
+    return [c for c in found if c]
+
+
+def items_of(raw: bytes, collection: str, path: str) -> list[Item]:
+    """The tasks and events a file holds (the master of each, not its overrides), words masked."""
+    import icalendar
+
+    calendar = icalendar.Calendar.from_ical(raw)
+    found = []
+    for component in calendar.walk():
+        if component.name not in (TODO, EVENT) or component.get("RECURRENCE-ID") is not None:
+            continue
+        uid = _text(component, "UID")
+        if not uid:
+            continue
+        parent, depends = None, []
+        for related in _list_of(component, "RELATED-TO"):
+            reltype = str(related.params.get("RELTYPE", "PARENT")).upper()
+            if reltype == "PARENT" and parent is None:
+                parent = str(related)
+            elif reltype == "DEPENDS-ON":
+                depends.append(str(related))
+        try:
+            priority = int(str(component.get("PRIORITY", 0)) or 0)
+            percent = int(str(component.get("PERCENT-COMPLETE", 0)) or 0)
+        except ValueError:
+            priority, percent = 0, 0
+        end = _time(component, "DTEND")
+        start = _time(component, "DTSTART")
+        if end is None and start is not None and component.get("DURATION") is not None:
+            try:
+                end = start + component.get("DURATION").dt
+            except (AttributeError, TypeError):
+                end = None
+        found.append(Item(
+            kind=component.name, uid=uid, collection=collection, path=path,
+            summary=mask(_text(component, "SUMMARY")),
+            description=mask(_text(component, "DESCRIPTION")[:DESCRIPTION_LIMIT]),
+            location=mask(_text(component, "LOCATION")),
+            status=_text(component, "STATUS").upper(),
+            start=start, end=end, due=_time(component, "DUE"), completed=_time(component, "COMPLETED"),
+            created=_time(component, "CREATED") or _time(component, "DTSTAMP"),
+            priority=priority if 0 <= priority <= 9 else 0, percent=percent,
+            categories=[mask(c) for c in _categories(component)],
+            refids=[str(v) for v in _list_of(component, "REFID")],
+            parent=parent, depends=depends,
+            recurring=component.get("RRULE") is not None or component.get("RDATE") is not None,
+        ))
+    return found
+
+
+# -- the collection, cached ------------------------------------------------------------------------------------
+
+
+@frozen
+class Entry:
+    mtime_ns: int
+    size: int
+    items: tuple[Item, ...]
+
+
+@frozen
+class Collection:
+    """Every item of a vdir root at one moment; `generation` changes whenever any file did."""
+
+    root: Path
+    items: tuple[Item, ...]
+    generation: int
+    unreadable: int = 0  # files that are not iCalendar icalendar can read
+    pending: int = 0  # files not read yet: the first reading of a big folder goes on over several calls
+
+    def by_uid(self) -> dict[str, Item]:
+        return {item.uid: item for item in self.items}
+
+    def folders(self) -> list[str]:
+        return sorted({item.collection for item in self.items} | set(folders_of(self.root)))
+
+
+def folders_of(root: Path) -> list[str]:
+    """The lists (or calendars) of a vdir root: its sub-folders, dot-folders left out, links not followed."""
+    try:
+        with os.scandir(root) as entries:
+            return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+    except OSError:
+        return []
+
+
+class _Root:
+    """What is known of one root: per folder its listing time, per file its entry."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.folders: dict[str, tuple[int, float]] = {}  # folder -> (its mtime_ns when listed, when listed)
+        self.files: dict[str, dict[str, Entry]] = {}  # folder -> file name -> entry
+        self.unreadable: dict[str, set[str]] = {}
+        self.last_full = 0.0
+        self.generation = 0
+        self.snapshot: Collection | None = None
+        self.loaded = False
+
+
+_roots: dict[str, _Root] = {}
+_generations = itertools.count(1)
+_roots_lock = threading.Lock()
+
+
+def _root_state(root: Path) -> _Root:
+    with _roots_lock:
+        return _roots.setdefault(str(root), _Root())
+
+
+def forget() -> None:
+    """Drop what memory holds (tests, and the bench's cold calls)."""
+    with _roots_lock:
+        _roots.clear()
+
+
+def read(root: Path, cache_folder: Path | None = None, stop: Callable[[], bool] | None = None) -> Collection:
+    """Every item under `root` (one folder per list), files read again only when their time or size changed.
+
+    `stop()` true ends the reading of new files there (a call's deadline near): what was read stays, in memory
+    and on disk, the next call goes on, and the collection says how many files are `pending`.
+    """
+    state = _root_state(root)
+    with state.lock:
+        disk = _LazyDisk(cache_folder, root)
+        try:
+            if not state.loaded and cache_folder is not None:
+                disk.get().load_into(state)
+            state.loaded = True
+            changed, pending = _refresh(root, state, disk, stop or (lambda: False))
+        finally:
+            disk.close()
+        if changed or state.snapshot is None or pending != state.snapshot.pending:
+            # Unique across roots and forgotten states: what callers derive is memoised by it.
+            state.generation = next(_generations)
+            items = tuple(item for files in state.files.values() for entry in files.values() for item in entry.items)
+            state.snapshot = Collection(root, items, state.generation,
+                                        sum(len(v) for v in state.unreadable.values()), pending)
+        return state.snapshot
+
+
+def _refresh(root: Path, state: _Root, disk: _LazyDisk, stop: Callable[[], bool]) -> tuple[bool, int]:
+    now = time.time()
+    full = now - state.last_full > FULL_CHECK
+    if full:
+        state.last_full = now
+    changed, pending = False, 0
+    present = folders_of(root)
+    for gone in set(state.files) - set(present):
+        del state.files[gone]
+        state.folders.pop(gone, None)
+        disk.drop_folder(gone)
+        changed = True
+    for folder in present:
+        path = root / folder
+        try:
+            folder_mtime = path.stat().st_mtime_ns
+        except OSError:
+            continue
+        known = state.folders.get(folder)
+        settled = known is not None and known[0] == folder_mtime and known[1] * 1e9 - folder_mtime > SETTLE_NS
+        if settled and not full and folder in state.files:
+            continue
+        folder_changed, left = _refresh_folder(path, folder, state, disk, stop)
+        changed |= folder_changed
+        pending += left
+        if not left:  # a folder read only in part is listed again next time
+            state.folders[folder] = (folder_mtime, now)
+    return changed, pending
+
+
+def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk,
+                    stop: Callable[[], bool]) -> tuple[bool, int]:
+    files = state.files.setdefault(folder, {})
+    unreadable = state.unreadable.setdefault(folder, set())
+    seen, changed, pending = set(), False, 0
+    try:
+        with os.scandir(path) as entries:
+            listing = [e for e in entries if e.name.endswith(".ics") and not e.name.startswith(".")]
+    except OSError:
+        listing = []
+    for entry in listing:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not entry.is_file(follow_symlinks=False):
+            continue  # a link inside a list could point anywhere: not the person's list
+        seen.add(entry.name)
+        old = files.get(entry.name)
+        if old is not None and old.mtime_ns == info.st_mtime_ns and old.size == info.st_size:
+            continue
+        if pending or (changed and stop()):
+            pending += 1  # left for the next call; an old reading of it, if any, stands meanwhile
+            continue
+        if entry.name in unreadable and old is None:
+            unreadable.discard(entry.name)
+        try:
+            with open(entry.path, "rb") as handle:
+                raw = handle.read()
+            items = tuple(items_of(raw, folder, entry.path))
+        except (OSError, ValueError):
+            unreadable.add(entry.name)
+            items = ()
+        files[entry.name] = Entry(info.st_mtime_ns, info.st_size, items)
+        disk.put(folder, entry.name, files[entry.name])
+        changed = True
+    for gone in set(files) - seen:
+        del files[gone]
+        unreadable.discard(gone)
+        disk.drop(folder, gone)
+        changed = True
+    return changed, pending
+
+
+class _Disk:
+    """The on-disk copy of what files said (masked), so that a new process need not parse them all again."""
+
+    def __init__(self, connection: sqlite3.Connection, root: str) -> None:
+        self.connection = connection
+        self.root = root
+        self.written = 0
+
+    @classmethod
+    def open(cls, folder: Path, root: Path) -> _Disk:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # One file per root: the tasks' and the calendars' readings never wait for each other.
+        path = folder / f"{CACHE_FILE.removesuffix('.sqlite')}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}.sqlite"
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
+        connection = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.executescript(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
+            "CREATE TABLE IF NOT EXISTS files (root TEXT, folder TEXT, name TEXT, mtime_ns INTEGER, size INTEGER,"
+            " items TEXT, PRIMARY KEY (root, folder, name)) WITHOUT ROWID;")
+        version = f"{_CACHE_VERSION}.{MASKS_VERSION}"
+        row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        if row is None or row[0] != version:  # other masks or another shape: read every file again
+            connection.execute("DELETE FROM files")
+            connection.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version,))
+        connection.execute("BEGIN")
+        return cls(connection, str(root))
+
+    def load_into(self, state: _Root) -> None:
+        for folder, name, mtime_ns, size, items in self.connection.execute(
+                "SELECT folder, name, mtime_ns, size, items FROM files WHERE root = ?", (self.root,)):
+            path = f"{self.root}/{folder}/{name}"
+            parsed = tuple(from_row(row, folder, path) for row in json.loads(items))
+            state.files.setdefault(folder, {})[name] = Entry(mtime_ns, size, parsed)
+
+    def put(self, folder: str, name: str, entry: Entry) -> None:
+        self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
+                                (self.root, folder, name, entry.mtime_ns, entry.size,
+                                 json.dumps([to_row(item) for item in entry.items], ensure_ascii=False)))
+        self.written += 1
+        if self.written % BATCH == 0:  # short transactions: another process's writer waits briefly
+            self.connection.execute("COMMIT")
+            self.connection.execute("BEGIN")
+
+    def drop(self, folder: str, name: str) -> None:
+        self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ? AND name = ?",
+                                (self.root, folder, name))
+
+    def drop_folder(self, folder: str) -> None:
+        self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ?", (self.root, folder))
+
+    def close(self) -> None:
+        try:
+            self.connection.execute("COMMIT")
+        finally:
+            self.connection.close()
+
+
+class _LazyDisk:
+    """The disk cache opened only when something must be read from it or written to it (not on a warm call)."""
+
+    def __init__(self, folder: Path | None, root: Path) -> None:
+        self.folder, self.root, self.disk = folder, root, None
+
+    def get(self) -> _Disk:
+        if self.disk is None:
+            self.disk = _Disk.open(self.folder, self.root)
+        return self.disk
+
+    def put(self, folder: str, name: str, entry: Entry) -> None:
+        if self.folder is not None:
+            self.get().put(folder, name, entry)
+
+    def drop(self, folder: str, name: str) -> None:
+        if self.folder is not None:
+            self.get().drop(folder, name)
+
+    def drop_folder(self, folder: str) -> None:
+        if self.folder is not None:
+            self.get().drop_folder(folder)
+
+    def close(self) -> None:
+        if self.disk is not None:
+            self.disk.close()
+
+
+def changed_item(item: Item, **changes: Any) -> Item:
+    return evolve(item, **changes)
+
+
+def walk(items: Iterable[Item], kind: str) -> Iterator[Item]:
+    return (item for item in items if item.kind == kind)
+
+
+def replace(path: Path, data: bytes, expected: tuple[int, int]) -> None:
+    """Put new contents in an existing file (whole, by rename), unless it changed since it was read."""
+    info = os.stat(path, follow_symlinks=False)
+    if (info.st_mtime_ns, info.st_size) != expected:
+        raise FileExistsError(f"{path} changed while it was being edited")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    descriptor = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, info.st_mode & 0o777)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
