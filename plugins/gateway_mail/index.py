@@ -26,6 +26,7 @@ from typing import Any
 from gateway import MASKS_VERSION
 from gateway_mail import maildir
 from gateway_mail.accounts import Account
+from gateway_mail.docindex import bump, generation, meta, set_meta  # noqa: F401 (the index's meta, asked for here too)
 from gateway_mail.parse import Parsed, masked, parse_file, text_of_raw
 
 SCHEMA = """
@@ -151,23 +152,6 @@ def thread_connection(path: Path) -> sqlite3.Connection:
     connection = connect(path)
     kept[str(path)] = (connection, path.stat().st_ino)
     return connection
-
-
-def meta(connection: sqlite3.Connection, key: str) -> str | None:
-    row = connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else None
-
-
-def set_meta(connection: sqlite3.Connection, key: str, value: str) -> None:
-    connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
-
-
-def bump(connection: sqlite3.Connection) -> None:
-    set_meta(connection, "generation", str(int(meta(connection, "generation") or 0) + 1))
-
-
-def generation(connection: sqlite3.Connection) -> int:
-    return int(meta(connection, "generation") or 0)
 
 
 def thread_of(parsed: Parsed, fallback: str) -> str:
