@@ -53,7 +53,7 @@ def accounts_of(raw: Any, resolve: Any) -> list[Account]:
             raise ConfigProblem(f"{where} must be a table {{ name = ..., maildir = ... }}")
         unknown = sorted(set(entry) - set(ACCOUNT_KEYS))
         if unknown:
-            raise ConfigProblem(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(ACCOUNT_KEYS)})")
+            raise ConfigProblem(f"{where}: unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(unknown)} (known: {', '.join(ACCOUNT_KEYS)})")
         name, maildir = entry.get("name"), entry.get("maildir")
         if not isinstance(name, str) or not name.strip():
             raise ConfigProblem(f"{where} needs a name (a string)")
