@@ -378,6 +378,29 @@ class Gateway:
         self._audit(caller, {**entry, "outcome": "unknown_resource"}, watch)
         raise NotFound(f"Unknown resource: {uri}")
 
+    async def may_tell(self, uri: str, caller: Caller | None) -> bool:
+        """Whether `caller`, subscribed to `uri`, may be told now that it changed: the resource is read for them
+        again under the gate as it is now (not refreshed, nothing of it sent), and the notice logged like any
+        giving; one refused, failed or unlogged is not told."""
+        watch = Stopwatch()
+        caller = caller or Caller()
+        snapshot = self.snapshot()
+        if snapshot.error is not None:
+            return False
+        catalogue = self.catalogue(snapshot)
+        found = [(r.plugin, r.read, {}) for r in catalogue.resources if r.uri == uri] + [
+            (t.plugin, t.read, params) for t in catalogue.templates if (params := t.match(uri)) is not None
+        ]
+        if not found:
+            return False
+        plugin, read, params = found[0]
+        _answer, outcome = await self._run(read, self.context(plugin, snapshot, caller), params, f"the resource {uri}",
+                                           plugin)
+        told = outcome == "ok"
+        entry = {"plugin": plugin, "method": "notifications/resources/updated", "uri": mask_secrets(uri)[:200],
+                 "outcome": outcome, "given": [uri] if told else []}
+        return self._audit(caller, entry, watch) is None and told
+
     def list_prompts(self, caller: Caller = Caller()) -> list[tuple[str, Prompt]]:
         watch = Stopwatch()
         prompts = [(name, masked_item(p, ("title", "description"))) for name, p in self.catalogue().prompts.items()]

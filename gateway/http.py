@@ -208,9 +208,13 @@ def _busy(connection: Any) -> bool:
 def http_app(gateway: Gateway, host: str, port: int) -> Any:
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from gateway.server import build_server
+    from gateway.server import build_server, notifier_for, notifying_lifespan
 
-    server = build_server(gateway, "http")
+    # Subscriptions and notifications for the Streamable HTTP sessions (the handshake era: a session's GET stream
+    # carries them); the stateless 2026-07-28 requests have none (see the README).
+    notifier = notifier_for(gateway)
+    server = build_server(gateway, "http", notifier)
+    server.lifespan = notifying_lifespan(gateway, notifier)
     names = {host, "127.0.0.1", "localhost", "[::1]"}
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,

@@ -4,12 +4,17 @@ most) and `notifications/resources/updated` to the subscribers of a changed reso
 A refresh finishes on a thread of its own; `Notifier.refreshed` hands its result to the event loop, where the
 notifications are sent on each live connection (the SDK keeps no server-wide broadcast). The connections are
 the SDK's sessions, used through the two methods they offer; this module imports nothing of the SDK.
+
+A subscription is checked twice: when the host subscribes (the server module), and again each time a change is to
+be told (`may_tell`, the gate as it is then): a project closed since is told nothing. The subscription is kept,
+silent, so that the host hears again if the person opens the project again.
 """
 
 from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -27,12 +32,15 @@ LIST_CHANGED_GAP = 20.0  # seconds between two list_changed: three a minute at m
 class Notifier:
     """The live connections and their subscriptions, and the pacing of list_changed."""
 
-    def __init__(self, gap: float = LIST_CHANGED_GAP) -> None:
+    def __init__(self, may_tell: Callable[[str, Any], Awaitable[bool]], gap: float = LIST_CHANGED_GAP) -> None:
+        """`may_tell(uri, caller)`: whether the caller who subscribed may now be told that `uri` changed."""
+        self.may_tell = may_tell
         self.gap = gap
         # The SDK gives each request a session proxy of its own; the connection behind it is what lasts. Each
         # connection is kept with its latest proxy (whose standalone channel outlives the request).
         self.sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+        self.callers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # who subscribed, for the gate
         self._last_sent = -math.inf
         self._held = False
         self._token: Any = None
@@ -46,8 +54,10 @@ class Notifier:
     def connected(self, session: Any) -> None:
         self.sessions[_connection(session)] = session
 
-    def subscribe(self, session: Any, uri: str) -> None:
-        self.subscribed.setdefault(_connection(session), set()).add(uri)
+    def subscribe(self, session: Any, uri: str, caller: Any = None) -> None:
+        connection = _connection(session)
+        self.subscribed.setdefault(connection, set()).add(uri)
+        self.callers[connection] = caller
 
     def unsubscribe(self, session: Any, uri: str) -> None:
         self.subscribed.get(_connection(session), set()).discard(uri)
@@ -70,10 +80,17 @@ class Notifier:
         for uri in result.changed:
             for connection, uris in list(self.subscribed.items()):
                 session = self.sessions.get(connection)
-                if uri in uris and session is not None:
+                if uri in uris and session is not None and await self._allowed(connection, uri):
                     await _quietly(session.send_resource_updated, uri)
         if result.added:
             await self._list_changed()
+
+    async def _allowed(self, connection: Any, uri: str) -> bool:
+        try:
+            return await self.may_tell(uri, self.callers.get(connection))
+        except Exception as error:  # a gate that cannot answer tells nothing
+            log.error("notification withheld: the gate check failed", error=repr(error))
+            return False
 
     async def _list_changed(self) -> None:
         if self._held:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import signal
 import traceback
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -17,6 +19,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from gateway import __version__
@@ -194,7 +197,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         if answer.is_error:
             raise MCPError(INVALID_PARAMS, answer.text, {"uri": uri})
         if notifier is not None:
-            notifier.subscribe(ctx.session, uri)
+            notifier.subscribe(ctx.session, uri, _caller(ctx, transport))  # checked again before each notice
         return types.EmptyResult()
 
     async def unsubscribe(ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams):
@@ -289,7 +292,10 @@ def _params_problems(error: ValidationError) -> list[dict[str, str]]:
 
 def _tracking(notifier: Notifier) -> Any:
     async def track(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
-        notifier.connected(ctx.session)  # each live connection, to be told of what a refresh brought in
+        # Each live connection, to be told of what a refresh brought in. A 2026-07-28 request has no connection
+        # that outlives it (that era listens through subscriptions/listen, which the gateway does not serve yet).
+        if getattr(ctx.session, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
+            notifier.connected(ctx.session)
         return await call_next(ctx)
 
     return track
@@ -312,18 +318,45 @@ async def _refresh_for_subscribers(gateway: Gateway, notifier: Notifier) -> None
             await gateway.refresh(name, snapshot)
 
 
-async def serving(gateway: Gateway, server: Server[Any], notifier: Notifier, read_stream: Any, write_stream: Any) -> None:
-    """Run `server` on the streams with the notifier bound to this loop."""
+def notifier_for(gateway: Gateway) -> Notifier:
+    """A notifier whose every `updated` goes through the gate as it is when the change is told."""
+    return Notifier(may_tell=gateway.may_tell)
+
+
+@asynccontextmanager
+async def notifying(gateway: Gateway, notifier: Notifier) -> AsyncIterator[None]:
+    """For the block: the notifier bound to the running loop and hearing of every refresh, and the subscribers'
+    poll running (on stdio around one connection, on HTTP around every session, as the server's lifespan)."""
     gateway.refreshing.listeners.append(notifier.refreshed)
     try:
         async with anyio.create_task_group() as tasks:
             await notifier.serve(tasks)
             tasks.start_soon(_refresh_for_subscribers, gateway, notifier)
-            tasks.start_soon(_stop_on_sigterm, tasks.cancel_scope)
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-            tasks.cancel_scope.cancel()
+            try:
+                yield
+            finally:
+                tasks.cancel_scope.cancel()
     finally:
         gateway.refreshing.listeners.remove(notifier.refreshed)
+
+
+def notifying_lifespan(gateway: Gateway, notifier: Notifier) -> Any:
+    """The server's lifespan for the HTTP session manager (entered once, around all its sessions): `notifying`."""
+
+    @asynccontextmanager
+    async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with notifying(gateway, notifier):
+            yield {}
+
+    return lifespan
+
+
+async def serving(gateway: Gateway, server: Server[Any], notifier: Notifier, read_stream: Any, write_stream: Any) -> None:
+    """Run `server` on the streams with the notifier bound to this loop."""
+    async with notifying(gateway, notifier), anyio.create_task_group() as tasks:
+        tasks.start_soon(_stop_on_sigterm, tasks.cancel_scope)
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+        tasks.cancel_scope.cancel()
 
 
 async def _shield(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
@@ -354,7 +387,7 @@ async def serve_stdio(gateway: Gateway) -> None:
     """
     from gateway.transport import stdio_transport
 
-    notifier = Notifier()
+    notifier = notifier_for(gateway)
     server = build_server(gateway, "stdio", notifier)
     async with stdio_transport() as (read_stream, write_stream):
         with lifecycle_of(gateway):

@@ -168,9 +168,13 @@ class FakeSession:
         self.sent.append(("updated", uri))
 
 
+async def tell_everyone(uri: str, caller: object) -> bool:
+    return True
+
+
 def test_list_changed_is_paced_and_updated_goes_to_subscribers_only():
     async def scenario() -> tuple[FakeSession, FakeSession]:
-        notifier = Notifier(gap=0.3)
+        notifier = Notifier(may_tell=tell_everyone, gap=0.3)
         watching, other = FakeSession(), FakeSession()
         async with anyio.create_task_group() as tasks:
             await notifier.serve(tasks)
@@ -188,6 +192,33 @@ def test_list_changed_is_paced_and_updated_goes_to_subscribers_only():
     assert other.sent == [("list_changed", None)] * 2
     assert watching.sent.count(("updated", "slow://store")) == 5
     assert watching.sent.count(("list_changed", None)) == 2
+
+
+def test_updated_goes_only_where_the_gate_says_so_when_it_is_sent():
+    asked: list[tuple[str, object]] = []
+
+    async def gate(uri: str, caller: object) -> bool:
+        asked.append((uri, caller))
+        if caller == "broken":
+            raise RuntimeError("the gate cannot answer")
+        return caller == "still-open"
+
+    async def scenario() -> list[FakeSession]:
+        notifier = Notifier(may_tell=gate, gap=0.3)
+        sessions = [FakeSession(), FakeSession(), FakeSession()]
+        async with anyio.create_task_group() as tasks:
+            await notifier.serve(tasks)
+            for session, caller in zip(sessions, ["still-open", "closed-since", "broken"], strict=True):
+                notifier.connected(session)
+                notifier.subscribe(session, "slow://store", caller)
+            await anyio.to_thread.run_sync(notifier.refreshed, "slow", Refreshed(changed=("slow://store",)))
+            await anyio.sleep(0.2)
+        return sessions
+
+    open_one, closed_one, broken_one = anyio.run(scenario)
+    assert open_one.sent == [("updated", "slow://store")]
+    assert closed_one.sent == [] and broken_one.sent == []  # refused, or a gate that failed: nothing told
+    assert sorted(caller for _uri, caller in asked) == ["broken", "closed-since", "still-open"]
 
 
 def test_a_plugin_table_can_turn_its_refresh_off(gateway_home):
