@@ -9,17 +9,20 @@ connected is masked in answers and not found by its digits.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import anyio
+import pytest
+import tomli_w
 from mcp.shared.exceptions import MCPError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
 
 from fresh_helpers import claude_session, open_projects  # noqa: E402
 
-from gateway.testing import listed_resources, serve_client, write_config  # noqa: E402
+from gateway.testing import folders_of, listed_resources, read_audit, serve_client, write_config  # noqa: E402
 
 CANARY = "wolfsbanecanary"
 
@@ -94,3 +97,57 @@ def test_an_iban_written_while_connected_is_masked_from_the_first_answer(gateway
     assert "payday" not in by_iban and "payday" not in by_digits
     assert "payday" in by_word and IBAN not in by_word
     assert IBAN not in read and f"…{IBAN[-4:]}" in read
+
+
+def save_manifest(home: Path, projects: list[dict]) -> None:
+    """The manifest saved whole (written beside, then renamed), as an editor saves it: never read mid-save."""
+    path = folders_of(home).config / "projects.toml"
+    beside = path.with_suffix(".saving")
+    beside.write_text(tomli_w.dumps({"project": projects}))
+    os.replace(beside, path)
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")  # the handshake era's way, which we serve
+@pytest.mark.parametrize("closed_since", [True, False], ids=["closed-since", "still-open"])
+def test_a_subscriber_is_not_told_of_changes_once_the_project_is_closed(gateway_home, closed_since):
+    home = gateway_home
+    projects = open_projects(home)
+    write_config(home, {"gateway": {"plugins": ["sessions"]}}, projects)
+    orchard = home / "src" / "orchard"
+    claude_session(home, "watched", ["graft the quince"], orchard)
+    uri = "rousseau://sessions/watched"
+    heard: list[str] = []
+
+    async def handler(message) -> None:
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/resources/updated":
+            heard.append(str(root.params.uri))
+
+    def notices() -> list[dict]:
+        return [line for line in read_audit(home) if line.get("method") == "notifications/resources/updated"]
+
+    async def session() -> None:
+        async with serve_client(home, message_handler=handler) as client:
+            await client.call_tool("rousseau_list_sessions", {})  # the first import
+            await client.subscribe_resource(uri)  # allowed: the orchard is open now
+            # The person closes the orchard (or, for the control, saves the manifest unchanged) ...
+            save_manifest(home, [{**p, "ai": False} if p["id"] == "orchard" and closed_since else p for p in projects])
+            # ... then the session goes on, and a call (any host's) brings the change in.
+            claude_session(home, "watched", [f"the {CANARY} graft"], orchard, append=True, first=2)
+            await client.call_tool("rousseau_search_sessions", {"query": "quince"})
+            with anyio.fail_after(60):  # the decision to tell or not is logged before anything is sent
+                while not notices():
+                    await anyio.sleep(0.1)
+                while not closed_since and not heard:
+                    await anyio.sleep(0.1)
+            await client.call_tool("rousseau_list_sessions", {})  # a round trip: whatever was sent has arrived
+
+    anyio.run(session)
+    told = notices()
+    if closed_since:
+        assert heard == []
+        assert told and all(line["outcome"] == "refused" and line["given"] == [] for line in told)
+    else:
+        assert heard and set(heard) == {uri}
+        assert told[0]["outcome"] == "ok" and told[0]["given"] == [uri] and told[0]["client"] == "test-host"
+    assert CANARY not in json.dumps(told)  # the notice's line names the address, never what changed
