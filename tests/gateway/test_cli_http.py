@@ -8,7 +8,9 @@ import selectors
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 from click.testing import CliRunner
@@ -16,6 +18,10 @@ from click.testing import CliRunner
 from gateway.cli import main
 from gateway.context import home_environment
 from gateway.testing import folders_of, write_config
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
+
+from fresh_helpers import claude_session, open_projects  # noqa: E402
 
 
 def free_port() -> int:
@@ -85,3 +91,62 @@ def test_serve_help_names_the_token_file(home):
     assert result.exit_code == 0
     flat = " ".join(result.output.split())
     assert str(folders_of(home).state / "http-token") in flat and "Authorization: Bearer" in flat
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")  # the handshake era's way, served on HTTP too
+def test_an_http_session_hears_of_new_sessions_and_of_a_subscribed_one_changing(gateway_home):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    home = gateway_home
+    write_config(home, {"gateway": {"plugins": ["sessions"]}}, open_projects(home))
+    orchard = home / "src" / "orchard"
+    claude_session(home, "watched", ["prune the medlar"], orchard)
+    heard: list[str] = []
+
+    async def handler(message) -> None:
+        root = getattr(message, "root", message)
+        method = getattr(root, "method", None)
+        if method:
+            uri = getattr(getattr(root, "params", None), "uri", None)
+            heard.append(f"{method} {uri}" if uri else method)
+
+    port = free_port()
+    process = start(home, port)
+    try:
+        assert first_line(process).startswith("Serving MCP")
+        token = (folders_of(home).state / "http-token").read_text().strip()
+
+        async def session() -> None:
+            # The SDK's own read timeout for streams a server holds open (httpx's 5 s would cut the GET stream that
+            # carries the notifications, and the client would miss what is sent while it reconnects).
+            timeout = httpx2.Timeout(30, read=300)
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=timeout) as http,
+                Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http), mode="legacy",
+                       message_handler=handler) as client,
+            ):
+                capabilities = client.server_capabilities.resources
+                assert capabilities.list_changed and capabilities.subscribe
+                await client.call_tool("rousseau_list_sessions", {})  # the first import
+                await client.subscribe_resource("rousseau://sessions/watched")
+                heard.clear()
+                claude_session(home, "watched", ["and graft the medlar"], orchard, append=True, first=2)
+                claude_session(home, "newcomer", ["a new session about quinces"], orchard)
+                await client.call_tool("rousseau_search_sessions", {"query": "quinces"})
+                with anyio.fail_after(30):
+                    while not {"notifications/resources/updated rousseau://sessions/watched",
+                               "notifications/resources/list_changed"} <= set(heard):
+                        await anyio.sleep(0.1)
+                # With no call at all: the server's poll for subscribers runs on HTTP too.
+                heard.clear()
+                claude_session(home, "watched", ["the medlar fruits"], orchard, append=True, first=3)
+                with anyio.fail_after(30):
+                    while "notifications/resources/updated rousseau://sessions/watched" not in heard:
+                        await anyio.sleep(0.1)
+
+        anyio.run(session)
+    finally:
+        process.terminate()
+        process.wait(10)
+        process.stderr.close()
