@@ -122,7 +122,8 @@ def _index_of(events: Collection, tz: tzinfo) -> _Index:
         longest = max((s[1] - s[0] for s in spans), default=timedelta(0))
         return _Index([s[0] for s in spans], spans, longest, repeating)
 
-    return _indexes.get(None, build, (str(events.root), events.generation, zone.zone_name(tz)))
+    with vdir.bulk():
+        return _indexes.get(None, build, (str(events.root), events.generation, zone.zone_name(tz)))
 
 
 def occurrences(events: Collection, begin: datetime, finish: datetime, tz: tzinfo) -> list[Occurrence]:

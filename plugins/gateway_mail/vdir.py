@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import hashlib
 import itertools
 import json
@@ -35,7 +36,7 @@ SETTLE_NS = 2_000_000_000
 DESCRIPTION_LIMIT = 2_000
 CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
 BATCH = 500
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3  # 3: each folder's listing kept too, so that a new process lists no settled folder
 
 
 @frozen
@@ -107,6 +108,33 @@ def from_row(row: list[Any], collection: str, path: str) -> Item:
         if row[i]:
             row[i] = _from_when(row[i])
     return Item(row[0], row[1], collection, path, *row[2:])
+
+
+_paused = 0
+_was_enabled = True
+_paused_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def bulk() -> Iterator[None]:
+    """The cyclic garbage collector held off while tens of thousands of lasting objects are made at once.
+
+    Those objects hold no cycles and all survive; left on, the collector walks the growing heap again and again
+    and doubles a cold call's time. Counted, so that two threads' bulk work overlapping ends with it back on.
+    """
+    global _paused, _was_enabled
+    with _paused_lock:
+        _paused += 1
+        if _paused == 1:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _paused_lock:
+            _paused -= 1
+            if _paused == 0 and _was_enabled:
+                gc.enable()
 
 
 # -- parsing one file ------------------------------------------------------------------------------------------
@@ -271,7 +299,8 @@ def read(root: Path, cache_folder: Path | None = None, stop: Callable[[], bool] 
         disk = _LazyDisk(cache_folder, root)
         try:
             if not state.loaded and cache_folder is not None:
-                disk.get().load_into(state)
+                with bulk():
+                    disk.get().load_into(state)
             state.loaded = True
             changed, pending = _refresh(root, state, disk, stop or (lambda: False))
         finally:
@@ -312,6 +341,7 @@ def _refresh(root: Path, state: _Root, disk: _LazyDisk, stop: Callable[[], bool]
         pending += left
         if not left:  # a folder read only in part is listed again next time
             state.folders[folder] = (folder_mtime, now)
+            disk.listed(folder, folder_mtime, now, folder_changed or not settled)
     return changed, pending
 
 
@@ -379,21 +409,43 @@ class _Disk:
         connection.executescript(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
             "CREATE TABLE IF NOT EXISTS files (root TEXT, folder TEXT, name TEXT, mtime_ns INTEGER, size INTEGER,"
-            " items TEXT, PRIMARY KEY (root, folder, name)) WITHOUT ROWID;")
+            " items TEXT, PRIMARY KEY (root, folder, name)) WITHOUT ROWID;"
+            "CREATE TABLE IF NOT EXISTS folders (root TEXT, folder TEXT, mtime_ns INTEGER, listed REAL,"
+            " PRIMARY KEY (root, folder)) WITHOUT ROWID;")
         version = f"{_CACHE_VERSION}.{MASKS_VERSION}"
         row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         if row is None or row[0] != version:  # other masks or another shape: read every file again
             connection.execute("DELETE FROM files")
+            connection.execute("DELETE FROM folders")
             connection.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version,))
         connection.execute("BEGIN")
         return cls(connection, str(root))
 
     def load_into(self, state: _Root) -> None:
-        for folder, name, mtime_ns, size, items in self.connection.execute(
-                "SELECT folder, name, mtime_ns, size, items FROM files WHERE root = ?", (self.root,)):
+        """What the disk knows of this root, into memory: one query per table, one JSON decode for every file.
+
+        Each folder's listing comes back too (its time when listed, and when), so a new process lists again only
+        the folders that changed since; the look at every file (for an editor writing in place) comes FULL_CHECK
+        after the start, as it does for a file edited in place while the server runs.
+        """
+        rows = self.connection.execute(
+            "SELECT folder, name, mtime_ns, size, items FROM files WHERE root = ?", (self.root,)).fetchall()
+        decoded = json.loads("[" + ",".join(row[4] for row in rows) + "]") if rows else []
+        for (folder, name, mtime_ns, size, _items), items in zip(rows, decoded, strict=True):
             path = f"{self.root}/{folder}/{name}"
-            parsed = tuple(from_row(row, folder, path) for row in json.loads(items))
-            state.files.setdefault(folder, {})[name] = Entry(mtime_ns, size, parsed)
+            files = state.files.get(folder)
+            if files is None:
+                files = state.files[folder] = {}
+            files[name] = Entry(mtime_ns, size, tuple(from_row(row, folder, path) for row in items))
+        for folder, mtime_ns, listed in self.connection.execute(
+                "SELECT folder, mtime_ns, listed FROM folders WHERE root = ?", (self.root,)):
+            if folder in state.files:
+                state.folders[folder] = (mtime_ns, listed)
+        state.last_full = time.time()
+
+    def listed(self, folder: str, mtime_ns: int, when: float) -> None:
+        self.connection.execute("INSERT OR REPLACE INTO folders VALUES (?, ?, ?, ?)",
+                                (self.root, folder, mtime_ns, when))
 
     def put(self, folder: str, name: str, entry: Entry) -> None:
         self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
@@ -410,6 +462,7 @@ class _Disk:
 
     def drop_folder(self, folder: str) -> None:
         self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ?", (self.root, folder))
+        self.connection.execute("DELETE FROM folders WHERE root = ? AND folder = ?", (self.root, folder))
 
     def close(self) -> None:
         try:
@@ -440,6 +493,12 @@ class _LazyDisk:
     def drop_folder(self, folder: str) -> None:
         if self.folder is not None:
             self.get().drop_folder(folder)
+
+    def listed(self, folder: str, mtime_ns: int, when: float, changed: bool) -> None:
+        # Written only when something else is written, or once for a folder the disk does not know: a warm call
+        # that lists a folder again (every FULL_CHECK) and finds nothing new opens no cache.
+        if self.folder is not None and (changed or self.disk is not None):
+            self.get().listed(folder, mtime_ns, when)
 
     def close(self) -> None:
         if self.disk is not None:
