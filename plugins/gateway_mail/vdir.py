@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -241,6 +241,7 @@ class Collection:
     generation: int
     unreadable: int = 0  # files that are not iCalendar icalendar can read
     pending: int = 0  # files not read yet: the first reading of a big folder goes on over several calls
+    cache: Path | None = None  # the folder of the disk cache, for what callers keep beside it (expansions)
 
     def by_uid(self) -> dict[str, Item]:
         return {item.uid: item for item in self.items}
@@ -310,7 +311,7 @@ def read(root: Path, cache_folder: Path | None = None, stop: Callable[[], bool] 
             state.generation = next(_generations)
             items = tuple(item for files in state.files.values() for entry in files.values() for item in entry.items)
             state.snapshot = Collection(root, items, state.generation,
-                                        sum(len(v) for v in state.unreadable.values()), pending)
+                                        sum(len(v) for v in state.unreadable.values()), pending, cache_folder)
         return state.snapshot
 
 
@@ -389,6 +390,11 @@ def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk,
     return changed, pending
 
 
+def _cache_path(folder: Path, root: Path) -> Path:
+    # One file per root: the tasks' and the calendars' readings never wait for each other.
+    return folder / f"{CACHE_FILE.removesuffix('.sqlite')}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}.sqlite"
+
+
 class _Disk:
     """The on-disk copy of what files said (masked), so that a new process need not parse them all again."""
 
@@ -400,8 +406,7 @@ class _Disk:
     @classmethod
     def open(cls, folder: Path, root: Path) -> _Disk:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # One file per root: the tasks' and the calendars' readings never wait for each other.
-        path = folder / f"{CACHE_FILE.removesuffix('.sqlite')}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}.sqlite"
+        path = _cache_path(folder, root)
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
         connection = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
@@ -411,12 +416,15 @@ class _Disk:
             "CREATE TABLE IF NOT EXISTS files (root TEXT, folder TEXT, name TEXT, mtime_ns INTEGER, size INTEGER,"
             " items TEXT, PRIMARY KEY (root, folder, name)) WITHOUT ROWID;"
             "CREATE TABLE IF NOT EXISTS folders (root TEXT, folder TEXT, mtime_ns INTEGER, listed REAL,"
-            " PRIMARY KEY (root, folder)) WITHOUT ROWID;")
+            " PRIMARY KEY (root, folder)) WITHOUT ROWID;"
+            "CREATE TABLE IF NOT EXISTS kept (root TEXT, path TEXT, key TEXT, value TEXT,"
+            " PRIMARY KEY (root, path, key)) WITHOUT ROWID;")
         version = f"{_CACHE_VERSION}.{MASKS_VERSION}"
         row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         if row is None or row[0] != version:  # other masks or another shape: read every file again
             connection.execute("DELETE FROM files")
             connection.execute("DELETE FROM folders")
+            connection.execute("DELETE FROM kept")
             connection.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version,))
         connection.execute("BEGIN")
         return cls(connection, str(root))
@@ -448,6 +456,7 @@ class _Disk:
                                 (self.root, folder, mtime_ns, when))
 
     def put(self, folder: str, name: str, entry: Entry) -> None:
+        self.forget_kept(folder, name)
         self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                                 (self.root, folder, name, entry.mtime_ns, entry.size,
                                  json.dumps([to_row(item) for item in entry.items], ensure_ascii=False)))
@@ -459,9 +468,15 @@ class _Disk:
     def drop(self, folder: str, name: str) -> None:
         self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ? AND name = ?",
                                 (self.root, folder, name))
+        self.forget_kept(folder, name)
+
+    def forget_kept(self, folder: str, name: str) -> None:
+        self.connection.execute("DELETE FROM kept WHERE root = ? AND path = ?", (self.root, f"{self.root}/{folder}/{name}"))
 
     def drop_folder(self, folder: str) -> None:
         self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ?", (self.root, folder))
+        self.connection.execute("DELETE FROM kept WHERE root = ? AND path LIKE ? ESCAPE '\\'",
+                                (self.root, _like_prefix(f"{self.root}/{folder}/")))
         self.connection.execute("DELETE FROM folders WHERE root = ? AND folder = ?", (self.root, folder))
 
     def close(self) -> None:
@@ -503,6 +518,44 @@ class _LazyDisk:
     def close(self) -> None:
         if self.disk is not None:
             self.disk.close()
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def kept(collection: Collection, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """What callers kept beside the disk cache for (file path, key) pairs: derived work (a repeating event's
+    occurrences) that a new process need not do again. Dropped with the file's reading when the file changes."""
+    wanted = list(wanted)
+    if collection.cache is None or not wanted:
+        return {}
+    path = _cache_path(collection.cache, collection.root)
+    if not path.exists():
+        return {}
+    connection = sqlite3.connect(path, timeout=10)
+    try:
+        rows = connection.execute(
+            "SELECT path, key, value FROM kept WHERE root = ? AND (path, key) IN "
+            "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))",
+            (str(collection.root), json.dumps(wanted)))
+        return {(p, k): v for p, k, v in rows}
+    except sqlite3.Error:
+        return {}
+    finally:
+        connection.close()
+
+
+def keep(collection: Collection, values: Mapping[tuple[str, str], str]) -> None:
+    """Keep derived work beside the disk cache (see `kept`)."""
+    if collection.cache is None or not values:
+        return
+    disk = _Disk.open(collection.cache, collection.root)
+    try:
+        disk.connection.executemany("INSERT OR REPLACE INTO kept VALUES (?, ?, ?, ?)",
+                                    [(str(collection.root), p, k, v) for (p, k), v in values.items()])
+    finally:
+        disk.close()
 
 
 def changed_item(item: Item, **changes: Any) -> Item:
