@@ -37,10 +37,10 @@ def tasks_of(ctx: Context, tasks: Collection, project_id: str, owners: Callable[
     found, kept = [], 0
     for item in vdir.walk(tasks.items, vdir.TODO):
         when, what = (item.completed, "task done") if item.done else (item.due, "task due")
-        if when is None:
+        if when is None or project_id not in owners(item):  # owners: remembered per collection, cheap
             continue
         day = zone.as_moment(when, tz).date() if isinstance(when, datetime) else when
-        if not since <= day <= until or project_id not in owners(item):
+        if not since <= day <= until:
             continue
         if not allows(owners(item)):
             kept += 1 if item.done else 0

@@ -116,7 +116,7 @@ _paused_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def bulk() -> Iterator[None]:
+def bulk(lasting: bool = False) -> Iterator[None]:
     """The cyclic garbage collector held off while tens of thousands of lasting objects are made at once.
 
     Those objects hold no cycles and all survive; left on, the collector walks the growing heap again and again
@@ -134,6 +134,11 @@ def bulk() -> Iterator[None]:
         with _paused_lock:
             _paused -= 1
             if _paused == 0 and _was_enabled:
+                if lasting:
+                    # A process's one load of the disk cache: moved out of the collector's sight rather than walked
+                    # once more by the next collection (freed as usual when dropped: no cycles in it). Only then:
+                    # freezing often would keep whatever cyclic garbage is about at that moment for good.
+                    gc.freeze()
                 gc.enable()
 
 
@@ -300,7 +305,7 @@ def read(root: Path, cache_folder: Path | None = None, stop: Callable[[], bool] 
         disk = _LazyDisk(cache_folder, root)
         try:
             if not state.loaded and cache_folder is not None:
-                with bulk():
+                with bulk(lasting=True):
                     disk.get().load_into(state)
             state.loaded = True
             changed, pending = _refresh(root, state, disk, stop or (lambda: False))
