@@ -53,8 +53,10 @@ def tasks_of(ctx: Context, tasks: Collection, project_id: str, owners: Callable[
 def events_of(events: Iterable[Mapping[str, Any]], now: datetime) -> list[dict[str, Any]]:
     """Occurrences already gated (past ones, and the page's next ones up to AHEAD_DAYS ahead)."""
     until = (now + timedelta(days=AHEAD_DAYS)).strftime("%Y-%m-%d %H:%M")
-    return [{"when": e["start"], "what": "event", "title": e["title"], "address": e["address"]}
-            for e in events if e["start"] <= until]
+    found = {(e["address"], e["start"]): {"when": e["start"], "what": "event", "title": e["title"],
+                                          "address": e["address"]}
+             for e in events if e["start"] <= until}  # one going on now is in both spans: once here
+    return list(found.values())
 
 
 def notes_of(notes: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
