@@ -7,6 +7,9 @@ included); the expansion is kept in memory by the file's state and the span, so 
 from __future__ import annotations
 
 import bisect
+import contextlib
+import json
+import sqlite3
 import threading
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta, tzinfo
@@ -58,39 +61,99 @@ def _span(start: date | None, end: date | None, tz: tzinfo) -> tuple[datetime, d
     return begin, max(finish, begin), all_day
 
 
-_expanded: dict[tuple[str, str, datetime, datetime], list[tuple[date, date | None]]] = {}
+# A repeating event is expanded by fixed blocks of BLOCK days (aligned on one day for everyone), so that the
+# expansions stay valid from one day's agenda to the next; they are kept in memory, and on disk beside the vdir's
+# cache (a new process parses no repeating file for a block already expanded), both by the file's state.
+BLOCK = timedelta(days=28)
+_ORIGIN = datetime(2000, 1, 3, tzinfo=ZoneInfo("UTC"))
+_expanded: dict[tuple[str, str], list[tuple[date, date | None]]] = {}
 _expanded_lock = threading.Lock()
 
 
-def _repeats(item: Item, begin: datetime, finish: datetime) -> list[tuple[date, date | None]]:
-    """The (start, end) of each occurrence of a repeating event's file in the span."""
-    import icalendar
-    import recurring_ical_events
+def _blocks(begin: datetime, finish: datetime) -> list[datetime]:
+    first = _ORIGIN + BLOCK * ((begin - _ORIGIN) // BLOCK)
+    found = [first]
+    while found[-1] + BLOCK < finish:
+        found.append(found[-1] + BLOCK)
+    return found
 
+
+def _state_of(item: Item) -> str | None:
     try:
         stat = Path(item.path).stat()
     except OSError:
-        return []
-    key = (item.path, f"{stat.st_mtime_ns}:{stat.st_size}:{item.uid}", begin, finish)
-    with _expanded_lock:
-        if key in _expanded:
-            return _expanded[key]
+        return None
+    return f"{stat.st_mtime_ns}:{stat.st_size}:{item.uid}"
+
+
+def _expand(item: Item, blocks: list[datetime]) -> dict[datetime, list[tuple[date, date | None]]]:
+    """The (start, end) of each occurrence of a repeating event's file overlapping each block."""
+    import icalendar
+    import recurring_ical_events
+
+    found: dict[datetime, list[tuple[date, date | None]]] = {block: [] for block in blocks}
     try:
-        calendar = icalendar.Calendar.from_ical(Path(item.path).read_bytes())
-        found = []
-        for component in recurring_ical_events.of(calendar).between(begin, finish):
-            if component.name != EVENT or str(component.get("UID", "")) != item.uid:
-                continue
-            start = component.get("DTSTART").dt if component.get("DTSTART") else None
-            end = component.get("DTEND").dt if component.get("DTEND") else None
-            found.append((start, end))
+        query = recurring_ical_events.of(icalendar.Calendar.from_ical(Path(item.path).read_bytes()))
+        for block in blocks:
+            for component in query.between(block, block + BLOCK):
+                if component.name != EVENT or str(component.get("UID", "")) != item.uid:
+                    continue
+                start = component.get("DTSTART").dt if component.get("DTSTART") else None
+                end = component.get("DTEND").dt if component.get("DTEND") else None
+                found[block].append((start, end))
     except (OSError, ValueError):
-        found = []
-    with _expanded_lock:
-        if len(_expanded) > 4096:
-            _expanded.clear()
-        _expanded[key] = found
+        pass
     return found
+
+
+def _encode(spans: list[tuple[date, date | None]]) -> str:
+    return json.dumps([[s.isoformat() if s is not None else None, e.isoformat() if e is not None else None]
+                       for s, e in spans])
+
+
+def _decode(text: str) -> list[tuple[date, date | None]]:
+    def when(value: str | None) -> date | None:
+        if not value:
+            return None
+        return date.fromisoformat(value) if len(value) == 10 else datetime.fromisoformat(value)
+
+    return [(when(s), when(e)) for s, e in json.loads(text)]
+
+
+def _repeats_of(events: Collection, items: list[Item], begin: datetime,
+                finish: datetime) -> dict[str, list[tuple[date, date | None]]]:
+    """Each repeating event's (start, end) pairs overlapping [begin, finish) and maybe a little more, by uid."""
+    blocks = _blocks(begin, finish)
+    keys = {}
+    for item in items:
+        state = _state_of(item)
+        if state is not None:
+            keys[item.uid] = (item, [(item.path, f"{state}|{block.isoformat()}") for block in blocks])
+    with _expanded_lock:
+        known = {key: _expanded[key] for _, wanted in keys.values() for key in wanted if key in _expanded}
+    missing = [key for _, wanted in keys.values() for key in wanted if key not in known]
+    if missing:
+        from_disk = {key: _decode(value) for key, value in vdir.kept(events, missing).items()}
+        known.update(from_disk)
+        made: dict[tuple[str, str], str] = {}
+        for item, wanted in keys.values():
+            absent = [block for block, key in zip(blocks, wanted, strict=True) if key not in known]
+            if absent:
+                for block, spans in _expand(item, absent).items():
+                    key = (item.path, wanted[blocks.index(block)][1])
+                    known[key] = spans
+                    made[key] = _encode(spans)
+        with contextlib.suppress(sqlite3.Error, OSError):  # a cache not written is work done again, no more
+            vdir.keep(events, made)
+        with _expanded_lock:
+            if len(_expanded) > 16_384:
+                _expanded.clear()
+            _expanded.update({key: known[key] for key in missing})
+    result = {}
+    for uid, (_item, wanted) in keys.items():
+        spans = [span for key in wanted for span in known[key]]
+        result[uid] = list(dict.fromkeys(spans)) if len(wanted) > 1 else spans  # one occurrence over two blocks
+    return result
 
 
 @frozen
@@ -122,7 +185,8 @@ def _index_of(events: Collection, tz: tzinfo) -> _Index:
         longest = max((s[1] - s[0] for s in spans), default=timedelta(0))
         return _Index([s[0] for s in spans], spans, longest, repeating)
 
-    return _indexes.get(None, build, (str(events.root), events.generation, zone.zone_name(tz)))
+    with vdir.bulk():
+        return _indexes.get(None, build, (str(events.root), events.generation, zone.zone_name(tz)))
 
 
 def occurrences(events: Collection, begin: datetime, finish: datetime, tz: tzinfo) -> list[Occurrence]:
@@ -135,8 +199,9 @@ def occurrences(events: Collection, begin: datetime, finish: datetime, tz: tzinf
             break
         if last > begin or (last == first and first >= begin):
             found.append(Occurrence(item, first, last, all_day))
+    repeats = _repeats_of(events, index.repeating, begin, finish) if index.repeating else {}
     for item in index.repeating:
-        for start, end in _repeats(item, begin, finish):
+        for start, end in repeats.get(item.uid, ()):
             span = _span(start, end, tz)
             if span is None:
                 continue

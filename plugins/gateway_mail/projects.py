@@ -16,6 +16,7 @@ from gateway import Context, Project
 PROJECT = "sioul:project/"
 CASE = "sioul:case/"  # the older name, still opens a project
 CATEGORY = "project:"
+_NONE: frozenset[str] = frozenset()
 
 
 def address_of(project_id: str) -> str:
@@ -80,8 +81,13 @@ def owners_with_parents(
     memo: dict[str, frozenset[str]] = {}
 
     def owners(uid: str) -> frozenset[str]:
-        if uid in memo:
-            return memo[uid]
+        found = memo.get(uid)
+        if found is not None:
+            return found
+        parent = parent_of(uid)
+        if parent is None:  # most tasks are no step: their own owners, no chain to walk
+            found = memo[uid] = own.get(uid, _NONE)
+            return found
         chain, seen = [], set()
         current: str | None = uid
         while current is not None and current not in seen and current not in memo:

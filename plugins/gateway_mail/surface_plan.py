@@ -65,7 +65,8 @@ def read_project(
     address: Annotated[str, Field(max_length=300, description="sioul:project/<id> (sioul:case/<id> also opens it)")],
 ) -> Answer:
     """A project's page: its name and client, its open tasks (next first), its next events, how much mail came
-    for it lately, and what is tied to it. A closed project is refused."""
+    for it lately, what is tied to it, and its line of time (dated things, newest first). A closed project is
+    refused."""
     from gateway_mail.tools_plan import project_answer
 
     return project_answer(ctx, address)

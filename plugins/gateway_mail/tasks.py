@@ -199,8 +199,9 @@ _ranks: GateMemo[list[Ranked]] = GateMemo(gates=4)
 def ranked(ctx: Context, tasks: Collection, now: datetime, tz: tzinfo) -> list[Ranked]:
     """The plan, worked out once per collection generation and minute (the gate does not change it)."""
     generation = (str(tasks.root), tasks.generation, zone.zone_name(tz))
-    prepared = _prepared.get(None, lambda: prepare(tasks.items, tz), generation)
-    return _ranks.get(None, lambda: rank(prepared, now), (*generation, now.replace(second=0, microsecond=0)))
+    with vdir.bulk():
+        prepared = _prepared.get(None, lambda: prepare(tasks.items, tz), generation)
+        return _ranks.get(None, lambda: rank(prepared, now), (*generation, now.replace(second=0, microsecond=0)))
 
 
 def in_view(entry: Ranked, view: str, now: datetime, tz: tzinfo) -> bool:

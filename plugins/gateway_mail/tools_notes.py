@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from datetime import datetime
 from typing import Any
 
 from gateway import Answer, Context, ToolError, left_out_sentence, plural
@@ -288,6 +289,13 @@ def links_answer(ctx: Context, value: str) -> Answer:
 
 # -- a project's page (read_project, in tools_plan.py, adds this section) --------------------------------------
 
+def _day(ctx: Context, stamp: float) -> str:
+    """A note's date (its file's last change) as a day in the person's zone, for the project's line of time."""
+    from gateway_mail import zone
+
+    return datetime.fromtimestamp(stamp, zone.zone_of(ctx.settings)).date().isoformat() if stamp else ""
+
+
 def project_section(ctx: Context, project_id: str) -> tuple[list[str], dict[str, Any], list[str], int]:
     """The notes and contacts of an open project: lines, data, addresses given, and how many were left out (a
     note or contact also in a closed project). Nothing when no notes or contacts folder is set."""
@@ -304,8 +312,8 @@ def project_section(ctx: Context, project_id: str) -> tuple[list[str], dict[str,
                 rows = shelf.connection.execute(
                     "SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY date DESC LIMIT 20",
                     (json.dumps(shown),)).fetchall()
-            found = [{"address": notes.note_address(r["key"]), "title": ctx.clip(r["title"], FIELD_LIMIT)}
-                     for r in rows]
+            found = [{"address": notes.note_address(r["key"]), "title": ctx.clip(r["title"], FIELD_LIMIT),
+                      "date": _day(ctx, r["date"])} for r in rows]
             lines.append(f"Notes ({len(shown)}), newest first:")
             lines += [f"  {n['address']}  {n['title']}" for n in found] or ["  none"]
             if len(ids) > len(shown):

@@ -14,7 +14,7 @@ from typing import Any
 
 from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plural
 from gateway_mail import events as events_store
-from gateway_mail import projects, vdir, zone
+from gateway_mail import lineoftime, projects, vdir, zone
 from gateway_mail import tasks as tasks_store
 from gateway_mail.ties import address as ties_address
 from gateway_mail.vdir import Collection, Item
@@ -490,21 +490,26 @@ def projects_answer(ctx: Context) -> Answer:
     return Answer("\n".join(lines), data, given=[e["address"] for e in shown], left_out=left_out)
 
 
-def _recent_mail(ctx: Context, project_id: str, since: datetime) -> tuple[int, int]:
-    """How many messages of the project came since `since`, and how many of those the gate keeps (in two projects)."""
+def _recent_mail(ctx: Context, project_id: str, since: datetime, tz: tzinfo) -> tuple[int, int, dict[str, int]]:
+    """How many messages of the project came since `since`, how many of those the gate keeps (in two projects),
+    and the given ones by day in the person's zone (for the line of time)."""
     if not ctx.settings.get("accounts"):
-        return 0, 0
+        return 0, 0, {}
     from gateway_mail.store import opened
 
     given = kept = 0
+    per_day: dict[str, int] = {}
     with opened(ctx) as mail:
-        for message_id, in mail.connection.execute("SELECT id FROM messages WHERE date >= ?", (since.timestamp(),)):
+        for message_id, stamp in mail.connection.execute("SELECT id, date FROM messages WHERE date >= ?",
+                                                         (since.timestamp(),)):
             if project_id in mail.verdicts.owners.get(message_id, frozenset()):
                 if message_id in mail.verdicts.closed:
                     kept += 1
                 else:
                     given += 1
-    return given, kept
+                    day = datetime.fromtimestamp(stamp, tz).date().isoformat()
+                    per_day[day] = per_day.get(day, 0) + 1
+    return given, kept, per_day
 
 
 def _project_ties(ctx: Context, project_address: str) -> tuple[list[dict[str, Any]], int]:
@@ -548,10 +553,18 @@ def project_answer(ctx: Context, address: str) -> Answer:
     events, events_left_out, calendars = _visible_events(ctx, now, now + timedelta(days=PROJECT_EVENT_DAYS), tz,
                                                          ties, project.id)
     events = events[:PROJECT_EVENTS]
-    mail_count, mail_kept = _recent_mail(ctx, project.id, now - timedelta(days=RECENT_MAIL_DAYS))
+    mail_count, mail_kept, mail_days = _recent_mail(ctx, project.id, now - timedelta(days=RECENT_MAIL_DAYS), tz)
     tied, ties_left_out = _project_ties(ctx, project_address)
     extra = _extra_sections(ctx, project)
-    left_out = kept_tasks.left_out + events_left_out + mail_kept + ties_left_out + sum(e[3] for e in extra)
+    # The line of time: what the page gives, dated, plus the project's tasks done and events of the last weeks.
+    past_events, past_left_out, _ = _visible_events(ctx, now - timedelta(days=lineoftime.PAST_DAYS), now, tz, ties,
+                                                    project.id)
+    line_tasks, line_kept = lineoftime.tasks_of(ctx, tasks, project.id, owners, allows, now, tz)
+    line = lineoftime.line(line_tasks, lineoftime.events_of([*past_events, *events], now),
+                           lineoftime.notes_of(n for e in extra for n in e[1].get("notes", [])),
+                           lineoftime.mail_of(mail_days))
+    left_out = (kept_tasks.left_out + events_left_out + mail_kept + ties_left_out + sum(e[3] for e in extra)
+                + past_left_out + line_kept)
     lines = [f"Project: {ctx.one_line(project.label, FIELD_LIMIT)} ({project_address})"]
     if project.client:
         lines.append(f"Client: {ctx.one_line(project.client, FIELD_LIMIT)}")
@@ -574,16 +587,20 @@ def project_answer(ctx: Context, address: str) -> Answer:
         lines.append(left_out_sentence(ties_left_out, "tie"))
     for section_lines, _data, _given, _left_out in extra:
         lines.extend(section_lines)
+    lines.extend(lineoftime.lines_of(line))
+    if past_left_out + line_kept:
+        lines.append(left_out_sentence(past_left_out + line_kept, "dated thing"))
     data = {"address": project_address, "id": project.id, "name": ctx.one_line(project.label, FIELD_LIMIT),
             "tasks": shown_tasks, "open_tasks": len(kept_tasks.items), "events": events,
-            "recent_mail": mail_count, "ties": tied, "left_out": left_out}
+            "recent_mail": mail_count, "ties": tied, "line_of_time": line, "left_out": left_out}
     if project.client:
         data["client"] = ctx.one_line(project.client, FIELD_LIMIT)
     _pending(lines, data, tasks, calendars)
     for _lines, section, _given, _left_out in extra:
         data.update(section)
     given = [project_address, *(t["address"] for t in shown_tasks), *sorted({e["address"] for e in events}),
-             *(t["address"] for t in tied), *(g for e in extra for g in e[2])]
+             *(t["address"] for t in tied), *(g for e in extra for g in e[2]),
+             *sorted({e["address"] for e in line if "address" in e})]
     return Answer("\n".join(lines), data, given=given, left_out=left_out)
 
 

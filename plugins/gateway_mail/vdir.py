@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import hashlib
 import itertools
 import json
@@ -19,7 +20,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ SETTLE_NS = 2_000_000_000
 DESCRIPTION_LIMIT = 2_000
 CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
 BATCH = 500
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3  # 3: each folder's listing kept too, so that a new process lists no settled folder
 
 
 @frozen
@@ -107,6 +108,38 @@ def from_row(row: list[Any], collection: str, path: str) -> Item:
         if row[i]:
             row[i] = _from_when(row[i])
     return Item(row[0], row[1], collection, path, *row[2:])
+
+
+_paused = 0
+_was_enabled = True
+_paused_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def bulk(lasting: bool = False) -> Iterator[None]:
+    """The cyclic garbage collector held off while tens of thousands of lasting objects are made at once.
+
+    Those objects hold no cycles and all survive; left on, the collector walks the growing heap again and again
+    and doubles a cold call's time. Counted, so that two threads' bulk work overlapping ends with it back on.
+    """
+    global _paused, _was_enabled
+    with _paused_lock:
+        _paused += 1
+        if _paused == 1:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _paused_lock:
+            _paused -= 1
+            if _paused == 0 and _was_enabled:
+                if lasting:
+                    # A process's one load of the disk cache: moved out of the collector's sight rather than walked
+                    # once more by the next collection (freed as usual when dropped: no cycles in it). Only then:
+                    # freezing often would keep whatever cyclic garbage is about at that moment for good.
+                    gc.freeze()
+                gc.enable()
 
 
 # -- parsing one file ------------------------------------------------------------------------------------------
@@ -213,6 +246,7 @@ class Collection:
     generation: int
     unreadable: int = 0  # files that are not iCalendar icalendar can read
     pending: int = 0  # files not read yet: the first reading of a big folder goes on over several calls
+    cache: Path | None = None  # the folder of the disk cache, for what callers keep beside it (expansions)
 
     def by_uid(self) -> dict[str, Item]:
         return {item.uid: item for item in self.items}
@@ -271,7 +305,8 @@ def read(root: Path, cache_folder: Path | None = None, stop: Callable[[], bool] 
         disk = _LazyDisk(cache_folder, root)
         try:
             if not state.loaded and cache_folder is not None:
-                disk.get().load_into(state)
+                with bulk(lasting=True):
+                    disk.get().load_into(state)
             state.loaded = True
             changed, pending = _refresh(root, state, disk, stop or (lambda: False))
         finally:
@@ -281,7 +316,7 @@ def read(root: Path, cache_folder: Path | None = None, stop: Callable[[], bool] 
             state.generation = next(_generations)
             items = tuple(item for files in state.files.values() for entry in files.values() for item in entry.items)
             state.snapshot = Collection(root, items, state.generation,
-                                        sum(len(v) for v in state.unreadable.values()), pending)
+                                        sum(len(v) for v in state.unreadable.values()), pending, cache_folder)
         return state.snapshot
 
 
@@ -312,6 +347,7 @@ def _refresh(root: Path, state: _Root, disk: _LazyDisk, stop: Callable[[], bool]
         pending += left
         if not left:  # a folder read only in part is listed again next time
             state.folders[folder] = (folder_mtime, now)
+            disk.listed(folder, folder_mtime, now, folder_changed or not settled)
     return changed, pending
 
 
@@ -359,6 +395,11 @@ def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk,
     return changed, pending
 
 
+def _cache_path(folder: Path, root: Path) -> Path:
+    # One file per root: the tasks' and the calendars' readings never wait for each other.
+    return folder / f"{CACHE_FILE.removesuffix('.sqlite')}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}.sqlite"
+
+
 class _Disk:
     """The on-disk copy of what files said (masked), so that a new process need not parse them all again."""
 
@@ -370,8 +411,7 @@ class _Disk:
     @classmethod
     def open(cls, folder: Path, root: Path) -> _Disk:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # One file per root: the tasks' and the calendars' readings never wait for each other.
-        path = folder / f"{CACHE_FILE.removesuffix('.sqlite')}-{hashlib.sha256(str(root).encode()).hexdigest()[:12]}.sqlite"
+        path = _cache_path(folder, root)
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
         connection = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
@@ -379,23 +419,49 @@ class _Disk:
         connection.executescript(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
             "CREATE TABLE IF NOT EXISTS files (root TEXT, folder TEXT, name TEXT, mtime_ns INTEGER, size INTEGER,"
-            " items TEXT, PRIMARY KEY (root, folder, name)) WITHOUT ROWID;")
+            " items TEXT, PRIMARY KEY (root, folder, name)) WITHOUT ROWID;"
+            "CREATE TABLE IF NOT EXISTS folders (root TEXT, folder TEXT, mtime_ns INTEGER, listed REAL,"
+            " PRIMARY KEY (root, folder)) WITHOUT ROWID;"
+            "CREATE TABLE IF NOT EXISTS kept (root TEXT, path TEXT, key TEXT, value TEXT,"
+            " PRIMARY KEY (root, path, key)) WITHOUT ROWID;")
         version = f"{_CACHE_VERSION}.{MASKS_VERSION}"
         row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         if row is None or row[0] != version:  # other masks or another shape: read every file again
             connection.execute("DELETE FROM files")
+            connection.execute("DELETE FROM folders")
+            connection.execute("DELETE FROM kept")
             connection.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version,))
         connection.execute("BEGIN")
         return cls(connection, str(root))
 
     def load_into(self, state: _Root) -> None:
-        for folder, name, mtime_ns, size, items in self.connection.execute(
-                "SELECT folder, name, mtime_ns, size, items FROM files WHERE root = ?", (self.root,)):
+        """What the disk knows of this root, into memory: one query per table, one JSON decode for every file.
+
+        Each folder's listing comes back too (its time when listed, and when), so a new process lists again only
+        the folders that changed since; the look at every file (for an editor writing in place) comes FULL_CHECK
+        after the start, as it does for a file edited in place while the server runs.
+        """
+        rows = self.connection.execute(
+            "SELECT folder, name, mtime_ns, size, items FROM files WHERE root = ?", (self.root,)).fetchall()
+        decoded = json.loads("[" + ",".join(row[4] for row in rows) + "]") if rows else []
+        for (folder, name, mtime_ns, size, _items), items in zip(rows, decoded, strict=True):
             path = f"{self.root}/{folder}/{name}"
-            parsed = tuple(from_row(row, folder, path) for row in json.loads(items))
-            state.files.setdefault(folder, {})[name] = Entry(mtime_ns, size, parsed)
+            files = state.files.get(folder)
+            if files is None:
+                files = state.files[folder] = {}
+            files[name] = Entry(mtime_ns, size, tuple(from_row(row, folder, path) for row in items))
+        for folder, mtime_ns, listed in self.connection.execute(
+                "SELECT folder, mtime_ns, listed FROM folders WHERE root = ?", (self.root,)):
+            if folder in state.files:
+                state.folders[folder] = (mtime_ns, listed)
+        state.last_full = time.time()
+
+    def listed(self, folder: str, mtime_ns: int, when: float) -> None:
+        self.connection.execute("INSERT OR REPLACE INTO folders VALUES (?, ?, ?, ?)",
+                                (self.root, folder, mtime_ns, when))
 
     def put(self, folder: str, name: str, entry: Entry) -> None:
+        self.forget_kept(folder, name)
         self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                                 (self.root, folder, name, entry.mtime_ns, entry.size,
                                  json.dumps([to_row(item) for item in entry.items], ensure_ascii=False)))
@@ -407,9 +473,16 @@ class _Disk:
     def drop(self, folder: str, name: str) -> None:
         self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ? AND name = ?",
                                 (self.root, folder, name))
+        self.forget_kept(folder, name)
+
+    def forget_kept(self, folder: str, name: str) -> None:
+        self.connection.execute("DELETE FROM kept WHERE root = ? AND path = ?", (self.root, f"{self.root}/{folder}/{name}"))
 
     def drop_folder(self, folder: str) -> None:
         self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ?", (self.root, folder))
+        self.connection.execute("DELETE FROM kept WHERE root = ? AND path LIKE ? ESCAPE '\\'",
+                                (self.root, _like_prefix(f"{self.root}/{folder}/")))
+        self.connection.execute("DELETE FROM folders WHERE root = ? AND folder = ?", (self.root, folder))
 
     def close(self) -> None:
         try:
@@ -441,9 +514,53 @@ class _LazyDisk:
         if self.folder is not None:
             self.get().drop_folder(folder)
 
+    def listed(self, folder: str, mtime_ns: int, when: float, changed: bool) -> None:
+        # Written only when something else is written, or once for a folder the disk does not know: a warm call
+        # that lists a folder again (every FULL_CHECK) and finds nothing new opens no cache.
+        if self.folder is not None and (changed or self.disk is not None):
+            self.get().listed(folder, mtime_ns, when)
+
     def close(self) -> None:
         if self.disk is not None:
             self.disk.close()
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def kept(collection: Collection, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """What callers kept beside the disk cache for (file path, key) pairs: derived work (a repeating event's
+    occurrences) that a new process need not do again. Dropped with the file's reading when the file changes."""
+    wanted = list(wanted)
+    if collection.cache is None or not wanted:
+        return {}
+    path = _cache_path(collection.cache, collection.root)
+    if not path.exists():
+        return {}
+    connection = sqlite3.connect(path, timeout=10)
+    try:
+        rows = connection.execute(
+            "SELECT path, key, value FROM kept WHERE root = ? AND (path, key) IN "
+            "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))",
+            (str(collection.root), json.dumps(wanted)))
+        return {(p, k): v for p, k, v in rows}
+    except sqlite3.Error:
+        return {}
+    finally:
+        connection.close()
+
+
+def keep(collection: Collection, values: Mapping[tuple[str, str], str]) -> None:
+    """Keep derived work beside the disk cache (see `kept`)."""
+    if collection.cache is None or not values:
+        return
+    disk = _Disk.open(collection.cache, collection.root)
+    try:
+        disk.connection.executemany("INSERT OR REPLACE INTO kept VALUES (?, ?, ?, ?)",
+                                    [(str(collection.root), p, k, v) for (p, k), v in values.items()])
+    finally:
+        disk.close()
 
 
 def changed_item(item: Item, **changes: Any) -> Item:

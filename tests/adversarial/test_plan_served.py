@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -166,3 +166,31 @@ def test_what_an_agent_writes_stays_on_one_line_and_a_utc_time_lands_in_the_pers
     assert b"DUE;TZID=Europe/Paris:20261204T003000" in new[Path(task.structured_content["file"])]
     for raw in new.values():
         assert b"ATTENDEE" not in raw and b"STATUS:COMPLETED" not in raw and b"/etc/passwd" not in raw
+
+
+def test_a_closed_projects_done_tasks_and_past_events_stay_out_of_an_open_projects_line_of_time(
+        gateway_home: Path) -> None:
+    made = _world(gateway_home, mail=True)
+    now = datetime.now(PARIS)
+    done = (now - timedelta(days=3)).astimezone(ZoneInfo("UTC")).strftime("%Y%m%dT%H%M%SZ")
+    past = (now - timedelta(days=20)).date()
+    sample_plan.put(made["tasks"] / "work", "shared-done", sample_plan.ics("VTODO", "shared-done", [
+        f"SUMMARY:{CANARY} done for both", "STATUS:COMPLETED", f"COMPLETED:{done}", "REFID:dupont", "REFID:vault"]))
+    sample_plan.put(made["calendars"] / "personal", "shared-past", sample_plan.ics("VEVENT", "shared-past", [
+        f"SUMMARY:{CANARY} met for both", "CATEGORIES:project:dupont,project:vault",
+        f"DTSTART;TZID=Europe/Paris:{past:%Y%m%d}T090000", f"DTEND;TZID=Europe/Paris:{past:%Y%m%d}T100000"]))
+    sample_plan.put(made["tasks"] / "work", "dupont-done", sample_plan.ics("VTODO", "dupont-done", [
+        "SUMMARY:Chose the sink", "STATUS:COMPLETED", f"COMPLETED:{done}", "REFID:dupont"]))
+
+    async def play(client):
+        return await client.call_tool("read_project", {"address": "sioul:project/dupont"})
+
+    result = _serve(gateway_home, play)
+    answer = _text(result)
+    assert not result.is_error, answer
+    assert CANARY not in answer and "shared-done" not in answer and "shared-past" not in answer
+    line = result.structured_content["line_of_time"]
+    assert "sioul:task/dupont-done" in [entry.get("address") for entry in line]  # the line is there, gated
+    assert result.structured_content["left_out"] == 3  # both-1, and the line's two shared things, counted
+    audit = "\n".join(json.dumps(line) for line in read_audit(gateway_home))
+    assert CANARY not in audit and "shared-done" not in audit
