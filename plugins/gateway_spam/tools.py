@@ -11,8 +11,9 @@ from typing import Any
 
 from maildirs import Account, Conversations, PathRefused, accounts_in, blocked_in, checked_path, head_of
 from maildirs.accounts import sender_blocked
+from maildirs.subjects import closed_by_hidden_subject
 
-from gateway import Answer, Context, ToolError, clip, left_out_sentence, plural
+from gateway import Answer, Context, GateMemo, ToolError, clip, left_out_sentence, plural
 from gateway_spam import corpus, jobs, training
 from gateway_spam.model import Model
 from gateway_spam.tokens import parse, stripped, tokens
@@ -63,6 +64,9 @@ def ids_of(envelope: dict[str, Any]) -> list[str]:
     return [address[4:]] if address.startswith("mid:") else []
 
 
+_traits: GateMemo[dict[tuple[str, str, str], frozenset[str]]] = GateMemo(dict, gates=4)
+
+
 class Shown:
     """Decides, for one call, which envelopes may be shown: the gate's verdict, and the blocked senders.
 
@@ -78,7 +82,8 @@ class Shown:
         self.blocked = blocked_in(mail_table(ctx))
         self.kept = 0
         self.blocked_count = 0
-        self._own: dict[tuple[str, str, str], frozenset[str]] = {}
+        # What the routes say of a trait holds while the gate (manifest, outside_projects) stays the same.
+        self._own = _traits.of(ctx.gate)
         self._conversations: Conversations | None = None
 
     def own_owners(self, folder: str, subject: str, sender: str) -> frozenset[str]:
@@ -92,6 +97,8 @@ class Shown:
                 project = self.gate.project(project_id)
                 if project is not None and not project.ai:
                     owners.add(project_id)
+            # A closed project's subject route that may take what a mask hid closes it too, as in the mail plugin.
+            owners |= closed_by_hidden_subject(self.gate, subject, frozenset(owners))
             found = self._own[trait] = frozenset(owners)
         return found
 

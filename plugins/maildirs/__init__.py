@@ -16,6 +16,8 @@ imports the other. What it promises:
 - `maildirs.conversations`: `Conversations` joins messages by every id they name (Message-ID, In-Reply-To,
   References) and gives the owners a conversation shares, so a reader closes a whole conversation as the mail
   plugin does; `head_of(path)` reads a file's ids, Subject and From from its headers alone.
+- `maildirs.subjects`: `closed_by_hidden_subject`, the closed projects whose subject route may take what a mask hid
+  in a subject (moved from the mail plugin's gating, which imports it).
 - `maildirs.testing`: a Dovecot IMAP server on a loopback port, for tests that need a real one.
 
 Nothing here writes to a Maildir.

@@ -228,3 +228,30 @@ def test_a_config_given_with_dash_dash_config_gives_the_spam_filter_its_mail_acc
                          env=env, capture_output=True, text=True, timeout=300)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.startswith("43 messages") and "dry run" in dry.stdout
+
+
+def test_a_subject_route_hidden_by_a_mask_still_closes_the_message(gateway_home: Path) -> None:
+    # The ticket's real subject names ACME-2291, which the masks hide next to a login code (ACME-[code]): a closed
+    # project's route may take it, so it is kept, as the mail tools keep it.
+    root = gateway_home / "Mail" / "personal"
+    sample.write_mailbox(root, messages=40, now=time.time())
+    now = time.time()
+    ticket = sample.message("Desk <desk@example.com>", "Ticket ACME-2291: your login code is 778812",
+                            f"Your login code is 778812. jackpot bonus {REPLY_CANARY}", now - 30, "ticket@example.com")
+    sample.deliver(root / "Junk", ticket, now - 30)
+    projects = [*sample.PROJECTS, {"id": "tickets", "name": "Tickets", "ai": False, "subjects": ["ACME-2291"]}]
+    write_config(gateway_home, sample.config(root), projects=projects)
+
+    async def play():
+        async with serve_client(gateway_home) as client:
+            started = await client.call_tool("spam_train", {})
+            await _follow(client, started.structured_content["id"])
+            review = await client.call_tool("spam_review", {"limit": 200})
+            label = await client.call_tool("spam_label", {"address": "mid:ticket@example.com", "label": "ham"})
+            return review, label
+
+    review, label = anyio.run(play)
+    addresses = [e["address"] for e in review.structured_content["unsure"] + review.structured_content["spam"]]
+    assert "mid:ticket@example.com" not in addresses and "ACME" not in _text(review)
+    assert review.structured_content["left_out"] == 2  # the vault's message and the ticket
+    assert label.is_error and "closed to AI agents" in _text(label)
