@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,13 +80,31 @@ def _path_setting(settings: Mapping[str, Any], folders: Folders, key: str, defau
     return resolve_path(value, folders.config.parent.parent)
 
 
+def _no_tables(_plugin: str) -> Mapping[str, Any]:
+    return {}
+
+
+def _table_copy(table: Mapping[str, Any]) -> Mapping[str, Any]:
+    # A copy: a plugin that changes what it was given must not change the config the core and other plugins read.
+    return copy.deepcopy(dict(table))
+
+
 @frozen
 class PluginHost:
-    """What hooks get: the plugin's name, its folders and its settings (defaults filled, the core's keys left out)."""
+    """What hooks get: the plugin's name, its folders and its settings (defaults filled, the core's keys left out).
+
+    ``plugin_settings(name)`` gives another plugin's table as written, for the hooks that run with a config
+    (commands, startup, shutdown); the registration hooks are pure and get an empty one.
+    """
 
     name: str
     folders: Folders
     settings: Mapping[str, Any] = field(factory=dict)
+    plugin_tables: Callable[[str], Mapping[str, Any]] = field(default=_no_tables, repr=False)
+
+    def plugin_settings(self, plugin: str) -> Mapping[str, Any]:
+        """Another plugin's ``[plugins.<plugin>]`` table as written in the config the core read (empty when absent)."""
+        return _table_copy(self.plugin_tables(plugin))
 
     def path_setting(self, key: str, default: Path | None = None) -> Path | None:
         """A setting holding a path, ``~`` expanded and relative paths taken from the config folder (empty: `default`)."""
@@ -99,7 +118,9 @@ class Context:
     ``settings`` is the plugin's config table (with defaults filled in), ``folders`` its own folders, ``gate``
     the consent gate of this call, ``client`` the host's name. ``frame`` wraps others' words with the mark
     made for this answer. ``deadline`` is when the call must be done by: wrap SQLite work in
-    ``with ctx.interruptible(connection):`` so that it stops there.
+    ``with ctx.interruptible(connection):`` so that it stops there. ``plugin_settings(name)`` is another
+    plugin's table as written in the same config snapshot (a plugin built on another's settings, such as the spam
+    filter on the mail accounts, reads them so and never the config file itself: ``--config`` is the core's).
     """
 
     plugin: str
@@ -109,6 +130,15 @@ class Context:
     client: str = "unknown"
     mark: str = field(factory=framing.new_mark)
     deadline: Deadline = field(factory=Deadline.never)
+    plugin_tables: Mapping[str, Mapping[str, Any]] = field(factory=dict, repr=False)
+
+    def plugin_settings(self, plugin: str) -> Mapping[str, Any]:
+        """Another plugin's ``[plugins.<plugin>]`` table as written in this call's config (empty when absent).
+
+        Raw: no defaults filled, not checked (the core checks a table against the settings its own plugin declares,
+        so check what you read). A copy, which the caller may change freely.
+        """
+        return _table_copy(self.plugin_tables.get(plugin, {}))
 
     def interruptible(self, connection: Any) -> Any:
         """A context manager: SQLite work on `connection` inside it is interrupted when the call's deadline passes."""

@@ -163,6 +163,7 @@ class Gateway:
             folders=self.folders.for_plugin(plugin_name),
             gate=snapshot.gate,
             client=caller.client,
+            plugin_tables=snapshot.config.plugin_tables,
         )
 
     # -- calls ----------------------------------------------------------------------------------------

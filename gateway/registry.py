@@ -256,7 +256,8 @@ class Registry:
             plugin = self._loaded.get(name)
             if plugin is None or not plugin.ok:
                 continue
-            host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=plugin.settings_for(settings(name)))
+            host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=plugin.settings_for(settings(name)),
+                              plugin_tables=settings)
             try:
                 for result in self.hook_caller(name, hook)(gateway=host):
                     results.append((name, result))

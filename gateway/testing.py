@@ -126,14 +126,19 @@ async def serve_client(
     extra_env: Mapping[str, str] | None = None,
     client_name: str = "test-host",
     message_handler: Any = None,
+    config: Path | None = None,
 ) -> AsyncIterator[Any]:
-    """The SDK's own client, talking to a real `gateway serve` subprocess whose home is `home`."""
+    """The SDK's own client, talking to a real `gateway serve` subprocess whose home is `home`.
+
+    `config`: run `gateway --config CONFIG serve`, as a host pointed at a config elsewhere does.
+    """
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp_types import Implementation
 
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), **(extra_env or {})}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", "serve"], env=env)
+    chosen = ["--config", str(config)] if config is not None else []
+    params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", *chosen, "serve"], env=env)
     # The SDK's default for the server's stderr is whatever sys.stderr was when mcp.client.stdio was first
     # imported: under click's CliRunner that is a stream with no descriptor, and every later launch fails.
     async with Client(

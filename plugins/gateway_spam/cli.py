@@ -81,7 +81,9 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         settings = {"spam_folders": list(gateway.settings.get("spam_folders", ["Junk", "Spam"])),
                     "ham_folders": list(gateway.settings.get("ham_folders", ["INBOX", "Archive"])),
                     "ham_cutoff": cutoffs()[0], "spam_cutoff": cutoffs()[1], "data": str(gateway.folders.data),
-                    "config": str(gateway.folders.config.parent.parent)}
+                    "config": str(gateway.folders.config.parent.parent),
+                    # The accounts of the config this run of gateway read (`gateway --config PATH` included).
+                    "mail_accounts": list(gateway.plugin_settings("mail").get("accounts", []))}
         result = training.train(settings, dry_run=dry_run)
         online = result["online"]
         click.echo(f"{online['messages']} messages: FP {online['fp_percent']}%, FN {online['fn_percent']}%, "

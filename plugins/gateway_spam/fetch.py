@@ -13,11 +13,9 @@ import imaplib
 import ssl
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
-
-from maildirs.accounts import config_file
 
 from gateway_spam import corpus
 
@@ -28,19 +26,13 @@ class FetchFailed(Exception):
     """What the fetch could not do."""
 
 
-def imap_entries(config: Path) -> list[dict[str, Any]]:
-    import tomllib
-
-    try:
-        data = tomllib.loads(config_file(config).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return []
-    entries = data.get("plugins", {}).get("spam", {}).get("imap", [])
-    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+def imap_entries(entries: Any) -> list[dict[str, Any]]:
+    """The `[plugins.spam] imap` entries that are tables (the setting as the core gave it)."""
+    return [dict(e) for e in entries if isinstance(e, Mapping)] if isinstance(entries, list) else []
 
 
-def entry_for(config: Path, account: str | None) -> dict[str, Any]:
-    entries = imap_entries(config)
+def entry_for(entries: Any, account: str | None) -> dict[str, Any]:
+    entries = imap_entries(entries)
     if not entries:
         raise FetchFailed("no IMAP server is configured: add [plugins.spam] imap = [{ account, host, port, user, "
                           "password_command }]")
@@ -79,8 +71,8 @@ def connect(entry: dict[str, Any]) -> imaplib.IMAP4:
 
 def fetch(settings: dict[str, Any], account: str | None, days: int,
           progress: Callable[[str, int, int], None]) -> dict[str, Any]:
-    data, config = Path(settings["data"]), Path(settings["config"])
-    entry = entry_for(config, account)
+    data = Path(settings["data"])
+    entry = entry_for(settings.get("imap", []), account)
     name = str(entry.get("account", ""))
     secret = password(str(entry.get("password_command", "")))
     connection = connect(entry)

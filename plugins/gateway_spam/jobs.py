@@ -123,8 +123,13 @@ def _nice_child() -> None:
     os.nice(19 - os.nice(0))
 
 
-def start(state: Path, kind: str, arguments: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
-    """Write the job's file, then start its process; refused when a job of this kind runs."""
+def start(state: Path, kind: str, arguments: dict[str, Any], settings: dict[str, Any],
+          private: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write the job's file, then start its process; refused when a job of this kind runs.
+
+    `private` (settings that may hold a secret, such as a password_command) goes to the process on its standard
+    input, never into the job's file: the file names its keys only.
+    """
     with _locked(state):
         running = [j for j in all_jobs(state) if j.get("kind") == kind and j.get("state") == "running"]
         if running:
@@ -134,16 +139,21 @@ def start(state: Path, kind: str, arguments: dict[str, Any], settings: dict[str,
         job_id = time.strftime("%Y%m%d%H%M%S") + secrets.token_hex(3)
         path = jobs_folder(state) / f"{job_id}.json"
         job = {"id": job_id, "kind": kind, "arguments": arguments, "settings": settings, "state": "running",
-               "started": time.time(), "progress": {"phase": "starting", "done": 0, "total": 0}, "pid": 0}
+               "started": time.time(), "progress": {"phase": "starting", "done": 0, "total": 0}, "pid": 0,
+               "private": sorted(private or {})}
         write(path, job)
         log = open(jobs_folder(state) / f"{job_id}.log", "ab")  # noqa: SIM115 (handed to the child)
         os.chmod(log.name, 0o600)
         try:
             process = subprocess.Popen(
                 lowest_priority_command([sys.executable, "-m", "gateway_spam.runner", str(path)]),
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                preexec_fn=_nice_child, close_fds=True,
+                stdin=subprocess.PIPE if private else subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=True, preexec_fn=_nice_child, close_fds=True,
             )
+            if private and process.stdin is not None:
+                with contextlib.suppress(BrokenPipeError):  # a child gone already fails by itself, said in its file
+                    process.stdin.write(json.dumps(private).encode())
+                process.stdin.close()
         except OSError as error:
             job.update(state="failed", ended=time.time(), error=f"the job could not start: {error.strerror}")
             write(path, job)

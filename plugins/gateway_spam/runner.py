@@ -5,6 +5,7 @@ It reads what to do from its file, records its progress there, and ends it with 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -60,6 +61,8 @@ def main(argv: list[str]) -> int:
     job = jobs.read(path)
     if job is None:
         return 2
+    if job.get("private"):  # what the starter kept out of the file, given on the standard input
+        job["settings"] = {**job["settings"], **json.loads(sys.stdin.read() or "{}")}
     jobs.update(path, progress={"phase": "started", "done": 0, "total": 0})
     try:
         result = (run_train if job["kind"] == "train" else run_fetch)(path, job)

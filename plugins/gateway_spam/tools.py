@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import email.utils
+import itertools
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from maildirs import PathRefused, checked_path, configured_accounts, configured_blocked
+from maildirs import Account, Conversations, PathRefused, accounts_in, blocked_in, checked_path, head_of
 from maildirs.accounts import sender_blocked
+from maildirs.subjects import closed_by_hidden_subject
 
-from gateway import Answer, Context, ToolError, left_out_sentence, plural
+from gateway import Answer, Context, GateMemo, ToolError, clip, left_out_sentence, plural
 from gateway_spam import corpus, jobs, training
 from gateway_spam.model import Model
 from gateway_spam.tokens import parse, stripped, tokens
@@ -19,8 +23,18 @@ REVIEW_DAYS = 30
 
 
 def config_folder(ctx: Context) -> Path:
-    # A plugin's config folder is <gateway config>/plugins/<name>: the mail table is in the gateway's config.
+    # A plugin's config folder is <gateway config>/plugins/<name>: the mail plugin takes relative maildirs from the
+    # gateway's config folder, so the same accounts are the same folders here.
     return ctx.folders.config.parent.parent
+
+
+def mail_table(ctx: Context) -> Mapping[str, Any]:
+    """`[plugins.mail]` as the core read it for this call (whichever file `--config` or GATEWAY_CONFIG named)."""
+    return ctx.plugin_settings("mail")
+
+
+def accounts(ctx: Context) -> list[Account]:
+    return accounts_in(mail_table(ctx), config_folder(ctx))
 
 
 def cutoffs(ctx: Context) -> tuple[float, float]:
@@ -32,34 +46,91 @@ def cutoffs(ctx: Context) -> tuple[float, float]:
 
 
 def job_settings(ctx: Context) -> dict[str, Any]:
+    """What a job needs of the config, read by the core for this call: the job's process never reads the file."""
     ham, spam = cutoffs(ctx)
+    table = mail_table(ctx)
+    accounts_in(table, config_folder(ctx))  # a wrong accounts table is refused before any job starts
     return {"spam_folders": list(ctx.settings["spam_folders"]), "ham_folders": list(ctx.settings["ham_folders"]),
-            "ham_cutoff": ham, "spam_cutoff": spam, "data": str(ctx.folders.data), "config": str(config_folder(ctx))}
+            "ham_cutoff": ham, "spam_cutoff": spam, "data": str(ctx.folders.data), "config": str(config_folder(ctx)),
+            "mail_accounts": list(table.get("accounts", []))}
+
+
+def ids_of(envelope: dict[str, Any]) -> list[str]:
+    """The ids a message names (its conversation's); an evaluation written before they were kept: its mid: alone."""
+    ids = envelope.get("ids")
+    if isinstance(ids, list):
+        return [str(one) for one in ids]
+    address = str(envelope.get("address", ""))
+    return [address[4:]] if address.startswith("mid:") else []
+
+
+_traits: GateMemo[dict[tuple[str, str, str], frozenset[str]]] = GateMemo(dict, gates=4)
 
 
 class Shown:
-    """Decides, for one call, which envelopes may be shown: the gate's verdict, and the blocked senders."""
+    """Decides, for one call, which envelopes may be shown: the gate's verdict, and the blocked senders.
 
-    def __init__(self, ctx: Context) -> None:
+    A message belongs to the projects its own folder, subject or sender routes to, and to those of every other
+    message of its conversation (maildirs.conversations, over every folder of every account and the fetched
+    corpus): a closed conversation is closed whole, as the mail plugin closes it.
+    """
+
+    def __init__(self, ctx: Context, known: list[Account] | None = None) -> None:
+        self.ctx = ctx
         self.gate = ctx.gate
-        self.blocked = configured_blocked(config_folder(ctx))
+        self.accounts = known if known is not None else accounts(ctx)
+        self.blocked = blocked_in(mail_table(ctx))
         self.kept = 0
         self.blocked_count = 0
+        # What the routes say of a trait holds while the gate (manifest, outside_projects) stays the same.
+        self._own = _traits.of(ctx.gate)
+        self._conversations: Conversations | None = None
+
+    def own_owners(self, folder: str, subject: str, sender: str) -> frozenset[str]:
+        """The projects a message's own traits route to (`subject` masked as shown)."""
+        trait = (folder, subject, sender)
+        found = self._own.get(trait)
+        if found is None:
+            owners = set(self.gate.owners_of(folder=folder or None, subject=subject or None))
+            # Nothing here checks that a sender is genuine, so a sender route may close an item but never open one.
+            for project_id in self.gate.owners_of(sender=sender or None):
+                project = self.gate.project(project_id)
+                if project is not None and not project.ai:
+                    owners.add(project_id)
+            # A closed project's subject route that may take what a mask hid closes it too, as in the mail plugin.
+            owners |= closed_by_hidden_subject(self.gate, subject, frozenset(owners))
+            found = self._own[trait] = frozenset(owners)
+        return found
+
+    def conversations(self) -> Conversations:
+        """Every message's conversation and own owners, read from headers alone (once per call, on first need)."""
+        if self._conversations is None:
+            found = Conversations()
+            if self.gate.projects:  # with no project, no message has owners to share
+                places = itertools.chain(corpus.folder_places(self.accounts, [], [], every_folder=True),
+                                         corpus.fetched_places(self.ctx.folders.data))
+                for number, place in enumerate(places):
+                    if number % 500 == 0:
+                        self.ctx.deadline.check()
+                    head = head_of(place.path)
+                    if head is None:
+                        continue
+                    ids, subject, sender = head
+                    found.add(ids, self.own_owners(place.folder, clip(subject, 200),
+                                                   email.utils.parseaddr(sender)[1].lower()))
+            self._conversations = found
+        return self._conversations
 
     def owners(self, envelope: dict[str, Any]) -> frozenset[str]:
-        owners = set(self.gate.owners_of(folder=envelope.get("folder") or None,
-                                         subject=envelope.get("subject") or None))
-        # Nothing here checks that a sender is genuine, so a sender route may close an item but never open one.
-        for project_id in self.gate.owners_of(sender=envelope.get("sender") or None):
-            project = self.gate.project(project_id)
-            if project is not None and not project.ai:
-                owners.add(project_id)
-        return frozenset(owners)
+        own = self.own_owners(envelope.get("folder", ""), envelope.get("subject", ""), envelope.get("sender", ""))
+        ids = ids_of(envelope)
+        return own | self.conversations().owners_of(ids) if ids and self.gate.projects else own
 
     def is_blocked(self, envelope: dict[str, Any]) -> bool:
         return bool(self.blocked) and sender_blocked(self.blocked, envelope.get("sender", ""))
 
     def filter(self, envelopes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The envelopes that may be shown, without the ids that placed them; the others counted."""
         shown = []
         for envelope in envelopes:
             if not self.gate.allows(self.owners(envelope)):
@@ -67,7 +138,7 @@ class Shown:
             elif self.is_blocked(envelope):
                 self.blocked_count += 1
             else:
-                shown.append(envelope)
+                shown.append({k: v for k, v in envelope.items() if k != "ids"})
         return shown
 
     def sentences(self) -> list[str]:
@@ -171,14 +242,18 @@ def start_train(ctx: Context, dry_run: bool) -> Answer:
 def start_fetch(ctx: Context, account: str | None, days: int) -> Answer:
     from gateway_spam.fetch import imap_entries
 
-    entries = imap_entries(config_folder(ctx))
+    entries = imap_entries(ctx.settings["imap"])
     if not entries:
         raise ToolError("no IMAP server is configured for the spam filter: the person adds [plugins.spam] imap = "
                         "[{ account, host, port, user, password_command }]")
     names = [str(e.get("account", "")) for e in entries]
     if account is not None and account not in names:
         raise ToolError(f"no IMAP server is configured for the account {account!r}; configured: {', '.join(names)}")
-    job = jobs.start(ctx.folders.state, "fetch", {"account": account or names[0], "days": days}, job_settings(ctx))
+    chosen = account or names[0]
+    # The server's entry holds its password_command (which may hold the password itself): given to the job's
+    # process on its standard input, never written in the job's file.
+    private = {"imap": [e for e in entries if e.get("account") == chosen][:1]}
+    job = jobs.start(ctx.folders.state, "fetch", {"account": chosen, "days": days}, job_settings(ctx), private)
     if job["state"] == "failed":
         raise ToolError(job["error"])
     return Answer(text=f"Fetch job {job['id']} started: the last {days} days of {account or names[0]}'s spam and "
@@ -224,10 +299,10 @@ def review_answer(ctx: Context, limit: int) -> Answer:
     if not path.exists():
         raise ToolError("the filter has not been trained yet: start spam_train, then review")
     model = Model.load(path)
-    accounts = configured_accounts(config_folder(ctx))
+    known = accounts(ctx)
     since = time.time() - REVIEW_DAYS * 86400
     unsure, spam = [], []
-    for place in corpus.folder_places(accounts, ctx.settings["spam_folders"], ctx.settings["ham_folders"],
+    for place in corpus.folder_places(known, ctx.settings["spam_folders"], ctx.settings["ham_folders"],
                                       every_folder=True):
         ctx.deadline.check()
         try:
@@ -247,7 +322,7 @@ def review_answer(ctx: Context, limit: int) -> Answer:
             unsure.append(envelope)
         elif place.label == "spam" or score > spam_cutoff:
             spam.append(envelope)
-    shown = Shown(ctx)
+    shown = Shown(ctx, known)
     unsure = sorted(shown.filter(unsure), key=lambda e: -e["when"])[:limit]
     spam = sorted(shown.filter(spam), key=lambda e: -e["when"])[:limit]
     for envelope in unsure + spam:
@@ -263,8 +338,7 @@ def review_answer(ctx: Context, limit: int) -> Answer:
                   left_out=shown.kept, given=tuple(e["address"] for e in unsure + spam))
 
 
-def _place_of(ctx: Context, address: str) -> corpus.Place:
-    accounts = configured_accounts(config_folder(ctx))
+def _place_of(ctx: Context, address: str, accounts: list[Account]) -> corpus.Place:
     if address.startswith("spam:"):
         match = corpus.CORPUS_PLACE.match(address)
         place = corpus.find_fetched(ctx.folders.data, match.group(1)) if match else None
@@ -292,14 +366,15 @@ def _place_of(ctx: Context, address: str) -> corpus.Place:
 
 
 def label_answer(ctx: Context, address: str, label: str) -> Answer:
-    place = _place_of(ctx, address)
+    known = accounts(ctx)
+    place = _place_of(ctx, address, known)
     raw = corpus.read_raw(place.path)
     if raw is None:
         raise ToolError(f"{address} cannot be read now; try again")
     message = parse(raw)
     key = corpus.key_of(raw, message)
     envelope = training.envelope(message, place, key)
-    shown = Shown(ctx)
+    shown = Shown(ctx, known)
     ctx.gate.check_write(shown.owners(envelope), "this message")
     if shown.is_blocked(envelope):
         raise ToolError("this message's sender is blocked by the person: its mail is only counted, never labelled")

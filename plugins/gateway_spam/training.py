@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from maildirs import configured_accounts, unique_of
+from maildirs import accounts_in, unique_of
+from maildirs.conversations import ids_of_headers
 
 from gateway.privacy import clip, mask
 from gateway_spam import corpus, evaluation
@@ -43,12 +44,16 @@ def masked_subject(message: Any) -> str:
 
 
 def envelope(message: Any, place: corpus.Place, key: str) -> dict[str, Any]:
-    """What an agent may be shown of a message: masked, each field on one line, never its text."""
+    """What an agent may be shown of a message: masked, each field on one line, never its text.
+
+    `ids` (the ids it names, which place it in its conversation) is for the gate alone: `Shown.filter` drops it.
+    """
     name, address = corpus.sender_of(message)
+    ids = ids_of_headers(*(header_text(message, h) for h in ("message-id", "in-reply-to", "references")))
     shown = {"sender": clip(address, 200), "name": clip(name, 80), "subject": masked_subject(message),
              "date": clip(header_text(message, "date"), 60), "account": place.account, "folder": place.folder,
              "address": f"spam:corpus/{place.corpus_id}" if place.corpus_id else key if key.startswith("mid:")
-             else str(place.path)}
+             else str(place.path), "ids": list(ids)}
     return shown
 
 
@@ -74,7 +79,8 @@ def _labelled_elsewhere(labels: dict[str, dict[str, Any]], seen: set[str]) -> li
 def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[list[evaluation.Sample], dict]:
     """Every corpus message once (duplicates by body removed), labelled, tokenized without its leaking headers."""
     data, config = Path(settings["data"]), Path(settings["config"])
-    accounts = configured_accounts(config)
+    # The accounts as the core read them when the job started (the job's process never reads the config file).
+    accounts = accounts_in({"accounts": settings.get("mail_accounts", [])}, config)
     labels = corpus.read_labels(data)
     places = list(corpus.folder_places(accounts, settings["spam_folders"], settings["ham_folders"]))
     places += list(corpus.fetched_places(data))

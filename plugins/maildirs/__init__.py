@@ -5,21 +5,27 @@ imports the other. What it promises:
 
 - `maildirs.accounts`: `Account` (name, maildir, addresses, authserv_id, drafts) and `accounts_of(raw,
   resolve)`, which checks `[plugins.mail] accounts` entry by entry and raises `ConfigProblem` (a `ToolError`)
-  naming the key and what to write; `configured_accounts(config_folder)` and `configured_blocked(...)` read
-  that table from the config file the core reads (`GATEWAY_CONFIG`, else `config.toml` in the gateway's config
-  folder), for plugins other than mail; `sender_blocked(rules, sender)`; the admin windows.
+  naming the key and what to write; `accounts_in(table, config_folder)` and `blocked_in(table)` for plugins other
+  than mail, given the `[plugins.mail]` table the core hands them (`ctx.plugin_settings("mail")`: the config the
+  core read, whichever file `--config` named); `sender_blocked(rules, sender)`; the admin windows.
 - `maildirs.folders`: `folders(root)` lists every Maildir folder under an account (mbsync's real subfolders,
   Maildir++ dot folders, offlineimap's flat names), each named with `/` (`INBOX`, `Archive/2026`), deciding what
   a dot means from the layout present (`layout_of`); `messages(folder)` the files of `new/` and `cur/`;
   `flags_of`, `unique_of` (the file's name without its info suffix); `checked_path(written, roots)`, the rule
   for a path an agent gives (as written, then with links resolved).
+- `maildirs.conversations`: `Conversations` joins messages by every id they name (Message-ID, In-Reply-To,
+  References) and gives the owners a conversation shares, so a reader closes a whole conversation as the mail
+  plugin does; `head_of(path)` reads a file's ids, Subject and From from its headers alone.
+- `maildirs.subjects`: `closed_by_hidden_subject`, the closed projects whose subject route may take what a mask hid
+  in a subject (moved from the mail plugin's gating, which imports it).
 - `maildirs.testing`: a Dovecot IMAP server on a loopback port, for tests that need a real one.
 
 Nothing here writes to a Maildir.
 """
 
-from maildirs.accounts import Account, ConfigProblem, accounts_of, configured_accounts, configured_blocked
+from maildirs.accounts import Account, ConfigProblem, accounts_in, accounts_of, blocked_in
+from maildirs.conversations import Conversations, head_of
 from maildirs.folders import Folder, PathRefused, checked_path, flags_of, folders, messages, unique_of
 
-__all__ = ["Account", "ConfigProblem", "Folder", "PathRefused", "accounts_of", "checked_path", "configured_accounts",
-           "configured_blocked", "flags_of", "folders", "messages", "unique_of"]
+__all__ = ["Account", "ConfigProblem", "Conversations", "Folder", "PathRefused", "accounts_in", "accounts_of",
+           "blocked_in", "checked_path", "flags_of", "folders", "head_of", "messages", "unique_of"]

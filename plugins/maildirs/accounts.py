@@ -1,7 +1,8 @@
 """The mail configuration as typed values: the accounts, the blocked senders and the admin windows.
 
 `[plugins.mail]` is the one place the person writes their accounts; the mail plugin gets it as its settings, and
-any other reader (the spam plugin) through `mail_table()`, which reads the same config file the core reads.
+any other plugin (the spam plugin) gets the same table from the core (`ctx.plugin_settings("mail")`, the config the
+core read, whichever file `--config` or `GATEWAY_CONFIG` named) and hands it to `accounts_in` and `blocked_in`.
 
 The core checks the table's own keys (an unknown one is refused by name); the keys inside each account's
 inline table are checked here, with the same kind of sentence, because the core's settings know lists and
@@ -10,9 +11,7 @@ tables but not what a table of a list holds.
 
 from __future__ import annotations
 
-import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from datetime import datetime, time, timedelta
 from pathlib import Path
@@ -119,29 +118,6 @@ def sender_blocked(blocked: Sequence[str], sender: str) -> bool:
     return False
 
 
-def config_file(config_folder: Path) -> Path:
-    """The config file the core reads: `GATEWAY_CONFIG` when set, else `config.toml` in the gateway's config folder.
-
-    (`gateway --config PATH` is known only to that process's core: a reader outside the mail plugin follows
-    `GATEWAY_CONFIG`, so set that variable rather than the option when the mail table lives elsewhere.)
-    """
-    override = os.environ.get("GATEWAY_CONFIG")
-    return Path(override).expanduser() if override else config_folder / "config.toml"
-
-
-def mail_table(config_folder: Path) -> Mapping[str, Any]:
-    """`[plugins.mail]` as written in the config file (empty when there is no file or no table)."""
-    path = config_file(config_folder)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ConfigProblem(f"the config {path} cannot be read ({error}); fix it, then call again") from None
-    table = data.get("plugins", {}).get("mail", {})
-    return table if isinstance(table, Mapping) else {}
-
-
 def resolver(config_folder: Path) -> Any:
     """The core's path rule for account folders: `~` is the home, a relative path is taken from `config_folder`."""
 
@@ -152,12 +128,15 @@ def resolver(config_folder: Path) -> Any:
     return resolve
 
 
-def configured_accounts(config_folder: Path) -> list[Account]:
-    """The accounts of `[plugins.mail]`, read from the config file in `config_folder` (the gateway's)."""
-    return accounts_of(mail_table(config_folder).get("accounts", []), resolver(config_folder))
+def accounts_in(mail_table: Mapping[str, Any], config_folder: Path) -> list[Account]:
+    """The accounts of a `[plugins.mail]` table as written (what `ctx.plugin_settings("mail")` gives another plugin).
+
+    Relative maildirs are taken from `config_folder`, the gateway's config folder, as the mail plugin takes them.
+    """
+    return accounts_of(mail_table.get("accounts", []), resolver(config_folder))
 
 
-def configured_blocked(config_folder: Path) -> list[str]:
-    """`[plugins.mail] blocked`: the senders whose mail is only counted."""
-    blocked = mail_table(config_folder).get("blocked", [])
+def blocked_in(mail_table: Mapping[str, Any]) -> list[str]:
+    """`[plugins.mail] blocked` of a table as written: the senders whose mail is only counted."""
+    blocked = mail_table.get("blocked", [])
     return [b for b in blocked if isinstance(b, str)] if isinstance(blocked, list) else []

@@ -1,11 +1,11 @@
-"""The shared maildirs library: a dot in a folder's name means nesting only where the layout present says so."""
+"""The shared maildirs library: a dot in a folder's name means nesting only where the layout present says so; the
+accounts from the table the core gives; conversations joined by the ids their messages name."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from maildirs import folders
-from maildirs.accounts import configured_accounts, mail_table
+from maildirs import Conversations, accounts_in, blocked_in, folders, head_of
 
 
 def _make(root: Path, *names: str) -> None:
@@ -40,10 +40,31 @@ def test_maildir_plus_plus_dots_are_nesting(tmp_path: Path) -> None:
     assert _names(tmp_path) == ["INBOX", "Archive/2026", "v1"]
 
 
-def test_the_mail_table_is_read_from_the_gateways_config(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv("GATEWAY_CONFIG", raising=False)
-    (tmp_path / "config.toml").write_text('[plugins.mail]\naccounts = [{ name = "p", maildir = "Mail" }]\n')
-    assert mail_table(tmp_path)["accounts"][0]["name"] == "p"
-    [account] = configured_accounts(tmp_path)
+def test_the_accounts_come_from_the_table_given_with_relative_maildirs_from_the_config_folder(tmp_path: Path) -> None:
+    table = {"accounts": [{"name": "p", "maildir": "Mail"}], "blocked": ["@pest.example.net", 3]}
+    [account] = accounts_in(table, tmp_path)
     assert account.maildir == tmp_path / "Mail"
-    assert configured_accounts(tmp_path / "nowhere") == []
+    assert accounts_in({}, tmp_path) == [] and blocked_in(table) == ["@pest.example.net"]
+
+
+def test_a_conversation_shares_its_owners_across_a_broken_references_chain() -> None:
+    conversations = Conversations()
+    conversations.add(("root@example.org",), frozenset({"vault"}))
+    conversations.add(("reply@example.org", "root@example.org"), frozenset())
+    # References lost its first entry: joined through the reply it still names.
+    conversations.add(("late@example.org", "reply@example.org"), frozenset({"garden"}))
+    conversations.add(("other@example.org",), frozenset())
+    assert conversations.owners_of(["late@example.org"]) == {"vault", "garden"}
+    assert conversations.owners_of(["root@example.org"]) == {"vault", "garden"}
+    assert conversations.owners_of(["other@example.org"]) == frozenset()
+    assert conversations.owners_of(["unknown@example.org"]) == frozenset()
+
+
+def test_a_files_ids_subject_and_sender_are_read_from_its_headers(tmp_path: Path) -> None:
+    path = tmp_path / "1.eml"
+    path.write_bytes(b"From: Ada <ada@example.org>\r\nSubject: =?utf-8?q?Caf=C3=A9_plans?=\r\n"
+                     b"Message-ID: <b@example.org>\r\nIn-Reply-To: <a@example.org>\r\n"
+                     b"References: <r@example.org>\r\n <a@example.org>\r\n\r\nReferences: <not@example.org>\r\n")
+    assert head_of(path) == (("b@example.org", "a@example.org", "r@example.org"), "Caf\u00e9 plans",
+                             "Ada <ada@example.org>")
+    assert head_of(tmp_path / "gone.eml") is None

@@ -104,9 +104,8 @@ def test_the_corpus_is_the_spam_and_ham_folders_labels_and_fetched_without_dupli
     data.mkdir()
     corpus.write_label(data, "mid:mixed@example.com", "ham", str(written["mixed"]))  # Notes: labelled only
     assert corpus.add_fetched(data, sample.message("F <f@example.net>", "Fetched", "prize", 5.0, "f@x"), "spam", "p")
-    (tmp_path / "config.toml").write_text(f'[plugins.mail]\naccounts = [{{ name = "personal", maildir = "{root}" }}]\n')
     settings = {"spam_folders": ["Junk"], "ham_folders": ["INBOX", "Archive"], "data": str(data),
-                "config": str(tmp_path)}
+                "config": str(tmp_path), "mail_accounts": [{"name": "personal", "maildir": str(root)}]}
     samples, counts = training.gather(settings)
     keys = {s.key for s in samples}
     assert "mid:mixed@example.com" in keys and "mid:f@x" in keys
