@@ -160,7 +160,7 @@ def note_answer(ctx: Context, value: str) -> Answer:
     with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
         ctx.gate.check_read(notes.owners_of(ctx.gate, root, relative, lookup.tied), f"the note {note}")
         text, cut = notes.read_text(root, relative)
-        tied, kept = _ties_of(ctx, lookup, note)
+        tied, kept = ties_shown(ctx, lookup, note)
     masked = ctx.mask(text)
     title = ctx.clip(notes.title_of(masked, relative), FIELD_LIMIT)
     folder = ctx.clip(relative.rpartition("/")[0], FIELD_LIMIT)
@@ -251,7 +251,8 @@ def link_answer(ctx: Context, value: str, to: str) -> Answer:
     return Answer("\n".join(lines), data, given=[first, second])
 
 
-def _ties_of(ctx: Context, lookup: Lookup, key: str) -> tuple[list[dict[str, Any]], int]:
+def ties_shown(ctx: Context, lookup: Lookup, key: str) -> tuple[list[dict[str, Any]], int]:
+    """What `key` is tied to, as an agent may see it: the kept ends left out and counted, never named."""
     shown, kept = [], 0
     for other in lookup.ties.of(key):
         thing = lookup.find(other)
@@ -277,7 +278,7 @@ def links_answer(ctx: Context, value: str) -> Answer:
         ctx.gate.check_read(owners, f"what {key} is tied to")
         if thing is not None and thing.blocked:
             raise ToolError("this message's sender is on the person's blocked list: its mail is only counted")
-        tied, kept = _ties_of(ctx, lookup, key)
+        tied, kept = ties_shown(ctx, lookup, key)
     lines = [f"{key} is tied to {plural(len(tied), 'thing')}, oldest tie first."]
     for entry in tied:
         lines.append(entry["address"] + (f"  {entry['title']}" if entry.get("title") else "")

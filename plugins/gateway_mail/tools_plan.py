@@ -515,21 +515,11 @@ def _recent_mail(ctx: Context, project_id: str, since: datetime, tz: tzinfo) -> 
 def _project_ties(ctx: Context, project_address: str) -> tuple[list[dict[str, Any]], int]:
     """What is tied to the project, the kept things left out and counted (as `links` does it)."""
     from gateway_mail.things import Lookup
-    from gateway_mail.ties import Ties, is_page
+    from gateway_mail.ties import Ties
+    from gateway_mail.tools_notes import ties_shown
 
-    shown, kept = [], 0
     with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
-        for other in ties.of(project_address):
-            thing = lookup.find(other)
-            owners = thing.owners if thing is not None else lookup.tied.get(other, frozenset())
-            if (thing is not None and thing.blocked) or not ctx.gate.allows(owners):
-                kept += 1
-                continue
-            entry: dict[str, Any] = {"address": other}
-            if thing is not None and thing.title and not is_page(other):
-                entry["title"] = ctx.clip(thing.title, FIELD_LIMIT)
-            shown.append(entry)
-    return shown, kept
+        return ties_shown(ctx, lookup, project_address)
 
 
 def _extra_sections(ctx: Context, project: Any) -> list[tuple[list[str], dict[str, Any], list[str], int]]:
