@@ -76,13 +76,7 @@ def read_file(path: Path, relative: str) -> list[docindex.Doc]:
     return docs
 
 
-@frozen
-class Verdicts:
-    owners: dict[int, frozenset[str]]
-    closed: frozenset[int]
-
-
-_verdicts: GateMemo[Verdicts] = GateMemo(gates=4)
+_verdicts: GateMemo[docindex.Verdicts] = GateMemo(gates=4)
 
 
 @frozen
@@ -90,7 +84,7 @@ class Book:
     """One call's view of the contacts: the index (refreshed) and what the gate keeps."""
 
     connection: sqlite3.Connection
-    verdicts: Verdicts
+    verdicts: docindex.Verdicts
     complete: bool = True  # False while a first index is still being built (the next call goes on)
 
     def row(self, uid: str) -> sqlite3.Row | None:
@@ -136,7 +130,7 @@ def clients(gate: Gate) -> dict[str, set[str]]:
     return found
 
 
-def compute(gate: Gate, connection: sqlite3.Connection, ties: Ties) -> Verdicts:
+def compute(gate: Gate, connection: sqlite3.Connection, ties: Ties) -> docindex.Verdicts:
     by_client = clients(gate)
     tied = tied_projects(ties, gate)
     owners: dict[int, frozenset[str]] = {}
@@ -151,7 +145,7 @@ def compute(gate: Gate, connection: sqlite3.Connection, ties: Ties) -> Verdicts:
             owners[row["id"]] = frozenset(mine)
         if not gate.allows(mine):
             closed.append(row["id"])
-    return Verdicts(owners, frozenset(closed))
+    return docindex.Verdicts(owners, frozenset(closed))
 
 
 def shown(ctx: Context, row: Any, limit: int = 200) -> dict[str, Any]:

@@ -94,6 +94,14 @@ def connect(path: Path, root: Path) -> sqlite3.Connection:
     return connection
 
 
+@frozen
+class Verdicts:
+    """What the gate decides of an index's documents, kept per gate: each id's projects, and the ids closed."""
+
+    owners: dict[int, frozenset[str]]
+    closed: frozenset[int]
+
+
 def meta(connection: sqlite3.Connection, key: str) -> str | None:
     row = connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None

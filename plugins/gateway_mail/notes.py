@@ -64,13 +64,7 @@ def read_file(path: Path, relative: str) -> list[docindex.Doc]:
                          os.stat(path).st_mtime)]
 
 
-@frozen
-class Verdicts:
-    owners: dict[int, frozenset[str]]
-    closed: frozenset[int]
-
-
-_verdicts: GateMemo[Verdicts] = GateMemo(gates=4)
+_verdicts: GateMemo[docindex.Verdicts] = GateMemo(gates=4)
 
 
 @frozen
@@ -79,7 +73,7 @@ class Shelf:
 
     root: Path
     connection: sqlite3.Connection
-    verdicts: Verdicts
+    verdicts: docindex.Verdicts
     complete: bool = True  # False while a first index is still being built (the next call goes on)
 
     def owners(self, row: Any) -> frozenset[str]:
@@ -127,7 +121,7 @@ def owners_of(gate: Gate, root: Path, relative: str, tied: dict[str, frozenset[s
     return path_owners(gate, root, relative) | tied.get(note_address(relative), frozenset())
 
 
-def compute(gate: Gate, root: Path, connection: sqlite3.Connection, ties: Ties) -> Verdicts:
+def compute(gate: Gate, root: Path, connection: sqlite3.Connection, ties: Ties) -> docindex.Verdicts:
     tied = tied_projects(ties, gate)
     owners: dict[int, frozenset[str]] = {}
     closed = []
@@ -137,7 +131,7 @@ def compute(gate: Gate, root: Path, connection: sqlite3.Connection, ties: Ties) 
             owners[row["id"]] = mine
         if not gate.allows(mine):
             closed.append(row["id"])
-    return Verdicts(owners, frozenset(closed))
+    return docindex.Verdicts(owners, frozenset(closed))
 
 
 def relative_of(value: str) -> str:
