@@ -337,7 +337,7 @@ class _Wire:
         # A client cancelling its fractional-id request names the id it knows; the SDK knows the alias.
         params = obj.get("params")
         wanted = params.get("requestId") if isinstance(params, dict) else None
-        if isinstance(wanted, float) and not isinstance(wanted, bool):
+        if isinstance(wanted, float):
             for alias, client_id in self.aliases.items():
                 if client_id == wanted:
                     params["requestId"] = alias
