@@ -8,7 +8,7 @@ import time
 
 import click
 
-from gateway import PluginHost
+from gateway import PluginHost, plural
 from gateway_mail import index, maildir
 from gateway_mail.accounts import ConfigProblem
 from gateway_mail.store import accounts
@@ -66,6 +66,6 @@ def commands(gateway: PluginHost) -> list[click.Command]:
             click.echo(f"{account.name}: {account.maildir}{where}, {len(found)} folders")
             for folder in found:
                 count = sum(1 for _ in maildir.messages(folder.path))
-                click.echo(f"  {folder.name}: {count} messages")
+                click.echo(f"  {folder.name}: {plural(count, 'message')}")
 
     return [group]

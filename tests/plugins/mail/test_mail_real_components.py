@@ -124,7 +124,7 @@ def test_mail_synchronised_by_mbsync_from_dovecot_and_a_draft_pushed_back(gatewa
         assert indexed.returncode == 0 and "4 messages indexed" in indexed.stdout, indexed.stdout + indexed.stderr
         listed = subprocess.run([sys.executable, "-m", "gateway", "mail", "accounts"], env=env, capture_output=True,
                                 text=True, timeout=60)
-        assert "Archive/2026: 1 messages" in listed.stdout and "INBOX: 3 messages" in listed.stdout
+        assert {"  Archive/2026: 1 message", "  INBOX: 3 messages"} <= set(listed.stdout.splitlines())
 
         async def play(client):
             found = await client.call_tool("search_mail", {"query": "plumtree"})
@@ -139,7 +139,8 @@ def test_mail_synchronised_by_mbsync_from_dovecot_and_a_draft_pushed_back(gatewa
         assert [h["address"] for h in found.structured_content["hits"]] == [f"mid:{ids['friend']}",
                                                                            f"mid:{ids['old']}"]
         assert found.structured_content["left_out"] == 1
-        assert "482" not in _text(read) and "[code]" in _text(read)
+        # The code's digits, never; the frame's random mark may hold "482" by chance, so the whole code is looked for.
+        assert not any(code in _text(read) for code in ("482 913", "482913")) and "[code]" in _text(read)
         assert kept.is_error and CANARY not in _text(kept)
         assert "A code arrived" in _text(porch) and CANARY not in _text(porch)
         assert not draft.is_error, _text(draft)
