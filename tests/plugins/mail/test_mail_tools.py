@@ -157,7 +157,7 @@ def test_codes_are_hidden_wherever_they_are_written(world) -> None:
     assert not any(line.strip() in "739156" and line.strip() for line in table.text.splitlines()[12:-1])
     assert served.call("search_mail", {"query": "482913"}).data["hits"] == []
     porch = served.call("porch", {})
-    assert "A code arrived from Bank <noreply@bank.example.com>" in porch.text and "482" not in porch.text
+    assert "A code arrived from Bank <noreply@bank.example.com>" in porch.text and not any(code in porch.text for code in ("482 913", "482913"))
 
 
 def test_a_message_giving_a_password_is_kept_whole(world) -> None:
