@@ -14,6 +14,7 @@ from typing import Any
 
 from attrs import frozen
 
+from gateway_sessions.store.kept import CLOSED, OPEN, OUTSIDE, Kept, follow, work_out  # noqa: F401
 from gateway_sessions.store.schema import TOKENIZE, index_is_current, masks_are_current
 
 _SESSION_COLUMNS = (
@@ -103,9 +104,6 @@ def reader(path: Path) -> Reader | None:
         return found
 
 
-# A path's verdict, for Reader.keep_back: in no project, in projects all open, in a closed one.
-OUTSIDE, OPEN, CLOSED = 0, 1, 2
-
 
 class Reader:
     """Queries on an open store.
@@ -120,9 +118,10 @@ class Reader:
         self._masks_current = False
         self._scratch: sqlite3.Connection | None = None
         self._kept_for: Any = None  # the key whose sessions are in temp.kept_back now
-        # What callers work out from the store (the gate's verdict on each path, how many sessions it keeps back),
-        # kept as long as the store is unchanged: emptied whenever someone writes to the file.
-        self.derived: dict[Any, Any] = {}
+        # Each recent gate's kept-back sessions (store/kept.py), followed as the store changes, and the state of the
+        # file they were last brought up to.
+        self._gates: dict[Any, Kept] = {}
+        self._gates_version: int | None = None
         connection.execute("CREATE TEMP TABLE IF NOT EXISTS kept_back(rowid INTEGER PRIMARY KEY)")
 
     @contextmanager
@@ -144,8 +143,6 @@ class Reader:
         version = self.connection.execute("PRAGMA data_version").fetchone()[0]
         if version != self._version:
             self._version = version
-            self.derived.clear()
-            self._kept_for = None
             self._masks_current = masks_are_current(self.connection)
 
     def masks_current(self) -> bool:
@@ -169,70 +166,46 @@ class Reader:
     def keep_back(
         self, key: Any, verdicts: dict[str, int], judge: Callable[[str], int], outside_open: bool
     ) -> int:
-        """Put in ``kept_back`` the sessions the gate may not give; how many they are. Kept until the store changes.
+        """Put in ``kept_back`` the sessions the gate may not give; how many they are.
 
         `judge` gives a place's verdict: OUTSIDE, OPEN or CLOSED; it is asked once per distinct place not yet in
         `verdicts`, the caller's verdicts of the gate `key` (kept across changes of the store: an import adds
-        places, and the verdict on a place depends only on the gate), which it fills. A session is kept back when any of its
-        places, or of its parent's (a subagent's transcript belongs where the session that started it does), is in a
-        closed project; when none is in any project, `outside_open` decides. Call it within snapshot().
+        places, and the verdict on a place depends only on the gate), which it fills. A session is kept back when any
+        of its places, or of its parent's (a subagent's transcript belongs where the session that started it does), is
+        in a closed project; when none is in any project, `outside_open` decides. Worked out whole the first time for
+        a gate, then followed as the store grows (store/kept.py). Call it within snapshot().
         """
-        self._fresh()  # first: forgets what was derived if the store changed
-        counted = self.derived.get(("kept", key))
-        if counted is not None and self._kept_for == key:
-            return counted
-        paths = self.paths()
-        if len(self.derived) > 16:  # gates seen before a change of config; keep only the current ones
-            self.derived.clear()
-        for path in paths:
-            if path not in verdicts:
-                verdicts[path] = judge(path)
-        # A copy: another thread's call may add places to the gate's verdicts meanwhile.
-        judged = dict(verdicts)
-        closed = [path for path, verdict in judged.items() if verdict == CLOSED]
-        owned = [path for path, verdict in judged.items() if verdict != OUTSIDE]
-        kept = self._sessions_at(closed)
-        owners = self._sessions_at(owned)
-        # Children follow their parents (to any depth; a loop in the ids is cut by `seen`).
-        parent_of = dict(
-            self.connection.execute(
-                "SELECT c.rowid, p.rowid FROM sessions AS c JOIN sessions AS p ON p.agent = c.agent "
-                "AND p.id = c.parent_id WHERE c.parent_id != '' AND p.rowid != c.rowid"
-            )
-        )
-        for child in parent_of:
-            seen, ancestor = {child}, parent_of[child]
-            while ancestor is not None and ancestor not in seen:
-                if ancestor in kept:
-                    kept.add(child)
-                if ancestor in owners:
-                    owners.add(child)
-                seen.add(ancestor)
-                ancestor = parent_of.get(ancestor)
-        if not outside_open:
-            kept.update(
-                row[0]
-                for row in self.connection.execute("SELECT rowid FROM sessions")
-                if row[0] not in owners
-            )
-        self.connection.execute("DELETE FROM temp.kept_back")
-        self.connection.executemany(
-            "INSERT INTO temp.kept_back(rowid) VALUES (?)", ((rowid,) for rowid in kept)
-        )
+        self._fresh()
+        state = self._gates.get(key)
+        if state is not None and state.outside_open == outside_open and self._gates_version == self._version:
+            if self._kept_for != key:
+                self._fill(state.kept)
+                self._kept_for = key
+            return len(state.kept)
+        delta = None
+        if state is not None and state.outside_open == outside_open:
+            delta = follow(state, self.connection, verdicts, judge)
+        if delta is None:
+            state = work_out(self.connection, verdicts, judge, outside_open)
+            self._gates.pop(key, None)
+            while len(self._gates) >= 4:  # gates seen before a change of config; keep only the latest few
+                self._gates.pop(next(iter(self._gates)))
+            self._gates[key] = state
+            self._fill(state.kept)
+        elif self._kept_for == key:
+            added, removed = delta
+            self.connection.executemany("INSERT OR IGNORE INTO temp.kept_back(rowid) VALUES (?)",
+                                        ((rowid,) for rowid in added))
+            self.connection.executemany("DELETE FROM temp.kept_back WHERE rowid = ?", ((rowid,) for rowid in removed))
+        else:
+            self._fill(state.kept)
         self._kept_for = key
-        self.derived[("kept", key)] = len(kept)
-        return len(kept)
+        self._gates_version = self._version
+        return len(state.kept)
 
-    def _sessions_at(self, paths: list[str]) -> set[int]:
-        if not paths:
-            return set()
-        return {
-            row[0]
-            for row in self.connection.execute(
-                "SELECT DISTINCT session FROM session_paths WHERE path IN (SELECT value FROM json_each(?))",
-                (json.dumps(paths),),
-            )
-        }
+    def _fill(self, kept: set[int]) -> None:
+        self.connection.execute("DELETE FROM temp.kept_back")
+        self.connection.executemany("INSERT INTO temp.kept_back(rowid) VALUES (?)", ((rowid,) for rowid in kept))
 
     def places(self, session: Row) -> set[str]:
         """The places of a session and of the sessions above it (a subagent's parent, and so on)."""

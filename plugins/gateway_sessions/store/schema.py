@@ -64,6 +64,33 @@ CREATE INDEX IF NOT EXISTS idx_session_paths_path ON session_paths(path, session
 -- masks_version: the gateway.privacy.MASKS_VERSION the masked columns and the index were made with.
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
+-- What the reading side needs to follow the gate's kept-back sessions as the store grows, without judging every
+-- place again after each import (store/kept.py): each place added, in order, and a count of the changes it cannot
+-- follow that way (a session or a place removed, a session's parent changed), which make it start over.
+CREATE TABLE IF NOT EXISTS place_log(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    session INTEGER NOT NULL,
+    path TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS session_paths_logged AFTER INSERT ON session_paths BEGIN
+    INSERT INTO place_log(session, path) VALUES (new.session, new.path);
+END;
+CREATE TRIGGER IF NOT EXISTS session_paths_removed AFTER DELETE ON session_paths BEGIN
+    INSERT INTO meta(key, value) VALUES ('gate_changes', '1')
+    ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS sessions_removed AFTER DELETE ON sessions BEGIN
+    INSERT INTO meta(key, value) VALUES ('gate_changes', '1')
+    ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS sessions_reparented AFTER UPDATE OF parent_id, agent, id ON sessions
+WHEN old.parent_id IS NOT new.parent_id OR old.agent IS NOT new.agent OR old.id IS NOT new.id BEGIN
+    INSERT INTO meta(key, value) VALUES ('gate_changes', '1')
+    ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+END;
+-- Subagents' sessions by their parent, for the gate (a child belongs where its parent does).
+CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(agent, parent_id) WHERE parent_id != '';
+
 -- What each source file looked like when it was last read, so that an unchanged file is not read again.
 CREATE TABLE IF NOT EXISTS sources(
     path TEXT PRIMARY KEY,

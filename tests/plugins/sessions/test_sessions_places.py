@@ -146,6 +146,9 @@ def test_a_store_made_before_masking_is_masked_by_the_first_call(imported_home: 
     for rowid, blocks in connection.execute("SELECT rowid, blocks FROM messages").fetchall():
         text = "\n\n".join(b["text"] for b in json.loads(blocks) if b.get("type") == "text").strip()
         connection.execute("UPDATE messages SET text = ? WHERE rowid = ?", (text, rowid))
+    for trigger in ("sessions_removed", "sessions_reparented", "session_paths_logged", "session_paths_removed"):
+        connection.execute(f"DROP TRIGGER {trigger}")  # none of the gate's log either
+    connection.execute("DROP TABLE place_log")
     connection.execute("DROP TABLE meta")
     connection.execute("DROP TABLE session_paths")
     connection.execute("ALTER TABLE sessions DROP COLUMN given_title")
