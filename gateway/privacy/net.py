@@ -21,6 +21,12 @@ T = TypeVar("T")
 def mask_data(value: Any) -> Any:
     if isinstance(value, str):
         return mask_secrets(value)
+    if _is_number(value):
+        # A card number can travel as a JSON number too: it becomes the masked string (a host checking the output
+        # schema then refuses the answer, which is better than showing the number). Timestamps and counts pass.
+        written = str(value)
+        masked = mask_secrets(written)
+        return value if masked == written else masked
     if isinstance(value, Mapping):
         return {k: mask_data(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -28,9 +34,15 @@ def mask_data(value: Any) -> Any:
     return value
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _strings(value: Any, found: list[str]) -> list[str]:
     if isinstance(value, str):
         found.append(value)
+    elif _is_number(value):
+        found.append(str(value))
     elif isinstance(value, Mapping):
         for item in value.values():
             _strings(item, found)
@@ -71,9 +83,8 @@ def masked_answer(answer: Answer) -> Answer:
     if not needs_masking([answer.text, answer.data] if answer.data is not None else answer.text):
         return answer
     if _text_is_its_data(answer):
-        # Masking the serialised text would mask numbers (a 16-digit count passes for a card) and break its JSON:
-        # the masked data is serialised again instead, so the text stays the JSON of what structuredContent holds
-        # (whose numbers were never masked, so the text showing them gives nothing the answer did not).
+        # Masking the serialised text could break its JSON (a mask inside a number): the masked data is serialised
+        # again instead, so the text stays the JSON of what structuredContent holds.
         data = mask_data(answer.data)
         return attrs.evolve(answer, text=json.dumps(data, ensure_ascii=False, separators=(",", ":")), data=data)
     return attrs.evolve(

@@ -86,6 +86,8 @@ KEPT = ["1 200 €", "10 30", "room 4 512"]
 PLUGIN = f'''
 from gateway import Answer, Tool, hookimpl
 
+import json
+
 RAW = {RAW!r}
 CODE_MESSAGE = {CODE_MESSAGE!r}
 
@@ -93,6 +95,12 @@ CODE_MESSAGE = {CODE_MESSAGE!r}
 def leak_raw(ctx) -> Answer:
     """Hand back secrets raw, in the text and in the data (the core must catch them)."""
     return Answer(text="\\n".join(f"{{k}}: {{v}}" for k, v in RAW.items()), data={{"items": RAW, "list": list(RAW.values())}})
+
+
+def leak_number(ctx) -> Answer:
+    """A card number as a JSON number, beside a millisecond timestamp; the text is the data's JSON."""
+    data = {{"card": {int(CARD)}, "stamp": 1764512345678, "count": 3}}
+    return Answer(text=json.dumps(data), data=data)
 
 
 def code_message(ctx) -> Answer:
@@ -103,7 +111,8 @@ def code_message(ctx) -> Answer:
 
 @hookimpl
 def register_tools(gateway):
-    return [Tool.from_function(leak_raw, read_only=True), Tool.from_function(code_message, read_only=True)]
+    return [Tool.from_function(leak_raw, read_only=True), Tool.from_function(code_message, read_only=True),
+            Tool.from_function(leak_number, read_only=True)]
 '''
 
 
@@ -146,6 +155,18 @@ def test_no_secret_of_the_widened_forms_reaches_the_host(gateway_home: Path, tmp
     # What was masked says what it was, the user and host of the connection string kept.
     assert "postgres://jane:[secret: password]@db.example.com/app" in text
     assert f"[IBAN …{FR_IBAN[-4:]}]" in data and f"[card …{CARD[-4:]}]" in data
+
+
+def test_a_card_number_sent_as_a_json_number_is_masked_and_a_timestamp_is_not(
+    gateway_home: Path, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    install_plugin(site)
+    write_config(gateway_home, {"gateway": {"plugins": ["leaky"]}})
+    text, data = answers(gateway_home, site, "leak_number")
+    for shown in (text, data):
+        assert CARD not in shown and compact(CARD) not in compact(shown)
+    assert json.loads(text) == json.loads(data) == {"card": f"[card …{CARD[-4:]}]", "stamp": 1764512345678, "count": 3}
 
 
 def test_a_code_message_served_keeps_no_code_and_no_link(gateway_home: Path, tmp_path: Path) -> None:
