@@ -464,6 +464,25 @@ def pick_queries(path: Path) -> dict[str, str]:
     }
 
 
+def cost_per_match(path: Path, repeat: int) -> list[tuple[str, int, float]]:
+    """What ranking every match costs as matches grow: single words and prefixes of growing frequency, through the
+    search's own first statement (bm25() over every match, the best 200 kept), direct. Exact ranking is linear in
+    the matches; this says where a query stops fitting a time budget."""
+    connection = _plain(path)
+    connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, messages_fts, row)")
+    by_doc = [term for (term,) in connection.execute("SELECT term FROM temp.vocab ORDER BY doc DESC LIMIT 400")]
+    long = [term for term in by_doc if len(term) > 5]
+    queries = [long[300], long[120], long[30], f"{long[120][:5]}*", f"{long[120][:4]}*", long[1]]
+    found = []
+    for query in queries:
+        count = connection.execute(
+            "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", (query,)
+        ).fetchone()[0]
+        ms = median_ms(lambda query=query: connection.execute(store.reads._BEST_MESSAGES, (query, 200)).fetchall(), repeat)
+        found.append((query, count, ms))
+    return found
+
+
 def write_claude_code_files(projects: Path, messages: int, seed: int) -> None:
     """Claude Code JSONL files of 200 messages each (user and streamed assistant lines, as Claude Code writes them)."""
     rng = random.Random(seed + 1)
@@ -696,6 +715,11 @@ def main() -> None:
     for name, parts in breakdown.items():
         print(f"  {name}: " + ", ".join(f"{part} {ms:.2f}" for part, ms in parts.items()))
         results[name]["parts_ms"] = {part: round(ms, 3) for part, ms in parts.items()}
+    scaling = cost_per_match(path, max(3, options.repeat // 3))
+    print("ranking every match, as matches grow (direct, the best 200 by bm25(), medians):")
+    for query, count, ms in scaling:
+        print(f"  {query:<16} {count:>9,} matches {ms:9.2f} ms  {ms * 1000 / max(count, 1):5.2f} µs a match")
+    results["cost_per_match"] = [{"query": q, "matches": n, "ms": round(ms, 2)} for q, n, ms in scaling]
     size = path.stat().st_size
     results["bytes_per_message"] = round(size / stored_messages)
     print(f"store size: {size / 1e6:.0f} MB, {size / stored_messages:.0f} bytes per message")
