@@ -111,7 +111,8 @@ def complete_task(
     address: Annotated[str, Field(max_length=1000, description="sioul:task/<UID>")],
 ) -> Answer:
     """Mark a task done: in its file only STATUS, COMPLETED, PERCENT-COMPLETE, LAST-MODIFIED and SEQUENCE change,
-    every other line stays as it was. A task done is reopened only by the person."""
+    every other line stays as it was. A repeating task also loses its RRULE and its next occurrence becomes a new
+    task (as todoman does). A task done is reopened only by the person."""
     from gateway_mail.tools_plan import complete_task_answer
 
     return complete_task_answer(ctx, address)

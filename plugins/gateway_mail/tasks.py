@@ -3,6 +3,8 @@
 The plan ranks every open task the same way whatever the gate says, then leaves out what it keeps: a task that
 waits on a closed project's keeps its place, and the closed one is in no answer. A new task is a new file; marking
 one done edits only STATUS, COMPLETED, PERCENT-COMPLETE, LAST-MODIFIED and SEQUENCE, every other line byte for byte.
+A repeating task is done as todoman does it: the one done also loses its RRULE, and its next occurrence (DUE and
+DTSTART moved to the rule's next dates) is a new task in a new file, open.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from attrs import frozen
@@ -278,8 +281,9 @@ def _name_of(line: bytes) -> bytes:
     return re.split(rb"[;:]", line, maxsplit=1)[0].strip().upper()
 
 
-def mark_done(raw: bytes, uid: str, now: datetime) -> bytes:
-    """The same file with the VTODO `uid` done: only the five properties change, every other line byte for byte.
+def mark_done(raw: bytes, uid: str, now: datetime, end_repeat: bool = False) -> bytes:
+    """The same file with the VTODO `uid` done: only the five properties change, every other line byte for byte
+    (and its RRULE goes too when `end_repeat`: a repeating task's next occurrence is a task of its own).
 
     The file's lines are edited, never re-serialised: a property's folded continuation lines go with it, the
     new values take the place of the old ones (or come before END:VTODO), the file's own line ending is kept.
@@ -299,7 +303,7 @@ def mark_done(raw: bytes, uid: str, now: datetime) -> bytes:
         if upper.startswith(b"BEGIN:"):
             depth += 1
         if depth == 0 and upper.startswith(b"END:VTODO"):
-            out.extend(_done_block(block, uid, stamp))
+            out.extend(_done_block(block, uid, stamp, end_repeat))
             out.append(line)
             in_todo = False
             continue
@@ -309,7 +313,7 @@ def mark_done(raw: bytes, uid: str, now: datetime) -> bytes:
     return newline.join(out)
 
 
-def _done_block(block: list[bytes], uid: str, stamp: bytes) -> list[bytes]:
+def _done_block(block: list[bytes], uid: str, stamp: bytes, end_repeat: bool = False) -> list[bytes]:
     """One VTODO's inner lines, done if it is the one asked (its UID, no RECURRENCE-ID), else as they were."""
     # Properties: a line and the continuation lines folded under it (starting with a space or a tab).
     properties: list[list[bytes]] = []
@@ -335,6 +339,8 @@ def _done_block(block: list[bytes], uid: str, stamp: bytes) -> list[bytes]:
               b"SEQUENCE": b"SEQUENCE:" + str(sequence + 1).encode()}
     out, placed = [], set()
     for p, n in zip(properties, names, strict=True):
+        if end_repeat and n == b"RRULE":
+            continue
         if n in values:
             if n not in placed:
                 out.append(values[n])
@@ -343,3 +349,87 @@ def _done_block(block: list[bytes], uid: str, stamp: bytes) -> list[bytes]:
         out.extend(p)
     out.extend(values[n.encode()] for n in _DONE_NAMES if n.encode() not in placed)
     return out
+
+
+@frozen
+class Next:
+    """A repeating task's next occurrence: its file (None when the rule has no later date), UID and due date."""
+
+    data: bytes | None
+    uid: str = ""
+    due: date | None = None
+
+
+def next_occurrence(raw: bytes, uid: str, now: datetime) -> Next | None:
+    """What marking the VTODO `uid` done makes next, as todoman does: None when it does not repeat; else a copy under
+    a new UID with DUE and DTSTART each moved to the rule's first date after it (a start with none left is dropped;
+    a due date with none left ends the series: Next(None)), open again, stamped now, every
+    other property (words, priority, categories, project, parent, alarms) as it was. ToolError when the rule cannot
+    be read (nothing is written then)."""
+    import icalendar
+    from dateutil.rrule import rrulestr
+
+    calendar = icalendar.Calendar.from_ical(raw)
+    todo = next((c for c in calendar.walk("VTODO") if str(c.get("UID", "")) == uid and "RECURRENCE-ID" not in c),
+                None)
+    if todo is None or "RRULE" not in todo:
+        return None
+    rules = todo["RRULE"] if isinstance(todo["RRULE"], list) else [todo["RRULE"]]
+    rule = rules[0].to_ical().decode()
+
+    def moved(value: date | datetime) -> date | datetime | None:
+        start = value if isinstance(value, datetime) else datetime.combine(value, datetime.min.time())
+        try:
+            following = _after(rrulestr, rule, start)
+        except (ValueError, TypeError) as error:
+            raise ToolError(f"the task repeats by a rule that cannot be read ({error}); mark it done in the task "
+                            "program that made it") from None
+        if following is None:
+            return None
+        return following if isinstance(value, datetime) else following.date()
+
+    anchors = {name: todo[name].dt for name in ("DUE", "DTSTART") if name in todo}
+    moves = {name: moved(value) for name, value in anchors.items()}
+    # The due date leads (the start, when there is none): past the rule's last date, the series ends with this one.
+    if anchors and moves["DUE" if "DUE" in moves else "DTSTART"] is None:
+        return Next(None)
+    copy = icalendar.Todo()
+    skipped = {"UID", "DUE", "DTSTART", "STATUS", "COMPLETED", "PERCENT-COMPLETE", "DTSTAMP", "CREATED",
+               "LAST-MODIFIED", "SEQUENCE"}
+    for name, value in todo.property_items(recursive=False):
+        if name not in ("BEGIN", "END") and name not in skipped:
+            copy.add(name, value, encode=False)
+    for component in todo.subcomponents:  # alarms go with it
+        copy.add_component(component)
+    new = new_uid()
+    stamp = now.astimezone(UTC)
+    copy.add("UID", new)
+    for name, value in moves.items():
+        if value is not None:
+            copy.add(name, value)
+    copy.add("STATUS", "NEEDS-ACTION")
+    for name in ("DTSTAMP", "CREATED", "LAST-MODIFIED"):
+        copy.add(name, stamp)
+    copy.add("SEQUENCE", 0)
+    made = icalendar.Calendar()
+    for name, value in calendar.property_items(recursive=False):
+        if name not in ("BEGIN", "END"):
+            made.add(name, value, encode=False)
+    for component in calendar.subcomponents:
+        if component.name == "VTIMEZONE":
+            made.add_component(component)
+    made.add_component(copy)
+    due = moves.get("DUE")
+    return Next(made.to_ical(), new, due.date() if isinstance(due, datetime) else due)
+
+
+def _after(rrulestr: Callable[..., Any], rule: str, start: datetime) -> datetime | None:
+    """The rule's first date after `start`. A floating (or all-day) start with an UNTIL in UTC, which many clients
+    write, is read as if in UTC (dateutil refuses to mix the two)."""
+    try:
+        return rrulestr(rule, dtstart=start).after(start)
+    except ValueError:
+        if start.tzinfo is not None:
+            raise
+        following = rrulestr(rule, dtstart=start.replace(tzinfo=UTC)).after(start.replace(tzinfo=UTC))
+        return None if following is None else following.replace(tzinfo=None)

@@ -322,17 +322,33 @@ def complete_task_answer(ctx: Context, address: str) -> Answer:
         raw = path.read_bytes()
     except OSError:
         raise ToolError("the task's file moved or vanished; list the tasks again") from None
-    changed = tasks_store.mark_done(raw, item.uid, now)
+    following = tasks_store.next_occurrence(raw, item.uid, now)
+    changed = tasks_store.mark_done(raw, item.uid, now, end_repeat=following is not None)
     if changed == raw:
         raise ToolError("the task's file holds no VTODO of that UID any more; list the tasks again")
+    # The next occurrence first, then the one done: a failure between the two leaves the task open and its next
+    # occurrence made, which the next call finds (never a repeating task done with no next one).
+    made = _new_file(path.parent, following.uid, following.data) if following and following.data else None
     try:
         vdir.replace(path, changed, (info.st_mtime_ns, info.st_size))
     except FileExistsError:
+        if made is not None:
+            made.unlink(missing_ok=True)
         raise ToolError("the task's file changed while it was being marked done (a sync?); try again") from None
-    return Answer(f"Marked the task {ctx.clip(item.summary, FIELD_LIMIT)} ({item.address}) done: in {path.name} only "
-                  "STATUS, COMPLETED, PERCENT-COMPLETE, LAST-MODIFIED and SEQUENCE changed.",
-                  {"address": item.address, "changed": True, "status": "COMPLETED", "file": str(path)},
-                  given=[item.address])
+    lines = [f"Marked the task {ctx.clip(item.summary, FIELD_LIMIT)} ({item.address}) done: in {path.name} only "
+             "STATUS, COMPLETED, PERCENT-COMPLETE, LAST-MODIFIED and SEQUENCE changed."]
+    data: dict[str, Any] = {"address": item.address, "changed": True, "status": "COMPLETED", "file": str(path)}
+    if following is not None:
+        lines[0] = lines[0][:-1] + ", and its RRULE went: the task repeats."
+        if made is None:
+            lines.append("Its rule has no later date: the series ends with this one.")
+        else:
+            address = f"sioul:task/{following.uid}"
+            due = f", due {following.due.isoformat()}" if following.due else ""
+            lines.append(f"Its next occurrence is a new task{due}: {address}, in {made.name} (as todoman does).")
+            data["next"] = {"address": address, "file": str(made),
+                            **({"due": following.due.isoformat()} if following.due else {})}
+    return Answer("\n".join(lines), data, given=[item.address])
 
 
 # -- the agenda ------------------------------------------------------------------------------------------------

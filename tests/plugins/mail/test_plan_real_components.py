@@ -126,6 +126,51 @@ def test_todoman_and_khal_read_what_the_agent_wrote_and_the_plugin_reads_theirs(
     assert next(r for r in rows if r["summary"] == "Buy milk")["completed"] is True
 
 
+REPEATING = """BEGIN:VCALENDAR\r
+VERSION:2.0\r
+PRODID:-//example.org//hand written//EN\r
+BEGIN:VTODO\r
+UID:weekly-review@example.org\r
+SUMMARY:Weekly review\r
+DTSTAMP:20261101T080000Z\r
+DUE;TZID=Europe/Paris:20261203T090000\r
+RRULE:FREQ=WEEKLY;UNTIL=20261231T230000Z\r
+CATEGORIES:project:dupont\r
+PRIORITY:5\r
+X-OTHER-CLIENT:kept\r
+STATUS:NEEDS-ACTION\r
+END:VTODO\r
+END:VCALENDAR\r
+"""
+
+
+def test_a_repeating_task_done_leaves_todoman_its_next_occurrence_open(gateway_home: Path) -> None:
+    tasks, calendars = gateway_home / "tasks", gateway_home / "calendars"
+    (tasks / "home").mkdir(parents=True)
+    (calendars / "personal").mkdir(parents=True)
+    todo = _todoman(gateway_home, tasks)
+    first = tasks / "home" / "weekly-review.ics"
+    first.write_text(REPEATING, newline="")
+    served = _gateway(gateway_home, tasks, calendars)
+    review = next(t for t in served.call("list_tasks", {"view": "all"}).data["tasks"] if t["title"] == "Weekly review")
+
+    done = served.call("complete_task", {"address": review["address"]})
+    assert not done.is_error, done.text
+    assert done.data["next"]["due"] == "2026-12-10" and "the task repeats" in done.text
+    assert b"RRULE" not in first.read_bytes() and b"X-OTHER-CLIENT:kept" in first.read_bytes()
+    made = Path(done.data["next"]["file"])
+    assert made.parent == first.parent and b"RRULE:FREQ=WEEKLY;UNTIL=20261231T230000Z" in made.read_bytes()
+
+    # todoman sees the one done and the next one open, a week later at the same hour in Paris, in the project.
+    rows = json.loads(_run(gateway_home, "todo", "--config", str(todo), "--porcelain", "list", "--status", "ANY"))
+    reviews = sorted((r for r in rows if r["summary"] == "Weekly review"), key=lambda r: r["due"])
+    assert [r["completed"] for r in reviews] == [True, False]
+    assert reviews[1]["due"] - reviews[0]["due"] == 7 * 24 * 3600
+    assert reviews[1]["priority"] == reviews[0]["priority"] and "project:dupont" in reviews[1]["categories"]
+    listed = served.call("list_tasks", {"view": "all"}).data["tasks"]
+    assert [t["address"] for t in listed if t["title"] == "Weekly review"] == [done.data["next"]["address"]]
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

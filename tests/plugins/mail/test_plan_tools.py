@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -237,6 +237,26 @@ def test_a_folded_line_and_lf_endings_survive_marking_done() -> None:
     assert b"SEQUENCE:5\n" in done and b"STATUS:COMPLETED\n" in done and b"PERCENT-COMPLETE:100\n" in done
     assert b"X-UNKNOWN;X-P=1:kept\n" in done and b"COMPLETED:20261201T100000Z" in done
     assert done.index(b"STATUS:COMPLETED") < done.index(b"SEQUENCE:5")  # each replaced where it stood
+
+
+def test_a_repeating_tasks_next_occurrence_moves_due_and_start_and_a_finished_rule_makes_none() -> None:
+    raw = (b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VTODO\r\nUID:bins\r\nSUMMARY:Bins out\r\n"
+           b"DTSTART;VALUE=DATE:20261130\r\nDUE;VALUE=DATE:20261201\r\nRRULE:FREQ=WEEKLY;UNTIL=20261215T000000Z\r\n"
+           b"SEQUENCE:3\r\nSTATUS:IN-PROCESS\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\nTRIGGER:-PT1H\r\n"
+           b"DESCRIPTION:bins\r\nEND:VALARM\r\nEND:VTODO\r\nEND:VCALENDAR\r\n")
+    now = datetime(2026, 12, 1, 10, tzinfo=ZoneInfo("UTC"))
+    following = tasks.next_occurrence(raw, "bins", now)
+    assert following is not None and following.due == date(2026, 12, 8) and following.uid != "bins"
+    made = icalendar.Calendar.from_ical(following.data).walk("VTODO")[0]
+    assert made["DTSTART"].dt == date(2026, 12, 7) and made["DUE"].dt == date(2026, 12, 8)
+    assert str(made["STATUS"]) == "NEEDS-ACTION" and int(made["SEQUENCE"]) == 0 and "COMPLETED" not in made
+    assert str(made["SUMMARY"]) == "Bins out" and made.walk("VALARM") and "RRULE" in made
+    done = tasks.mark_done(raw, "bins", now, end_repeat=True)
+    assert b"RRULE" not in done and b"BEGIN:VALARM" in done and b"STATUS:COMPLETED" in done
+    last = raw.replace(b"20261130", b"20261208").replace(b"20261201", b"20261215")
+    assert tasks.next_occurrence(last, "bins", now) == tasks.Next(None)  # the rule's last date: none after
+    assert tasks.next_occurrence(raw.replace(b"RRULE:FREQ=WEEKLY;UNTIL=20261215T000000Z\r\n", b""), "bins",
+                                 now) is None
 
 
 def test_nothing_is_written_into_or_marked_done_in_a_closed_project(plan) -> None:
