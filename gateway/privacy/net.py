@@ -35,7 +35,8 @@ def mask_data(value: Any) -> Any:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A whole number (a float's digits, a score's, say, after its point, are no card: only ints are looked at)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _strings(value: Any, found: list[str]) -> list[str]:
