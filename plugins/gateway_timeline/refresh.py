@@ -51,28 +51,46 @@ def refresh(ctx: Context) -> Refreshed:
     with _lock:
         if _seen.get(key) == signature:
             return Refreshed()
-        total = _import(ctx, database, store_file)
+        total, owners = _import(ctx, database, store_file)
         _seen[key] = signature  # a broken database is tried again when it changes, not on every call
-    return Refreshed(added=total, changed=(RECENT_URI,) if total else ())
+    # The recent hour is said to have changed only when something readable arrived: a closed project's activity
+    # changes nothing a host may read, and telling it would tell when that project was worked on.
+    return Refreshed(added=total, changed=(RECENT_URI,) if owners else (), owners=owners)
 
 
-def _import(ctx: Context, database: Path, store_file: Path) -> int:
+def _import(ctx: Context, database: Path, store_file: Path) -> tuple[int, tuple[frozenset[str], ...]]:
+    """Import what is new; how many events, and where the first readable one belongs (none readable: ())."""
     from gateway_timeline.importers.activitywatch import ActivityWatchError, import_database
     from gateway_timeline.store import Store
 
     with Store.open(store_file, own_folder=store_file.parent == Path(ctx.folders.data)) as store:
+        newest = store.db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
         try:
             report = import_database(database, store, retention_ms=settings.retention_ms(ctx.settings))
         except ActivityWatchError as error:
             store.set_meta("last_import_error", str(error))
-            return 0
+            return 0, ()
         if store.meta("last_import_error"):
             store.set_meta("last_import_error", "")
         now_ms = int(time.time() * 1000)
         newest = report.newest_end_ms
         if newest is not None and now_ms - newest <= settings.running_within_ms(ctx.settings):
             store.set_meta("heartbeat", {"at_ms": now_ms, "source": "activitywatch"})
-        return report.total
+        return report.total, _owners_of_new(ctx, store, newest) if report.total else ()
+
+
+def _owners_of_new(ctx: Context, store: Any, after: int) -> tuple[frozenset[str], ...]:
+    """Where the events stored after `after` belong, judged as the tools judge them (their app, URL, path and
+    title's places, through `Gatekeeper.screen`, private windows dropped): the owners of the first the gate lets
+    through, or () when it keeps every one back."""
+    from gateway_timeline.gating import Gatekeeper
+
+    groups = store.db.execute(
+        "SELECT DISTINCT app, url, path, label FROM events WHERE seq > ? AND private = 0", (after,)
+    ).fetchall()
+    keeper = Gatekeeper(ctx.gate)
+    kept, _closed = keeper.screen(groups, lambda group: tuple(group))
+    return (keeper.owners(*kept[0]),) if kept else ()
 
 
 def sources(ctx: Context) -> list[Source]:
