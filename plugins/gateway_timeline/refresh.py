@@ -9,6 +9,7 @@ heartbeat get_status reads), as ``--watch`` does.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -64,7 +65,7 @@ def _import(ctx: Context, database: Path, store_file: Path) -> tuple[int, tuple[
     from gateway_timeline.store import Store
 
     with Store.open(store_file, own_folder=store_file.parent == Path(ctx.folders.data)) as store:
-        newest = store.db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
+        last_before, read_again = _before(store)
         try:
             report = import_database(database, store, retention_ms=settings.retention_ms(ctx.settings))
         except ActivityWatchError as error:
@@ -76,17 +77,27 @@ def _import(ctx: Context, database: Path, store_file: Path) -> tuple[int, tuple[
         newest = report.newest_end_ms
         if newest is not None and now_ms - newest <= settings.running_within_ms(ctx.settings):
             store.set_meta("heartbeat", {"at_ms": now_ms, "source": "activitywatch"})
-        return report.total, _owners_of_new(ctx, store, newest) if report.total else ()
+        return report.total, _owners_of_new(ctx, store, last_before, read_again) if report.total else ()
 
 
-def _owners_of_new(ctx: Context, store: Any, after: int) -> tuple[frozenset[str], ...]:
-    """Where the events stored after `after` belong, judged as the tools judge them (their app, URL, path and
-    title's places, through `Gatekeeper.screen`, private windows dropped): the owners of the first the gate lets
-    through, or () when it keeps every one back."""
+def _before(store: Any) -> tuple[int, str]:
+    """The last event stored, and (as JSON) the ids of each source's last one: the importer reads each bucket's last
+    row again (ActivityWatch extends it while the window stays), stored anew but not new."""
+    last = store.db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
+    ids = [row[0] for row in store.db.execute(
+        "SELECT id FROM events WHERE seq IN (SELECT MAX(seq) FROM events GROUP BY source)")]
+    return last, json.dumps(ids)
+
+
+def _owners_of_new(ctx: Context, store: Any, after: int, read_again: str) -> tuple[frozenset[str], ...]:
+    """Where the events stored after `after` (but those `read_again`) belong, judged as the tools judge them (their
+    app, URL, path and title's places, through `Gatekeeper.screen`, private windows dropped): the owners of the
+    first the gate lets through, or () when it keeps every one back."""
     from gateway_timeline.gating import Gatekeeper
 
     groups = store.db.execute(
-        "SELECT DISTINCT app, url, path, label FROM events WHERE seq > ? AND private = 0", (after,)
+        "SELECT DISTINCT app, url, path, label FROM events WHERE seq > ? AND private = 0 "
+        "AND id NOT IN (SELECT value FROM json_each(?))", (after, read_again)
     ).fetchall()
     keeper = Gatekeeper(ctx.gate)
     kept, _closed = keeper.screen(groups, lambda group: tuple(group))

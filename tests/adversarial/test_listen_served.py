@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
@@ -17,10 +18,13 @@ import pytest
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "timeline"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fresh_helpers import claude_session, open_projects  # noqa: E402
 from test_fresh_served import CANARY, save_manifest  # noqa: E402
+from timeline_awdb import WINDOW, AWDatabase  # noqa: E402
+from timeline_helpers import gateway_config  # noqa: E402
 
 from gateway.testing import read_audit, serve_client, write_config  # noqa: E402
 
@@ -179,3 +183,54 @@ def test_a_closed_projects_new_session_tells_no_host_that_the_list_changed(gatew
     anyio.run(session)
     assert after_closed == [[]]
     assert after_open == [["list_changed"]]
+
+
+def test_a_closed_projects_activity_tells_a_listener_nothing(gateway_home):
+    home = gateway_home
+    write_config(home, gateway_config(), [
+        {"id": "vault", "name": "Vault", "ai": False, "apps": ["KeePassXC"]},
+        {"id": "orchard", "name": "Orchard", "ai": True, "apps": ["Code"]},
+    ])
+    path = home / ".local/share/activitywatch/aw-server-rust/sqlite.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    database = AWDatabase(path, "rust")
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30)
+    database.add(WINDOW, [(start, 60, {"app": "Code", "title": "orchard.py"})])
+    recent = "timeline://recent"
+    heard: list = []
+    after_closed: list[list] = []
+
+    async def query(client) -> None:
+        result = await client.call_tool("query_events", {"since": "1h"})
+        assert not result.is_error, result.content
+
+    async def session() -> None:
+        async with serve_client(home) as first:  # the first import, on a server of its own (list_changed is paced)
+            await query(first)
+        async with serve_client(home, mode="auto") as client, client.listen(
+            resources_list_changed=True, resource_subscriptions=[recent]
+        ) as sub:
+            assert sub.honored.resource_subscriptions == [recent]
+
+            async def hear() -> None:
+                async for event in sub:
+                    heard.append(event)
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(hear)
+                database.add(WINDOW, [(start + timedelta(minutes=5), 60, {"app": "KeePassXC", "title": CANARY})])
+                await query(client)
+                await anyio.sleep(QUIET)
+                await query(client)
+                after_closed.append(list(heard))
+                # The control: the open project's activity is told of, both ways.
+                database.add(WINDOW, [(start + timedelta(minutes=7), 60, {"app": "Code", "title": "quince.py"})])
+                await query(client)
+                with anyio.fail_after(30):
+                    while not {ResourcesListChanged(), ResourceUpdated(uri=recent)} <= set(heard):
+                        await anyio.sleep(0.1)
+                tasks.cancel_scope.cancel()
+
+    anyio.run(session)
+    database.close()
+    assert after_closed == [[]]
