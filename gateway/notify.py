@@ -17,6 +17,7 @@ something a refresh added is readable when it is told (`Refreshed.owners` agains
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -117,11 +118,13 @@ class Notifier:
         self._held = False
         self._token: Any = None
         self._tasks: Any = None
+        self._loop_thread: int | None = None
 
     async def serve(self, task_group: Any) -> None:
         """Bind to the running loop: notifications are sent from tasks of `task_group`."""
         self._token = anyio.lowlevel.current_token()
         self._tasks = task_group
+        self._loop_thread = threading.get_ident()
 
     def connected(self, session: Any) -> None:
         self.sessions[_connection(session)] = session
@@ -137,6 +140,10 @@ class Notifier:
     def has_subscribers(self) -> bool:
         """Whether anyone waits to hear of changes: a subscription, or a listen stream (of any kind)."""
         return bool(self.listens) or any(self.subscribed.values())
+
+    def has_listeners(self) -> bool:
+        """Whether anyone would hear a list_changed: a handshake connection, or a stream that asked for it."""
+        return bool(self.sessions) or any(stream.list_changed for stream in self.listens)
 
     def listen(self, caller: Any, uris: frozenset[str], list_changed: bool) -> Listen:
         """A new listen stream; TooManyListens when all are taken. `uris` were checked by the caller (readable)."""
@@ -155,12 +162,18 @@ class Notifier:
         """A refresh's listener (any thread): schedule what it calls for on the loop."""
         if self._token is None or self._tasks is None:
             return
+        if threading.get_ident() == self._loop_thread:  # a refresh run inline: from_thread would wait on itself
+            self.tell(result)
+            return
         try:
             anyio.from_thread.run_sync(self._tasks.start_soon, self._send, result, token=self._token)
-        except RuntimeError:  # called on the loop's own thread (a refresh run inline)
-            self._tasks.start_soon(self._send, result)
         except Exception as error:  # the loop is gone: the server is stopping
             log.debug("notification not scheduled", error=repr(error))
+
+    def tell(self, result: Refreshed) -> None:
+        """As `refreshed`, from the loop's own thread."""
+        if self._tasks is not None:
+            self._tasks.start_soon(self._send, result)
 
     async def _send(self, result: Refreshed) -> None:
         for uri in result.changed:

@@ -29,11 +29,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from gateway import __version__
+from gateway.access import Gate
 from gateway.core import PAGE_SIZE, Caller, Gateway, NotFound
 from gateway.cursors import decode_cursor, encode_cursor
 from gateway.items import Answer, ToolError
 from gateway.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyListens
 from gateway.privacy import mask_secrets
+from gateway.refresh import Refreshed
 from gateway.registry import lifecycle_of
 
 log = structlog.get_logger("gateway.server")
@@ -393,6 +395,37 @@ async def _refresh_for_subscribers(gateway: Gateway, notifier: Notifier) -> None
             await gateway.refresh(name, snapshot)
 
 
+def _opened(before: Gate, now: Gate) -> tuple[frozenset[str], ...]:
+    """What the person made readable between two gates, as owner sets: each project opened (or added open), and
+    things in no project when `outside_projects` was turned on or a closed project was taken out of the manifest."""
+    was_open = {project.id for project in before.open_projects()}
+    opened: list[frozenset[str]] = [frozenset({p.id}) for p in now.open_projects() if p.id not in was_open]
+    still = {project.id for project in now.projects}
+    let_out = any(project.id not in still for project in before.projects if not project.ai)
+    if now.outside_projects and (not before.outside_projects or let_out):
+        opened.append(frozenset())
+    return tuple(opened)
+
+
+async def _tell_of_opened_projects(gateway: Gateway, notifier: Notifier) -> None:
+    """While anyone would hear it, a look at the gate every few seconds (a stat; the manifest is parsed only when
+    it changed): a project the person opened puts things in hosts' resource lists, which is what list_changed is
+    for. Told as a refresh's additions are (paced, and gated when sent); a project closed tells nothing."""
+    before: Gate | None = None
+    while True:
+        await anyio.sleep(SUBSCRIBED_POLL_SECONDS)
+        if not notifier.has_listeners():
+            before = None
+            continue
+        snapshot = gateway.snapshot()
+        if snapshot.error is not None:
+            continue
+        opened = _opened(before, snapshot.gate) if before is not None else ()
+        before = snapshot.gate
+        if opened:
+            notifier.tell(Refreshed(added=len(opened), owners=opened))
+
+
 def notifier_for(gateway: Gateway) -> Notifier:
     """A notifier whose every `updated` goes through the gate as it is when the change is told."""
     def may_list(owners: tuple[frozenset[str], ...]) -> bool:
@@ -411,6 +444,7 @@ async def notifying(gateway: Gateway, notifier: Notifier) -> AsyncIterator[None]
         async with anyio.create_task_group() as tasks:
             await notifier.serve(tasks)
             tasks.start_soon(_refresh_for_subscribers, gateway, notifier)
+            tasks.start_soon(_tell_of_opened_projects, gateway, notifier)
             try:
                 yield
             finally:

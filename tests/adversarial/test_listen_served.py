@@ -234,3 +234,35 @@ def test_a_closed_projects_activity_tells_a_listener_nothing(gateway_home):
     anyio.run(session)
     database.close()
     assert after_closed == [[]]
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"], ids=["handshake", "2026-07-28"])
+def test_opening_a_project_tells_hosts_that_the_list_changed_and_closing_one_does_not(gateway_home, era):
+    home = gateway_home
+    projects = open_projects(home)
+    write_config(home, {"gateway": {"plugins": ["sessions"]}}, projects)
+    claude_session(home, "kept", ["the vault combination"], home / "src" / "vault")
+    after_closing: list[list[str]] = []
+    after_opening: list[list[str]] = []
+
+    async def session() -> None:
+        async with serve_client(home) as first:  # the first import, on a server of its own (list_changed is paced)
+            await first.call_tool("rousseau_list_sessions", {})
+        async with hearing_list_changed(home, era) as (client, heard):
+            await client.call_tool("rousseau_list_sessions", {})
+            # The person closes the orchard: the host's list shrinks when it lists again; nothing is announced.
+            save_manifest(home, [{**p, "ai": False} for p in projects])
+            await anyio.sleep(6 + QUIET)  # past the server's look at the gate (every 5 s)
+            await client.call_tool("rousseau_list_sessions", {})
+            after_closing.append(list(heard))
+            save_manifest(home, [{**p, "ai": True} if p["id"] == "vault" else p for p in projects])  # opens it
+            with anyio.fail_after(30):
+                while not heard:
+                    await anyio.sleep(0.1)
+            after_opening.append(list(heard))
+            listed = await client.call_tool("rousseau_list_sessions", {})
+            assert [s["id"] for s in listed.structured_content["sessions"]] == ["kept"]
+
+    anyio.run(session)
+    assert after_closing == [[]]
+    assert after_opening == [["list_changed"]]

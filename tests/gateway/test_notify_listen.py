@@ -86,3 +86,33 @@ def test_listeners_hear_what_the_gate_lets_through_when_it_is_sent():
     assert open_heard == [(UPDATED, "s://watched"), (LIST_CHANGED, "")]
     assert closed_heard == [(LIST_CHANGED, "")]  # list_changed names nothing; the update was refused
     assert deaf_heard == []
+
+
+def test_a_refresh_told_on_the_loops_own_thread_is_heard_and_does_not_wait_on_itself():
+    async def scenario() -> list[tuple[str, str]]:
+        notifier = Notifier(may_tell=tell_everyone)
+        stream = notifier.listen("host", frozenset(), True)
+        async with anyio.create_task_group() as tasks:
+            await notifier.serve(tasks)
+            with anyio.fail_after(5):
+                notifier.refreshed("inline", Refreshed(added=1, owners=[()]))
+            await anyio.sleep(0.05)
+            stream.end()
+        return await drain(stream)
+
+    assert anyio.run(scenario) == [(LIST_CHANGED, "")]
+
+
+def test_what_the_person_opened_between_two_readings_of_the_gate():
+    from gateway.access import Gate, Manifest
+    from gateway.server import _opened
+
+    def gate(open_ids: set[str], outside: bool = True, ids: tuple[str, ...] = ("orchard", "vault")) -> Gate:
+        manifest = Manifest.from_dict({"project": [{"id": i, "ai": i in open_ids, "paths": [f"/p/{i}"]} for i in ids]})
+        return Gate(manifest, outside_projects=outside)
+
+    assert _opened(gate({"orchard"}), gate({"orchard", "vault"})) == (frozenset({"vault"}),)
+    assert _opened(gate({"orchard", "vault"}), gate({"orchard"})) == ()  # closing tells nothing
+    assert _opened(gate(set(), outside=False), gate(set())) == (frozenset(),)  # things in no project let out
+    assert _opened(gate({"orchard"}), gate({"orchard"}, ids=("orchard",))) == (frozenset(),)  # the vault taken out
+    assert _opened(gate({"orchard"}, outside=False), gate({"orchard"}, outside=False, ids=("orchard",))) == ()
