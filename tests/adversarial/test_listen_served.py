@@ -266,3 +266,28 @@ def test_opening_a_project_tells_hosts_that_the_list_changed_and_closing_one_doe
     anyio.run(session)
     assert after_closing == [[]]
     assert after_opening == [["list_changed"]]
+
+
+def test_a_listen_naming_too_many_resources_is_refused_with_a_sentence(gateway_home):
+    from mcp.shared.exceptions import MCPError
+
+    home = gateway_home
+    write_config(home, {"gateway": {"plugins": ["sessions"]}}, open_projects(home))
+    refusals: list[str] = []
+    fine = []
+
+    async def session() -> None:
+        async with serve_client(home, mode="auto") as client:
+            # Each resource named is read under the gate: a flood of names is refused before any is read.
+            try:
+                async with client.listen(resource_subscriptions=[f"rousseau://sessions/s{n}" for n in range(1001)]):
+                    pass
+            except MCPError as error:
+                refusals.append(str(error))
+            async with client.listen(resources_list_changed=True) as sub:  # the connection still listens
+                fine.append(sub.honored.resources_list_changed)
+
+    anyio.run(session)
+    assert len(refusals) == 1 and "1000 resources at most" in refusals[0]
+    assert fine == [True]
+    assert not [line for line in read_audit(home) if str(line.get("uri", "")).startswith("rousseau://sessions/s")]
