@@ -211,7 +211,7 @@ def http_app(gateway: Gateway, host: str, port: int) -> Any:
     from gateway.server import build_server, notifier_for, notifying_lifespan
 
     # Subscriptions and notifications for the Streamable HTTP sessions (the handshake era: a session's GET stream
-    # carries them); the stateless 2026-07-28 requests have none (see the README).
+    # carries them; the 2026-07-28 era: the response stream of its subscriptions/listen request).
     notifier = notifier_for(gateway)
     server = build_server(gateway, "http", notifier)
     server.lifespan = notifying_lifespan(gateway, notifier)

@@ -8,11 +8,16 @@ the SDK's sessions, used through the two methods they offer; this module imports
 A subscription is checked twice: when the host subscribes (the server module), and again each time a change is to
 be told (`may_tell`, the gate as it is then): a project closed since is told nothing. The subscription is kept,
 silent, so that the host hears again if the person opens the project again.
+
+The 2026-07-28 era has no connection that outlives a request: a host hears of changes on a `subscriptions/listen`
+stream (`Listen`, opened by the server module) instead, under the same rules. `list_changed` goes out only when
+something a refresh added is readable when it is told (`Refreshed.owners` against `may_list`, the gate then).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -27,15 +32,84 @@ from gateway.refresh import Refreshed
 log = structlog.get_logger("gateway.notify")
 
 LIST_CHANGED_GAP = 20.0  # seconds between two list_changed: three a minute at most
+MAX_LISTENS = 64  # listen streams open at once in a process (a few hosts, each with a few)
+MAX_BACKLOG = 256  # notices waiting on one stream whose host stopped reading: the stream is ended past it
+MAX_LISTENED_URIS = 1000  # resources one listen may name (each is read under the gate when it listens)
+
+LIST_CHANGED = "list_changed"
+UPDATED = "updated"
+
+
+class TooManyListens(Exception):
+    """Every listen stream this process keeps is taken."""
+
+
+class Listen:
+    """One `subscriptions/listen` stream: who opened it, what it was granted, and its bounded backlog of notices,
+    each (`LIST_CHANGED`, "") or (`UPDATED`, uri). A notice already waiting is not queued twice (each is a level
+    trigger: "this changed, read it again"); a host that stops reading has its stream ended at `backlog`, as the
+    SDK's own handler does (there is no replay: the host listens again and reads again)."""
+
+    def __init__(self, caller: Any, uris: frozenset[str], list_changed: bool, backlog: int = MAX_BACKLOG) -> None:
+        self.caller = caller
+        self.uris = uris
+        self.list_changed = list_changed
+        self._send, self._receive = anyio.create_memory_object_stream[tuple[str, str]](backlog)
+        self._waiting: set[tuple[str, str]] = set()
+        self.ended = False
+
+    def deliver(self, notice: tuple[str, str]) -> None:
+        if self.ended or notice in self._waiting:
+            return
+        try:
+            self._send.send_nowait(notice)
+        except anyio.WouldBlock:
+            log.warning("listen stream's backlog full: ending it", backlog=len(self._waiting))
+            self.end()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self.ended = True
+        else:
+            self._waiting.add(notice)
+
+    def end(self) -> None:
+        self.ended = True
+        self._send.close()
+
+    def __aiter__(self) -> Listen:
+        return self
+
+    async def __anext__(self) -> tuple[str, str]:
+        try:
+            notice = await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+        self._waiting.discard(notice)
+        return notice
+
+
+def _any_place_said(owners: tuple[frozenset[str], ...]) -> bool:
+    """With no gate to ask (tests of the pacing): an addition that says where it belongs is told."""
+    return bool(owners)
 
 
 class Notifier:
-    """The live connections and their subscriptions, and the pacing of list_changed."""
+    """The live connections and their subscriptions, the listen streams, and the pacing of list_changed."""
 
-    def __init__(self, may_tell: Callable[[str, Any], Awaitable[bool]], gap: float = LIST_CHANGED_GAP) -> None:
-        """`may_tell(uri, caller)`: whether the caller who subscribed may now be told that `uri` changed."""
+    def __init__(
+        self,
+        may_tell: Callable[[str, Any], Awaitable[bool]],
+        gap: float = LIST_CHANGED_GAP,
+        may_list: Callable[[tuple[frozenset[str], ...]], bool] = _any_place_said,
+        max_listens: int = MAX_LISTENS,
+    ) -> None:
+        """`may_tell(uri, caller)`: whether the caller who subscribed may now be told that `uri` changed.
+        `may_list(owners)`: whether any of these owner sets (`Refreshed.owners`) is readable now."""
         self.may_tell = may_tell
+        self.may_list = may_list
         self.gap = gap
+        self.max_listens = max_listens
+        self.listens: set[Listen] = set()
+        self._owners: dict[frozenset[str], None] = {}  # of the additions not told yet, in order
         # The SDK gives each request a session proxy of its own; the connection behind it is what lasts. Each
         # connection is kept with its latest proxy (whose standalone channel outlives the request).
         self.sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
@@ -45,11 +119,13 @@ class Notifier:
         self._held = False
         self._token: Any = None
         self._tasks: Any = None
+        self._loop_thread: int | None = None
 
     async def serve(self, task_group: Any) -> None:
         """Bind to the running loop: notifications are sent from tasks of `task_group`."""
         self._token = anyio.lowlevel.current_token()
         self._tasks = task_group
+        self._loop_thread = threading.get_ident()
 
     def connected(self, session: Any) -> None:
         self.sessions[_connection(session)] = session
@@ -63,33 +139,68 @@ class Notifier:
         self.subscribed.get(_connection(session), set()).discard(uri)
 
     def has_subscribers(self) -> bool:
-        return any(self.subscribed.values())
+        """Whether anyone waits to hear of changes: a subscription, or a listen stream (of any kind)."""
+        return bool(self.listens) or any(self.subscribed.values())
+
+    def has_listeners(self) -> bool:
+        """Whether anyone would hear a list_changed: a handshake connection, or a stream that asked for it."""
+        return bool(self.sessions) or any(stream.list_changed for stream in self.listens)
+
+    def listen(self, caller: Any, uris: frozenset[str], list_changed: bool) -> Listen:
+        """A new listen stream; TooManyListens when all are taken. `uris` were checked by the caller (readable)."""
+        self.listens = {each for each in self.listens if not each.ended}
+        if len(self.listens) >= self.max_listens:
+            raise TooManyListens(f"{self.max_listens} listen streams are open already")
+        stream = Listen(caller, uris, list_changed)
+        self.listens.add(stream)
+        return stream
+
+    def unlisten(self, stream: Listen) -> None:
+        stream.end()
+        self.listens.discard(stream)
 
     def refreshed(self, plugin: str, result: Refreshed) -> None:
         """A refresh's listener (any thread): schedule what it calls for on the loop."""
         if self._token is None or self._tasks is None:
             return
+        if threading.get_ident() == self._loop_thread:  # a refresh run inline: from_thread would wait on itself
+            self.tell(result)
+            return
         try:
             anyio.from_thread.run_sync(self._tasks.start_soon, self._send, result, token=self._token)
-        except RuntimeError:  # called on the loop's own thread (a refresh run inline)
-            self._tasks.start_soon(self._send, result)
         except Exception as error:  # the loop is gone: the server is stopping
             log.debug("notification not scheduled", error=repr(error))
+
+    def tell(self, result: Refreshed) -> None:
+        """As `refreshed`, from the loop's own thread."""
+        if self._tasks is not None:
+            self._tasks.start_soon(self._send, result)
 
     async def _send(self, result: Refreshed) -> None:
         for uri in result.changed:
             for connection, uris in list(self.subscribed.items()):
                 session = self.sessions.get(connection)
-                if uri in uris and session is not None and await self._allowed(connection, uri):
+                if uri in uris and session is not None and await self._allowed(self.callers.get(connection), uri):
                     await _quietly(session.send_resource_updated, uri)
-        if result.added:
+            for stream in list(self.listens):
+                if uri in stream.uris and not stream.ended and await self._allowed(stream.caller, uri):
+                    stream.deliver((UPDATED, uri))
+        if result.added and self._readable(result.owners):
+            self._owners.update(dict.fromkeys(result.owners))
             await self._list_changed()
 
-    async def _allowed(self, connection: Any, uri: str) -> bool:
+    async def _allowed(self, caller: Any, uri: str) -> bool:
         try:
-            return await self.may_tell(uri, self.callers.get(connection))
+            return await self.may_tell(uri, caller)
         except Exception as error:  # a gate that cannot answer tells nothing
             log.error("notification withheld: the gate check failed", error=repr(error))
+            return False
+
+    def _readable(self, owners: tuple[frozenset[str], ...]) -> bool:
+        try:
+            return bool(owners) and self.may_list(owners)
+        except Exception as error:
+            log.error("list_changed withheld: the gate check failed", error=repr(error))
             return False
 
     async def _list_changed(self) -> None:
@@ -102,9 +213,15 @@ class Notifier:
                 await anyio.sleep(wait)
             finally:
                 self._held = False
+        owners, self._owners = tuple(self._owners), {}
+        if not self._readable(owners):  # the gate again, as it is now: a project closed while this one waited
+            return
         self._last_sent = anyio.current_time()
         for session in list(self.sessions.values()):
             await _quietly(session.send_resource_list_changed)
+        for stream in list(self.listens):
+            if stream.list_changed:
+                stream.deliver((LIST_CHANGED, ""))
 
 
 def _connection(session: Any) -> Any:

@@ -32,12 +32,22 @@ STILL_READING = (
 )
 
 
+def _owner_sets(sets: Any) -> tuple[frozenset[str], ...]:
+    return tuple(dict.fromkeys(frozenset(owners) for owners in sets))
+
+
 @frozen
 class Refreshed:
-    """What one refresh brought in: `added` new things (the resource list changed), `changed` resources' URIs."""
+    """What one refresh brought in: `added` new things (the resource list changed), `changed` resources' URIs, and
+    `owners`: where the added things belong, one set of project ids per distinct place (an empty set: in no
+    project). Hosts hear that the list changed only when one of these is readable when they are told (the gate as
+    it is then); a refresh that names no owners tells no one, so a plugin that cannot say where its things belong
+    does not tell of a closed project's. A refresh may leave out the places its gate kept back, and stop at the
+    first readable one."""
 
     added: int = 0
     changed: tuple[str, ...] = ()
+    owners: tuple[frozenset[str], ...] = field(default=(), converter=_owner_sets)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.changed)

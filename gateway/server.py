@@ -19,15 +19,23 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import (
+    SUBSCRIPTION_ID_META_KEY,
+    ResourcesListChanged,
+    ResourceUpdated,
+    event_to_notification,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from gateway import __version__
+from gateway.access import Gate
 from gateway.core import PAGE_SIZE, Caller, Gateway, NotFound
 from gateway.cursors import decode_cursor, encode_cursor
 from gateway.items import Answer, ToolError
-from gateway.notify import Notifier
+from gateway.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyListens
 from gateway.privacy import mask_secrets
+from gateway.refresh import Refreshed
 from gateway.registry import lifecycle_of
 
 log = structlog.get_logger("gateway.server")
@@ -200,6 +208,56 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
             notifier.subscribe(ctx.session, uri, _caller(ctx, transport))  # checked again before each notice
         return types.EmptyResult()
 
+    async def readable(uri: str, caller: Caller) -> bool:
+        # A listened resource is read for the caller as a subscribed one is (refused or unknown: audited so).
+        try:
+            answer, _mime = await gateway.read_resource(uri, caller)
+        except NotFound:
+            return False
+        return not answer.is_error
+
+    async def listen(ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams):
+        # The 2026-07-28 era's subscription: the response is a stream of notices, acknowledged first with what is
+        # honoured: resources' list_changed, and the resources named that the caller may read now. Tools and
+        # prompts do not change while the gateway runs (a config change is seen by the next call, not announced):
+        # their list_changed is not honoured, as the capabilities say.
+        assert notifier is not None
+        subscription_id = ctx.request_id
+        if subscription_id is None:
+            raise MCPError(types.INVALID_REQUEST, "subscriptions/listen needs a request id")
+        wanted = params.notifications
+        uris = list(dict.fromkeys(wanted.resource_subscriptions or ()))
+        if len(uris) > MAX_LISTENED_URIS:
+            raise MCPError(INVALID_PARAMS, f"A listen may name {MAX_LISTENED_URIS} resources at most; it named "
+                                           f"{len(uris)}: listen on fewer, or on resources' list_changed alone.")
+        caller = _caller(ctx, transport)
+        try:
+            stream = notifier.listen(caller, frozenset(), bool(wanted.resources_list_changed))
+        except TooManyListens:
+            raise MCPError(types.INTERNAL_ERROR, "Too many listen streams are open on this gateway: close one, "
+                                                 "or listen again later.") from None
+        meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: subscription_id}
+        try:
+            granted = [uri for uri in uris if await readable(uri, caller)]
+            stream.uris = frozenset(granted)  # checked again before each notice (Notifier)
+            honored = types.SubscriptionFilter(
+                resources_list_changed=True if stream.list_changed else None,
+                resource_subscriptions=granted or None,
+            )
+            await ctx.session.send_notification(
+                types.SubscriptionsAcknowledgedNotification(
+                    params=types.SubscriptionsAcknowledgedNotificationParams(notifications=honored, _meta=meta)
+                ),
+                related_request_id=subscription_id,
+            )
+            async for kind, uri in stream:
+                event = ResourcesListChanged() if kind == LIST_CHANGED else ResourceUpdated(uri=uri)
+                await ctx.session.send_notification(event_to_notification(event, meta),
+                                                    related_request_id=subscription_id)
+        finally:
+            notifier.unlisten(stream)
+        return types.SubscriptionsListenResult(_meta=meta)
+
     async def unsubscribe(ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams):
         if notifier is not None:
             notifier.unsubscribe(ctx.session, str(params.uri))
@@ -251,7 +309,8 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
-        **({"on_subscribe_resource": subscribe, "on_unsubscribe_resource": unsubscribe} if notifier else {}),
+        **({"on_subscribe_resource": subscribe, "on_unsubscribe_resource": unsubscribe,
+            "on_subscriptions_listen": listen} if notifier else {}),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
@@ -267,7 +326,25 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                 notification_options or NotificationOptions(resources_changed=True), **rest
             )
         )
+        server.get_capabilities = _resources_only(server.get_capabilities)  # type: ignore[method-assign]
     return server
+
+
+def _resources_only(capabilities: Any) -> Any:
+    """The SDK's capabilities, with no listChanged for tools and prompts: in the 2026-07-28 era it declares them
+    wherever subscriptions/listen is served, and the gateway tells only of resources (its tools and prompts do not
+    change while it runs but by a config change, which it does not announce)."""
+
+    def honest(*arguments: Any, **options: Any) -> types.ServerCapabilities:
+        found = capabilities(*arguments, **options)
+        update: dict[str, Any] = {}
+        if found.tools is not None:
+            update["tools"] = found.tools.model_copy(update={"list_changed": False})
+        if found.prompts is not None:
+            update["prompts"] = found.prompts.model_copy(update={"list_changed": False})
+        return found.model_copy(update=update)
+
+    return honest
 
 
 # The SDK's own -32602 says nothing of the cause (its `data` is empty); the two causes get a sentence here.
@@ -293,7 +370,7 @@ def _params_problems(error: ValidationError) -> list[dict[str, str]]:
 def _tracking(notifier: Notifier) -> Any:
     async def track(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
         # Each live connection, to be told of what a refresh brought in. A 2026-07-28 request has no connection
-        # that outlives it (that era listens through subscriptions/listen, which the gateway does not serve yet).
+        # that outlives it: that era hears through subscriptions/listen (the `listen` handler).
         if getattr(ctx.session, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
             notifier.connected(ctx.session)
         return await call_next(ctx)
@@ -318,9 +395,44 @@ async def _refresh_for_subscribers(gateway: Gateway, notifier: Notifier) -> None
             await gateway.refresh(name, snapshot)
 
 
+def _opened(before: Gate, now: Gate) -> tuple[frozenset[str], ...]:
+    """What the person made readable between two gates, as owner sets: each project opened (or added open), and
+    things in no project when `outside_projects` was turned on or a closed project was taken out of the manifest."""
+    was_open = {project.id for project in before.open_projects()}
+    opened: list[frozenset[str]] = [frozenset({p.id}) for p in now.open_projects() if p.id not in was_open]
+    still = {project.id for project in now.projects}
+    let_out = any(project.id not in still for project in before.projects if not project.ai)
+    if now.outside_projects and (not before.outside_projects or let_out):
+        opened.append(frozenset())
+    return tuple(opened)
+
+
+async def _tell_of_opened_projects(gateway: Gateway, notifier: Notifier) -> None:
+    """While anyone would hear it, a look at the gate every few seconds (a stat; the manifest is parsed only when
+    it changed): a project the person opened puts things in hosts' resource lists, which is what list_changed is
+    for. Told as a refresh's additions are (paced, and gated when sent); a project closed tells nothing."""
+    before: Gate | None = None
+    while True:
+        await anyio.sleep(SUBSCRIBED_POLL_SECONDS)
+        if not notifier.has_listeners():
+            before = None
+            continue
+        snapshot = gateway.snapshot()
+        if snapshot.error is not None:
+            continue
+        opened = _opened(before, snapshot.gate) if before is not None else ()
+        before = snapshot.gate
+        if opened:
+            notifier.tell(Refreshed(added=len(opened), owners=opened))
+
+
 def notifier_for(gateway: Gateway) -> Notifier:
     """A notifier whose every `updated` goes through the gate as it is when the change is told."""
-    return Notifier(may_tell=gateway.may_tell)
+    def may_list(owners: tuple[frozenset[str], ...]) -> bool:
+        snapshot = gateway.snapshot()
+        return snapshot.error is None and any(snapshot.gate.allows(each) for each in owners)
+
+    return Notifier(may_tell=gateway.may_tell, may_list=may_list)
 
 
 @asynccontextmanager
@@ -332,6 +444,7 @@ async def notifying(gateway: Gateway, notifier: Notifier) -> AsyncIterator[None]
         async with anyio.create_task_group() as tasks:
             await notifier.serve(tasks)
             tasks.start_soon(_refresh_for_subscribers, gateway, notifier)
+            tasks.start_soon(_tell_of_opened_projects, gateway, notifier)
             try:
                 yield
             finally:

@@ -203,15 +203,19 @@ def refresh(ctx: Context) -> Refreshed:
     path, seen, todo = _todo(ctx)
     if not todo:
         return Refreshed()
-    return _import(path, seen, todo)
+    return _import(path, seen, todo, ctx)
 
 
-def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path, list[str] | None]]) -> Refreshed:
+def _import(
+    path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path, list[str] | None]], ctx: Context | None = None
+) -> Refreshed:
+    """Import the agents' files in `todo`; what it added, and (with `ctx`, whose gate judges) where it belongs."""
     from gateway_sessions import store
     from gateway_sessions.importing import import_agent
     from gateway_sessions.tools import address
 
-    added, changed = 0, []
+    added, changed, owners = 0, [], ()
+    newest = 0  # the last session stored before this import: those after it are new
     with importing(path):
         connection: sqlite3.Connection | None = None
         try:
@@ -233,6 +237,7 @@ def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path, li
                 if roots:
                     if connection is None:
                         connection = store.open_for_writing(path, say=_say)
+                        newest = connection.execute("SELECT COALESCE(MAX(rowid), 0) FROM sessions").fetchone()[0]
                     count, recorded = _count(connection), _recorded(connection, wanted)
                     # The importer checks each file against what the store recorded; it is handed only the files
                     # that moved since this process last looked (all of them the first time).
@@ -242,10 +247,31 @@ def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path, li
                     read = {p for p, row in _recorded(connection, wanted).items() if recorded.get(p) != row}
                     changed.extend(address(i) for i in _sessions_from(connection, read))
                 seen[agent] = now
+            if added and connection is not None and ctx is not None:
+                owners = _owners_of_new(ctx, connection, newest)
         finally:
             if connection is not None:
                 connection.close()
-    return Refreshed(added=added, changed=tuple(changed))
+    return Refreshed(added=added, changed=tuple(changed), owners=owners)
+
+
+_ROW_COLUMNS = "rowid, agent, id, parent_id, title, cwd, created_at, updated_at, message_count"  # store.Row's
+
+
+def _owners_of_new(ctx: Context, connection: sqlite3.Connection, after: int) -> tuple[frozenset[str], ...]:
+    """Where the sessions stored after rowid `after` belong, judged as the tools judge a session (every place of
+    it and of the sessions above it, `tools._owners`). Hosts are told that the list changed only if one
+    is readable: the first the gate lets through is enough, and those it keeps back are not named."""
+    from gateway_sessions import store
+    from gateway_sessions.tools import _owners as owners_of_session  # the reads' own judgement
+
+    reader = store.Reader(connection)
+    rows = connection.execute(f"SELECT {_ROW_COLUMNS} FROM sessions WHERE rowid > ? ORDER BY rowid", (after,))
+    for row in rows.fetchall():
+        owners = owners_of_session(ctx, reader, store.Row(*row))
+        if ctx.gate.allows(owners):
+            return (owners,)
+    return ()
 
 
 def _say(sentence: str) -> None:

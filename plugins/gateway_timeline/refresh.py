@@ -9,6 +9,7 @@ heartbeat get_status reads), as ``--watch`` does.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -51,28 +52,56 @@ def refresh(ctx: Context) -> Refreshed:
     with _lock:
         if _seen.get(key) == signature:
             return Refreshed()
-        total = _import(ctx, database, store_file)
+        total, owners = _import(ctx, database, store_file)
         _seen[key] = signature  # a broken database is tried again when it changes, not on every call
-    return Refreshed(added=total, changed=(RECENT_URI,) if total else ())
+    # The recent hour is said to have changed only when something readable arrived: a closed project's activity
+    # changes nothing a host may read, and telling it would tell when that project was worked on.
+    return Refreshed(added=total, changed=(RECENT_URI,) if owners else (), owners=owners)
 
 
-def _import(ctx: Context, database: Path, store_file: Path) -> int:
+def _import(ctx: Context, database: Path, store_file: Path) -> tuple[int, tuple[frozenset[str], ...]]:
+    """Import what is new; how many events, and where the first readable one belongs (none readable: ())."""
     from gateway_timeline.importers.activitywatch import ActivityWatchError, import_database
     from gateway_timeline.store import Store
 
     with Store.open(store_file, own_folder=store_file.parent == Path(ctx.folders.data)) as store:
+        last_before, read_again = _before(store)
         try:
             report = import_database(database, store, retention_ms=settings.retention_ms(ctx.settings))
         except ActivityWatchError as error:
             store.set_meta("last_import_error", str(error))
-            return 0
+            return 0, ()
         if store.meta("last_import_error"):
             store.set_meta("last_import_error", "")
         now_ms = int(time.time() * 1000)
         newest = report.newest_end_ms
         if newest is not None and now_ms - newest <= settings.running_within_ms(ctx.settings):
             store.set_meta("heartbeat", {"at_ms": now_ms, "source": "activitywatch"})
-        return report.total
+        return report.total, _owners_of_new(ctx, store, last_before, read_again) if report.total else ()
+
+
+def _before(store: Any) -> tuple[int, str]:
+    """The last event stored, and (as JSON) the ids of each source's last one: the importer reads each bucket's last
+    row again (ActivityWatch extends it while the window stays), stored anew but not new."""
+    last = store.db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
+    ids = [row[0] for row in store.db.execute(
+        "SELECT id FROM events WHERE seq IN (SELECT MAX(seq) FROM events GROUP BY source)")]
+    return last, json.dumps(ids)
+
+
+def _owners_of_new(ctx: Context, store: Any, after: int, read_again: str) -> tuple[frozenset[str], ...]:
+    """Where the events stored after `after` (but those `read_again`) belong, judged as the tools judge them (their
+    app, URL, path and title's places, through `Gatekeeper.screen`, private windows dropped): the owners of the
+    first the gate lets through, or () when it keeps every one back."""
+    from gateway_timeline.gating import Gatekeeper
+
+    groups = store.db.execute(
+        "SELECT DISTINCT app, url, path, label FROM events WHERE seq > ? AND private = 0 "
+        "AND id NOT IN (SELECT value FROM json_each(?))", (after, read_again)
+    ).fetchall()
+    keeper = Gatekeeper(ctx.gate)
+    kept, _closed = keeper.screen(groups, lambda group: tuple(group))
+    return (keeper.owners(*kept[0]),) if kept else ()
 
 
 def sources(ctx: Context) -> list[Source]:

@@ -150,3 +150,58 @@ def test_an_http_session_hears_of_new_sessions_and_of_a_subscribed_one_changing(
         process.terminate()
         process.wait(10)
         process.stderr.close()
+
+
+def test_an_http_host_of_the_2026_era_hears_through_a_listen_stream(gateway_home):
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
+
+    home = gateway_home
+    write_config(home, {"gateway": {"plugins": ["sessions"]}}, open_projects(home))
+    orchard, vault = home / "src" / "orchard", home / "src" / "vault"
+    claude_session(home, "watched", ["prune the medlar"], orchard)
+    claude_session(home, "kept", ["the vault's medlar"], vault)
+    heard: list = []
+    honored = []
+    port = free_port()
+    process = start(home, port)
+    try:
+        assert first_line(process).startswith("Serving MCP")
+        token = (folders_of(home).state / "http-token").read_text().strip()
+
+        async def session() -> None:
+            timeout = httpx2.Timeout(30, read=300)  # the listen stream is held open
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=timeout) as http,
+                Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+            ):
+                assert client.session.protocol_version == "2026-07-28"  # the SDK's default mode settles there
+                await client.call_tool("rousseau_list_sessions", {})  # the first import
+                uris = ["rousseau://sessions/watched", "rousseau://sessions/kept"]
+                async with client.listen(resources_list_changed=True, resource_subscriptions=uris) as sub:
+                    honored.append(sub.honored)
+
+                    async def hear() -> None:
+                        async for event in sub:
+                            heard.append(event)
+
+                    async with anyio.create_task_group() as tasks:
+                        tasks.start_soon(hear)
+                        claude_session(home, "watched", ["and graft the medlar"], orchard, append=True, first=2)
+                        claude_session(home, "kept", ["the vault's key"], vault, append=True, first=2)
+                        claude_session(home, "newcomer", ["a new session about quinces"], orchard)
+                        # No call: the server's poll for listeners runs on HTTP too (list_changed may wait its
+                        # turn, 20 s after the first import's).
+                        with anyio.fail_after(60):
+                            while not {ResourceUpdated(uri=uris[0]), ResourcesListChanged()} <= set(heard):
+                                await anyio.sleep(0.1)
+                        tasks.cancel_scope.cancel()
+
+        anyio.run(session)
+    finally:
+        process.terminate()
+        process.wait(10)
+        process.stderr.close()
+    assert honored[0].resource_subscriptions == ["rousseau://sessions/watched"]
+    assert ResourceUpdated(uri="rousseau://sessions/kept") not in heard

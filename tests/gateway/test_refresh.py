@@ -182,7 +182,8 @@ def test_list_changed_is_paced_and_updated_goes_to_subscribers_only():
             notifier.connected(other)
             notifier.subscribe(watching, "slow://store")
             for _ in range(5):  # a burst of refreshes from threads: one list_changed now, one held for the rest
-                await anyio.to_thread.run_sync(notifier.refreshed, "slow", Refreshed(added=1, changed=("slow://store",)))
+                added = Refreshed(added=1, changed=("slow://store",), owners=[()])  # one thing, in no project
+                await anyio.to_thread.run_sync(notifier.refreshed, "slow", added)
             await anyio.sleep(0.1)
             assert other.sent == [("list_changed", None)]
             await anyio.sleep(0.5)
