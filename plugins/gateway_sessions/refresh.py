@@ -6,6 +6,10 @@ transcripts and the size and time of every transcript. The next call stats just 
 folder's time, an appended line its file's. Only then is the agent's folder walked and the changed files imported,
 through the same importer as ``gateway sessions import`` (sources opened read-only, a file recorded as read in the
 transaction that holds its messages, so a process killed mid-import leaves what a clean import would).
+
+Where the kernel's file notifications work (gateway.changes), those folders are watched too, and a call made when
+no event came since the last stat pass stats nothing at all; any doubt (no inotify, a lost event) falls back to
+the stats.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from attrs import define
+from attrs import define, field
 
 from gateway import Context, PluginHost
+from gateway.changes import Changes, Names
 from gateway.refresh import Refreshed, Source
 from gateway_sessions.defaults import default_path
 from gateway_sessions.importers import AGENTS, module
@@ -43,6 +48,8 @@ class Watched:
     files: dict[str, Any]
     plain: bool = True  # the files' signature is (size, mtime) of the file alone
     root_agent: str = ""
+    # The folders whose notifications say when a stat pass is due, with the names that matter in each (None: all).
+    watch: dict[str, Names] = field(factory=dict)
 
     def changed(self) -> list[str] | None:
         """The files whose signature moved ([] when nothing did); None when a folder moved (a walk is needed)."""
@@ -117,15 +124,26 @@ def look(agent: str, root: Path) -> Watched:
             while parent != root and root in parent.parents:
                 folders.add(parent)
                 parent = parent.parent
-    elif not root.exists():
-        folders.add(root.parent)  # the agent not installed yet: its parent's time says when it appears
+    watch: dict[str, Names] = {}
+    if not root.exists():
+        # The agent not installed yet: the time of the nearest folder that exists says when it appears.
+        child, parent = root, root.parent
+        while parent != parent.parent and not parent.is_dir():
+            child, parent = parent, parent.parent
+        folders.add(parent)
+        watch[str(parent)] = frozenset({child.name})
+    elif not root.is_dir():  # one file: its folder, for its name (and a database's log beside it)
+        watch[str(root.parent)] = frozenset({root.name, root.name + "-wal"})
     stamped: dict[str, int] = {}
     for folder in folders:
         try:
             stamped[str(folder)] = os.stat(folder).st_mtime_ns
         except OSError:
             continue
-    return Watched(str(root), stamped, files, plain=_signature_of(agent) is _plain_signature, root_agent=agent)
+    for folder in stamped:
+        watch.setdefault(folder, None)
+    return Watched(str(root), stamped, files, plain=_signature_of(agent) is _plain_signature, root_agent=agent,
+                   watch=watch)
 
 
 def _subfolders(root: Path) -> Iterable[Path]:
@@ -193,17 +211,58 @@ def _todo(ctx: Context) -> tuple[Path, dict[str, Watched], list[tuple[str, Path,
     return path, seen, todo
 
 
+# Per store file: the file notifications on the folders of every agent's Watched, and the roots they were for.
+_changes: dict[str, tuple[tuple[Path, ...], Changes]] = {}
+
+
+def _changes_of(path: Path, roots: tuple[Path, ...]) -> Changes:
+    found = _changes.get(str(path))
+    if found is None or found[0] != roots:  # a setting moved a root: watched anew after the next stat pass
+        if found is not None:
+            found[1].close()
+        found = _changes[str(path)] = (roots, Changes())
+    return found[1]
+
+
+def _settle(changes: Changes, token: int, seen: dict[str, Watched]) -> None:
+    folders: dict[str, Names] = {}
+    for watched in seen.values():
+        for folder, names in watched.watch.items():
+            known = folders.get(folder, frozenset())
+            folders[folder] = None if names is None or known is None else known | names
+    changes.settle(token, folders)
+
+
 def stale(ctx: Context) -> bool:
-    """Whether a refresh has anything to do: a stat per watched folder and file, nothing walked or opened."""
-    return bool(_todo(ctx)[2])
+    """Whether a refresh has anything to do: nothing stat'ed when the watched folders had no event since the last
+    stat pass, else a stat per watched folder and file; nothing walked or opened."""
+    path = store_path(ctx)
+    changes = _changes_of(path, tuple(root_of(ctx, agent) for agent in AGENTS))
+    if changes.quiet():
+        return False
+    token = changes.begin()  # before the stats: a write made during them leaves an event for the next call
+    _, seen, todo = _todo(ctx)
+    if todo:
+        return True
+    _settle(changes, token, seen)
+    return False
 
 
 def refresh(ctx: Context) -> Refreshed:
     """Import what the agents wrote since the last refresh; a stat per watched folder and file when nothing did."""
+    changes = _changes_of(store_path(ctx), tuple(root_of(ctx, agent) for agent in AGENTS))
+    token = changes.begin()
     path, seen, todo = _todo(ctx)
-    if not todo:
-        return Refreshed()
-    return _import(path, seen, todo)
+    result = _import(path, seen, todo) if todo else Refreshed()
+    _settle(changes, token, seen)  # not reached when the import failed: the next call stats and tries again
+    return result
+
+
+def close_watches() -> None:
+    """Stop the file notifications (the plugin's shutdown); a later call stats and watches again."""
+    for _, changes in _changes.values():
+        changes.close()
+    _changes.clear()
 
 
 def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path, list[str] | None]]) -> Refreshed:
@@ -220,7 +279,8 @@ def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path, li
                 if moved is not None and before is not None:
                     # Only files moved: each is imported alone (its own path as the importer's root), no walk.
                     signature = _signature_of(agent)
-                    now = Watched(before.root, dict(before.folders), dict(before.files), before.plain, agent)
+                    now = Watched(before.root, dict(before.folders), dict(before.files), before.plain, agent,
+                                  before.watch)
                     for file in moved:
                         now.files[file] = signature(file)  # before reading: a line written meanwhile is seen next
                     roots, wanted = [Path(file) for file in moved], set(moved)
