@@ -4,7 +4,9 @@ The database and its write-ahead log are stat'ed; only when either moved is the 
 ``gateway timeline import activitywatch`` run (read-only on ActivityWatch's file, a cursor per bucket, its
 transaction BEGIN IMMEDIATE, so two gateways importing at once are taken in turn by SQLite and the second reads
 from the first one's cursor). A database ActivityWatch is still writing to also marks recording as on (the
-heartbeat get_status reads), as ``--watch`` does.
+heartbeat get_status reads), as ``--watch`` does. Where the kernel's file notifications work (gateway.changes), the
+database's folder is watched for those two names, and a call made when no event came since the last check stats
+neither.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway import Context
+from gateway.changes import Changes
 from gateway.refresh import Refreshed, Source, watched_signature
 from gateway_timeline import settings
 
@@ -29,13 +32,37 @@ def _watched(database: Path) -> list[Path]:
     return [database, database.with_name(database.name + "-wal")]
 
 
+# Per (store, database): the file notifications on the database's folder.
+_changes: dict[tuple[str, str], Changes] = {}
+
+
+def _changes_of(key: tuple[str, str]) -> Changes:
+    found = _changes.get(key)
+    if found is None:
+        found = _changes[key] = Changes()
+    return found
+
+
+def _settle(changes: Changes, token: int, database: Path) -> None:
+    changes.settle(token, {str(database.parent): {database.name, database.name + "-wal"}})
+
+
 def stale(ctx: Context) -> bool:
-    """Whether ActivityWatch wrote since the last import: two stats (three when looking for the database)."""
+    """Whether ActivityWatch wrote since the last import: no stat when its folder had no event since the last check,
+    else two (three when looking for the database)."""
     database = settings.activitywatch_path(ctx)
     if database is None:
         return False
+    key = (str(settings.store_path(ctx)), str(database))
+    changes = _changes_of(key)
+    if changes.quiet():
+        return False
+    token = changes.begin()  # before the stats: a write made during them leaves an event for the next call
     signature = watched_signature(_watched(database))
-    return signature[0] is not None and _seen.get((str(settings.store_path(ctx)), str(database))) != signature
+    if signature[0] is not None and _seen.get(key) != signature:
+        return True
+    _settle(changes, token, database)
+    return False
 
 
 def refresh(ctx: Context) -> Refreshed:
@@ -45,15 +72,26 @@ def refresh(ctx: Context) -> Refreshed:
         return Refreshed()
     store_file = settings.store_path(ctx)
     key = (str(store_file), str(database))
+    changes = _changes_of(key)
+    token = changes.begin()
     signature = watched_signature(_watched(database))
     if _seen.get(key) == signature or signature[0] is None:
+        _settle(changes, token, database)
         return Refreshed()
     with _lock:
         if _seen.get(key) == signature:
             return Refreshed()
         total = _import(ctx, database, store_file)
         _seen[key] = signature  # a broken database is tried again when it changes, not on every call
+    _settle(changes, token, database)
     return Refreshed(added=total, changed=(RECENT_URI,) if total else ())
+
+
+def close_watches() -> None:
+    """Stop the file notifications (the plugin's shutdown); a later call stats and watches again."""
+    for changes in _changes.values():
+        changes.close()
+    _changes.clear()
 
 
 def _import(ctx: Context, database: Path, store_file: Path) -> int:
