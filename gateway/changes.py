@@ -47,6 +47,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import structlog
 
@@ -133,6 +134,24 @@ class _Hub:
         for user in self.users:
             user._watches.clear()
             user._moved()
+
+
+def toward(path: Path) -> tuple[str, frozenset[str]]:
+    """The folder to watch for `path` (a file, or a folder not there yet): the nearest folder of it that exists, and
+    the name in it that leads to `path`, for :meth:`Changes.settle` (stats the folders on the way)."""
+    child, parent = path, path.parent
+    while parent != parent.parent and not parent.is_dir():
+        child, parent = parent, parent.parent
+    return str(parent), frozenset({child.name})
+
+
+def merged(folders: Iterable[tuple[str, Names]]) -> dict[str, Names]:
+    """Several (folder, names) for :meth:`Changes.settle`, one entry a folder (None, all names, wins)."""
+    found: dict[str, Names] = {}
+    for folder, names in folders:
+        known = found.get(folder, frozenset())
+        found[folder] = None if names is None or known is None else known | names
+    return found
 
 
 _hub = _Hub()

@@ -26,7 +26,7 @@ import structlog
 from attrs import define, field
 
 from gateway import Context, PluginHost
-from gateway.changes import Changes, Names
+from gateway.changes import Changes, Names, merged, toward
 from gateway.refresh import Refreshed, Source
 from gateway_sessions.defaults import default_path
 from gateway_sessions.importers import AGENTS, module
@@ -127,11 +127,9 @@ def look(agent: str, root: Path) -> Watched:
     watch: dict[str, Names] = {}
     if not root.exists():
         # The agent not installed yet: the time of the nearest folder that exists says when it appears.
-        child, parent = root, root.parent
-        while parent != parent.parent and not parent.is_dir():
-            child, parent = parent, parent.parent
-        folders.add(parent)
-        watch[str(parent)] = frozenset({child.name})
+        nearest, names = toward(root)
+        folders.add(Path(nearest))
+        watch[nearest] = names
     elif not root.is_dir():  # one file: its folder, for its name (and a database's log beside it)
         watch[str(root.parent)] = frozenset({root.name, root.name + "-wal"})
     stamped: dict[str, int] = {}
@@ -225,12 +223,7 @@ def _changes_of(path: Path, roots: tuple[Path, ...]) -> Changes:
 
 
 def _settle(changes: Changes, token: int, seen: dict[str, Watched]) -> None:
-    folders: dict[str, Names] = {}
-    for watched in seen.values():
-        for folder, names in watched.watch.items():
-            known = folders.get(folder, frozenset())
-            folders[folder] = None if names is None or known is None else known | names
-    changes.settle(token, folders)
+    changes.settle(token, merged(pair for watched in seen.values() for pair in watched.watch.items()))
 
 
 def stale(ctx: Context) -> bool:

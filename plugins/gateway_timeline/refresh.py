@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway import Context
-from gateway.changes import Changes
+from gateway.changes import Changes, merged, toward
 from gateway.refresh import Refreshed, Source, watched_signature
 from gateway_timeline import settings
 
@@ -32,58 +32,65 @@ def _watched(database: Path) -> list[Path]:
     return [database, database.with_name(database.name + "-wal")]
 
 
-# Per (store, database): the file notifications on the database's folder.
-_changes: dict[tuple[str, str], Changes] = {}
+# Per place (the settings that say where the store and the database are): the file notifications on the database's
+# folder, and on the way to the places it would be found when not configured.
+_changes: dict[tuple, Changes] = {}
 
 
-def _changes_of(key: tuple[str, str]) -> Changes:
-    found = _changes.get(key)
+def _changes_of(ctx: Context) -> Changes:
+    place = (ctx.settings.get("store"), ctx.settings.get("activitywatch"), str(ctx.folders.data),
+             str(ctx.folders.config))
+    found = _changes.get(place)
     if found is None:
-        found = _changes[key] = Changes()
+        found = _changes[place] = Changes()
     return found
 
 
-def _settle(changes: Changes, token: int, database: Path) -> None:
-    changes.settle(token, {str(database.parent): {database.name, database.name + "-wal"}})
+def _settle(ctx: Context, changes: Changes, token: int, database: Path | None) -> None:
+    folders = []
+    if database is not None:
+        folders.append((str(database.parent), frozenset({database.name, database.name + "-wal"})))
+    if ctx.path_setting("activitywatch") is None:  # found among the usual places: one of them may appear
+        folders.extend(toward(candidate) for candidate in settings.activitywatch_candidates())
+    changes.settle(token, merged(folders))
 
 
 def stale(ctx: Context) -> bool:
     """Whether ActivityWatch wrote since the last import: no stat when its folder had no event since the last check,
     else two (three when looking for the database)."""
-    database = settings.activitywatch_path(ctx)
-    if database is None:
-        return False
-    key = (str(settings.store_path(ctx)), str(database))
-    changes = _changes_of(key)
+    changes = _changes_of(ctx)
     if changes.quiet():
         return False
     token = changes.begin()  # before the stats: a write made during them leaves an event for the next call
-    signature = watched_signature(_watched(database))
-    if signature[0] is not None and _seen.get(key) != signature:
-        return True
-    _settle(changes, token, database)
+    database = settings.activitywatch_path(ctx)
+    if database is not None:
+        signature = watched_signature(_watched(database))
+        if signature[0] is not None and _seen.get((str(settings.store_path(ctx)), str(database))) != signature:
+            return True
+    _settle(ctx, changes, token, database)
     return False
 
 
 def refresh(ctx: Context) -> Refreshed:
     """Import what ActivityWatch recorded since the last refresh; two stats when it recorded nothing."""
+    changes = _changes_of(ctx)
+    token = changes.begin()
     database = settings.activitywatch_path(ctx)
     if database is None:
+        _settle(ctx, changes, token, None)
         return Refreshed()
     store_file = settings.store_path(ctx)
     key = (str(store_file), str(database))
-    changes = _changes_of(key)
-    token = changes.begin()
     signature = watched_signature(_watched(database))
     if _seen.get(key) == signature or signature[0] is None:
-        _settle(changes, token, database)
+        _settle(ctx, changes, token, database)
         return Refreshed()
     with _lock:
         if _seen.get(key) == signature:
             return Refreshed()
         total = _import(ctx, database, store_file)
         _seen[key] = signature  # a broken database is tried again when it changes, not on every call
-    _settle(changes, token, database)
+    _settle(ctx, changes, token, database)
     return Refreshed(added=total, changed=(RECENT_URI,) if total else ())
 
 
