@@ -209,17 +209,24 @@ def _todo(ctx: Context) -> tuple[Path, dict[str, Watched], list[tuple[str, Path,
     return path, seen, todo
 
 
-# Per store file: the file notifications on the folders of every agent's Watched, and the roots they were for.
-_changes: dict[str, tuple[tuple[Path, ...], Changes]] = {}
+# Per store file: the file notifications on the folders of every agent's Watched, and the agents' settings they were
+# for. The settings as written are enough to tell a root moved: the rest of what a root depends on (the environment,
+# the config folder) is fixed for a store file in a process, and looking it up would cost more than the check.
+_changes: dict[str, tuple[tuple[Any, ...], Changes]] = {}
 
 
-def _changes_of(path: Path, roots: tuple[Path, ...]) -> Changes:
-    found = _changes.get(str(path))
-    if found is None or found[0] != roots:  # a setting moved a root: watched anew after the next stat pass
+def _changes_of(ctx: Context) -> Changes:
+    path = str(store_path(ctx))
+    places = tuple(map(ctx.settings.get, _PLACES))
+    found = _changes.get(path)
+    if found is None or found[0] != places:  # a setting moved a root: watched anew after the next stat pass
         if found is not None:
             found[1].close()
-        found = _changes[str(path)] = (roots, Changes())
+        found = _changes[path] = (places, Changes())
     return found[1]
+
+
+_PLACES = tuple(SETTINGS.values())
 
 
 def _settle(changes: Changes, token: int, seen: dict[str, Watched]) -> None:
@@ -229,8 +236,7 @@ def _settle(changes: Changes, token: int, seen: dict[str, Watched]) -> None:
 def stale(ctx: Context) -> bool:
     """Whether a refresh has anything to do: nothing stat'ed when the watched folders had no event since the last
     stat pass, else a stat per watched folder and file; nothing walked or opened."""
-    path = store_path(ctx)
-    changes = _changes_of(path, tuple(root_of(ctx, agent) for agent in AGENTS))
+    changes = _changes_of(ctx)
     if changes.quiet():
         return False
     token = changes.begin()  # before the stats: a write made during them leaves an event for the next call
@@ -243,7 +249,7 @@ def stale(ctx: Context) -> bool:
 
 def refresh(ctx: Context) -> Refreshed:
     """Import what the agents wrote since the last refresh; a stat per watched folder and file when nothing did."""
-    changes = _changes_of(store_path(ctx), tuple(root_of(ctx, agent) for agent in AGENTS))
+    changes = _changes_of(ctx)
     token = changes.begin()
     path, seen, todo = _todo(ctx)
     result = _import(path, seen, todo) if todo else Refreshed()
