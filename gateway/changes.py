@@ -105,13 +105,18 @@ class _Hub:
             for event in events:
                 if event.mask & _OVERFLOW:
                     for user in self.users:
-                        user._moved()
+                        user._moved(None)
                     continue
                 for user, folders in list(self.heard.get(event.wd, {}).items()):
                     if event.mask & _IGNORED:  # the folder deleted or moved away: its watch is gone
                         user._lost(event.wd)
-                    elif not event.name or any(names is None or event.name in names for names in folders.values()):
-                        user._moved()
+                    elif not event.name:  # the folder itself
+                        user._moved(None)
+                    else:
+                        paths = [os.path.join(folder, event.name) for folder, names in folders.items()
+                                 if names is None or event.name in names]
+                        if paths:
+                            user._moved(paths)
                 if event.mask & _IGNORED:
                     self.heard.pop(event.wd, None)
 
@@ -122,7 +127,7 @@ class _Hub:
         self.inotify, self.unavailable, self.heard = None, why, {}
         for user in self.users:
             user._watches.clear()
-            user._moved()
+            user._moved(None)
 
     def forget_after_fork(self) -> None:
         # The child holds a copy of the parent's descriptor: reading it would take the parent's events.
@@ -133,7 +138,7 @@ class _Hub:
         self.inotify, self.unavailable, self.heard = None, "", {}
         for user in self.users:
             user._watches.clear()
-            user._moved()
+            user._moved(None)
 
 
 def toward(path: Path) -> tuple[str, frozenset[str]]:
@@ -168,6 +173,7 @@ class Changes:
         self._names: dict[str, Names] = {}
         self._generation = 0  # moves on every event heard and every begin()
         self._settled = False
+        self._heard: set[str] | None = None  # what events named since the last settle (None: not known)
         self._until = 0.0
         self._broken = ""  # why this one stats for good (a watch refused for lack of room)
         _hub.users.add(self)
@@ -186,6 +192,15 @@ class Changes:
             self._generation += 1
             self._settled = False
             return self._generation
+
+    def heard(self) -> frozenset[str] | None:
+        """The paths that events named since the last settle, after :meth:`begin`: only these can have changed
+        (a stat pass may stat just them). None when that is not known: never settled, an overflow, an event on a
+        watched folder itself, a folder watched anew, the recheck time passed, no notifications."""
+        with _hub.lock:
+            if self._heard is None or time.monotonic() > self._until:
+                return None
+            return frozenset(self._heard)
 
     def settle(self, token: int, folders: Mapping[str, Names] | Iterable[str]) -> bool:
         """After a stat pass begun with `token` found the sources up to date (or the refresh imported what it
@@ -219,9 +234,11 @@ class Changes:
                 self._watches[folder], self._names[folder] = descriptor, names
                 _hub.heard.setdefault(descriptor, {}).setdefault(self, {})[folder] = names
                 added = True
+                self._heard = None  # what happened in it before it was watched was not heard
             if added or token != self._generation:
                 return False  # a new folder is trusted from the next stat pass; an event came meanwhile
             self._settled = True
+            self._heard = set()
             self._until = time.monotonic() + self.recheck_s
             return True
 
@@ -248,6 +265,7 @@ class Changes:
         for folder in list(self._watches):
             self._unwatch(folder)
         self._settled = False
+        self._heard = None
 
     def _unwatch(self, folder: str) -> None:
         descriptor = self._watches.pop(folder)
@@ -264,12 +282,16 @@ class Changes:
                     _hub.inotify.rm_watch(descriptor)
 
     # Called by the hub, under its lock.
-    def _moved(self) -> None:
+    def _moved(self, paths: list[str] | None) -> None:
         self._generation += 1
         self._settled = False
+        if paths is None:
+            self._heard = None
+        elif self._heard is not None:
+            self._heard.update(paths)
 
     def _lost(self, descriptor: int) -> None:
         for folder in [f for f, d in self._watches.items() if d == descriptor]:
             del self._watches[folder]
             self._names.pop(folder, None)
-        self._moved()
+        self._moved(None)

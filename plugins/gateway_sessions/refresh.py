@@ -70,6 +70,29 @@ class Watched:
         except OSError:
             return None  # a folder or file went away: walk again
 
+    def changed_among(self, heard: frozenset[str]) -> list[str] | None:
+        """As `changed`, knowing from the file notifications that only the `heard` paths can have changed: those of
+        them that are this agent's transcripts are stat'ed, the others not; None when one is not a transcript
+        known here (a new file, a folder: a walk is needed)."""
+        moved = []
+        for path in heard:
+            folder, name = os.path.split(path)
+            if folder not in self.watch:
+                continue  # another agent's
+            names = self.watch[folder]
+            if names is not None and name not in names:
+                continue
+            before = self.files.get(path)
+            if before is None or not self.plain:
+                return None
+            try:
+                status = os.stat(path)
+            except OSError:
+                return None
+            if (status.st_size, status.st_mtime_ns) != before:
+                moved.append(path)
+        return moved
+
 
 def _plain_signature(path: str) -> tuple[int, int]:
     status = os.stat(path)
@@ -194,16 +217,22 @@ def store_path(holder: Context | PluginHost) -> Path:
     return found
 
 
-def _todo(ctx: Context) -> tuple[Path, dict[str, Watched], list[tuple[str, Path, list[str] | None]]]:
+def _todo(
+    ctx: Context, heard: frozenset[str] | None = None,
+) -> tuple[Path, dict[str, Watched], list[tuple[str, Path, list[str] | None]]]:
     """The store, what this process saw of each agent, and the agents to import: with the files that moved, or
-    None when their folder must be walked (a folder moved, or never looked at)."""
+    None when their folder must be walked (a folder moved, or never looked at). `heard`: the only paths that can
+    have changed, when the file notifications say so (only those stat'ed)."""
     path = store_path(ctx)
     seen = _watched.setdefault(str(path), {})
     todo: list[tuple[str, Path, list[str] | None]] = []
     for agent in AGENTS:
         root = root_of(ctx, agent)
         watched = seen.get(agent)
-        moved = watched.changed() if watched is not None and watched.root == str(root) else None
+        if watched is None or watched.root != str(root):
+            moved = None
+        else:
+            moved = watched.changed() if heard is None else watched.changed_among(heard)
         if moved != []:
             todo.append((agent, root, moved))
     return path, seen, todo
@@ -240,7 +269,7 @@ def stale(ctx: Context) -> bool:
     if changes.quiet():
         return False
     token = changes.begin()  # before the stats: a write made during them leaves an event for the next call
-    _, seen, todo = _todo(ctx)
+    _, seen, todo = _todo(ctx, changes.heard())
     if todo:
         return True
     _settle(changes, token, seen)
@@ -251,7 +280,7 @@ def refresh(ctx: Context) -> Refreshed:
     """Import what the agents wrote since the last refresh; a stat per watched folder and file when nothing did."""
     changes = _changes_of(ctx)
     token = changes.begin()
-    path, seen, todo = _todo(ctx)
+    path, seen, todo = _todo(ctx, changes.heard())
     result = _import(path, seen, todo) if todo else Refreshed()
     _settle(changes, token, seen)  # not reached when the import failed: the next call stats and tries again
     return result

@@ -206,3 +206,25 @@ def test_toward_a_missing_place_is_its_nearest_folder_filtered_by_name(tmp_path)
     assert toward(tmp_path / "codex" / "sessions") == (str(tmp_path / "codex"), frozenset({"sessions"}))
     assert merged([("/a", frozenset({"x"})), ("/a", frozenset({"y"})), ("/b", None), ("/b", frozenset({"z"}))]) == {
         "/a": frozenset({"x", "y"}), "/b": None}
+
+
+def test_what_was_heard_names_the_changed_files_or_says_it_is_not_known(hub, tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text("one\n")
+    changes = Changes()
+    assert changes.heard() is None  # never settled
+    changes.settle(changes.begin(), [str(folder)])
+    assert changes.heard() is None  # watched anew: what came before the watch was not heard
+    assert settled(changes, [str(folder)])
+    assert changes.heard() == frozenset()
+    (folder / "a.jsonl").write_text("two\n")
+    (folder / "b.jsonl").write_text("new\n")
+    changes.begin()
+    assert changes.heard() == {str(folder / "a.jsonl"), str(folder / "b.jsonl")}
+    changes.begin()  # a stat pass that did not settle (a failed import): still known, for the next one
+    assert changes.heard() == {str(folder / "a.jsonl"), str(folder / "b.jsonl")}
+    assert settled(changes, [str(folder)]) and changes.heard() == frozenset()
+    os.utime(folder, ns=(1_000_000_000, 1_000_000_000))  # the folder itself: not known which entries
+    changes.begin()
+    assert changes.heard() is None

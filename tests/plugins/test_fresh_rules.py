@@ -343,7 +343,8 @@ def _replace(path: Path, text: str) -> None:
     os.replace(aside, path)
 
 
-@pytest.mark.parametrize("change", ["append in place", "new project", "atomic replace", "deletion"])
+@pytest.mark.parametrize("change", ["append in place", "new project", "new file in a project", "atomic replace",
+                                    "deletion"])
 def test_each_change_to_the_transcripts_is_seen_by_the_next_call(gateway_home, change):
     home = gateway_home
     orchard = home / "src" / "orchard"
@@ -357,6 +358,8 @@ def test_each_change_to_the_transcripts_is_seen_by_the_next_call(gateway_home, c
         claude_session(home, "kept", ["and water the quinces"], orchard, project="-p1", append=True, first=3)
     elif change == "new project":
         claude_session(home, "fresh", ["a late medlar"], orchard, project="-brand-new")
+    elif change == "new file in a project":
+        claude_session(home, "fresh", ["a late medlar"], orchard, project="-p1")
     elif change == "atomic replace":
         lines = kept.read_text()
         _replace(kept, lines + lines.replace("graft the pears", "prune the medlars").replace("kept-1", "kept-9"))
@@ -364,7 +367,7 @@ def test_each_change_to_the_transcripts_is_seen_by_the_next_call(gateway_home, c
         kept.unlink()
     assert sessions_refresh.stale(ctx)
     found = sessions_refresh.refresh(ctx)
-    if change == "new project":
+    if change.startswith("new"):
         assert found.added == 1
     elif change == "deletion":
         assert str(kept) in watched.files  # before
@@ -377,7 +380,7 @@ def test_each_change_to_the_transcripts_is_seen_by_the_next_call(gateway_home, c
     connection.close()
     if change == "append in place":
         assert "water the quinces" in texts
-    elif change == "new project":
+    elif change.startswith("new"):
         assert "late medlar" in texts
     elif change == "atomic replace":
         assert "prune the medlars" in texts
@@ -436,3 +439,23 @@ def test_after_a_queue_overflow_the_next_call_stats_its_sources(gateway_home, mo
     with _Counted(monkeypatch) as counted:
         assert not sessions_refresh.stale(sessions_ctx)
     assert counted.paths == []  # trusted again after that stat pass
+
+
+def test_an_append_in_place_stats_that_transcript_alone(gateway_home, monkeypatch):
+    home = gateway_home
+    place_sources(home)
+    sessions_ctx, _ = contexts(home)
+    assert sessions_refresh.refresh(sessions_ctx).added == 9
+    _settled(sessions_refresh.stale, sessions_ctx)
+    watched = sessions_refresh._watched[str(sessions_refresh.store_path(sessions_ctx))]
+    transcript = next(path for path in watched["claude-code"].files if "subagents" not in path)
+    with open(transcript, "a") as handle:
+        handle.write('{"type": "user", "uuid": "late-1", "message": {"role": "user", "content": "a late plum"}}\n')
+    with _Counted(monkeypatch) as counted:
+        assert sessions_refresh.stale(sessions_ctx)
+    assert counted.paths == [transcript]  # the notifications named it: none of the other folders and files
+    with _Counted(monkeypatch) as counted:
+        found = sessions_refresh.refresh(sessions_ctx)
+    assert found.changed
+    assert transcript in counted.paths and not set(counted.paths) & set(watched["codex"].files)
+    _settled(sessions_refresh.stale, sessions_ctx)
