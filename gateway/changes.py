@@ -20,7 +20,8 @@ queues an event when a write happens, so a write made before a call either is se
 ``begin()``, or leaves an event that makes the next ``quiet()`` false. ``settle`` trusts the folders only when no
 event came and no other ``begin`` happened since its token, and every folder is watched from before that stat
 pass (a folder watched just now is trusted from the next stat pass on, as a file written between the walk that
-found it and its watch left no event).
+found it and its watch left no event). After ``begin()``, ``heard()`` names the paths events named since the last
+settle, or None when that is not known: a stat pass may then stat just those (one changed file, not every source).
 
 Events watched in each folder (a file is watched through its folder, filtered by name): ``IN_MODIFY`` (appended or
 truncated in place), ``IN_ATTRIB`` (its time set, ``touch``), ``IN_CREATE`` (a new file or folder), ``IN_MOVED_TO``
