@@ -50,10 +50,17 @@ class Watched:
     root_agent: str = ""
     # The folders whose notifications say when a stat pass is due, with the names that matter in each (None: all).
     watch: dict[str, Names] = field(factory=dict)
+    missing: bool = False  # the root was not there: a stat of it says when it appears
 
     def changed(self) -> list[str] | None:
         """The files whose signature moved ([] when nothing did); None when a folder moved (a walk is needed)."""
         stat = os.stat
+        if self.missing:
+            try:
+                stat(self.root)
+            except OSError:
+                return []
+            return None
         try:
             for folder, mtime in self.folders.items():
                 if stat(folder).st_mtime_ns != mtime:
@@ -131,8 +138,9 @@ def root_of(holder: Context | PluginHost, agent: str) -> Path:
 def look(agent: str, root: Path) -> Watched:
     """Walk `root` once: the transcripts worth reading and the folders whose time says when one is added."""
     signature = _signature_of(agent)
+    present = root.exists()  # once, first: a place that appears after this is seen as appeared by the next look
     files: dict[str, Any] = {}
-    for path in module(agent).sources(root) if root.exists() else []:
+    for path in module(agent).sources(root) if present else []:
         try:
             files[str(path)] = signature(str(path))
         except OSError:
@@ -148,10 +156,11 @@ def look(agent: str, root: Path) -> Watched:
                 folders.add(parent)
                 parent = parent.parent
     watch: dict[str, Names] = {}
-    if not root.exists():
-        # The agent not installed yet: the time of the nearest folder that exists says when it appears.
+    if not present:
+        # The agent not installed yet: a stat of its place says when it appears (not the time of the nearest folder
+        # that exists, often the home folder, whose time moves with every file made in it); notifications come from
+        # that folder, for the name that leads to the place.
         nearest, names = toward(root)
-        folders.add(Path(nearest))
         watch[nearest] = names
     elif not root.is_dir():  # one file: its folder, for its name (and a database's log beside it)
         watch[str(root.parent)] = frozenset({root.name, root.name + "-wal"})
@@ -164,7 +173,7 @@ def look(agent: str, root: Path) -> Watched:
     for folder in stamped:
         watch.setdefault(folder, None)
     return Watched(str(root), stamped, files, plain=_signature_of(agent) is _plain_signature, root_agent=agent,
-                   watch=watch)
+                   watch=watch, missing=not present)
 
 
 def _subfolders(root: Path) -> Iterable[Path]:
@@ -308,7 +317,7 @@ def _import(path: Path, seen: dict[str, Watched], todo: list[tuple[str, Path, li
                     # Only files moved: each is imported alone (its own path as the importer's root), no walk.
                     signature = _signature_of(agent)
                     now = Watched(before.root, dict(before.folders), dict(before.files), before.plain, agent,
-                                  before.watch)
+                                  before.watch, before.missing)
                     for file in moved:
                         now.files[file] = signature(file)  # before reading: a line written meanwhile is seen next
                     roots, wanted = [Path(file) for file in moved], set(moved)

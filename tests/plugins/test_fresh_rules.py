@@ -459,3 +459,24 @@ def test_an_append_in_place_stats_that_transcript_alone(gateway_home, monkeypatc
     assert found.changed
     assert transcript in counted.paths and not set(counted.paths) & set(watched["codex"].files)
     _settled(sessions_refresh.stale, sessions_ctx)
+
+
+@pytest.mark.parametrize("notifications", ["inotify", "stats"])
+def test_an_agent_installed_later_is_found_by_the_next_call_and_home_noise_stats_nothing(
+        gateway_home, monkeypatch, request, notifications):
+    if notifications == "stats":
+        request.getfixturevalue("no_notifications")
+    home = gateway_home
+    ctx, _ = contexts(home)
+    assert not sessions_refresh.refresh(ctx)  # no agent at all yet
+    _settled(sessions_refresh.stale, ctx)
+    (home / ".bashrc").write_text("# a file made in the home folder, the nearest folder of the agents' places\n")
+    (home / "Downloads").mkdir()
+    assert not sessions_refresh.stale(ctx)
+    if notifications == "inotify":
+        with _Counted(monkeypatch) as counted:
+            assert not sessions_refresh.stale(ctx)
+        assert counted.paths == []
+    claude_session(home, "first", ["the first pear"], home / "src" / "orchard", project="-p1")  # ~/.claude made
+    assert sessions_refresh.stale(ctx)
+    assert sessions_refresh.refresh(ctx).added == 1
