@@ -480,3 +480,33 @@ def test_an_agent_installed_later_is_found_by_the_next_call_and_home_noise_stats
     claude_session(home, "first", ["the first pear"], home / "src" / "orchard", project="-p1")  # ~/.claude made
     assert sessions_refresh.stale(ctx)
     assert sessions_refresh.refresh(ctx).added == 1
+
+
+def test_the_plugins_shutdown_stops_their_file_notifications(gateway_home):
+    from gateway.registry import lifecycle_of
+
+    home = gateway_home
+    place_sources(home)
+    aw_database(home).close()
+    gateway = make_gateway(
+        [("sessions", gateway_sessions), ("timeline", gateway_timeline)], home=home,
+        config={"gateway": {"plugins": ["sessions", "timeline"]}, "plugins": {"timeline": {"probe_activitywatch": False}}},
+        projects=open_projects(home),
+    )
+    with lifecycle_of(gateway):
+        snapshot = gateway.snapshot()
+        gateway.catalogue(snapshot)
+        sessions_ctx = gateway.context("sessions", snapshot, Caller())
+        timeline_ctx = gateway.context("timeline", snapshot, Caller())
+        sessions_refresh.refresh(sessions_ctx)
+        timeline_refresh.refresh(timeline_ctx)
+        _settled(sessions_refresh.stale, sessions_ctx)
+        _settled(timeline_refresh.stale, timeline_ctx)
+        watchers = [changes for _, changes in sessions_refresh._changes.values()]
+        watchers += list(timeline_refresh._changes.values())
+        assert watchers and all(changes.watching for changes in watchers)
+    assert all(changes.watching == 0 and not changes.quiet() for changes in watchers)
+    assert not sessions_refresh._changes and not timeline_refresh._changes
+    # A call after that (another gateway of the process) stats, and watches again.
+    assert not sessions_refresh.stale(sessions_ctx)
+    assert sessions_refresh._changes
