@@ -94,13 +94,15 @@ class _Hub:
 
     def pump(self) -> None:
         """Read every queued event (one ioctl when there is none) and tell whoever watches its folder."""
-        inotify = self.inotify
-        if inotify is None:
+        if self.inotify is None:
             return
         with self.lock:
+            inotify = self.inotify
+            if inotify is None:  # closed meanwhile (the last watcher's shutdown)
+                return
             try:
                 events = inotify.read(timeout=0)
-            except OSError as error:  # the descriptor broke: nothing it said can be trusted any more
+            except (OSError, ValueError) as error:  # the descriptor broke: nothing it said can be trusted any more
                 self._drop(f"inotify read failed: {error}")
                 return
             for event in events:
