@@ -502,9 +502,9 @@ def test_the_plugins_shutdown_stops_their_file_notifications(gateway_home):
         timeline_refresh.refresh(timeline_ctx)
         _settled(sessions_refresh.stale, sessions_ctx)
         _settled(timeline_refresh.stale, timeline_ctx)
-        watchers = [changes for _, changes in sessions_refresh._changes.values()]
-        watchers += list(timeline_refresh._changes.values())
-        assert watchers and all(changes.watching for changes in watchers)
+        watchers = [sessions_refresh._changes[str(sessions_refresh.store_path(sessions_ctx))][1],
+                    timeline_refresh._changes_of(timeline_ctx)]
+        assert all(changes.watching and changes.quiet() for changes in watchers)
     assert all(changes.watching == 0 and not changes.quiet() for changes in watchers)
     assert not sessions_refresh._changes and not timeline_refresh._changes
     # A call after that (another gateway of the process) stats, and watches again.
