@@ -3,14 +3,17 @@
     .venv/bin/python bench/bench_fresh.py                       # 100 projects x 5 transcripts, one of 1,000 messages
     .venv/bin/python bench/bench_fresh.py --projects 20 --repeat 50   # a quick look
 
-What a call pays for freshness, side by side in one run, taken in turns so both see the same load:
-- nothing changed: the sessions refresh alone (a stat per watched folder and transcript), and a
-  rousseau_list_sessions call through the gateway with its refresh against the same call with the refresh
-  taken out (a store that is not refreshed);
+What a call pays for freshness, side by side in one run, taken in turns so that all see the same load:
+- nothing changed: a bare stat of each watched path (the floor of a stat-based check); the stale checks of the
+  sessions and timeline refreshes together, with the kernel's file notifications (gateway.changes) and with the
+  stat fallback (notifications off); a rousseau_list_sessions call through the gateway with its refresh against
+  the same call with the refresh taken out (a store that is not refreshed);
 - one session of 1,000 messages changed (a line appended): the refresh alone, and the call with it.
-A home is made in a temporary folder with Claude Code transcripts under ~/.claude/projects (the other agents absent,
-as on most machines: a stat of where they would be). "Through the gateway" is `call_tool` awaited in one event loop:
-the path a host's call takes, minus the JSON-RPC transport. Every figure is a median over --repeat runs.
+A home is made in a temporary folder with Claude Code transcripts under ~/.claude/projects and an ActivityWatch
+database (the other agents absent, as on most machines: their places watched or stat'ed all the same). "Through the
+gateway" is `call_tool` awaited in one event loop: the path a host's call takes, minus the JSON-RPC transport.
+Figures are medians and 95th percentiles over --repeat runs, wall time beside the process's CPU time; the load
+average is printed with them (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -22,16 +25,21 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "plugins"))
+sys.path.insert(0, str(ROOT / "tests" / "plugins" / "timeline"))  # an ActivityWatch database, as the tests make
 
 import gateway_sessions  # noqa: E402
+import gateway_timeline  # noqa: E402
 from gateway_sessions import refresh as sessions_refresh  # noqa: E402
+from gateway_timeline import refresh as timeline_refresh  # noqa: E402
 
+from gateway import changes  # noqa: E402
 from gateway.context import home_environment  # noqa: E402
 from gateway.core import Caller  # noqa: E402
 from gateway.testing import make_gateway  # noqa: E402
@@ -63,8 +71,54 @@ def make_home(home: Path, projects: int, per_project: int, messages: int, long_m
     return long_file
 
 
-def median_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
+def ms(samples: list[float]) -> str:
+    """Median and 95th percentile, in milliseconds."""
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"{statistics.median(ordered) * 1000:8.3f} (p95 {p95 * 1000:7.3f})"
+
+
+class Timed:
+    """Wall and CPU time of a block, appended to samples[name] and samples[name + ' cpu']. CPU is the process's (a
+    call's refresh runs on a thread of its own; the process does nothing else meanwhile)."""
+
+    def __init__(self, samples: dict[str, list[float]], name: str) -> None:
+        self.samples, self.name = samples, name
+
+    def __enter__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.samples.setdefault(self.name, []).append(time.perf_counter() - self.wall)
+        self.samples.setdefault(self.name + " cpu", []).append(time.process_time() - self.cpu)
+
+
+class StatsOnly:
+    """File notifications off, as on a system without them: fresh watchers that never trust an event."""
+
+    def __enter__(self) -> None:
+        self.saved = changes._hub, dict(sessions_refresh._changes), dict(timeline_refresh._changes)
+        changes._hub = changes._Hub()
+        changes._hub.unavailable = "bench: stats only"
+        sessions_refresh._changes.clear()
+        timeline_refresh._changes.clear()
+
+    def __exit__(self, *exc_info: object) -> None:
+        changes._hub, sessions, timeline = self.saved
+        sessions_refresh._changes.clear()
+        sessions_refresh._changes.update(sessions)
+        timeline_refresh._changes.clear()
+        timeline_refresh._changes.update(timeline)
+
+
+def activitywatch(home: Path) -> None:
+    from timeline_awdb import WINDOW, AWDatabase
+
+    path = home / ".local" / "share" / "activitywatch" / "aw-server-rust" / "sqlite.db"
+    path.parent.mkdir(parents=True)
+    database = AWDatabase(path, "rust")
+    database.add(WINDOW, [(datetime.now(UTC), 60, {"app": "Code", "title": "orchard.py"})])
+    database.close()
 
 
 def main() -> None:
@@ -81,17 +135,27 @@ def main() -> None:
         home.mkdir()
         os.environ.update(home_environment(home))
         long_file = make_home(home, options.projects, options.per_project, options.messages, options.long_messages)
-        gateway = make_gateway([("sessions", gateway_sessions)], home=home,
-                               config={"gateway": {"plugins": ["sessions"], "refresh_budget_ms": 60_000}})
+        activitywatch(home)
+        gateway = make_gateway([("sessions", gateway_sessions), ("timeline", gateway_timeline)], home=home,
+                               config={"gateway": {"plugins": ["sessions", "timeline"], "refresh_budget_ms": 60_000},
+                                       "plugins": {"timeline": {"probe_activitywatch": False}}})
         snapshot = gateway.snapshot()
         gateway.catalogue(snapshot)
         ctx = gateway.context("sessions", snapshot, Caller())
+        timeline_ctx = gateway.context("timeline", snapshot, Caller())
         started = time.perf_counter()
         first = sessions_refresh.refresh(ctx)
+        timeline_refresh.refresh(timeline_ctx)
         print(f"first refresh (the whole import): {first.added} sessions in {time.perf_counter() - started:.2f} s")
         watched = sessions_refresh._watched[str(sessions_refresh.store_path(ctx))]
-        stats = sum(len(w.folders) + len(w.files) for w in watched.values())
-        print(f"watched: {stats} folders and files ({options.projects} projects x {options.per_project} transcripts + 1)")
+        paths = [p for w in watched.values() for p in [*w.folders, *w.files, *([w.root] if w.missing else [])]]
+        for _ in range(3):  # until the notifications are trusted (a folder watched anew: from the next stat pass)
+            sessions_refresh.stale(ctx)
+            timeline_refresh.stale(timeline_ctx)
+        watching = sessions_refresh._changes[str(sessions_refresh.store_path(ctx))][1]
+        print(f"watched: {len(paths)} folders and files stat'ed without notifications "
+              f"({options.projects} projects x {options.per_project} transcripts + 1, and the other agents' places); "
+              f"{watching.watching} folders watched with them ({watching.unavailable or 'inotify'})")
 
         plugin = gateway.registry.get("sessions")
         refreshes = list(plugin.refreshes)
@@ -104,59 +168,60 @@ def main() -> None:
             with long_file.open("a") as handle:
                 handle.write(line(LONG, appended[0], str(home / "src")))
 
-        async def timed_call(refreshed: bool) -> float:
+        def stale_checks() -> bool:
+            return sessions_refresh.stale(ctx) or timeline_refresh.stale(timeline_ctx)
+
+        async def call(samples: dict[str, list[float]], name: str, refreshed: bool) -> None:
             plugin.refreshes = refreshes if refreshed else []
-            begun = time.perf_counter()
-            answer = await gateway.call_tool("rousseau_list_sessions", arguments, caller)
-            took = time.perf_counter() - begun
+            with Timed(samples, name):
+                answer = await gateway.call_tool("rousseau_list_sessions", arguments, caller)
             assert not answer.is_error, answer.text
             assert "still being read" not in answer.text
-            return took
 
         async def run() -> dict[str, list[float]]:
-            samples: dict[str, list[float]] = {k: [] for k in (
-                "refresh_unchanged", "refresh_unchanged_cpu", "floor", "floor_cpu", "call_refreshed", "call_plain",
-                "refresh_changed", "refresh_changed_cpu", "call_changed")}
-            paths = [p for w in watched.values() for p in [*w.folders, *w.files]]
-            for _ in range(options.repeat):
-                begun, cpu = time.perf_counter(), time.thread_time()
-                for path in paths:  # the plainest loop: a stat of each watched path, nothing else
-                    os.stat(path)
-                samples["floor_cpu"].append(time.thread_time() - cpu)
-                samples["floor"].append(time.perf_counter() - begun)
-                begun, cpu = time.perf_counter(), time.thread_time()
-                assert not sessions_refresh.refresh(ctx)
-                samples["refresh_unchanged_cpu"].append(time.thread_time() - cpu)
-                samples["refresh_unchanged"].append(time.perf_counter() - begun)
-                samples["call_refreshed"].append(await timed_call(True))
-                samples["call_plain"].append(await timed_call(False))
+            samples: dict[str, list[float]] = {}
+            for turn in range(options.repeat):
+                with Timed(samples, "floor"):
+                    for path in paths:  # the plainest loop: a stat of each watched path, nothing else
+                        os.path.exists(path)  # a stat (of an agent's place that is not there too)
+                with Timed(samples, "stale, notifications"):
+                    assert not stale_checks()
+                with StatsOnly():
+                    stale_checks()  # its watchers made (outside the timing)
+                    with Timed(samples, "stale, stats"):
+                        assert not stale_checks()
+                for refreshed in (turn % 2 == 0, turn % 2 == 1):  # in turns: neither always second
+                    await call(samples, "call, refreshed" if refreshed else "call, not refreshed", refreshed)
             for _ in range(max(5, options.repeat // 10)):
                 append_one()
-                begun, cpu = time.perf_counter(), time.thread_time()
-                result = sessions_refresh.refresh(ctx)
-                samples["refresh_changed_cpu"].append(time.thread_time() - cpu)
-                samples["refresh_changed"].append(time.perf_counter() - begun)
+                with Timed(samples, "changed: refresh"):
+                    result = sessions_refresh.refresh(ctx)
                 assert result.changed, "the appended line was imported"
                 append_one()
-                samples["call_changed"].append(await timed_call(True))
+                await call(samples, "changed: call", True)
+                await call(samples, "call, not refreshed after", False)
             return samples
 
         samples = anyio.run(run)
         plugin.refreshes = refreshes
-        print(f"\nmedians over {options.repeat} runs (changed: {len(samples['refresh_changed'])} runs); load average "
-              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: CPU time (this thread's) beside wall time")
-        print(f"nothing changed   a bare stat of each path {median_ms(samples['floor']):8.3f} ms "
-              f"(cpu {median_ms(samples['floor_cpu']):.3f})")
-        print(f"                  refresh alone            {median_ms(samples['refresh_unchanged']):8.3f} ms "
-              f"(cpu {median_ms(samples['refresh_unchanged_cpu']):.3f})")
-        print(f"                  call, refreshed          {median_ms(samples['call_refreshed']):8.3f} ms")
-        print(f"                  call, store not refreshed {median_ms(samples['call_plain']):7.3f} ms")
-        extra = median_ms(samples["call_refreshed"]) - median_ms(samples["call_plain"])
-        print(f"                  what the refresh adds    {extra:8.3f} ms")
-        print(f"one session of {options.long_messages:,} messages changed")
-        print(f"                  refresh alone            {median_ms(samples['refresh_changed']):8.3f} ms "
-              f"(cpu {median_ms(samples['refresh_changed_cpu']):.3f})")
-        print(f"                  call, refreshed          {median_ms(samples['call_changed']):8.3f} ms")
+        load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+        print(f"\nmedian (p95) in ms over {options.repeat} runs (changed: {len(samples['changed: refresh'])} runs); "
+              f"load average {load} on {os.cpu_count()} cores")
+        print(f"{'':44} {'wall':>24} {'CPU (process)':>26}")
+
+        def row(label: str, name: str) -> None:
+            print(f"{label:44} {ms(samples[name])}  {ms(samples[name + ' cpu'])}")
+
+        print("nothing changed (sessions and timeline)")
+        row("  a bare stat of each watched path (floor)", "floor")
+        row("  stale checks, file notifications", "stale, notifications")
+        row("  stale checks, stats (no notifications)", "stale, stats")
+        row("  call, refreshed", "call, refreshed")
+        row("  call, store not refreshed", "call, not refreshed")
+        print(f"one session of {options.long_messages:,} messages changed (a line appended)")
+        row("  refresh alone", "changed: refresh")
+        row("  call, refreshed", "changed: call")
+        row("  call, store not refreshed", "call, not refreshed after")
 
 
 if __name__ == "__main__":

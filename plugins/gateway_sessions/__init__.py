@@ -73,6 +73,15 @@ def _stale(ctx: Context) -> bool:
     return stale(ctx)
 
 
+@hookimpl
+def shutdown(gateway: PluginHost) -> None:
+    import sys
+
+    refresh = sys.modules.get("gateway_sessions.refresh")  # loaded by a call: nothing watched otherwise
+    if refresh is not None:
+        refresh.close_watches()
+
+
 def _sources(ctx: Context) -> list[Source]:
     from gateway_sessions.refresh import sources
 

@@ -6,6 +6,10 @@ transcripts and the size and time of every transcript. The next call stats just 
 folder's time, an appended line its file's. Only then is the agent's folder walked and the changed files imported,
 through the same importer as ``gateway sessions import`` (sources opened read-only, a file recorded as read in the
 transaction that holds its messages, so a process killed mid-import leaves what a clean import would).
+
+Where the kernel's file notifications work (gateway.changes), those folders are watched too, and a call made when
+no event came since the last stat pass stats nothing at all; any doubt (no inotify, a lost event) falls back to
+the stats.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from attrs import define
+from attrs import define, field
 
 from gateway import Context, PluginHost
+from gateway.changes import Changes, Names, merged, toward
 from gateway.refresh import Refreshed, Source
 from gateway_sessions.defaults import default_path
 from gateway_sessions.importers import AGENTS, module
@@ -43,10 +48,19 @@ class Watched:
     files: dict[str, Any]
     plain: bool = True  # the files' signature is (size, mtime) of the file alone
     root_agent: str = ""
+    # The folders whose notifications say when a stat pass is due, with the names that matter in each (None: all).
+    watch: dict[str, Names] = field(factory=dict)
+    missing: bool = False  # the root was not there: a stat of it says when it appears
 
     def changed(self) -> list[str] | None:
         """The files whose signature moved ([] when nothing did); None when a folder moved (a walk is needed)."""
         stat = os.stat
+        if self.missing:
+            try:
+                stat(self.root)
+            except OSError:
+                return []
+            return None
         try:
             for folder, mtime in self.folders.items():
                 if stat(folder).st_mtime_ns != mtime:
@@ -62,6 +76,29 @@ class Watched:
             return [path for path, before in self.files.items() if signature(path) != before]
         except OSError:
             return None  # a folder or file went away: walk again
+
+    def changed_among(self, heard: frozenset[str]) -> list[str] | None:
+        """As `changed`, knowing from the file notifications that only the `heard` paths can have changed: those of
+        them that are this agent's transcripts are stat'ed, the others not; None when one is not a transcript
+        known here (a new file, a folder: a walk is needed)."""
+        moved = []
+        for path in heard:
+            folder, name = os.path.split(path)
+            if folder not in self.watch:
+                continue  # another agent's
+            names = self.watch[folder]
+            if names is not None and name not in names:
+                continue
+            before = self.files.get(path)
+            if before is None or not self.plain:
+                return None
+            try:
+                status = os.stat(path)
+            except OSError:
+                return None
+            if (status.st_size, status.st_mtime_ns) != before:
+                moved.append(path)
+        return moved
 
 
 def _plain_signature(path: str) -> tuple[int, int]:
@@ -101,8 +138,9 @@ def root_of(holder: Context | PluginHost, agent: str) -> Path:
 def look(agent: str, root: Path) -> Watched:
     """Walk `root` once: the transcripts worth reading and the folders whose time says when one is added."""
     signature = _signature_of(agent)
+    present = root.exists()  # once, first: a place that appears after this is seen as appeared by the next look
     files: dict[str, Any] = {}
-    for path in module(agent).sources(root) if root.exists() else []:
+    for path in module(agent).sources(root) if present else []:
         try:
             files[str(path)] = signature(str(path))
         except OSError:
@@ -117,15 +155,25 @@ def look(agent: str, root: Path) -> Watched:
             while parent != root and root in parent.parents:
                 folders.add(parent)
                 parent = parent.parent
-    elif not root.exists():
-        folders.add(root.parent)  # the agent not installed yet: its parent's time says when it appears
+    watch: dict[str, Names] = {}
+    if not present:
+        # The agent not installed yet: a stat of its place says when it appears (not the time of the nearest folder
+        # that exists, often the home folder, whose time moves with every file made in it); notifications come from
+        # that folder, for the name that leads to the place.
+        nearest, names = toward(root)
+        watch[nearest] = names
+    elif not root.is_dir():  # one file: its folder, for its name (and a database's log beside it)
+        watch[str(root.parent)] = frozenset({root.name, root.name + "-wal"})
     stamped: dict[str, int] = {}
     for folder in folders:
         try:
             stamped[str(folder)] = os.stat(folder).st_mtime_ns
         except OSError:
             continue
-    return Watched(str(root), stamped, files, plain=_signature_of(agent) is _plain_signature, root_agent=agent)
+    for folder in stamped:
+        watch.setdefault(folder, None)
+    return Watched(str(root), stamped, files, plain=_signature_of(agent) is _plain_signature, root_agent=agent,
+                   watch=watch, missing=not present)
 
 
 def _subfolders(root: Path) -> Iterable[Path]:
@@ -178,32 +226,80 @@ def store_path(holder: Context | PluginHost) -> Path:
     return found
 
 
-def _todo(ctx: Context) -> tuple[Path, dict[str, Watched], list[tuple[str, Path, list[str] | None]]]:
+def _todo(
+    ctx: Context, heard: frozenset[str] | None = None,
+) -> tuple[Path, dict[str, Watched], list[tuple[str, Path, list[str] | None]]]:
     """The store, what this process saw of each agent, and the agents to import: with the files that moved, or
-    None when their folder must be walked (a folder moved, or never looked at)."""
+    None when their folder must be walked (a folder moved, or never looked at). `heard`: the only paths that can
+    have changed, when the file notifications say so (only those stat'ed)."""
     path = store_path(ctx)
     seen = _watched.setdefault(str(path), {})
     todo: list[tuple[str, Path, list[str] | None]] = []
     for agent in AGENTS:
         root = root_of(ctx, agent)
         watched = seen.get(agent)
-        moved = watched.changed() if watched is not None and watched.root == str(root) else None
+        if watched is None or watched.root != str(root):
+            moved = None
+        else:
+            moved = watched.changed() if heard is None else watched.changed_among(heard)
         if moved != []:
             todo.append((agent, root, moved))
     return path, seen, todo
 
 
+# Per store file: the file notifications on the folders of every agent's Watched, and the agents' settings they were
+# for. The settings as written are enough to tell a root moved: the rest of what a root depends on (the environment,
+# the config folder) is fixed for a store file in a process, and looking it up would cost more than the check.
+_changes: dict[str, tuple[tuple[Any, ...], Changes]] = {}
+
+
+def _changes_of(ctx: Context) -> Changes:
+    path = str(store_path(ctx))
+    places = tuple(map(ctx.settings.get, _PLACES))
+    found = _changes.get(path)
+    if found is None or found[0] != places:  # a setting moved a root: watched anew after the next stat pass
+        if found is not None:
+            found[1].close()
+        found = _changes[path] = (places, Changes())
+    return found[1]
+
+
+_PLACES = tuple(SETTINGS.values())
+
+
+def _settle(changes: Changes, token: int, seen: dict[str, Watched]) -> None:
+    changes.settle(token, merged(pair for watched in seen.values() for pair in watched.watch.items()))
+
+
 def stale(ctx: Context) -> bool:
-    """Whether a refresh has anything to do: a stat per watched folder and file, nothing walked or opened."""
-    return bool(_todo(ctx)[2])
+    """Whether a refresh has anything to do: nothing stat'ed when the watched folders had no event since the last
+    stat pass, else a stat per watched folder and file; nothing walked or opened."""
+    changes = _changes_of(ctx)
+    if changes.quiet():
+        return False
+    token = changes.begin()  # before the stats: a write made during them leaves an event for the next call
+    _, seen, todo = _todo(ctx, changes.heard())
+    if todo:
+        return True
+    _settle(changes, token, seen)
+    return False
 
 
 def refresh(ctx: Context) -> Refreshed:
     """Import what the agents wrote since the last refresh; a stat per watched folder and file when nothing did."""
-    path, seen, todo = _todo(ctx)
-    if not todo:
-        return Refreshed()
-    return _import(path, seen, todo, ctx)
+    changes = _changes_of(ctx)
+    token = changes.begin()
+    path, seen, todo = _todo(ctx, changes.heard())
+    result = _import(path, seen, todo, ctx) if todo else Refreshed()
+    _settle(changes, token, seen)  # not reached when the import failed: the next call stats and tries again
+    return result
+
+
+def close_watches() -> None:
+    """Stop the file notifications (the plugin's shutdown); a later call stats and watches again."""
+    for _, changes in _changes.values():
+        changes.close()
+    _changes.clear()
 
 
 def _import(
@@ -224,7 +320,8 @@ def _import(
                 if moved is not None and before is not None:
                     # Only files moved: each is imported alone (its own path as the importer's root), no walk.
                     signature = _signature_of(agent)
-                    now = Watched(before.root, dict(before.folders), dict(before.files), before.plain, agent)
+                    now = Watched(before.root, dict(before.folders), dict(before.files), before.plain, agent,
+                                  before.watch, before.missing)
                     for file in moved:
                         now.files[file] = signature(file)  # before reading: a line written meanwhile is seen next
                     roots, wanted = [Path(file) for file in moved], set(moved)

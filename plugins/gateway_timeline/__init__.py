@@ -64,6 +64,15 @@ def _stale(ctx):
     return stale(ctx)
 
 
+@hookimpl
+def shutdown(gateway: PluginHost) -> None:
+    import sys
+
+    refresh = sys.modules.get("gateway_timeline.refresh")  # loaded by a call: nothing watched otherwise
+    if refresh is not None:
+        refresh.close_watches()
+
+
 def _sources(ctx):
     from gateway_timeline.refresh import sources
 

@@ -4,7 +4,9 @@ The database and its write-ahead log are stat'ed; only when either moved is the 
 ``gateway timeline import activitywatch`` run (read-only on ActivityWatch's file, a cursor per bucket, its
 transaction BEGIN IMMEDIATE, so two gateways importing at once are taken in turn by SQLite and the second reads
 from the first one's cursor). A database ActivityWatch is still writing to also marks recording as on (the
-heartbeat get_status reads), as ``--watch`` does.
+heartbeat get_status reads), as ``--watch`` does. Where the kernel's file notifications work (gateway.changes), the
+database's folder is watched for those two names, and a call made when no event came since the last check stats
+neither.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway import Context
+from gateway.changes import Changes, merged, toward
 from gateway.refresh import Refreshed, Source, watched_signature
 from gateway_timeline import settings
 
@@ -30,33 +33,75 @@ def _watched(database: Path) -> list[Path]:
     return [database, database.with_name(database.name + "-wal")]
 
 
+# Per place (the settings that say where the store and the database are): the file notifications on the database's
+# folder, and on the way to the places it would be found when not configured.
+_changes: dict[tuple, Changes] = {}
+
+
+def _changes_of(ctx: Context) -> Changes:
+    place = (ctx.settings.get("store"), ctx.settings.get("activitywatch"), str(ctx.folders.data),
+             str(ctx.folders.config))
+    found = _changes.get(place)
+    if found is None:
+        found = _changes[place] = Changes()
+    return found
+
+
+def _settle(ctx: Context, changes: Changes, token: int, database: Path | None) -> None:
+    folders = []
+    if database is not None:
+        folders.append((str(database.parent), frozenset({database.name, database.name + "-wal"})))
+    if ctx.path_setting("activitywatch") is None:  # found among the usual places: one of them may appear
+        folders.extend(toward(candidate) for candidate in settings.activitywatch_candidates())
+    changes.settle(token, merged(folders))
+
+
 def stale(ctx: Context) -> bool:
-    """Whether ActivityWatch wrote since the last import: two stats (three when looking for the database)."""
-    database = settings.activitywatch_path(ctx)
-    if database is None:
+    """Whether ActivityWatch wrote since the last import: no stat when its folder had no event since the last check,
+    else two (three when looking for the database)."""
+    changes = _changes_of(ctx)
+    if changes.quiet():
         return False
-    signature = watched_signature(_watched(database))
-    return signature[0] is not None and _seen.get((str(settings.store_path(ctx)), str(database))) != signature
+    token = changes.begin()  # before the stats: a write made during them leaves an event for the next call
+    database = settings.activitywatch_path(ctx)
+    if database is not None:
+        signature = watched_signature(_watched(database))
+        if signature[0] is not None and _seen.get((str(settings.store_path(ctx)), str(database))) != signature:
+            return True
+    _settle(ctx, changes, token, database)
+    return False
 
 
 def refresh(ctx: Context) -> Refreshed:
     """Import what ActivityWatch recorded since the last refresh; two stats when it recorded nothing."""
+    changes = _changes_of(ctx)
+    token = changes.begin()
     database = settings.activitywatch_path(ctx)
     if database is None:
+        _settle(ctx, changes, token, None)
         return Refreshed()
     store_file = settings.store_path(ctx)
     key = (str(store_file), str(database))
     signature = watched_signature(_watched(database))
     if _seen.get(key) == signature or signature[0] is None:
+        _settle(ctx, changes, token, database)
         return Refreshed()
     with _lock:
         if _seen.get(key) == signature:
             return Refreshed()
         total, owners = _import(ctx, database, store_file)
         _seen[key] = signature  # a broken database is tried again when it changes, not on every call
+    _settle(ctx, changes, token, database)
     # The recent hour is said to have changed only when something readable arrived: a closed project's activity
     # changes nothing a host may read, and telling it would tell when that project was worked on.
     return Refreshed(added=total, changed=(RECENT_URI,) if owners else (), owners=owners)
+
+
+def close_watches() -> None:
+    """Stop the file notifications (the plugin's shutdown); a later call stats and watches again."""
+    for changes in _changes.values():
+        changes.close()
+    _changes.clear()
 
 
 def _import(ctx: Context, database: Path, store_file: Path) -> tuple[int, tuple[frozenset[str], ...]]:

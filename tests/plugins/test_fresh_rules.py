@@ -17,6 +17,7 @@ from pathlib import Path
 
 import gateway_sessions
 import gateway_timeline
+import inotify_simple
 import pytest
 from fresh_helpers import claude_session, open_projects
 from gateway_sessions import refresh as sessions_refresh
@@ -268,3 +269,244 @@ def test_kill_9_during_a_call_time_refresh_leaves_the_store_as_a_clean_import_wo
     clean = _contents(folders_of(clean_home).for_plugin("sessions").data / "sessions.db")
     assert _contents(store) == clean
     assert len(clean["sessions"]) == 40 and clean["hits"] == [(40 * 150,)]
+
+
+# With the kernel's file notifications (gateway.changes): nothing changed = nothing stat'ed at all.
+
+class _Counted:
+    """Every stat, lstat and listing made while it is on."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.paths: list[str] = []
+        self._patch = monkeypatch
+
+    def __enter__(self) -> _Counted:
+        real_stat, real_lstat = os.stat, os.lstat
+        self._context = self._patch.context()
+        patch = self._context.__enter__()
+
+        def stat(path, *args, **kwargs):
+            self.paths.append(str(path))
+            return real_stat(path, *args, **kwargs)
+
+        def lstat(path, *args, **kwargs):
+            self.paths.append(str(path))
+            return real_lstat(path, *args, **kwargs)
+
+        def listing(*args, **kwargs):
+            raise AssertionError("a folder was listed while nothing changed")
+
+        patch.setattr(os, "stat", stat)
+        patch.setattr(os, "lstat", lstat)
+        for name in ("scandir", "listdir", "walk"):
+            patch.setattr(os, name, listing)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._context.__exit__(*exc_info)
+
+
+def _settled(stale, ctx) -> None:
+    """Calls until the stale check trusts its notifications (a folder watched anew is trusted from the next pass)."""
+    for _ in range(3):
+        assert not stale(ctx)
+
+
+def test_nothing_changed_stats_nothing_when_file_notifications_work(gateway_home, monkeypatch):
+    home = gateway_home
+    place_sources(home)
+    database = aw_database(home)
+    sessions_ctx, timeline_ctx = contexts(home)
+    assert sessions_refresh.refresh(sessions_ctx).added == 9
+    assert timeline_refresh.refresh(timeline_ctx).added == 1
+    _settled(sessions_refresh.stale, sessions_ctx)
+    _settled(timeline_refresh.stale, timeline_ctx)
+    with _Counted(monkeypatch) as counted:
+        for _ in range(5):
+            assert not sessions_refresh.stale(sessions_ctx)
+            assert not timeline_refresh.stale(timeline_ctx)
+    assert counted.paths == []
+    # And the next change is seen by the next call, with its stats.
+    from datetime import UTC, datetime
+
+    database.add(WINDOW, [(datetime.now(UTC), 30, {"app": "Code", "title": "quince.py"})])
+    with _Counted(monkeypatch) as counted:
+        assert timeline_refresh.stale(timeline_ctx)
+    assert counted.paths
+    assert timeline_refresh.refresh(timeline_ctx).added == 1
+    database.close()
+
+
+def _replace(path: Path, text: str) -> None:
+    aside = path.parent.parent / f"{path.name}.tmp"
+    aside.write_text(text)
+    os.replace(aside, path)
+
+
+@pytest.mark.parametrize("change", ["append in place", "new project", "new file in a project", "atomic replace",
+                                    "deletion"])
+def test_each_change_to_the_transcripts_is_seen_by_the_next_call(gateway_home, change):
+    home = gateway_home
+    orchard = home / "src" / "orchard"
+    contexts(home)
+    kept = claude_session(home, "kept", ["graft the pears", "grafted"], orchard, project="-p1")
+    ctx, _ = contexts(home)
+    assert sessions_refresh.refresh(ctx).added == 1
+    _settled(sessions_refresh.stale, ctx)
+    watched = sessions_refresh._watched[str(sessions_refresh.store_path(ctx))]["claude-code"]
+    if change == "append in place":
+        claude_session(home, "kept", ["and water the quinces"], orchard, project="-p1", append=True, first=3)
+    elif change == "new project":
+        claude_session(home, "fresh", ["a late medlar"], orchard, project="-brand-new")
+    elif change == "new file in a project":
+        claude_session(home, "fresh", ["a late medlar"], orchard, project="-p1")
+    elif change == "atomic replace":
+        lines = kept.read_text()
+        _replace(kept, lines + lines.replace("graft the pears", "prune the medlars").replace("kept-1", "kept-9"))
+    else:
+        kept.unlink()
+    assert sessions_refresh.stale(ctx)
+    found = sessions_refresh.refresh(ctx)
+    if change.startswith("new"):
+        assert found.added == 1
+    elif change == "deletion":
+        assert str(kept) in watched.files  # before
+        assert str(kept) not in sessions_refresh._watched[str(sessions_refresh.store_path(ctx))]["claude-code"].files
+    else:
+        assert found.changed  # the session was read again
+    store = folders_of(home).for_plugin("sessions").data / "sessions.db"
+    connection = sqlite3.connect(store)
+    texts = " ".join(row[0] for row in connection.execute("SELECT text FROM messages"))
+    connection.close()
+    if change == "append in place":
+        assert "water the quinces" in texts
+    elif change.startswith("new"):
+        assert "late medlar" in texts
+    elif change == "atomic replace":
+        assert "prune the medlars" in texts
+    _settled(sessions_refresh.stale, ctx)  # and quiet again after
+
+
+@pytest.fixture
+def no_notifications(monkeypatch):
+    from gateway import changes
+
+    fresh = changes._Hub()
+    monkeypatch.setattr(changes, "_hub", fresh)
+    monkeypatch.setenv(changes.DISABLE, "0")
+    return fresh
+
+
+def test_without_file_notifications_each_call_stats_its_sources_and_sees_a_change(gateway_home, monkeypatch,
+                                                                                    no_notifications):
+    home = gateway_home
+    place_sources(home)
+    sessions_ctx, _ = contexts(home)
+    assert sessions_refresh.refresh(sessions_ctx).added == 9
+    watched = sessions_refresh._watched[str(sessions_refresh.store_path(sessions_ctx))]
+    paths = {path for w in watched.values() for path in [*w.folders, *w.files]}
+    for _ in range(2):
+        with _Counted(monkeypatch) as counted:
+            assert not sessions_refresh.stale(sessions_ctx)
+        assert set(counted.paths) >= paths
+    claude_session(home, "late", ["a late pear"], home / "src" / "orchard", project="-brand-new")
+    assert sessions_refresh.stale(sessions_ctx)
+    assert sessions_refresh.refresh(sessions_ctx).added == 1
+
+
+def test_after_a_queue_overflow_the_next_call_stats_its_sources(gateway_home, monkeypatch):
+    from gateway import changes
+
+    home = gateway_home
+    place_sources(home)
+    sessions_ctx, _ = contexts(home)
+    assert sessions_refresh.refresh(sessions_ctx).added == 9
+    _settled(sessions_refresh.stale, sessions_ctx)
+    # The kernel's queue overflowed (events lost, among them perhaps a transcript's): as the hub reads it.
+    inotify = changes._hub.instance()
+    overflow = inotify_simple.Event(wd=-1, mask=inotify_simple.flags.Q_OVERFLOW, cookie=0, name="")
+    real_read, pending = inotify.read, [overflow]
+
+    def read(timeout=None):
+        said, pending[:] = [*pending, *real_read(timeout=timeout)], []
+        return said
+
+    monkeypatch.setattr(inotify, "read", read)
+    with _Counted(monkeypatch) as counted:
+        assert not sessions_refresh.stale(sessions_ctx)
+    watched = sessions_refresh._watched[str(sessions_refresh.store_path(sessions_ctx))]
+    assert set(counted.paths) >= {path for w in watched.values() for path in [*w.folders, *w.files]}
+    with _Counted(monkeypatch) as counted:
+        assert not sessions_refresh.stale(sessions_ctx)
+    assert counted.paths == []  # trusted again after that stat pass
+
+
+def test_an_append_in_place_stats_that_transcript_alone(gateway_home, monkeypatch):
+    home = gateway_home
+    place_sources(home)
+    sessions_ctx, _ = contexts(home)
+    assert sessions_refresh.refresh(sessions_ctx).added == 9
+    _settled(sessions_refresh.stale, sessions_ctx)
+    watched = sessions_refresh._watched[str(sessions_refresh.store_path(sessions_ctx))]
+    transcript = next(path for path in watched["claude-code"].files if "subagents" not in path)
+    with open(transcript, "a") as handle:
+        handle.write('{"type": "user", "uuid": "late-1", "message": {"role": "user", "content": "a late plum"}}\n')
+    with _Counted(monkeypatch) as counted:
+        assert sessions_refresh.stale(sessions_ctx)
+    assert counted.paths == [transcript]  # the notifications named it: none of the other folders and files
+    with _Counted(monkeypatch) as counted:
+        found = sessions_refresh.refresh(sessions_ctx)
+    assert found.changed
+    assert transcript in counted.paths and not set(counted.paths) & set(watched["codex"].files)
+    _settled(sessions_refresh.stale, sessions_ctx)
+
+
+@pytest.mark.parametrize("notifications", ["inotify", "stats"])
+def test_an_agent_installed_later_is_found_by_the_next_call_and_home_noise_stats_nothing(
+        gateway_home, monkeypatch, request, notifications):
+    if notifications == "stats":
+        request.getfixturevalue("no_notifications")
+    home = gateway_home
+    ctx, _ = contexts(home)
+    assert not sessions_refresh.refresh(ctx)  # no agent at all yet
+    _settled(sessions_refresh.stale, ctx)
+    (home / ".bashrc").write_text("# a file made in the home folder, the nearest folder of the agents' places\n")
+    (home / "Downloads").mkdir()
+    assert not sessions_refresh.stale(ctx)
+    if notifications == "inotify":
+        with _Counted(monkeypatch) as counted:
+            assert not sessions_refresh.stale(ctx)
+        assert counted.paths == []
+    claude_session(home, "first", ["the first pear"], home / "src" / "orchard", project="-p1")  # ~/.claude made
+    assert sessions_refresh.stale(ctx)
+    assert sessions_refresh.refresh(ctx).added == 1
+
+
+def test_the_plugins_shutdown_stops_their_file_notifications(gateway_home):
+    from gateway.registry import lifecycle_of
+
+    home = gateway_home
+    place_sources(home)
+    aw_database(home).close()
+    gateway = make_gateway(
+        [("sessions", gateway_sessions), ("timeline", gateway_timeline)], home=home,
+        config={"gateway": {"plugins": ["sessions", "timeline"]}, "plugins": {"timeline": {"probe_activitywatch": False}}},
+        projects=open_projects(home),
+    )
+    with lifecycle_of(gateway):
+        snapshot = gateway.snapshot()
+        gateway.catalogue(snapshot)
+        sessions_ctx = gateway.context("sessions", snapshot, Caller())
+        timeline_ctx = gateway.context("timeline", snapshot, Caller())
+        sessions_refresh.refresh(sessions_ctx)
+        timeline_refresh.refresh(timeline_ctx)
+        _settled(sessions_refresh.stale, sessions_ctx)
+        _settled(timeline_refresh.stale, timeline_ctx)
+        watchers = [sessions_refresh._changes[str(sessions_refresh.store_path(sessions_ctx))][1],
+                    timeline_refresh._changes_of(timeline_ctx)]
+        assert all(changes.watching and changes.quiet() for changes in watchers)
+    assert all(changes.watching == 0 and not changes.quiet() for changes in watchers)
+    assert not sessions_refresh._changes and not timeline_refresh._changes
+    # A call after that (another gateway of the process) stats, and watches again.
+    assert not sessions_refresh.stale(sessions_ctx)
+    assert sessions_refresh._changes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -14,12 +15,12 @@ from mcp_types import CallToolResult
 from gateway.testing import folders_of, serve_client, write_config
 
 
-def _search(home: Path, words: list[str], before=None) -> list[dict]:
+def _search(home: Path, words: list[str], before=None, extra_env=None) -> list[dict]:
     """Search each word in turn on one connection; `before(i)` runs before the i-th search."""
     found: list[dict] = []
 
     async def session() -> None:
-        async with serve_client(home) as client:
+        async with serve_client(home, extra_env=extra_env) as client:
             for i, word in enumerate(words):
                 if before is not None:
                     before(i)
@@ -31,22 +32,54 @@ def _search(home: Path, words: list[str], before=None) -> list[dict]:
     return found
 
 
-def test_a_session_written_while_connected_is_found_by_the_next_search(gateway_home):
+def _watches_of_server(home: Path) -> int | None:
+    """How many folders the `gateway serve` of `home` watches through an inotify descriptor (None: it has none)."""
+    for process in Path("/proc").iterdir():
+        try:
+            if b"serve" not in (process / "cmdline").read_bytes():
+                continue
+            if f"HOME={home}".encode() not in (process / "environ").read_bytes().split(b"\0"):
+                continue
+            watches = None
+            for descriptor in (process / "fd").iterdir():
+                if os.readlink(descriptor) == "anon_inode:inotify":
+                    info = (process / "fdinfo" / descriptor.name).read_text()
+                    watches = (watches or 0) + info.count("inotify wd:")
+            return watches
+        except OSError:  # not ours, or gone meanwhile
+            continue
+    raise AssertionError("no gateway serve found for this home")
+
+
+@pytest.mark.parametrize("notifications", ["inotify", "stats"])
+def test_a_session_written_while_connected_is_found_by_the_next_search(gateway_home, notifications):
     home = gateway_home
     write_config(home, {"gateway": {"plugins": ["sessions"]}}, open_projects(home))
     orchard = home / "src" / "orchard"
     claude_session(home, "first", ["graft the pear trees", "done"], orchard)
+    watches: list[int | None] = []
 
     def write_later(i: int) -> None:
         if i == 1:
+            watches.append(_watches_of_server(home))
             claude_session(home, "second", ["prune the quincetree rows", "pruned"], orchard)
         if i == 2:
             claude_session(home, "second", ["and water the quincetree seedlings"], orchard, append=True, first=3)
+        if i == 3:
+            claude_session(home, "third", ["the medlar in a new project"], orchard, project="-home-ada-new")
 
-    first, second, third = _search(home, ["quincetree", "quincetree", "seedlings"], before=write_later)
+    # Without notifications (none on this system, or turned off): each call stats, and finds the same.
+    extra_env = {"GATEWAY_FILE_NOTIFICATIONS": "0"} if notifications == "stats" else None
+    first, second, third, fourth = _search(home, ["quincetree", "quincetree", "seedlings", "medlar"],
+                                           before=write_later, extra_env=extra_env)
     assert first["data"]["hits"] == []
     assert [hit["id"] for hit in second["data"]["hits"]] == ["second"]
     assert [hit["id"] for hit in third["data"]["hits"]] == ["second"]
+    assert [hit["id"] for hit in fourth["data"]["hits"]] == ["third"]
+    if notifications == "inotify":  # the server watched the folders (Claude Code's and its project's at least)
+        assert watches[0] is not None and watches[0] >= 2
+    else:
+        assert watches == [None]
 
 
 def _store(home: Path) -> Path:
