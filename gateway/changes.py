@@ -163,6 +163,21 @@ def merged(folders: Iterable[tuple[str, Names]]) -> dict[str, Names]:
 
 
 _hub = _Hub()
+
+
+def availability() -> str:
+    """Why file notifications cannot serve this process ("" when they can), for `gateway doctor`."""
+    with _hub.lock:
+        _hub.instance()
+        return _hub.unavailable
+
+
+def watch_limit() -> int | None:
+    """The kernel's per-user limit on watched folders (None when it cannot be read)."""
+    try:
+        return int(Path("/proc/sys/fs/inotify/max_user_watches").read_text().strip())
+    except (OSError, ValueError):
+        return None
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=lambda: _hub.forget_after_fork())
 

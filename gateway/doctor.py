@@ -109,6 +109,15 @@ def say_sources(gateway: Gateway, say: Callable[[str], None]) -> None:
                     say(f"stale    {name}: {source.what} at {source.path}: {source.stale} (the next call reads it)")
                 else:
                     say(f"ok       {name}: {source.what} at {source.path}")
+    from gateway.changes import availability, watch_limit
+
+    why = availability()
+    if why:
+        say(f"-        file notifications unavailable ({why}): each call stats its sources to see what changed")
+    else:
+        limit = watch_limit()
+        room = f"; up to {limit:,} watched folders a user" if limit else ""
+        say(f"ok       file notifications (inotify): a call whose sources did not change reads nothing{room}")
     beat = read_heartbeat(gateway)
     if beat and isinstance(beat.get("at_ms"), int):
         ago = max(0, int(time.time() - beat["at_ms"] / 1000))

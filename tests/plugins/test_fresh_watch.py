@@ -80,6 +80,10 @@ def test_doctor_lists_each_source_found_or_not_and_what_is_stale(gateway_home):
     assert f"-        sessions: no Codex transcripts at {home / '.codex' / 'sessions'}" in first
     assert "-        timeline: no ActivityWatch database at " in first
     assert "gateway watch is not running" in first
+    assert "ok       file notifications (inotify): a call whose sources did not change reads nothing" in first
+    off = subprocess.run([sys.executable, "-m", "gateway", "doctor"], env={**env, "GATEWAY_FILE_NOTIFICATIONS": "0"},
+                         capture_output=True, text=True, timeout=120).stdout
+    assert "-        file notifications unavailable (GATEWAY_FILE_NOTIFICATIONS=0): each call stats its sources" in off
     once = subprocess.run([sys.executable, "-m", "gateway", "watch", "--once"], env=env, capture_output=True,
                           text=True, timeout=120)
     assert once.returncode == 0 and "sessions: 1 new" in once.stderr
