@@ -2,8 +2,9 @@
 
 A message belongs to the projects whose routes take its folder, its subject, or its sender when the account's
 own server authenticated it (forged or unauthenticated mail never reaches a project by its sender's address or
-domain); and to every project of the rest of its conversation: the owners of a thread are shared by all its
-messages, so a closed conversation is closed whole, and an open project's thread brings its replies along.
+domain), and to the projects it is tied to (a tie `mid:<Message-ID>` to `sioul:project/<id>`, `ties.py`); and to
+every project of the rest of its conversation: the owners of a thread are shared by all its messages, so a closed
+conversation is closed whole, and an open project's thread brings its replies along.
 
 What the routes say of one message's traits is kept per gate across index generations (new mail does not make
 the gate read every route again for old mail); what is closed is worked out again per generation, in one pass.
@@ -21,8 +22,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 from maildirs.subjects import _pattern, closed_by_hidden_subject, may_take  # noqa: F401 (shared; re-exported)
 
 from gateway import Gate, GateMemo
@@ -47,24 +50,41 @@ def owners_of_row(gate: Gate, sender: str, subject: str, folder: str, auth: str)
     return owners | closed_by_hidden_subject(gate, subject, owners)
 
 
-def verdicts(gate: Gate, connection: sqlite3.Connection, key: tuple[str, int]) -> Verdicts:
-    """The owners and the closed ids; `key` is the index's path and generation."""
-    return _verdicts.get(gate, lambda: _compute(gate, connection, key[0]), key=key)
+def verdicts(gate: Gate, connection: sqlite3.Connection, key: tuple[str, int],
+             tied: Tied | None = None) -> Verdicts:
+    """The owners and the closed ids; `key` is the index's path and generation, `tied` the messages' ties to
+    projects (its version goes into what is remembered)."""
+    tied = tied or Tied()
+    return _verdicts.get(gate, lambda: _compute(gate, connection, key[0], tied.projects),
+                         key=(*key, tied.version))
 
 
-def _compute(gate: Gate, connection: sqlite3.Connection, path: str) -> Verdicts:
+@frozen
+class Tied:
+    """Each tied message's projects by Message-ID, as the tie store holds them, and the store's version."""
+
+    projects: Mapping[str, frozenset[str]] = field(factory=dict)
+    version: Any = None
+
+
+def _compute(gate: Gate, connection: sqlite3.Connection, path: str,
+             tied: Mapping[str, frozenset[str]] | None = None) -> Verdicts:
     if not gate.projects:
         if gate.outside_projects:
             return Verdicts({}, frozenset())
         return Verdicts({}, frozenset(r[0] for r in connection.execute("SELECT id FROM messages")))
     known = _traits.of(gate, key=path)
-    rows = connection.execute("SELECT id, sender, subject, folder, auth, thread FROM messages").fetchall()
+    rows = connection.execute(
+        "SELECT id, sender, subject, folder, auth, thread, message_id FROM messages").fetchall()
+    projects = {project.id for project in gate.projects}  # a tie to an id the manifest does not name owns nothing
     by_thread: dict[str, frozenset[str]] = defaultdict(frozenset)
-    for _id, sender, subject, folder, auth, thread in rows:
+    for _id, sender, subject, folder, auth, thread, message_id in rows:
         trait = (sender, subject, folder, auth)
         found = known.get(trait)
         if found is None:
             found = known[trait] = owners_of_row(gate, sender, subject, folder, auth)
+        if tied and message_id in tied:
+            found = found | (tied[message_id] & projects)
         if found:
             by_thread[thread] = by_thread[thread] | found
     owners = {row[0]: by_thread[row[5]] for row in rows if by_thread.get(row[5])}

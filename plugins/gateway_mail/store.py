@@ -12,7 +12,7 @@ from typing import Any
 from attrs import frozen
 
 from gateway import Context
-from gateway_mail import gating, index
+from gateway_mail import belonging, gating, index
 from gateway_mail.accounts import Account, accounts_of, windows_of
 from gateway_mail.parse import FORGED
 
@@ -114,6 +114,6 @@ def opened(ctx: Context) -> Iterator[Mail]:
     with ctx.interruptible(connection):
         index.refresh(connection, found, check=ctx.deadline.check)
         key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
-        verdicts = gating.verdicts(ctx.gate, connection, key)
+        verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)))
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
         yield Mail(ctx, found, connection, verdicts, blocked)

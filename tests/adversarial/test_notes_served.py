@@ -209,3 +209,35 @@ def test_outside_projects_closed_keeps_loose_notes_and_contacts_and_writes_nothi
     assert [c["address"] for c in contacts["contacts"]] == ["sioul:contact/plumber-1"]
     assert loose_refused and welcome_refused and not tie_refused
     assert not (made["notes"] / "loose.md").exists()
+
+
+def test_a_message_tied_to_a_project_is_closed_with_it(gateway_home: Path) -> None:
+    """A tie places mail in a project as its routes do: once the person closes the project, the message tied to it
+    (in no project by its routes) and its replies are kept, found by no search and refused by address."""
+    made = _world(gateway_home)
+    friend = f"mid:{made['ids']['friend']}"
+
+    async def tie_and_read(client):
+        tie = await client.call_tool("link", {"address": friend, "to": "sioul:project/dupont"})
+        read = await client.call_tool("read_message", {"address": friend})
+        search = await client.call_tool("search_mail", {"query": "Tuesday"})
+        return tie, read, search
+
+    tie, read, search = _serve(gateway_home, tie_and_read)
+    assert not tie.is_error, _text(tie)
+    assert not read.is_error and "Tuesday" in _text(read)  # the open control: tied to an open project, shown
+    assert friend in _text(search)
+
+    closed = [{**project, "ai": False} if project["id"] == "dupont" else project for project in made["projects"]]
+    write_config(gateway_home, projects=closed)
+
+    async def read_again(client):
+        read = await client.call_tool("read_message", {"address": friend})
+        search = await client.call_tool("search_mail", {"query": "Tuesday"})
+        porch = await client.call_tool("porch", {})
+        return read, search, porch
+
+    read, search, porch = _serve(gateway_home, read_again)
+    assert read.is_error and "Tuesday" not in _text(read)
+    for answer in (search, porch):
+        assert not answer.is_error and friend not in _text(answer) and "Tuesday?" not in _text(answer)
