@@ -73,7 +73,11 @@ CREATE TABLE IF NOT EXISTS impact_entries(
 CREATE TABLE IF NOT EXISTS impact_gone(rowid INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS impact_touched(rowid INTEGER PRIMARY KEY);
 -- How many messages the store held when the phrases with a list were last worked out (no row: never, a migration).
-CREATE TABLE IF NOT EXISTS impact_built(only INTEGER PRIMARY KEY CHECK (only = 1), messages INTEGER NOT NULL);
+-- `indexed`: the index's row count when the lists were last brought up to date, so that a search can tell a write
+-- made some other way than Writes (the lists would not know of it) and leave them aside.
+CREATE TABLE IF NOT EXISTS impact_built(
+    only INTEGER PRIMARY KEY CHECK (only = 1), messages INTEGER NOT NULL, indexed INTEGER NOT NULL DEFAULT -1
+);
 """
 # What a removed or changed message was, for Maintainer.changed (the first text since then: the one counted).
 TRIGGERS = (
@@ -265,7 +269,10 @@ def rebuild_all(
     for phrase in phrases:
         build(connection, phrase, depth, sizes)
     count = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
-    connection.execute("INSERT OR REPLACE INTO impact_built(only, messages) VALUES (1, ?)", (count,))
+    connection.execute(
+        "INSERT OR REPLACE INTO impact_built(only, messages, indexed) VALUES (1, ?, ?)",
+        (count, totals(connection)[0]),
+    )
     return len(phrases)
 
 
@@ -308,16 +315,15 @@ class Maintainer:
         touched = [row[0] for row in connection.execute("SELECT rowid FROM impact_touched")]
         connection.execute("DELETE FROM impact_gone")
         connection.execute("DELETE FROM impact_touched")
-        if not phrases:
-            return
-        if gone:
+        if phrases and gone:
             self._apply(phrases, gone, removing=True)
         added = connection.execute(
             "SELECT rowid, text FROM messages WHERE rowid > ? OR rowid IN (SELECT value FROM json_each(?))",
             (new_after, _json(touched)),
-        ).fetchall()
-        if added:
+        ).fetchall() if phrases else []
+        if phrases and added:
             self._apply(phrases, added, removing=False)
+        connection.execute("UPDATE impact_built SET indexed = ?", (totals(connection)[0],))
 
     def _apply(self, phrases: list[tuple[int, str, int]], texts: list[tuple[int, str]], removing: bool) -> None:
         scratch = self._scratch_index()
@@ -437,7 +443,12 @@ def search(connection: sqlite3.Connection, query: str, limit: int, gated: bool) 
         return None
     pid, df, depth = row
     rows, tokens = totals(connection)
-    if not rows:
+    current = connection.execute(
+        "SELECT indexed = ? AND NOT EXISTS (SELECT 1 FROM impact_gone) AND NOT EXISTS (SELECT 1 FROM impact_touched) "
+        "FROM impact_built",
+        (rows,),
+    ).fetchone()
+    if not rows or current is None or not current[0]:  # written to some other way since: FTS5 answers
         return None
     by_score: dict[float, list[tuple[int, int]]] = {}
     for tf, dl in connection.execute("SELECT tf, dl FROM impact_classes WHERE phrase = ? AND stored", (pid,)):
