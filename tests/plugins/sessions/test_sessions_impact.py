@@ -186,3 +186,33 @@ def test_an_existing_store_gets_its_lists_when_opened_for_writing(tmp_path: Path
     assert any("lists" in sentence for sentence in said)
     assert connection.execute("SELECT count(*) FROM impact_phrases").fetchone()[0] > 0
     connection.close()
+
+
+def test_a_write_the_lists_did_not_see_sends_the_search_to_fts5(tmp_path: Path, small_lists: None) -> None:
+    rng = random.Random(13)
+    path = tmp_path / "sessions.db"
+    connection = store.open_for_writing(path)
+    writes = store.Writes.begin(connection)
+    for n in range(30):
+        writes.upsert(_session(rng, n, [(f"m{i}", _text(rng)) for i in range(6)]))
+    writes.commit()
+    reader = store.Reader(sqlite3.connect(path, isolation_level=None))
+    assert reader.search("kasa", 3).from_list
+    # A message removed by hand (the triggers keep the index right, but nothing counts it out of the lists) ...
+    best = reader.search("kasa", 1).hits[0].message_rowid
+    connection.execute("DELETE FROM messages WHERE rowid = ?", (best,))
+    found = reader.search("kasa", 3)
+    assert not found.from_list
+    assert [(h.session.rowid, h.message_rowid) for h in found.hits] == _exact(reader.connection, "kasa", 3, set())
+    # ... and one added by hand, with its index entry.
+    writes = store.Writes.begin(connection)
+    writes.commit()  # the removal counted out at the next import's commit
+    assert reader.search("kasa", 3).from_list
+    connection.execute("INSERT INTO messages(session, key, seq, role, text, blocks) VALUES (1, 'x', 99, 'user', "
+                       "'kasa kasa kasa', '[]')")
+    connection.execute("INSERT INTO messages_fts(rowid, text) VALUES (last_insert_rowid(), 'kasa kasa kasa')")
+    found = reader.search("kasa", 3)
+    assert not found.from_list
+    assert [(h.session.rowid, h.message_rowid) for h in found.hits] == _exact(reader.connection, "kasa", 3, set())
+    reader.close()
+    connection.close()
