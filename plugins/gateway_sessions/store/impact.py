@@ -340,16 +340,20 @@ class Maintainer:
             scratch.execute("ROLLBACK")
 
     def _count(self, pid: int, depth: int, found: list[tuple[int, int, int]], removing: bool) -> None:
+        """Count (message, tf, dl) in or out of one phrase's classes, a class at a time."""
         connection = self.connection
+        by_class: dict[tuple[int, int], list[int]] = {}
+        for doc, tf, dl in found:
+            by_class.setdefault((tf, dl), []).append(doc)
         if removing:
-            for doc, tf, dl in found:
-                connection.execute(
-                    "UPDATE impact_classes SET n = n - 1 WHERE phrase = ? AND tf = ? AND dl = ?", (pid, tf, dl)
-                )
-                connection.execute(
-                    "DELETE FROM impact_entries WHERE phrase = ? AND tf = ? AND dl = ? AND message = ?",
-                    (pid, tf, dl, doc),
-                )
+            connection.executemany(
+                "UPDATE impact_classes SET n = n - ? WHERE phrase = ? AND tf = ? AND dl = ?",
+                ((len(docs), pid, tf, dl) for (tf, dl), docs in by_class.items()),
+            )
+            connection.executemany(
+                "DELETE FROM impact_entries WHERE phrase = ? AND tf = ? AND dl = ? AND message = ?",
+                ((pid, tf, dl, doc) for (tf, dl), docs in by_class.items() for doc in docs),
+            )
             connection.execute("DELETE FROM impact_classes WHERE phrase = ? AND n <= 0", (pid,))
             # Each removal may bring every unstored class one dominator nearer `depth`.
             connection.execute(
@@ -357,12 +361,26 @@ class Maintainer:
                 (len(found), len(found), len(found), pid),
             )
             return
+        known = {
+            (tf, dl): bool(stored)
+            for tf, dl, stored in connection.execute(
+                "SELECT c.tf, c.dl, c.stored FROM json_each(?) AS j JOIN impact_classes AS c "
+                "ON c.phrase = ? AND c.tf = j.value ->> 0 AND c.dl = j.value ->> 1",
+                ("[" + ",".join(f"[{tf},{dl}]" for tf, dl in by_class) + "]", pid),
+            )
+        }
         slack = UNBOUNDED
-        for doc, tf, dl in found:
-            row = connection.execute(
-                "SELECT stored FROM impact_classes WHERE phrase = ? AND tf = ? AND dl = ?", (pid, tf, dl)
-            ).fetchone()
-            if row is None:
+        entries: list[tuple[int, int, int, int]] = []
+        # A new class's dominators are those counted so far: a class of this batch counted later can only add to
+        # them, so a class stored for it is still rightly stored (a superset), and an unstored one has enough.
+        for (tf, dl), docs in by_class.items():
+            if (tf, dl) in known:
+                stored = known[(tf, dl)]
+                connection.execute(
+                    "UPDATE impact_classes SET n = n + ? WHERE phrase = ? AND tf = ? AND dl = ?",
+                    (len(docs), pid, tf, dl),
+                )
+            else:
                 dominators = connection.execute(
                     "SELECT coalesce(sum(n), 0) FROM impact_classes WHERE phrase = ? AND tf >= ? AND dl <= ?",
                     (pid, tf, dl),
@@ -371,18 +389,12 @@ class Maintainer:
                 if not stored:
                     slack = min(slack, dominators - depth + 1)
                 connection.execute(
-                    "INSERT INTO impact_classes(phrase, tf, dl, n, stored) VALUES (?, ?, ?, 1, ?)",
-                    (pid, tf, dl, int(stored)),
-                )
-            else:
-                stored = bool(row[0])
-                connection.execute(
-                    "UPDATE impact_classes SET n = n + 1 WHERE phrase = ? AND tf = ? AND dl = ?", (pid, tf, dl)
+                    "INSERT INTO impact_classes(phrase, tf, dl, n, stored) VALUES (?, ?, ?, ?, ?)",
+                    (pid, tf, dl, len(docs), int(stored)),
                 )
             if stored:
-                connection.execute(
-                    "INSERT INTO impact_entries(phrase, tf, dl, message) VALUES (?, ?, ?, ?)", (pid, tf, dl, doc)
-                )
+                entries.extend((pid, tf, dl, doc) for doc in docs)
+        connection.executemany("INSERT INTO impact_entries(phrase, tf, dl, message) VALUES (?, ?, ?, ?)", entries)
         connection.execute(
             "UPDATE impact_phrases SET df = df + ?, slack = min(slack, ?) WHERE id = ?", (len(found), slack, pid)
         )
