@@ -33,8 +33,9 @@ THRESHOLD = 20_000
 # How many best messages a list guarantees: a search walks at most this many before answering (20 sessions nearly
 # always come within a few hundred messages, even with a gate keeping back a tenth of the store).
 DEPTH = 2_000
-# Prefixes of up to this many characters are considered for a list (longer ones rarely pass THRESHOLD).
-MAX_PREFIX = 6
+# Prefixes of up to this many characters are considered for a list: those the index has prefix indexes for (2-4) and
+# single letters. Longer ones match fewer messages, and every list costs the import a pass per batch.
+MAX_PREFIX = 4
 # Work out which phrases have a list again once the store has this many times the messages it had last time.
 REDISCOVER_GROWTH = 1.1
 # ... and at least this many more (a small store is not worked out again at every import).
@@ -406,11 +407,17 @@ class Maintainer:
         if row is None:
             return  # lists never made: open_for_writing makes them
         count = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
-        if count > int(row[0]) * REDISCOVER_GROWTH and count - int(row[0]) >= REDISCOVER_AT_LEAST:
-            rebuild_all(connection)
-            return
         for phrase, depth in connection.execute("SELECT phrase, depth FROM impact_phrases WHERE stale").fetchall():
             build(connection, phrase, depth)
+        if count > int(row[0]) * REDISCOVER_GROWTH and count - int(row[0]) >= REDISCOVER_AT_LEAST:
+            # The lists there are kept up to date: only the phrases that crossed the threshold since get one.
+            listed = {phrase for (phrase,) in connection.execute("SELECT phrase FROM impact_phrases")}
+            for phrase in candidates(connection, THRESHOLD):
+                if phrase not in listed:
+                    build(connection, phrase, DEPTH)
+            connection.execute(
+                "UPDATE impact_built SET messages = ?, indexed = ?", (count, totals(connection)[0])
+            )
 
     def _scratch_index(self) -> sqlite3.Connection:
         if self._scratch is None:
