@@ -327,25 +327,45 @@ class Maintainer:
         connection.execute("UPDATE impact_built SET indexed = ?", (totals(connection)[0],))
 
     def _apply(self, phrases: list[tuple[int, str, int]], texts: list[tuple[int, str]], removing: bool) -> None:
+        """Tokenize `texts` with FTS5 (a scratch index) and count them in or out of every phrase's classes.
+
+        The counting is done in SQL (C) in one pass for all phrases: each (term, message, count) of the batch once,
+        then joined to every phrase's word or range of words, grouped into (phrase, tf, dl) with their messages.
+        """
         scratch = self._scratch_index()
         scratch.execute("BEGIN")
         try:
             scratch.executemany("INSERT INTO scratch_text(rowid, text) VALUES (?, ?)", texts)
             scratch.execute("INSERT INTO scratch(rowid, text) SELECT rowid, text FROM scratch_text")
-            sizes = _sizes(scratch, "scratch")
-            for pid, phrase, depth in phrases:
-                counted = _counted(scratch, "scratch_vocab", phrase)
-                if counted:
-                    self._count(pid, depth, [(doc, tf, sizes[doc]) for doc, tf in counted], removing)
+            scratch.execute(
+                "CREATE TABLE counted(term TEXT, doc INTEGER, n INTEGER, PRIMARY KEY(term, doc)) WITHOUT ROWID"
+            )
+            scratch.execute("INSERT INTO counted SELECT term, doc, count(*) FROM scratch_vocab GROUP BY term, doc")
+            scratch.execute("CREATE TABLE sizes(doc INTEGER PRIMARY KEY, dl INTEGER)")
+            scratch.executemany("INSERT INTO sizes(doc, dl) VALUES (?, ?)", _sizes(scratch, "scratch").items())
+            scratch.execute("CREATE TABLE phrases(id INTEGER PRIMARY KEY, low TEXT, high TEXT)")
+            scratch.executemany(
+                "INSERT INTO phrases(id, low, high) VALUES (?, ?, ?)",
+                ((pid, *_range(phrase)[:2]) for pid, phrase, _depth in phrases),
+            )
+            depth_of = {pid: depth for pid, _phrase, depth in phrases}
+            classes: dict[int, dict[tuple[int, int], list[int]]] = {}
+            for join in ("c.term = p.low AND p.low = p.high", "c.term >= p.low AND c.term < p.high AND p.low != p.high"):
+                for pid, tf, dl, docs in scratch.execute(
+                    "SELECT x.id, x.tf, s.dl, group_concat(x.doc) FROM ("
+                    f"SELECT p.id AS id, c.doc AS doc, sum(c.n) AS tf FROM phrases AS p JOIN counted AS c ON {join} "
+                    "GROUP BY p.id, c.doc) AS x JOIN sizes AS s ON s.doc = x.doc GROUP BY x.id, x.tf, s.dl"
+                ):
+                    classes.setdefault(pid, {})[(tf, dl)] = [int(doc) for doc in docs.split(",")]
+            for pid, by_class in classes.items():
+                self._count(pid, depth_of[pid], by_class, removing)
         finally:
             scratch.execute("ROLLBACK")
 
-    def _count(self, pid: int, depth: int, found: list[tuple[int, int, int]], removing: bool) -> None:
-        """Count (message, tf, dl) in or out of one phrase's classes, a class at a time."""
+    def _count(self, pid: int, depth: int, by_class: dict[tuple[int, int], list[int]], removing: bool) -> None:
+        """Count messages ((tf, dl) -> their rowids) in or out of one phrase's classes, a class at a time."""
         connection = self.connection
-        by_class: dict[tuple[int, int], list[int]] = {}
-        for doc, tf, dl in found:
-            by_class.setdefault((tf, dl), []).append(doc)
+        found = sum(len(docs) for docs in by_class.values())
         if removing:
             connection.executemany(
                 "UPDATE impact_classes SET n = n - ? WHERE phrase = ? AND tf = ? AND dl = ?",
@@ -359,7 +379,7 @@ class Maintainer:
             # Each removal may bring every unstored class one dominator nearer `depth`.
             connection.execute(
                 "UPDATE impact_phrases SET df = df - ?, slack = slack - ?, stale = (slack - ? <= 0) WHERE id = ?",
-                (len(found), len(found), len(found), pid),
+                (found, found, found, pid),
             )
             return
         known = {
@@ -397,7 +417,7 @@ class Maintainer:
                 entries.extend((pid, tf, dl, doc) for doc in docs)
         connection.executemany("INSERT INTO impact_entries(phrase, tf, dl, message) VALUES (?, ?, ?, ?)", entries)
         connection.execute(
-            "UPDATE impact_phrases SET df = df + ?, slack = min(slack, ?) WHERE id = ?", (len(found), slack, pid)
+            "UPDATE impact_phrases SET df = df + ?, slack = min(slack, ?) WHERE id = ?", (found, slack, pid)
         )
 
     def finish(self) -> None:
