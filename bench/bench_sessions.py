@@ -430,7 +430,7 @@ async def measure(gateway, gated, path: Path, repeat: int) -> tuple[list[tuple],
             writer.execute("DELETE FROM meta WHERE key = 'gate_changes'")
         else:
             writer.execute("UPDATE meta SET value = ? WHERE key = 'gate_changes'", changes)
-        writer.execute("COMMIT")
+        store.Writes(writer).commit()  # COMMIT, the removals counted out of the search's lists first
         writer.close()
     rows.append(row("search, 10/100 closed, next call after an import added a session (followed)", followed, followed))
     through, plain = await paired(call(gateway, "rousseau_list_sessions", {}), direct_list(path), repeat)

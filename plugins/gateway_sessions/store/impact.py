@@ -278,7 +278,20 @@ def rebuild_all(
 
 
 def is_built(connection: sqlite3.Connection) -> bool:
-    return connection.execute("SELECT 1 FROM impact_built").fetchone() is not None
+    """Whether the lists were made and saw every write since (none made some other way than Writes)."""
+    return connection.execute("SELECT 1 FROM impact_built").fetchone() is not None and is_current(connection)
+
+
+def is_current(connection: sqlite3.Connection, rows: int | None = None) -> bool:
+    """Whether the lists saw every write to the index: its row count is the one they last saw, and no message was
+    removed or changed since without being counted out (a write made some other way than Writes)."""
+    rows = totals(connection)[0] if rows is None else rows
+    current = connection.execute(
+        "SELECT indexed = ? AND NOT EXISTS (SELECT 1 FROM impact_gone) AND NOT EXISTS (SELECT 1 FROM impact_touched) "
+        "FROM impact_built",
+        (rows,),
+    ).fetchone()
+    return current is not None and bool(current[0])
 
 
 def migrate(connection: sqlite3.Connection, say: Callable[[str], None]) -> None:
@@ -482,12 +495,7 @@ def search(connection: sqlite3.Connection, query: str, limit: int, gated: bool) 
         return None
     pid, df, depth = row
     rows, tokens = totals(connection)
-    current = connection.execute(
-        "SELECT indexed = ? AND NOT EXISTS (SELECT 1 FROM impact_gone) AND NOT EXISTS (SELECT 1 FROM impact_touched) "
-        "FROM impact_built",
-        (rows,),
-    ).fetchone()
-    if not rows or current is None or not current[0]:  # written to some other way since: FTS5 answers
+    if not rows or not is_current(connection, rows):  # written to some other way since: FTS5 answers
         return None
     by_score: dict[float, list[tuple[int, int]]] = {}
     for tf, dl in connection.execute("SELECT tf, dl FROM impact_classes WHERE phrase = ? AND stored", (pid,)):
