@@ -231,8 +231,9 @@ def _vocab(connection: sqlite3.Connection) -> None:
     connection.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.impact_terms USING fts5vocab(main, messages_fts, row)")
 
 
-def candidates(connection: sqlite3.Connection, threshold: int) -> list[str]:
-    """The words and prefixes (of up to MAX_PREFIX characters) that match more than `threshold` messages."""
+def candidates(connection: sqlite3.Connection, threshold: int, listed: set[str] = frozenset()) -> list[str]:
+    """The words and prefixes (of up to MAX_PREFIX characters) that match more than `threshold` messages, but for
+    those `listed` already."""
     _vocab(connection)
     words: list[str] = []
     bounds: dict[str, int] = {}
@@ -243,9 +244,9 @@ def candidates(connection: sqlite3.Connection, threshold: int) -> list[str]:
             words.append(term)
         for length in range(1, min(MAX_PREFIX, len(term)) + 1):
             bounds[term[:length]] = bounds.get(term[:length], 0) + docs
-    found = list(words)
+    found = [word for word in words if word not in listed]
     for stem, bound in sorted(bounds.items()):
-        if bound > threshold:  # the sum of its words' counts is only an upper bound: count the messages
+        if bound > threshold and stem + "*" not in listed:  # the sum of its words' counts is only an upper bound: count the messages
             exact = connection.execute(
                 "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", (stem + "*",)
             ).fetchone()[0]
@@ -398,9 +399,7 @@ class Maintainer:
         known = {
             (tf, dl): bool(stored)
             for tf, dl, stored in connection.execute(
-                "SELECT c.tf, c.dl, c.stored FROM json_each(?) AS j JOIN impact_classes AS c "
-                "ON c.phrase = ? AND c.tf = j.value ->> 0 AND c.dl = j.value ->> 1",
-                ("[" + ",".join(f"[{tf},{dl}]" for tf, dl in by_class) + "]", pid),
+                "SELECT tf, dl, stored FROM impact_classes WHERE phrase = ?", (pid,)
             )
         }
         slack = UNBOUNDED
@@ -440,14 +439,16 @@ class Maintainer:
         if row is None:
             return  # lists never made: open_for_writing makes them
         count = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
-        for phrase, depth in connection.execute("SELECT phrase, depth FROM impact_phrases WHERE stale").fetchall():
-            build(connection, phrase, depth)
-        if count > int(row[0]) * REDISCOVER_GROWTH and count - int(row[0]) >= REDISCOVER_AT_LEAST:
+        making = connection.execute("SELECT phrase, depth FROM impact_phrases WHERE stale").fetchall()
+        grown = count > int(row[0]) * REDISCOVER_GROWTH and count - int(row[0]) >= REDISCOVER_AT_LEAST
+        if grown:
             # The lists there are kept up to date: only the phrases that crossed the threshold since get one.
             listed = {phrase for (phrase,) in connection.execute("SELECT phrase FROM impact_phrases")}
-            for phrase in candidates(connection, THRESHOLD):
-                if phrase not in listed:
-                    build(connection, phrase, DEPTH)
+            making += [(phrase, DEPTH) for phrase in candidates(connection, THRESHOLD, listed)]
+        sizes = _sizes(connection, "messages_fts") if len(making) > 1 else None  # read once for many lists
+        for phrase, depth in making:
+            build(connection, phrase, depth, sizes)
+        if grown:
             connection.execute(
                 "UPDATE impact_built SET messages = ?, indexed = ?", (count, totals(connection)[0])
             )
