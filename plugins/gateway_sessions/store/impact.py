@@ -332,10 +332,14 @@ class Maintainer:
         connection.execute("DELETE FROM impact_touched")
         if phrases and gone:
             self._apply(phrases, gone, removing=True)
-        added = connection.execute(
-            "SELECT rowid, text FROM messages WHERE rowid > ? OR rowid IN (SELECT value FROM json_each(?))",
-            (new_after, _json(touched)),
-        ).fetchall() if phrases else []
+        added = []
+        if phrases:  # two statements: with an OR, SQLite would scan every message
+            added = connection.execute("SELECT rowid, text FROM messages WHERE rowid > ?", (new_after,)).fetchall()
+            if touched:
+                added += connection.execute(
+                    "SELECT rowid, text FROM messages WHERE rowid IN (SELECT value FROM json_each(?)) AND rowid <= ?",
+                    (_json(touched), new_after),
+                ).fetchall()
         if phrases and added:
             self._apply(phrases, added, removing=False)
         connection.execute("UPDATE impact_built SET indexed = ?", (totals(connection)[0],))
@@ -438,7 +442,7 @@ class Maintainer:
         row = connection.execute("SELECT messages FROM impact_built").fetchone()
         if row is None:
             return  # lists never made: open_for_writing makes them
-        count = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
+        count = totals(connection)[0]  # every message is in the index by now; read in O(1), not counted
         making = connection.execute("SELECT phrase, depth FROM impact_phrases WHERE stale").fetchall()
         grown = count > int(row[0]) * REDISCOVER_GROWTH and count - int(row[0]) >= REDISCOVER_AT_LEAST
         if grown:
