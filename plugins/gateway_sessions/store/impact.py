@@ -271,10 +271,9 @@ def rebuild_all(
     for phrase in phrases:
         build(connection, phrase, depth, sizes)
     count = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
-    connection.execute(
-        "INSERT OR REPLACE INTO impact_built(only, messages, indexed) VALUES (1, ?, ?)",
-        (count, totals(connection)[0]),
-    )
+    # Every message is in the index here (Writes indexes before it commits); FTS5's own record of its row count may
+    # not be written yet inside the transaction.
+    connection.execute("INSERT OR REPLACE INTO impact_built(only, messages, indexed) VALUES (1, ?, ?)", (count, count))
     return len(phrases)
 
 
@@ -335,14 +334,20 @@ class Maintainer:
         added = []
         if phrases:  # two statements: with an OR, SQLite would scan every message
             added = connection.execute("SELECT rowid, text FROM messages WHERE rowid > ?", (new_after,)).fetchall()
+            new = len(added)
             if touched:
                 added += connection.execute(
                     "SELECT rowid, text FROM messages WHERE rowid IN (SELECT value FROM json_each(?)) AND rowid <= ?",
                     (_json(touched), new_after),
                 ).fetchall()
+        else:
+            new = connection.execute("SELECT count(*) FROM messages WHERE rowid > ?", (new_after,)).fetchone()[0]
         if phrases and added:
             self._apply(phrases, added, removing=False)
-        connection.execute("UPDATE impact_built SET indexed = ?", (totals(connection)[0],))
+        # The index's row count as it will be once committed (its averages record, which a search compares with, is
+        # written by FTS5 only when it flushes): the new rows in, the deleted ones (gone, not changed) out.
+        deleted = len({rowid for rowid, _text in gone} - set(touched))
+        connection.execute("UPDATE impact_built SET indexed = indexed + ?", (new - deleted,))
 
     def _apply(self, phrases: list[tuple[int, str, int]], texts: list[tuple[int, str]], removing: bool) -> None:
         """Tokenize `texts` with FTS5 (a scratch index) and count them in or out of every phrase's classes.
@@ -439,10 +444,10 @@ class Maintainer:
     def finish(self) -> None:
         """At the import's commit: rebuild the stale lists, or all of them once the store has grown enough."""
         connection = self.connection
-        row = connection.execute("SELECT messages FROM impact_built").fetchone()
+        row = connection.execute("SELECT messages, indexed FROM impact_built").fetchone()
         if row is None:
             return  # lists never made: open_for_writing makes them
-        count = totals(connection)[0]  # every message is in the index by now; read in O(1), not counted
+        count = row[1]  # every message is in the index by now: its row count as kept above, not counted
         making = connection.execute("SELECT phrase, depth FROM impact_phrases WHERE stale").fetchall()
         grown = count > int(row[0]) * REDISCOVER_GROWTH and count - int(row[0]) >= REDISCOVER_AT_LEAST
         if grown:
@@ -453,9 +458,7 @@ class Maintainer:
         for phrase, depth in making:
             build(connection, phrase, depth, sizes)
         if grown:
-            connection.execute(
-                "UPDATE impact_built SET messages = ?, indexed = ?", (count, totals(connection)[0])
-            )
+            connection.execute("UPDATE impact_built SET messages = ?", (count,))
 
     def _scratch_index(self) -> sqlite3.Connection:
         if self._scratch is None:
