@@ -362,6 +362,7 @@ async def measure(gateway, gated, path: Path, repeat: int) -> tuple[list[tuple],
     searches = [(kind, query, gateway, None) for kind, query in pick_queries(path).items()]
     closed = [f"/home/ada/src/project{n}" for n in range(CLOSED_PROJECTS)]
     searches.append((f"two words, {CLOSED_PROJECTS}/100 projects closed", searches[0][1], gated, closed))
+    searches.append((f"prefix, {CLOSED_PROJECTS}/100 projects closed", searches[2][1], gated, closed))
     ids_of = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     for kind, query, on, shut in searches:
         arguments = {"query": query}
@@ -429,7 +430,7 @@ async def measure(gateway, gated, path: Path, repeat: int) -> tuple[list[tuple],
             writer.execute("DELETE FROM meta WHERE key = 'gate_changes'")
         else:
             writer.execute("UPDATE meta SET value = ? WHERE key = 'gate_changes'", changes)
-        writer.execute("COMMIT")
+        store.Writes(writer).commit()  # COMMIT, the removals counted out of the search's lists first
         writer.close()
     rows.append(row("search, 10/100 closed, next call after an import added a session (followed)", followed, followed))
     through, plain = await paired(call(gateway, "rousseau_list_sessions", {}), direct_list(path), repeat)
@@ -461,6 +462,10 @@ def pick_queries(path: Path) -> dict[str, str]:
         "two words": f"{words[60]} {words[90]}",
         "phrase": f'"{sample[2]} {sample[3]}"',
         "prefix": f"{words[120][:4]}*",
+        # Single words common enough to have a list of their own (store/impact.py), and a shorter prefix.
+        "common word": words[0],
+        "common word, 30th": words[30],
+        "2-letter prefix": f"{words[5][:2]}*",
     }
 
 
@@ -612,6 +617,30 @@ def mask_cost_2kb(seed: int) -> float:
     return round((time.process_time() - started) / len(texts) * 1e6, 1)
 
 
+def impact_size(path: Path) -> dict[str, float]:
+    """What the search's lists of very common words take in the store (rows, and MB by dbstat)."""
+    connection = _plain(path)
+    count = {
+        table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        for table in ("impact_phrases", "impact_entries", "impact_classes")
+    }
+    pages = connection.execute("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'impact%'").fetchone()[0]
+    return {
+        "phrases": count["impact_phrases"],
+        "entries": count["impact_entries"],
+        "classes": count["impact_classes"],
+        "mb": round(pages / 1e6, 1),
+    }
+
+
+def without_impact_lists() -> None:
+    """Imports as before the lists (for --without-impact): nothing kept up, nothing worked out at commit."""
+    from gateway_sessions.store import impact
+
+    impact.Maintainer.changed = lambda self, new_after: None
+    impact.Maintainer.finish = lambda self: None
+
+
 def print_import(imported: dict[str, float]) -> None:
     print(
         f"import from Claude Code JSONL: {imported['messages']:,} messages in {imported['seconds']} s, "
@@ -652,7 +681,14 @@ def main() -> None:
         default=RESULTS,
         help="folder of the generated stores, kept for the next runs (default bench/results, git-ignored)",
     )
+    parser.add_argument(
+        "--without-impact",
+        action="store_true",
+        help="import without keeping the search's lists of common words (the import speed before them)",
+    )
     options = parser.parse_args()
+    if options.without_impact:
+        without_impact_lists()
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     options.cache.mkdir(parents=True, exist_ok=True)
@@ -723,6 +759,11 @@ def main() -> None:
     size = path.stat().st_size
     results["bytes_per_message"] = round(size / stored_messages)
     print(f"store size: {size / 1e6:.0f} MB, {size / stored_messages:.0f} bytes per message")
+    results["impact"] = impact_size(path)
+    print(
+        "lists of very common words and prefixes (store/impact.py): {phrases:,} phrases, {entries:,} messages listed, "
+        "{classes:,} classes, {mb} MB".format(**results["impact"])
+    )
     if options.only == "all":
         imported = bench_import(options.import_messages, options.seed, options.import_repeat)
         results["import"] = imported

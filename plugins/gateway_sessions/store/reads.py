@@ -14,6 +14,7 @@ from typing import Any
 
 from attrs import frozen
 
+from gateway_sessions.store import impact
 from gateway_sessions.store.kept import CLOSED, OPEN, OUTSIDE, Kept, follow, work_out  # noqa: F401
 from gateway_sessions.store.schema import TOKENIZE, index_is_current, masks_are_current
 
@@ -66,6 +67,7 @@ class Found:
     hits: list[Hit]
     fetched: int = 0
     per_session: bool = False
+    from_list: bool = False  # answered from the list of a very common word or prefix (store/impact.py)
 
 
 class SearchError(Exception):
@@ -289,6 +291,10 @@ class Reader:
         message. The ranks are FTS5's own values (IDF and average length over the whole index).
         """
         try:
+            # One very common word or prefix: its list of best messages (store/impact.py), when it can answer exactly.
+            walked = impact.search(self.connection, query, limit, gated)
+            if walked is not None:
+                return Found(self._hits(walked.best), fetched=walked.walked, from_list=True)
             fetch = max(limit * OVERFETCH, OVERFETCH_AT_LEAST)
             rows = self.connection.execute(_BEST_MESSAGES, (query, fetch)).fetchall()
             best = self._best_of_each_session(rows, limit, gated)

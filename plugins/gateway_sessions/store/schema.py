@@ -14,6 +14,7 @@ from gateway import plural
 from gateway.privacy import MASKS_VERSION, clip, mask
 from gateway_sessions.defaults import default_path  # noqa: F401 - named here too
 from gateway_sessions.model import first_words_of, text_of, tool_paths
+from gateway_sessions.store import impact
 
 SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS sessions(
@@ -123,7 +124,7 @@ TOKENIZE = "unicode61 remove_diacritics 2"
 FTS_ARGUMENTS = f"text, content='messages', content_rowid='rowid', tokenize='{TOKENIZE}', prefix='2 3 4'"
 SCHEMA = SCHEMA_TEMPLATE.replace("{FTS_ARGUMENTS}", FTS_ARGUMENTS).replace(
     "{TRIGGERS}", "".join(f"{trigger};\n" for trigger in TRIGGERS)
-)
+) + impact.SCHEMA + "".join(f"{trigger};\n" for trigger in impact.TRIGGERS)
 
 # default_path lives in gateway_sessions.defaults, which registering the plugin reads.
 
@@ -160,6 +161,8 @@ def open_for_writing(path: Path, say: Callable[[str], None] | None = None) -> sq
         _remask(connection, say, legacy_titles)
     if not index_is_current(connection):
         _rebuild_index(connection, say)
+    if not impact.is_built(connection):
+        impact.migrate(connection, say)
     hashsize = connection.execute("SELECT v FROM messages_fts_config WHERE k = 'hashsize'").fetchone()
     if hashsize is None or hashsize[0] != HASHSIZE:
         connection.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (HASHSIZE,))
@@ -226,6 +229,8 @@ def _remask(connection: sqlite3.Connection, say: Callable[[str], None], legacy_t
     try:
         connection.execute("DROP TRIGGER IF EXISTS messages_fts_delete")
         connection.execute("DROP TRIGGER IF EXISTS messages_fts_update")
+        for name in impact.TRIGGER_NAMES:  # the lists are made again from the new texts below
+            connection.execute(f"DROP TRIGGER IF EXISTS {name}")
         connection.execute("DROP TABLE IF EXISTS messages_fts")
         sessions = [row[0] for row in connection.execute("SELECT rowid FROM sessions ORDER BY rowid")]
         for start in range(0, len(sessions), _REMASK_SESSIONS):
@@ -234,6 +239,9 @@ def _remask(connection: sqlite3.Connection, say: Callable[[str], None], legacy_t
         for trigger in TRIGGERS:
             connection.execute(trigger)
         connection.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+        for trigger in impact.TRIGGERS:
+            connection.execute(trigger)
+        impact.rebuild_all(connection)
         connection.execute(
             "INSERT INTO meta(key, value) VALUES ('masks_version', ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -295,6 +303,7 @@ def _rebuild_index(connection: sqlite3.Connection, say: Callable[[str], None]) -
         connection.execute("DROP TABLE messages_fts")
         connection.execute(f"CREATE VIRTUAL TABLE messages_fts USING fts5({FTS_ARGUMENTS})")
         connection.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+        impact.rebuild_all(connection)
     except BaseException:
         connection.execute("ROLLBACK")
         raise

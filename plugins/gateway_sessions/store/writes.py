@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gateway.privacy import mask
 from gateway_sessions.model import Session, paths_of, text_of
+from gateway_sessions.store.impact import Maintainer
 
 _UPSERT_SESSION = """
 INSERT INTO sessions(agent, id, parent_id, title, given_title, cwd, created_at, updated_at, source)
@@ -57,6 +58,7 @@ class Writes:
         self.indexed_to = self._last_rowid()
         self.messages = 0  # messages handed to upsert() so far
         self._waiting: set[int] = set()  # sessions (rowids) with messages written but not yet indexed
+        self.impact = Maintainer(connection)  # the search's lists of common words, kept right as we write
 
     @classmethod
     def begin(cls, connection: sqlite3.Connection) -> Writes:
@@ -144,6 +146,7 @@ class Writes:
             "INSERT INTO messages_fts(rowid, text) SELECT rowid, text FROM messages WHERE rowid > ?",
             (self.indexed_to,),
         )
+        self.impact.changed(self.indexed_to)
         self.indexed_to = self._last_rowid()
         self._waiting.clear()
 
@@ -151,10 +154,14 @@ class Writes:
         """Index what waits, then COMMIT; on any failure, ROLLBACK (nothing of the transaction is kept)."""
         try:
             self.index_new()
+            self.impact.changed(self.indexed_to)  # removals not yet counted, if any
+            self.impact.finish()
             self.connection.execute("COMMIT")
         except BaseException:
             self.rollback()
             raise
+        finally:
+            self.impact.close()
 
     def rollback(self) -> None:
         if self.connection.in_transaction:
