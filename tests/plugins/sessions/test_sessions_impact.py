@@ -41,6 +41,16 @@ def _session(rng: random.Random, n: int, messages: list[tuple[str, str]]) -> Ses
     )
 
 
+def _thirty_sessions(path: Path, rng: random.Random) -> sqlite3.Connection:
+    """A store of 30 sessions of 6 messages written through the importer's writes; its writing connection."""
+    connection = store.open_for_writing(path)
+    writes = store.Writes.begin(connection)
+    for n in range(30):
+        writes.upsert(_session(rng, n, [(f"m{i}", _text(rng)) for i in range(6)]))
+    writes.commit()
+    return connection
+
+
 def _exact(connection: sqlite3.Connection, query: str, limit: int, kept: set[int]) -> list[tuple[int, int]]:
     """FTS5's own ORDER BY rank walked until `limit` sessions (the bench's exact_search): (session, message)."""
     seen: dict[int, int] = {}
@@ -124,11 +134,7 @@ def test_hits_equal_fts5_ranking_through_imports_rewinds_and_changes(
 def test_the_score_is_bm25_for_every_stored_message(tmp_path: Path, small_lists: None) -> None:
     rng = random.Random(5)
     path = tmp_path / "sessions.db"
-    connection = store.open_for_writing(path)
-    writes = store.Writes.begin(connection)
-    for n in range(30):
-        writes.upsert(_session(rng, n, [(f"m{i}", _text(rng)) for i in range(6)]))
-    writes.commit()
+    connection = _thirty_sessions(path, rng)
     phrases = connection.execute("SELECT id, phrase, df FROM impact_phrases").fetchall()
     assert {"kasa", "kasa*", "k*"} <= {phrase for _id, phrase, _df in phrases}
     rows, tokens = impact.totals(connection)
@@ -150,11 +156,7 @@ def test_the_score_is_bm25_for_every_stored_message(tmp_path: Path, small_lists:
 def test_a_phrase_marked_for_rebuild_answers_through_fts5(tmp_path: Path, small_lists: None) -> None:
     rng = random.Random(9)
     path = tmp_path / "sessions.db"
-    connection = store.open_for_writing(path)
-    writes = store.Writes.begin(connection)
-    for n in range(30):
-        writes.upsert(_session(rng, n, [(f"m{i}", _text(rng)) for i in range(6)]))
-    writes.commit()
+    connection = _thirty_sessions(path, rng)
     reader = store.Reader(sqlite3.connect(path, isolation_level=None))
     assert reader.search("kasa*", 3).from_list
     connection.execute("UPDATE impact_phrases SET stale = 1 WHERE phrase = 'kasa*'")
@@ -173,11 +175,7 @@ def test_a_phrase_marked_for_rebuild_answers_through_fts5(tmp_path: Path, small_
 def test_an_existing_store_gets_its_lists_when_opened_for_writing(tmp_path: Path, small_lists: None) -> None:
     rng = random.Random(11)
     path = tmp_path / "sessions.db"
-    connection = store.open_for_writing(path)
-    writes = store.Writes.begin(connection)
-    for n in range(30):
-        writes.upsert(_session(rng, n, [(f"m{i}", _text(rng)) for i in range(6)]))
-    writes.commit()
+    connection = _thirty_sessions(path, rng)
     connection.execute("DELETE FROM impact_built")  # as a store made before the lists
     connection.execute("DELETE FROM impact_phrases")
     connection.close()
@@ -191,11 +189,7 @@ def test_an_existing_store_gets_its_lists_when_opened_for_writing(tmp_path: Path
 def test_a_write_the_lists_did_not_see_sends_the_search_to_fts5(tmp_path: Path, small_lists: None) -> None:
     rng = random.Random(13)
     path = tmp_path / "sessions.db"
-    connection = store.open_for_writing(path)
-    writes = store.Writes.begin(connection)
-    for n in range(30):
-        writes.upsert(_session(rng, n, [(f"m{i}", _text(rng)) for i in range(6)]))
-    writes.commit()
+    connection = _thirty_sessions(path, rng)
     reader = store.Reader(sqlite3.connect(path, isolation_level=None))
     assert reader.search("kasa", 3).from_list
     # A message removed by hand (the triggers keep the index right, but nothing counts it out of the lists) ...
