@@ -369,7 +369,13 @@ def next_occurrence(raw: bytes, uid: str, now: datetime) -> Next | None:
     import icalendar
     from dateutil.rrule import rrulestr
 
-    calendar = icalendar.Calendar.from_ical(raw)
+    if b"RRULE" not in raw.upper():  # the common case: no repeat, nothing to parse
+        return None
+    try:
+        calendar = icalendar.Calendar.from_ical(raw)
+    except ValueError as error:
+        raise ToolError(f"the task's file cannot be read as iCalendar ({error}); mark it done in the task program "
+                        "that made it") from None
     todo = next((c for c in calendar.walk("VTODO") if str(c.get("UID", "")) == uid and "RECURRENCE-ID" not in c),
                 None)
     if todo is None or "RRULE" not in todo:

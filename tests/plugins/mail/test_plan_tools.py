@@ -425,3 +425,12 @@ def test_a_projects_page_gives_what_is_tied_to_it_and_a_task_from_mail_is_tied_t
     assert "sioul:task/bread" in [t["address"] for t in page.data["tasks"]]
     links = served.call("links", {"address": added.data["address"]})
     assert f"mid:{ids['plumber']}" in [t["address"] for t in links.data["ties"]], links.text
+
+
+def test_a_repeating_task_whose_file_cannot_be_read_is_refused_before_anything_is_written() -> None:
+    broken = (b"BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nUID:x\r\nRRULE:FREQ=WEEKLY\r\nDUE;VALUE=DATE:2026120\r\n"
+              b"END:VTODO\r\nEND:VCALENDAR\r\n")
+    with pytest.raises(tasks.ToolError, match="cannot be read as iCalendar"):
+        tasks.next_occurrence(broken, "x", datetime(2026, 12, 1, tzinfo=ZoneInfo("UTC")))
+    plain = broken.replace(b"RRULE:FREQ=WEEKLY\r\n", b"")
+    assert tasks.next_occurrence(plain, "x", datetime(2026, 12, 1, tzinfo=ZoneInfo("UTC"))) is None
