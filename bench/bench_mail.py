@@ -105,8 +105,8 @@ def main() -> None:
 
     os.environ.update(home_environment(home))
     import gateway_mail
-    from gateway_mail import index
-    from gateway_mail.accounts import Account
+    from gateway_mail.mail import index
+    from gateway_mail.mail.accounts import Account
 
     from gateway import mask
     from gateway.core import Caller

@@ -43,7 +43,7 @@ def environment(home: Path) -> dict[str, str]:
 
 
 def make(home: Path, notes: int, contacts: int) -> dict:
-    from gateway_mail import sample_notes
+    from gateway_mail.notes import sample as sample_notes
 
     notes_root, contacts_root = home / "Notes", home / "contacts"
     if notes_root.exists():

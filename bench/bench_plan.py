@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_plan.py                          # 20,000 tasks and 20,000 events
     .venv/bin/python bench/bench_plan.py --tasks 2000 --events 2000 --repeat 10   # a quicker look
 
-A seeded generator (gateway_mail.sample_plan.generate) writes the vdirs; then, on the same files, in one run:
+A seeded generator (gateway_mail.plan.sample.generate) writes the vdirs; then, on the same files, in one run:
 
 - the first reading ever (no cache on disk: every file parsed by icalendar, the masked cache written), in as
   many calls as it takes (each stops before its deadline and says the answer is incomplete): total and calls;
@@ -79,13 +79,13 @@ def first_reading(served, tool: str, arguments: dict) -> tuple[float, int]:
 def child(home: Path) -> None:
     """One new process: imports done first (as a server's start does), then each call's first time."""
     os.environ.update(environment(home))
-    import gateway_mail.events  # noqa: F401
-    import gateway_mail.tasks  # noqa: F401
-    import gateway_mail.tools_plan  # noqa: F401
+    import gateway_mail.plan.answers  # noqa: F401
+    import gateway_mail.plan.events  # noqa: F401
+    import gateway_mail.plan.tasks  # noqa: F401
 
     served = gateway_of(home)
     served.call("now", {})  # the gateway's own first-call costs (config, manifest), not the plan's
-    from gateway_mail import vdir
+    from gateway_mail.plan import vdir
 
     vdir.forget()
     print(json.dumps({label: timed_call(served, *call) for label, call in CALLS.items()}))
@@ -115,7 +115,7 @@ def main() -> None:
     home = work / "home"
     home.mkdir(parents=True, exist_ok=True)
     os.environ.update(environment(home))
-    from gateway_mail import sample_plan
+    from gateway_mail.plan import sample as sample_plan
 
     if not (home / "vdir" / "tasks").exists():
         started = time.perf_counter()

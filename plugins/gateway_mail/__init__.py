@@ -19,7 +19,7 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
                 type=list[str]),
         Setting("admin_windows", [], 'when the Porch gives its lists, e.g. ["09:00-10:00"]; [] = always',
                 type=list[str]),
-        # The plan (tasks, agenda, projects, now): surface_plan.py.
+        # The plan (tasks, agenda, projects, now): plan/tools.py.
         Setting("tasks", "", "the tasks vdir: one folder per list, one .ics per task (default "
                 "~/.local/share/vdirsyncer/tasks)", type=str),
         Setting("calendars", "", "the calendars vdir of VEVENT .ics (default ~/.local/share/vdirsyncer/calendars)",
@@ -41,9 +41,9 @@ def _notes_settings() -> list[Setting]:
 
 @hookimpl
 def register_tools(gateway: PluginHost) -> list:
-    from gateway_mail import surface_notes as part2
-    from gateway_mail.surface import draft_reply, porch, read_message, search_mail
-    from gateway_mail.surface_plan import TOOLS as PLAN_TOOLS
+    from gateway_mail.mail.tools import draft_reply, porch, read_message, search_mail
+    from gateway_mail.notes import tools as part2
+    from gateway_mail.plan.tools import TOOLS as PLAN_TOOLS
 
     return [porch, search_mail, read_message, draft_reply, *PLAN_TOOLS, part2.search_contacts, part2.search_notes,
             part2.read_note, part2.add_note, part2.link, part2.links, part2.find]
@@ -51,8 +51,8 @@ def register_tools(gateway: PluginHost) -> list:
 
 @hookimpl
 def register_resources(gateway: PluginHost) -> list[Resource]:
-    from gateway_mail.surface import read_porch
-    from gateway_mail.surface_plan import read_agenda, read_projects, read_tasks_now, read_tasks_today
+    from gateway_mail.mail.tools import read_porch
+    from gateway_mail.plan.tools import read_agenda, read_projects, read_tasks_now, read_tasks_today
 
     return [Resource(uri="sioul:porch", name="porch", read=read_porch, title="The Porch",
                      description="What came and what waits, as the porch tool gives it.", mime_type="text/plain"),
@@ -68,8 +68,8 @@ def register_resources(gateway: PluginHost) -> list[Resource]:
 
 @hookimpl
 def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
-    from gateway_mail.surface import read_mid
-    from gateway_mail.surface_notes import read_note_resource
+    from gateway_mail.mail.tools import read_mid
+    from gateway_mail.notes.tools import read_note_resource
 
     return [ResourceTemplate(uri_template="mid:{message_id}", name="message", read=read_mid, title="A message",
                              description="One message by its Message-ID, as read_message gives it.",

@@ -9,9 +9,9 @@ import time
 import click
 
 from gateway import PluginHost, plural
-from gateway_mail import index, maildir
-from gateway_mail.accounts import ConfigProblem
-from gateway_mail.store import accounts
+from gateway_mail.mail import index, maildir
+from gateway_mail.mail.accounts import ConfigProblem
+from gateway_mail.mail.store import accounts
 
 
 def commands(gateway: PluginHost) -> list[click.Command]:

@@ -14,8 +14,8 @@ from pathlib import Path
 import tomli_w
 
 from gateway import PluginHost
-from gateway_mail import sample
-from gateway_mail.store import config_folder_of
+from gateway_mail.mail import sample
+from gateway_mail.mail.store import config_folder_of
 
 ACCOUNT = "demo"
 # The closed project's word: the demo's answers show it nowhere (tests/plugins/mail/test_mail_demo.py).

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import anyio
-from gateway_mail import sample_notes
+from gateway_mail.notes import sample as sample_notes
 
 from gateway.testing import serve_client, write_config
 

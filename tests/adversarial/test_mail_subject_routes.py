@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import anyio
-from gateway_mail import sample
+from gateway_mail.mail import sample
 
 from gateway.testing import serve_client, write_config
 

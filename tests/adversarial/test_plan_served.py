@@ -15,7 +15,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import anyio
-from gateway_mail import sample, sample_plan
+from gateway_mail.mail import sample
+from gateway_mail.plan import sample as sample_plan
 
 from gateway.testing import read_audit, serve_client, write_config
 

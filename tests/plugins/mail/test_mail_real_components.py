@@ -24,7 +24,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from gateway_mail import sample
+from gateway_mail.mail import sample
 from maildirs.testing import DOVECOT, dovecot, login, server_state
 
 from gateway.context import home_environment

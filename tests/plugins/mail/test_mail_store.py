@@ -9,8 +9,15 @@ import time
 from pathlib import Path
 
 import pytest
-from gateway_mail import index, maildir, parse, sample
-from gateway_mail.accounts import Account, ConfigProblem, accounts_of, in_window, next_opening, windows_of
+from gateway_mail.mail import index, maildir, parse, sample
+from gateway_mail.mail.accounts import (
+    Account,
+    ConfigProblem,
+    accounts_of,
+    in_window,
+    next_opening,
+    windows_of,
+)
 
 from gateway import MASKS_VERSION
 
@@ -200,7 +207,7 @@ def test_ids_follow_the_dates_whatever_order_the_files_came_in(tmp_path: Path) -
 
 def test_search_walks_the_matches_newest_first_without_sorting_them(tmp_path: Path) -> None:
     """What makes a search of a common word stop after `limit` hits: no sort of every match (speed is in bench/)."""
-    from gateway_mail import tools
+    from gateway_mail.mail import answers as tools
 
     connection = index.connect(tmp_path / "mail-index.sqlite")
     statement = tools.SEARCH.format(since="AND messages_fts.rowid >= ?", where="m.account = ? AND m.date >= ?")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import gateway_mail
 import pytest
-from gateway_mail import sample
+from gateway_mail.mail import sample
 
 from gateway.testing import make_gateway, read_audit
 
@@ -285,7 +285,7 @@ def test_a_subject_hidden_by_a_mask_opens_no_project(world) -> None:
 
 
 def test_a_closed_subject_route_may_take_what_a_label_hides() -> None:
-    from gateway_mail.gating import _pattern, may_take
+    from gateway_mail.mail.gating import _pattern, may_take
 
     def takes(route: str, masked_subject: str) -> bool:
         return may_take(route.casefold(), _pattern(masked_subject.casefold()))

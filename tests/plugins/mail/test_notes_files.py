@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from gateway_mail import newfile
-from gateway_mail.ties import Ties, canonical, ident_of
+from gateway_mail.projects.ties import Ties, canonical, ident_of
 
 from gateway import ToolError
 
@@ -146,7 +146,8 @@ def _count(connection) -> int:
 
 
 def test_an_index_stopped_at_a_deadline_keeps_what_it_did_and_goes_on(tmp_path: Path) -> None:
-    from gateway_mail import docindex, notes
+    from gateway_mail import docindex
+    from gateway_mail.notes import notes
 
     root = tmp_path / "notes"
     for number in range(450):

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import gateway_mail
-from gateway_mail import sample_notes
+from gateway_mail.notes import sample as sample_notes
 
 from gateway.testing import make_gateway
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import gateway_mail
 import pytest
-from gateway_mail import sample, sample_notes
+from gateway_mail.mail import sample
+from gateway_mail.notes import sample as sample_notes
 
 from gateway.testing import make_gateway, read_audit
 

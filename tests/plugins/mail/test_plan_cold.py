@@ -10,7 +10,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from gateway_mail import events, sample_plan, vdir
+from gateway_mail.plan import events, vdir
+from gateway_mail.plan import sample as sample_plan
 
 PARIS = ZoneInfo("Europe/Paris")
 

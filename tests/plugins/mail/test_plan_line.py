@@ -9,7 +9,9 @@ from zoneinfo import ZoneInfo
 
 import gateway_mail
 import pytest
-from gateway_mail import sample, sample_plan, vdir
+from gateway_mail.mail import sample
+from gateway_mail.plan import sample as sample_plan
+from gateway_mail.plan import vdir
 
 from gateway.testing import make_gateway
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import gateway_mail
 import pytest
-from gateway_mail import vdir
+from gateway_mail.plan import vdir
 
 from gateway.context import home_environment
 from gateway.testing import make_gateway

@@ -11,7 +11,9 @@ from zoneinfo import ZoneInfo
 import gateway_mail
 import icalendar
 import pytest
-from gateway_mail import sample, sample_plan, tasks, vdir
+from gateway_mail.mail import sample
+from gateway_mail.plan import sample as sample_plan
+from gateway_mail.plan import tasks, vdir
 
 from gateway.testing import make_gateway
 

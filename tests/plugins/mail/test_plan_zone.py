@@ -6,7 +6,8 @@ from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
 import pytest
-from gateway_mail import projects, zone
+from gateway_mail import zone
+from gateway_mail.projects import projects
 
 from gateway import ToolError
 

@@ -14,8 +14,9 @@ from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
 from gateway import Context
-from gateway_mail import vdir, zone
-from gateway_mail.vdir import Collection, Item
+from gateway_mail import zone
+from gateway_mail.plan import vdir
+from gateway_mail.plan.vdir import Collection, Item
 
 PAST_DAYS = 90  # how far back a task done or an event is in the line
 AHEAD_DAYS = 14  # how far ahead a due task or an event is

@@ -1,6 +1,6 @@
-"""What hosts see of contacts, notes, ties and find: the tools declared without the work (as surface.py does).
+"""What hosts see of contacts, notes, ties and find: the tools declared without the work (as mail/tools.py does).
 
-Registration imports only this module; each body imports tools_notes, which does the work, when it first runs.
+Registration imports only this module; each body imports answers.py, which does the work, when it first runs.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def search_contacts(
     """Find contacts in the person's address books (vCards, as khard keeps them): name, addresses, phones,
     organisation, masked. Contacts kept from agents (a closed project's client, or tied to one) are left out and
     counted over the whole address book, whatever the words."""
-    from gateway_mail.tools_notes import contacts_answer
+    from gateway_mail.notes.answers import contacts_answer
 
     return contacts_answer(ctx, query, limit)
 
@@ -43,7 +43,7 @@ def search_notes(
     """Find the person's notes (Markdown files) by their words, best first: each note's address
     (sioul:note/<path>), title and a masked snippet. Read one with read_note. Notes of closed projects are left
     out and counted over the whole notes folder, whatever the words."""
-    from gateway_mail.tools_notes import notes_answer
+    from gateway_mail.notes.answers import notes_answer
 
     return notes_answer(ctx, query, limit)
 
@@ -54,7 +54,7 @@ def read_note(
     address: Annotated[str, Field(max_length=MAX_ADDRESS, description="sioul:note/<path> as search_notes gives it")],
 ) -> Answer:
     """One note: its title, folder, what it is tied to, then its text between frame lines, masked."""
-    from gateway_mail.tools_notes import note_answer
+    from gateway_mail.notes.answers import note_answer
 
     return note_answer(ctx, address)
 
@@ -72,7 +72,7 @@ def add_note(
 ) -> Answer:
     """Add a new Markdown note in the notes folder (never over another: two notes of one title both exist),
     optionally tied to an open project. Changes only that: one new file, and a tie when a project is given."""
-    from gateway_mail.tools_notes import add_note_answer
+    from gateway_mail.notes.answers import add_note_answer
 
     return add_note_answer(ctx, title, text, folder, project)
 
@@ -87,7 +87,7 @@ def link(
     """Tie a thing to another (a note to a message, a contact to a project...) or to a web page. A tie is made
     once and never taken back by an agent; tying a thing to a project makes it the project's. Changes only the
     plugin's tie store."""
-    from gateway_mail.tools_notes import link_answer
+    from gateway_mail.notes.answers import link_answer
 
     return link_answer(ctx, address, to)
 
@@ -98,7 +98,7 @@ def links(
     address: Annotated[str, Field(max_length=MAX_ADDRESS, description="sioul:... or mid:...")],
 ) -> Answer:
     """What a thing is tied to, oldest tie first; what is kept from agents is left out and counted."""
-    from gateway_mail.tools_notes import links_answer
+    from gateway_mail.notes.answers import links_answer
 
     return links_answer(ctx, address)
 
@@ -111,13 +111,13 @@ def find(
 ) -> Answer:
     """One search across mail, tasks, events, contacts, notes and projects: each thing found by its address, kind
     and title. What is kept from agents is never found, and this search gives no count."""
-    from gateway_mail.finding import find_answer
+    from gateway_mail.notes.finding import find_answer
 
     return find_answer(ctx, query, limit)
 
 
 def read_note_resource(ctx: Context, path: str) -> Answer:
-    from gateway_mail.ties import address
-    from gateway_mail.tools_notes import note_answer
+    from gateway_mail.notes.answers import note_answer
+    from gateway_mail.projects.ties import address
 
     return note_answer(ctx, address("note", path))

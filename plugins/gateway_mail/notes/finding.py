@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gateway import Context
-from gateway_mail import contacts, notes
-from gateway_mail.ties import Ties, address
-from gateway_mail.tools_notes import FIELD_LIMIT, best, check_query, matching, plain
+from gateway_mail.notes import contacts, notes
+from gateway_mail.notes.answers import FIELD_LIMIT, best, check_query, matching, plain
+from gateway_mail.projects.ties import Ties, address
 
 Part = Callable[[Context, str, int, Ties], list[dict[str, Any]]]
 _TERM = re.compile(r"\w+")
@@ -26,8 +26,8 @@ def _found(kind: str, where: str, title: str) -> dict[str, Any]:
 
 
 def _mail(ctx: Context, query: str, limit: int, _ties: Ties) -> list[dict[str, Any]]:
-    from gateway_mail.store import BLOCKED, CLOSED, opened
-    from gateway_mail.tools import address_of
+    from gateway_mail.mail.answers import address_of
+    from gateway_mail.mail.store import BLOCKED, CLOSED, opened
 
     if not ctx.settings.get("accounts"):
         return []
@@ -66,8 +66,9 @@ def _holds(terms: list[str], *texts: str) -> bool:
 
 
 def _items(ctx: Context, query: str, limit: int, kind: str) -> list[dict[str, Any]]:
-    from gateway_mail import events, projects, tasks
-    from gateway_mail.vdir import EVENT, TODO
+    from gateway_mail.plan import events, tasks
+    from gateway_mail.plan.vdir import EVENT, TODO
+    from gateway_mail.projects import projects
 
     terms = _terms(query)
     store = tasks if kind == "task" else events

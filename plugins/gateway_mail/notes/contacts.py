@@ -18,8 +18,8 @@ from attrs import frozen
 
 from gateway import Context, Gate, GateMemo, ToolError, mask
 from gateway_mail import docindex
-from gateway_mail.belonging import tied_projects
-from gateway_mail.ties import Ties, address
+from gateway_mail.projects.belonging import tied_projects
+from gateway_mail.projects.ties import Ties, address
 
 SUFFIXES = (".vcf", ".vcard")
 INDEX_FILE = "contacts-index.sqlite"

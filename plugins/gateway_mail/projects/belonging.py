@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from gateway import Gate
-from gateway_mail.gating import Tied
-from gateway_mail.ties import FILE_NAME, Ties, ident_of
+from gateway_mail.mail.gating import Tied
+from gateway_mail.projects.ties import FILE_NAME, Ties, ident_of
 
 
 def tied_projects(ties: Ties, gate: Gate) -> dict[str, frozenset[str]]:

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from gateway import MASKS_VERSION
-from gateway_mail import maildir
-from gateway_mail.accounts import Account
 from gateway_mail.docindex import bump, generation, meta, set_meta  # noqa: F401 (the index's meta, asked for here too)
-from gateway_mail.parse import Parsed, masked, parse_file, text_of_raw
+from gateway_mail.mail import maildir
+from gateway_mail.mail.accounts import Account
+from gateway_mail.mail.parse import Parsed, masked, parse_file, text_of_raw
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -75,7 +75,7 @@ class Item:
 
 @functools.lru_cache(maxsize=65_536)
 def _address(kind: str, uid: str) -> str:
-    from gateway_mail.ties import address
+    from gateway_mail.projects.ties import address
 
     return address("task" if kind == TODO else "event", uid)
 

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plural
-from gateway_mail import events as events_store
-from gateway_mail import lineoftime, projects, vdir, zone
-from gateway_mail import tasks as tasks_store
-from gateway_mail.ties import address as ties_address
-from gateway_mail.vdir import Collection, Item
+from gateway_mail import zone
+from gateway_mail.plan import events as events_store
+from gateway_mail.plan import lineoftime, vdir
+from gateway_mail.plan import tasks as tasks_store
+from gateway_mail.plan.vdir import Collection, Item
+from gateway_mail.projects import projects
+from gateway_mail.projects.ties import address as ties_address
 
 FIELD_LIMIT = 200
 TAG_LIMIT = 100
@@ -218,7 +220,7 @@ def _new_file(folder: Path, uid: str, data: bytes) -> Path:
 
 
 def _task_by_address(ctx: Context, tasks: Collection, address: str) -> Item:
-    from gateway_mail.ties import ident_of
+    from gateway_mail.projects.ties import ident_of
 
     address = address.strip()
     uid = ident_of(address, "task")
@@ -292,8 +294,8 @@ def _message_address(ctx: Context, address: str) -> str:
     address = address.strip()
     if not address.startswith("mid:") or any(ord(c) < 33 or c in "\x7f\u2028\u2029\x85" for c in address):
         raise ToolError("from_message is a message's address: mid:<Message-ID>, as search_mail gives it")
-    from gateway_mail.store import opened
-    from gateway_mail.tools import find
+    from gateway_mail.mail.answers import find
+    from gateway_mail.mail.store import opened
 
     with opened(ctx) as mail:
         row = find(mail, address)
@@ -301,7 +303,7 @@ def _message_address(ctx: Context, address: str) -> str:
 
 
 def _tie(ctx: Context, first: str, second: str) -> None:
-    from gateway_mail.ties import Ties
+    from gateway_mail.projects.ties import Ties
 
     with Ties.open(ctx) as store:
         store.add(first, second)
@@ -511,7 +513,7 @@ def _recent_mail(ctx: Context, project_id: str, since: datetime, tz: tzinfo) -> 
     and the given ones by day in the person's zone (for the line of time)."""
     if not ctx.settings.get("accounts"):
         return 0, 0, {}
-    from gateway_mail.store import opened
+    from gateway_mail.mail.store import opened
 
     given = kept = 0
     per_day: dict[str, int] = {}
@@ -530,17 +532,17 @@ def _recent_mail(ctx: Context, project_id: str, since: datetime, tz: tzinfo) -> 
 
 def _project_ties(ctx: Context, project_address: str) -> tuple[list[dict[str, Any]], int]:
     """What is tied to the project, the kept things left out and counted (as `links` does it)."""
-    from gateway_mail.things import Lookup
-    from gateway_mail.ties import Ties
-    from gateway_mail.tools_notes import ties_shown
+    from gateway_mail.notes.answers import ties_shown
+    from gateway_mail.projects.things import Lookup
+    from gateway_mail.projects.ties import Ties
 
     with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
         return ties_shown(ctx, lookup, project_address)
 
 
 def _extra_sections(ctx: Context, project: Any) -> list[tuple[list[str], dict[str, Any], list[str], int]]:
-    """What other parts of the plugin add to a project's page: its notes and contacts (tools_notes)."""
-    from gateway_mail.tools_notes import project_section
+    """What other parts of the plugin add to a project's page: its notes and contacts (notes/answers.py)."""
+    from gateway_mail.notes.answers import project_section
 
     return [project_section(ctx, project.id)]
 

@@ -95,7 +95,7 @@ def config(home: Path, mail_root: Path | None = None, **extra: Any) -> dict[str,
     table = {"tasks": str(home / "vdir" / "tasks"), "calendars": str(home / "vdir" / "calendars"),
              "timezone": "Europe/Paris", **extra}
     if mail_root is not None:
-        from gateway_mail import sample
+        from gateway_mail.mail import sample
 
         table = {**sample.config(mail_root)["plugins"]["mail"], **table}
     return {"gateway": {"plugins": ["mail"]}, "plugins": {"mail": table}}

@@ -29,7 +29,7 @@ from attrs import field, frozen
 from maildirs.subjects import _pattern, closed_by_hidden_subject, may_take  # noqa: F401 (shared; re-exported)
 
 from gateway import Gate, GateMemo
-from gateway_mail.parse import PASS
+from gateway_mail.mail.parse import PASS
 
 Trait = tuple[str, str, str, str]
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from gateway import Answer, Context, ToolError, left_out_sentence
-from gateway_mail import index, maildir, parse
-from gateway_mail.accounts import in_window, next_opening, windows_of
-from gateway_mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
-from gateway_mail.surface import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
+from gateway_mail.mail import index, maildir, parse
+from gateway_mail.mail.accounts import in_window, next_opening, windows_of
+from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
+from gateway_mail.mail.tools import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
@@ -131,7 +131,7 @@ SEARCH = (f"SELECT m.id FROM messages_fts CROSS JOIN messages m ON m.id = messag
 
 def search_answer(ctx: Context, query: str, account: str | None, folder: str | None, days: int | None,
                   limit: int) -> Answer:
-    """search_mail's answer (the tool is declared in surface.py)."""
+    """search_mail's answer (the tool is declared in tools.py)."""
     _check_query(query)
     with opened(ctx) as mail:
         where, values = _scope(mail, account, folder, days)

@@ -20,14 +20,14 @@ _NONE: frozenset[str] = frozenset()
 
 
 def address_of(project_id: str) -> str:
-    from gateway_mail.ties import address
+    from gateway_mail.projects.ties import address
 
     return address("project", project_id)
 
 
 def id_of_address(address: str) -> str | None:
     """The project id in `sioul:project/<id>` or `sioul:case/<id>` (unescaped); None for any other address."""
-    from gateway_mail.ties import ident_of
+    from gateway_mail.projects.ties import ident_of
 
     return ident_of(address, "project")
 
@@ -59,8 +59,8 @@ def tagged(refids: Iterable[str] = (), categories: Iterable[str] = ()) -> frozen
 
 def tie_map(ctx: Context) -> Mapping[str, frozenset[str]]:
     """For every address tied to a project, the projects it is tied to (one read of the tie store per call)."""
-    from gateway_mail.belonging import tied_projects
-    from gateway_mail.ties import Ties
+    from gateway_mail.projects.belonging import tied_projects
+    from gateway_mail.projects.ties import Ties
 
     with Ties.open(ctx) as ties:
         return tied_projects(ties, ctx.gate)

@@ -114,7 +114,8 @@ def everything(home: Path, canary: str) -> dict:
     import time
     from datetime import UTC, datetime
 
-    from gateway_mail import sample, sample_plan
+    from gateway_mail.mail import sample
+    from gateway_mail.plan import sample as sample_plan
 
     mail_root = home / "Mail" / "personal"
     ids = sample.world(mail_root, canary, time.time())

@@ -20,8 +20,10 @@ from zoneinfo import ZoneInfo
 from attrs import frozen
 
 from gateway import Context, GateMemo, ToolError
-from gateway_mail import projects, vdir, zone
-from gateway_mail.vdir import TODO, Collection, Item
+from gateway_mail import zone
+from gateway_mail.plan import vdir
+from gateway_mail.plan.vdir import TODO, Collection, Item
+from gateway_mail.projects import projects
 
 DEFAULT_TASKS = "~/.local/share/vdirsyncer/tasks"
 PRODID = "-//gateway//mail plugin//EN"

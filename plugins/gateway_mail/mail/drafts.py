@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway import Answer, Context, ToolError
-from gateway_mail import maildir, parse
-from gateway_mail.store import opened
-from gateway_mail.tools import FIELD_LIMIT, address_of, file_of, find
+from gateway_mail.mail import maildir, parse
+from gateway_mail.mail.answers import FIELD_LIMIT, address_of, file_of, find
+from gateway_mail.mail.store import opened
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 
@@ -87,7 +87,7 @@ def save_draft(folder: Path, data: bytes) -> Path:
 
 def save_reply(ctx: Context, address: str, body: str, to: list[str] | None, cc: list[str] | None,
                subject: str | None, reply_all: bool) -> Answer:
-    """draft_reply's work (the tool is declared in surface.py)."""
+    """draft_reply's work (the tool is declared in tools.py)."""
     chosen_to = [recipient(v) for v in to or []]
     chosen_cc = [recipient(v) for v in cc or []]
     if subject is not None:

@@ -28,7 +28,7 @@ def porch(
     """What came and what waits, per account: new mail, mail from real people waiting for an answer, codes that
     arrived (never the code), and counts of what was left out, blocked and set aside. Outside the person's admin
     windows it gives counts only and says when the next opens, unless open is true."""
-    from gateway_mail.tools import porch_answer
+    from gateway_mail.mail.answers import porch_answer
 
     return porch_answer(ctx, bool(open))
 
@@ -46,7 +46,7 @@ def search_mail(
     """Find mail by its words, in subjects, senders and texts (masked: a code or a card is found by no digit).
     Newest first. Each hit gives its address (mid:...), date, sender and subject; read it with read_message.
     Mail of closed projects and of blocked senders is left out and counted over the whole scope."""
-    from gateway_mail.tools import search_answer
+    from gateway_mail.mail.answers import search_answer
 
     return search_answer(ctx, query, account, folder, days, limit)
 
@@ -59,7 +59,7 @@ def read_message(
 ) -> Answer:
     """One message: its envelope one field per line (forged or encrypted said so), attachments by name, type and
     size, then its text between frame lines, masked. Never changes its flags."""
-    from gateway_mail.tools import message_answer
+    from gateway_mail.mail.answers import message_answer
 
     return message_answer(ctx, address)
 
@@ -79,18 +79,18 @@ def draft_reply(
     """Save a reply as a draft in the account's drafts folder (a new file, flag D), with In-Reply-To, References, a
     fresh Message-ID and the person's own address. Nothing is sent: the person reads it and sends it from their
     mail program. Changes only that: one new file in the drafts folder."""
-    from gateway_mail.drafts import save_reply
+    from gateway_mail.mail.drafts import save_reply
 
     return save_reply(ctx, address, body, to, cc, subject, reply_all)
 
 
 def read_porch(ctx: Context) -> Answer:
-    from gateway_mail.tools import porch_answer
+    from gateway_mail.mail.answers import porch_answer
 
     return porch_answer(ctx, False)
 
 
 def read_mid(ctx: Context, message_id: str) -> Answer:
-    from gateway_mail.tools import message_answer
+    from gateway_mail.mail.answers import message_answer
 
     return message_answer(ctx, f"mid:{message_id}")

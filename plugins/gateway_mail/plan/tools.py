@@ -1,6 +1,6 @@
-"""What hosts see of the plan: tasks, agenda, projects and now, declared without the work (as surface.py does).
+"""What hosts see of the plan: tasks, agenda, projects and now, declared without the work (as mail/tools.py does).
 
-Each body imports tools_plan (icalendar, the vdir cache, the mail index) only when it first runs.
+Each body imports answers.py (icalendar, the vdir cache, the mail index) only when it first runs.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def list_tasks(
     """The person's open tasks, the next step first, each with why it comes now (overdue, due soon, priority,
     a step of a bigger task). Times in the person's zone. Tasks of closed projects are left out and counted; when
     the very next step is kept, the answer says so and gives nothing of it."""
-    from gateway_mail.tools_plan import tasks_answer
+    from gateway_mail.plan.answers import tasks_answer
 
     return tasks_answer(ctx, view, project, list, limit)
 
@@ -45,7 +45,7 @@ def agenda(
 ) -> Answer:
     """The person's events day by day, in their zone (repeating events expanded). Events of closed projects are
     left out and counted."""
-    from gateway_mail.tools_plan import agenda_answer
+    from gateway_mail.plan.answers import agenda_answer
 
     return agenda_answer(ctx, start, days)
 
@@ -54,7 +54,7 @@ def agenda(
 def list_projects(ctx: Context) -> Answer:
     """The projects open to agents, with their addresses (sioul:project/<id>) and how many open tasks and coming
     events each has. Closed projects are left out and counted."""
-    from gateway_mail.tools_plan import projects_answer
+    from gateway_mail.plan.answers import projects_answer
 
     return projects_answer(ctx)
 
@@ -67,7 +67,7 @@ def read_project(
     """A project's page: its name and client, its open tasks (next first), its next events, how much mail came
     for it lately, what is tied to it, and its line of time (dated things, newest first). A closed project is
     refused."""
-    from gateway_mail.tools_plan import project_answer
+    from gateway_mail.plan.answers import project_answer
 
     return project_answer(ctx, address)
 
@@ -76,7 +76,7 @@ def read_project(
 def now(ctx: Context) -> Answer:
     """The person's local time and zone, whether it is within their hours (and when those next begin or end), and
     what comes next: the next event and the next step. Belongs to no project: always answered."""
-    from gateway_mail.tools_plan import now_answer
+    from gateway_mail.plan.answers import now_answer
 
     return now_answer(ctx)
 
@@ -100,7 +100,7 @@ def add_task(
 ) -> Answer:
     """Add a task: one new .ics file in the task list, which the person's next sync sends like any task they made.
     Changes only that. Refused into a closed project (or outside projects while those are closed)."""
-    from gateway_mail.tools_plan import add_task_answer
+    from gateway_mail.plan.answers import add_task_answer
 
     return add_task_answer(ctx, title, project, list, due, priority, tags, from_message, parent)
 
@@ -113,7 +113,7 @@ def complete_task(
     """Mark a task done: in its file only STATUS, COMPLETED, PERCENT-COMPLETE, LAST-MODIFIED and SEQUENCE change,
     every other line stays as it was. A repeating task also loses its RRULE and its next occurrence becomes a new
     task (as todoman does). A task done is reopened only by the person."""
-    from gateway_mail.tools_plan import complete_task_answer
+    from gateway_mail.plan.answers import complete_task_answer
 
     return complete_task_answer(ctx, address)
 
@@ -132,31 +132,31 @@ def add_event(
 ) -> Answer:
     """Add an event: one new .ics file in the calendar, which the person's next sync sends like any event they
     made. Changes only that. Events take no project: refused while things outside projects are closed."""
-    from gateway_mail.tools_plan import add_event_answer
+    from gateway_mail.plan.answers import add_event_answer
 
     return add_event_answer(ctx, title, start, end, location, calendar)
 
 
 def read_tasks_now(ctx: Context) -> Answer:
-    from gateway_mail.tools_plan import tasks_answer
+    from gateway_mail.plan.answers import tasks_answer
 
     return tasks_answer(ctx, "now", None, None, 50)
 
 
 def read_tasks_today(ctx: Context) -> Answer:
-    from gateway_mail.tools_plan import tasks_answer
+    from gateway_mail.plan.answers import tasks_answer
 
     return tasks_answer(ctx, "today", None, None, 50)
 
 
 def read_agenda(ctx: Context) -> Answer:
-    from gateway_mail.tools_plan import agenda_answer
+    from gateway_mail.plan.answers import agenda_answer
 
     return agenda_answer(ctx, "today", 7)
 
 
 def read_projects(ctx: Context) -> Answer:
-    from gateway_mail.tools_plan import projects_answer
+    from gateway_mail.plan.answers import projects_answer
 
     return projects_answer(ctx)
 

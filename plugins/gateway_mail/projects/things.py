@@ -17,8 +17,8 @@ from typing import Any
 from attrs import frozen
 
 from gateway import Context, ToolError
-from gateway_mail.belonging import tied_projects
-from gateway_mail.ties import Ties, ident_of, is_page
+from gateway_mail.projects.belonging import tied_projects
+from gateway_mail.projects.ties import Ties, ident_of, is_page
 
 
 @frozen
@@ -80,7 +80,8 @@ def _project(lookup: Lookup, address: str) -> Thing | None:
 
 
 def _note(lookup: Lookup, address: str) -> Thing | None:
-    from gateway_mail import newfile, notes
+    from gateway_mail import newfile
+    from gateway_mail.notes import notes
 
     root = notes.folder(lookup.ctx)
     if root is None:
@@ -107,7 +108,7 @@ def _note(lookup: Lookup, address: str) -> Thing | None:
 
 
 def _contact(lookup: Lookup, address: str) -> Thing | None:
-    from gateway_mail import contacts
+    from gateway_mail.notes import contacts
 
     if contacts.folder(lookup.ctx) is None:
         return None
@@ -119,7 +120,7 @@ def _contact(lookup: Lookup, address: str) -> Thing | None:
 
 
 def _mail(lookup: Lookup, address: str) -> Thing | None:
-    from gateway_mail import store
+    from gateway_mail.mail import store
 
     mail = lookup.store("mail", lambda: store.opened(lookup.ctx))
     wanted = address.removeprefix("mid:")
@@ -128,7 +129,7 @@ def _mail(lookup: Lookup, address: str) -> Thing | None:
 
 
 def _draft(lookup: Lookup, address: str) -> Thing | None:
-    from gateway_mail import store
+    from gateway_mail.mail import store
 
     mail = lookup.store("mail", lambda: store.opened(lookup.ctx))
     rows = mail.connection.execute("SELECT * FROM messages WHERE unique_name = ?",
@@ -151,7 +152,7 @@ def _plan_ties(lookup: Lookup) -> dict[str, frozenset[str]]:
 
 
 def _task(lookup: Lookup, address: str) -> Thing | None:
-    from gateway_mail import tasks as tasks_store
+    from gateway_mail.plan import tasks as tasks_store
 
     uid = ident_of(address, "task") or ""
     collection = lookup.store("tasks", lambda: contextlib.nullcontext(tasks_store.collection(lookup.ctx)))
@@ -164,7 +165,7 @@ def _task(lookup: Lookup, address: str) -> Thing | None:
 
 
 def _event(lookup: Lookup, address: str) -> Thing | None:
-    from gateway_mail import events as events_store
+    from gateway_mail.plan import events as events_store
 
     uid = ident_of(address, "event") or ""
     collection = lookup.store("events", lambda: contextlib.nullcontext(events_store.collection(lookup.ctx)))

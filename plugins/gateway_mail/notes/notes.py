@@ -23,8 +23,8 @@ from attrs import frozen
 
 from gateway import Context, Gate, GateMemo, ToolError, mask
 from gateway_mail import docindex, newfile
-from gateway_mail.belonging import tied_projects
-from gateway_mail.ties import Ties, address, ident_of
+from gateway_mail.projects.belonging import tied_projects
+from gateway_mail.projects.ties import Ties, address, ident_of
 
 SUFFIXES = (".md", ".markdown")
 INDEX_FILE = "notes-index.sqlite"

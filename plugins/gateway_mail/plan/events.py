@@ -19,8 +19,10 @@ from zoneinfo import ZoneInfo
 from attrs import frozen
 
 from gateway import Context, GateMemo
-from gateway_mail import projects, vdir, zone
-from gateway_mail.vdir import EVENT, Collection, Item
+from gateway_mail import zone
+from gateway_mail.plan import vdir
+from gateway_mail.plan.vdir import EVENT, Collection, Item
+from gateway_mail.projects import projects
 
 DEFAULT_CALENDARS = "~/.local/share/vdirsyncer/calendars"
 PRODID = "-//gateway//mail plugin//EN"
@@ -32,7 +34,7 @@ def root_of(ctx: Context) -> Path:
 
 
 def collection(ctx: Context) -> Collection:
-    from gateway_mail.tasks import reading_stop
+    from gateway_mail.plan.tasks import reading_stop
 
     return vdir.read(root_of(ctx), Path(ctx.folders.cache), reading_stop(ctx))
 

@@ -12,9 +12,10 @@ from typing import Any
 from attrs import frozen
 
 from gateway import Context
-from gateway_mail import belonging, gating, index
-from gateway_mail.accounts import Account, accounts_of, windows_of
-from gateway_mail.parse import FORGED
+from gateway_mail.mail import gating, index
+from gateway_mail.mail.accounts import Account, accounts_of, windows_of
+from gateway_mail.mail.parse import FORGED
+from gateway_mail.projects import belonging
 
 # Folders whose mail the Porch does not call new or waiting: the person's own, and what is set aside.
 OWN_FOLDERS = {"sent", "sent mail", "sent messages", "sent items", "drafts", "trash", "deleted", "deleted items",
@@ -83,7 +84,7 @@ _blocked_memo: dict[tuple[str, int, tuple[str, ...]], frozenset[str]] = {}
 
 def blocked_senders(connection: sqlite3.Connection, key: tuple[str, int], blocked: tuple[str, ...]) -> frozenset[str]:
     """The senders in the index whose mail is only counted (worked out per index generation and blocked list)."""
-    from gateway_mail.accounts import sender_blocked
+    from gateway_mail.mail.accounts import sender_blocked
 
     if not blocked:
         return frozenset()

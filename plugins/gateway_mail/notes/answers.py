@@ -1,5 +1,5 @@
 """The work behind search_contacts, search_notes, read_note, add_note, link and links (declared in
-surface_notes.py; find is in finding.py).
+tools.py; find is in finding.py).
 
 Lists leave out and count what the gate keeps, over the whole store whatever the words (find gives no count).
 Others' words come masked, one field per line; a note's text between frame lines carrying this answer's mark.
@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from gateway import Answer, Context, ToolError, left_out_sentence, plural
-from gateway_mail import contacts, notes
-from gateway_mail.things import Lookup, Thing
-from gateway_mail.ties import Ties, address, canonical, ident_of, is_page
+from gateway_mail.notes import contacts, notes
+from gateway_mail.projects.things import Lookup, Thing
+from gateway_mail.projects.ties import Ties, address, canonical, ident_of, is_page
 
 FIELD_LIMIT = 200
 STILL_INDEXING = ("The {} are still being indexed (a first index of many files): some are not searched yet; "
@@ -288,7 +288,7 @@ def links_answer(ctx: Context, value: str) -> Answer:
     return Answer("\n".join(lines), data, given=[key, *(t["address"] for t in tied)], left_out=kept)
 
 
-# -- a project's page (read_project, in tools_plan.py, adds this section) --------------------------------------
+# -- a project's page (read_project, in plan/answers.py, adds this section) --------------------------------------
 
 def _day(ctx: Context, stamp: float) -> str:
     """A note's date (its file's last change) as a day in the person's zone, for the project's line of time."""
