@@ -29,6 +29,7 @@ from gateway.items import (
 )
 from gateway.kit import GateMemo, left_out_sentence, plural
 from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, one_line
+from gateway.traits import Person, Reason, Traits
 
 __version__ = "0.1.0"
 
@@ -40,16 +41,19 @@ __all__ = [
     "GateMemo",
     "Gate",
     "Kept",
+    "Person",
     "PluginHost",
     "Project",
     "Prompt",
     "PromptArgument",
+    "Reason",
     "Resource",
     "ResourcePage",
     "ResourceTemplate",
     "Setting",
     "Tool",
     "ToolError",
+    "Traits",
     "clip",
     "frame",
     "hookimpl",

@@ -1,7 +1,7 @@
 """The consent gate: which projects are open to agents, and what of a plugin's items may be given.
 
-A plugin says which projects an item belongs to (``gate.owners_of(path=..., sender=...)`` matches the
-manifest's routes for it, as `gateway.routes` says); the gate decides. Closed until opened; an item in two
+A plugin describes each item by its traits (`gateway.traits.Traits`: its files, people, words, place) and
+the gate decides which projects' routes take it (``gate.owners(traits)``), the same way for every plugin. Closed until opened; an item in two
 projects needs both open; items in no project follow ``outside_projects``. A refusal names nothing: which
 project keeps an item is for the person (``gateway access why ADDRESS``), never for the agent.
 """
@@ -17,11 +17,12 @@ from typing import Any, TypeVar
 from attrs import field, frozen
 
 from gateway.items import Refused
-from gateway.routes import homes, item_form, route_form, taker
+from gateway.traits import Person, Reason, Traits, explain, owners
 
 T = TypeVar("T")
 
-ROUTE_KINDS = ("paths", "senders", "subjects", "folders", "apps", "urls")
+ROUTE_KINDS = ("paths", "senders", "subjects", "folders", "apps", "urls", "accounts", "lists", "calendars",
+               "addressbooks")
 _PROJECT_KEYS = {"id", "name", "ai", "client", *ROUTE_KINDS}
 
 
@@ -43,6 +44,10 @@ class Project:
     folders: tuple[str, ...] = field(default=(), converter=tuple)
     apps: tuple[str, ...] = field(default=(), converter=tuple)
     urls: tuple[str, ...] = field(default=(), converter=tuple)
+    accounts: tuple[str, ...] = field(default=(), converter=tuple)
+    lists: tuple[str, ...] = field(default=(), converter=tuple)
+    calendars: tuple[str, ...] = field(default=(), converter=tuple)
+    addressbooks: tuple[str, ...] = field(default=(), converter=tuple)
 
     @property
     def label(self) -> str:
@@ -140,6 +145,14 @@ class Gate:
     def project(self, project_id: str) -> Project | None:
         return next((p for p in self.projects if p.id == project_id), None)
 
+    def owners(self, traits: Traits) -> frozenset[str]:
+        """The projects whose routes take a thing with these traits: the one decision for every plugin."""
+        return owners(self, traits)
+
+    def explain(self, traits: Traits) -> list[Reason]:
+        """For the person: each route that took the thing, and each that could not apply, with why."""
+        return explain(self, traits)
+
     def owners_of(
         self,
         *,
@@ -150,19 +163,11 @@ class Gate:
         app: str | None = None,
         url: str | None = None,
     ) -> frozenset[str]:
-        """The projects whose routes take an item with these traits (any one route of a project suffices)."""
-        traits = {"paths": path, "senders": sender, "subjects": subject, "folders": folder, "apps": app, "urls": url}
-        home_folders = homes()
-        # Each trait prepared once (its forms: links resolved, URL normalised...), each route once per manifest.
-        prepared = [(kind, item_form(kind, value), taker(kind)) for kind, value in traits.items() if value]
-        owners = set()
-        for project in self.projects:
-            for kind, item, take in prepared:
-                routes = getattr(project, kind)
-                if routes and any(take(route_form(kind, route, home_folders), item) for route in routes):
-                    owners.add(project.id)
-                    break
-        return frozenset(owners)
+        """One value per trait, as plugins asked before `Traits`: a sender given here counts as proven (callers
+        passed only authenticated senders); kept working for plugins written against it."""
+        return owners(self, Traits(
+            paths=path, people=(Person(sender, proven=True),) if sender else (), words=subject,
+            folder=folder or "", apps=app, urls=url))
 
     def allows(self, owners: Iterable[str]) -> bool:
         """May an item owned by these projects be given? Every owner must be open; none: `outside_projects`."""

@@ -22,6 +22,7 @@ from attrs import evolve, field, frozen
 from gateway.access import Gate, Manifest, ManifestError
 from gateway.deadline import DEFAULT_CALL_TIMEOUT
 from gateway.routes import forget_links
+from gateway.traits import forget_linked
 
 CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools", "refresh"})
 _GATEWAY_KEYS = frozenset({"plugins", "read_only", "call_timeout", "refresh_budget_ms"})
@@ -248,6 +249,7 @@ class ConfigSource:
 
     def _load(self) -> tuple[Snapshot, tuple[Any, ...] | None]:
         forget_links()  # links may have changed too: resolve them again
+        forget_linked()
         config_stamp: Stamp | None = None
         try:
             if self._fixed is not None:

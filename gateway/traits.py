@@ -1,0 +1,382 @@
+"""What a thing is, said the same way by every plugin, and which projects' routes take it: decided here only.
+
+A plugin never decides which of a project's routes apply to its things. It describes each thing by its
+`Traits` (the files it lives in or comes from, the people on it, its words as indexed, its place, the projects
+it names itself) and asks the gate (`Gate.owners(traits)`); the gate asks `take`, the one function that reads
+the manifest's routes for every source. So a route means the same everywhere:
+
+- `paths` take a thing any of whose files is under the route (a message file or its account's root, a task
+  list's or a calendar's folder, a note, a card, a transcript's cwd, a tool call's file), with links resolved
+  and `~` read both ways (`gateway.routes`); a file hard-linked out of a route's folder is the same file.
+- `senders` take a thing any of whose people has that address (or is at that domain), or that phone number.
+  Closing errs towards keeping, opening needs proof: a closed project's sender route takes a person whether
+  or not the account's server authenticated the address; an open project's takes only a `proven` person (an
+  authenticated sender, a recipient of the person's own sent mail, a card in the person's address book).
+- `subjects` take a thing any of whose words (its subject or title, its text, its attachments' names, all
+  masked as indexed) hold the route's words. A closed project's route also takes words whose mask labels
+  (`[code]`, `[link]`...) could hide the route's text (a code: digits and separators only), so what is kept
+  depends on the masked words alone; an open project's route must be in the masked words themselves.
+- `folders` take a mail folder as the tools print it (`account/folder`), or a bare folder name in every
+  account (`Archive` takes `Archive`, `Archive/2026` and `INBOX/Archive`, offlineimap's nesting).
+- `accounts`, `lists`, `calendars`, `addressbooks` take a whole mail account, task list, calendar or address
+  book by its name (without case).
+- `apps`, `urls`: as `gateway.routes` says.
+- A thing that names a project itself (a task's `REFID`, a `project:<id>` category, a card's client key, a
+  tie) belongs to it: ids compared without case.
+
+`explain` gives the same decision as reasons, for the person (`gateway access why`): each route that took the
+thing, and each that could not apply and why.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from email.utils import getaddresses
+from typing import TYPE_CHECKING, Any
+
+from attrs import field, frozen
+
+from gateway.routes import homes, item_form, route_form, taker
+
+if TYPE_CHECKING:
+    from gateway.access import Gate, Project
+
+# The labels the masks put in place of what they hide (gateway.privacy), as they read once casefolded. A code is
+# digits of any script joined by spaces, dashes, dots or lines: never a letter. The others may hide anything.
+_LABEL = re.compile(r"\[(code|link|sign-in link|link with a token|secret(?::[^\[\]]{1,40})?|(?:iban|card|nir) …[^\[\]]{0,8}"
+                    r"|a message giving a password, kept from agents)\]")
+_ANY, _NO_LETTER = "any", "no letter"
+_PHONE = re.compile(r"^\+?[\d\s().\-/]{6,}$")
+_NAME_ROUTES = ("accounts", "lists", "calendars", "addressbooks")
+_PLACE_OF = {"accounts": "account", "lists": "list", "calendars": "calendar", "addressbooks": "addressbook"}
+
+
+def _tuple(value: Any) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, str | Person):
+        return (value,)
+    return tuple(value)
+
+
+def _people(value: Any) -> tuple[Person, ...]:
+    return tuple(p if isinstance(p, Person) else Person(str(p)) for p in _tuple(value))
+
+
+@frozen
+class Person:
+    """Someone on a thing: an e-mail address (a display name is allowed: `Lee <lee@example.net>`) or a phone
+    number; `proven` when the address is known to be theirs (the account's server authenticated the sender,
+    the person wrote to them, or the card is in the person's own address book)."""
+
+    address: str
+    proven: bool = False
+
+
+@frozen
+class Traits:
+    """A thing described for the gate. Give every value the thing has; leave the rest empty."""
+
+    paths: tuple[str, ...] = field(default=(), converter=_tuple)
+    people: tuple[Person, ...] = field(default=(), converter=_people)
+    words: tuple[str, ...] = field(default=(), converter=_tuple)
+    account: str = ""
+    folder: str = ""
+    list: str = ""
+    calendar: str = ""
+    addressbook: str = ""
+    apps: tuple[str, ...] = field(default=(), converter=_tuple)
+    urls: tuple[str, ...] = field(default=(), converter=_tuple)
+    projects: tuple[str, ...] = field(default=(), converter=_tuple)
+
+
+@frozen
+class Reason:
+    """One route and what it did with a thing: `took` it, or could not apply for the reason `why_not`."""
+
+    project: str
+    kind: str
+    route: str
+    took: bool
+    why_not: str = ""
+
+
+def owners(gate: Gate, traits: Traits) -> frozenset[str]:
+    """The projects whose routes take a thing with these traits (any one route of a project suffices)."""
+    prepared = _Prepared(traits)
+    return frozenset(project.id for project in gate.projects if _takes(project, prepared, None))
+
+
+def explain(gate: Gate, traits: Traits) -> list[Reason]:
+    """Every route that took the thing, and every route of its kind that could not apply, with why."""
+    prepared = _Prepared(traits)
+    reasons: list[Reason] = []
+    for project in gate.projects:
+        _takes(project, prepared, reasons)
+    return reasons
+
+
+class _Prepared:
+    """A thing's traits each prepared once for comparing (forms of paths, addresses lower-cased...)."""
+
+    def __init__(self, traits: Traits) -> None:
+        self.traits = traits
+        self.homes = homes()
+        self.paths = [item_form("paths", p) for p in traits.paths if p]
+        self.files = [_file_id(p) for p in traits.paths if p]
+        self.addresses: list[tuple[str, bool]] = []
+        self.phones: list[tuple[str, bool]] = []
+        for person in traits.people:
+            for address in _addresses_of(person.address):
+                self.addresses.append((address, person.proven))
+            phone = _phone(person.address)
+            if phone:
+                self.phones.append((phone, person.proven))
+        self.words = [w.casefold() for w in traits.words if w]
+        self._patterns: list[list[str]] | None = None
+        self.apps = [item_form("apps", a) for a in traits.apps if a]
+        self.urls = [item_form("urls", u) for u in traits.urls if u]
+        self.projects = {p.casefold() for p in traits.projects if p}
+
+    @property
+    def patterns(self) -> list[list[str]]:
+        if self._patterns is None:
+            self._patterns = [_pattern(word) for word in self.words if "[" in word]
+        return self._patterns
+
+
+def _takes(project: Project, thing: _Prepared, reasons: list[Reason] | None) -> bool:
+    """Does any route of `project` take the thing? With `reasons`, every route is tried and said."""
+    took = False
+
+    def said(kind: str, route: str, ok: bool, why_not: str = "") -> bool:
+        nonlocal took
+        if ok:
+            took = True
+        if reasons is not None and (ok or why_not):
+            reasons.append(Reason(project.id, kind, route, ok, why_not))
+        return ok and reasons is None  # stop at the first route that takes, unless every reason is wanted
+
+    t = thing.traits
+    if thing.projects and project.id.casefold() in thing.projects and said("project", project.id, True):
+        return True
+    for route in project.paths:
+        if (thing.paths or thing.files) and said("paths", route, _path_route_takes(route, thing)):
+            return True
+    for route in project.senders:
+        if thing.addresses or thing.phones:
+            ok, why_not = _sender_route_takes(route, thing, project.ai)
+            if said("senders", route, ok, why_not):
+                return True
+    for route in project.subjects:
+        if thing.words and said("subjects", route, _words_take(route.casefold(), thing, project.ai)):
+            return True
+    for route in project.folders:
+        if t.folder and said("folders", route, _folder_route_takes(route, t.account, t.folder)):
+            return True
+    for kind in _NAME_ROUTES:
+        value = getattr(t, _PLACE_OF[kind])
+        for route in getattr(project, kind):
+            if value and said(kind, route, route.strip().casefold() == value.strip().casefold()):
+                return True
+    take_app, take_url = taker("apps"), taker("urls")
+    for route in project.apps:
+        if thing.apps and said("apps", route, any(take_app(route_form("apps", route), a) for a in thing.apps)):
+            return True
+    for route in project.urls:
+        if thing.urls and said("urls", route, any(take_url(route_form("urls", route), u) for u in thing.urls)):
+            return True
+    return took
+
+
+def _path_route_takes(route: str, thing: _Prepared) -> bool:
+    prepared = route_form("paths", route, thing.homes)
+    take = taker("paths")
+    if any(take(prepared, item) for item in thing.paths):
+        return True
+    # A file with other names (hard links): the route takes it when one of its names lies under the route.
+    linked = [f for f in thing.files if f is not None]
+    return bool(linked) and any(f in _linked_files_under(route, thing.homes) for f in linked)
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    """(device, inode) of a regular file with more than one name; None otherwise (nothing more to find)."""
+    try:
+        status = os.stat(os.path.expanduser(path), follow_symlinks=True)
+    except (OSError, ValueError):
+        return None
+    if status.st_nlink < 2 or not os.path.isfile(os.path.expanduser(path)):
+        return None
+    return status.st_dev, status.st_ino
+
+
+_LINKED_SCAN_LIMIT = 200_000
+_linked_cache: dict[tuple[str, tuple[str, ...]], frozenset[tuple[int, int]]] = {}
+
+
+def forget_linked() -> None:
+    """Forget which hard-linked files lie under which route (the config or the manifest was read again)."""
+    _linked_cache.clear()
+
+
+def _linked_files_under(route: str, home_folders: tuple[str, ...]) -> frozenset[tuple[int, int]]:
+    """Every file with more than one name under the route's folders, as (device, inode); remembered per route."""
+    key = (route, home_folders)
+    found = _linked_cache.get(key)
+    if found is not None:
+        return found
+    files: set[tuple[int, int]] = set()
+    seen = 0
+    for form, glob, _inside in route_form("paths", route, home_folders):
+        if glob or not os.path.isdir(form):
+            continue
+        for folder, _dirs, names in os.walk(form):
+            for name in names:
+                seen += 1
+                if seen > _LINKED_SCAN_LIMIT:
+                    break
+                try:
+                    status = os.stat(os.path.join(folder, name), follow_symlinks=False)
+                except OSError:
+                    continue
+                if status.st_nlink > 1:
+                    files.add((status.st_dev, status.st_ino))
+    result = frozenset(files)
+    if len(_linked_cache) > 256:
+        _linked_cache.clear()
+    _linked_cache[key] = result
+    return result
+
+
+def _addresses_of(value: str) -> list[str]:
+    """The e-mail addresses in a value (`Lee <lee@example.net>`, `mailto:lee@...`, a bare address), lower-cased."""
+    text = value.strip()
+    if text.lower().startswith("mailto:"):
+        text = text[7:]
+    found = [address.strip().lower() for _name, address in getaddresses([text]) if "@" in address]
+    if not found and "@" in text and " " not in text:
+        found = [text.lower()]
+    return found
+
+
+def _phone(value: str) -> str:
+    """A phone number's digits (a leading + kept), or "" when the value is not one."""
+    text = value.strip()
+    if text.lower().startswith("tel:"):
+        text = text[4:]
+    if not _PHONE.match(text):
+        return ""
+    digits = re.sub(r"\D", "", text)
+    return digits if len(digits) >= 6 else ""
+
+
+def _same_phone(route: str, phone: str) -> bool:
+    # The last nine digits decide (a number written with or without its country code: +33 6..., 06...).
+    return route[-9:] == phone[-9:] and len(route) >= 6
+
+
+def _sender_route_takes(route: str, thing: _Prepared, open_project: bool) -> tuple[bool, str]:
+    take = taker("senders")
+    phone_route = "@" not in route and _phone(route)
+    prepared = route_form("senders", route) if not phone_route else ""
+    unproven = False
+    if phone_route:
+        candidates = [(p, proven) for p, proven in thing.phones if _same_phone(phone_route, p)]
+    else:
+        candidates = [(a, proven) for a, proven in thing.addresses if take(prepared, a)]
+    for _value, proven in candidates:
+        if proven or not open_project:
+            return True, ""
+        unproven = True
+    if unproven:
+        return False, ("the address matches, but nothing proves it is theirs (no authentication by the "
+                       "account's server), so it cannot open the thing to agents")
+    return False, ""
+
+
+def _words_take(route: str, thing: _Prepared, open_project: bool) -> bool:
+    if not route:
+        return False
+    if any(route in word for word in thing.words):
+        return True
+    if open_project:
+        return False
+    return any(may_take(route, pattern) for pattern in thing.patterns)
+
+
+def _folder_route_takes(route: str, account: str, folder: str) -> bool:
+    route = route.strip().strip("/")
+    if not route:
+        return False
+    take = taker("folders")
+    if take(route, folder):
+        return True
+    if folder.startswith("INBOX/") and take(route, folder[len("INBOX/"):]):
+        return True
+    head, _, rest = route.partition("/")
+    if account and rest and head.casefold() == account.casefold():
+        return take(rest, folder) or (folder.startswith("INBOX/") and take(rest, folder[len("INBOX/"):]))
+    return False
+
+
+def closed_by_hidden_words(gate: Gate, masked: str, owners: Iterable[str] = ()) -> frozenset[str]:
+    """The closed projects a subject route of which may take the real text behind this masked text."""
+    if "[" not in masked:
+        return frozenset()
+    pattern = _pattern(masked.casefold())
+    if len(pattern) == len(masked):  # no label: the masked text is the real one
+        return frozenset()
+    mine = set(owners)
+    return frozenset(project.id for project in gate.projects
+                     if project.subjects and not project.ai and project.id not in mine
+                     and any(may_take(route.casefold(), pattern) for route in project.subjects))
+
+
+def _pattern(text: str) -> list[str]:
+    """The text as a list of its characters, each mask label one element: `_ANY` or `_NO_LETTER`."""
+    pattern: list[str] = []
+    at = 0
+    for label in _LABEL.finditer(text):
+        pattern += text[at:label.start()]
+        pattern.append(_NO_LETTER if label.group(1) == "code" else _ANY)
+        at = label.end()
+    return pattern + list(text[at:])
+
+
+def _fits(element: str, character: str) -> bool:
+    return element is _ANY or (element is _NO_LETTER and not character.isalpha())
+
+
+def may_take(route: str, pattern: list[str]) -> bool:
+    """Is `route` part of some text the pattern may stand for (each label any text of its kind, even none)?"""
+    if not route:
+        return False
+    holes = {i for i, element in enumerate(pattern) if element is _ANY or element is _NO_LETTER}
+    # The places the route may have reached in the pattern: before element i (a hole may also be inside).
+    alive = set(range(len(pattern) + 1))
+    for character in route:
+        reached = set()
+        for place in _after_holes(alive, holes):
+            if place < len(pattern):
+                element = pattern[place]
+                if place in holes:
+                    if _fits(element, character):
+                        reached.add(place)  # still inside the hole, which may go on
+                elif element == character:
+                    reached.add(place + 1)
+        if not reached:
+            return False
+        alive = reached
+    return True
+
+
+def _after_holes(places: set[int], holes: set[int]) -> set[int]:
+    """The places, and those reached by letting each hole they stand at end there (a hole may hide nothing)."""
+    found = set(places)
+    for place in sorted(places):
+        while place in holes:
+            place += 1
+            found.add(place)
+    return found
