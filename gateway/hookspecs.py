@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     import click
 
     from gateway.context import PluginHost
     from gateway.items import Prompt, Resource, ResourceTemplate, Setting, Tool
     from gateway.refresh import Refresh
+    from gateway.traits import Traits
 
 hookspec = pluggy.HookspecMarker("gateway")
 hookimpl = pluggy.HookimplMarker("gateway")
@@ -68,6 +69,20 @@ def register_commands(gateway: PluginHost) -> list[click.Command]:
 @hookspec
 def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
     """For ``gateway demo``: write invented data into your folders, return the calls (tool, arguments) to show."""
+
+
+@hookspec
+def traits_of(gateway: PluginHost, address: str) -> Traits | None:
+    """For the person's ``gateway access why ADDRESS``: when ADDRESS (a resource URI, or an address one of your
+    tools hands out) names a thing of yours, its traits, as your tools give them to the gate; else None. The
+    core says which route took it and which could not apply. Never called for an agent."""
+
+
+@hookspec
+def census(gateway: PluginHost) -> Iterable[tuple[str, Traits]]:
+    """For the person's ``gateway access list``: every thing you hold now, as (source, traits), where source
+    names the kind and place (``mail account work``, ``task list home``); the core counts what each route takes
+    in each source. A generator is welcome; it may take a few seconds on a large store."""
 
 
 @hookspec
