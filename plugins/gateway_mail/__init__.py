@@ -7,7 +7,7 @@ Settings: `accounts` (name, maildir, addresses, authserv_id, drafts), `blocked` 
 
 from __future__ import annotations
 
-from gateway import PluginHost, Resource, ResourceTemplate, Setting, hookimpl
+from gateway import Detected, PluginHost, Resource, ResourceTemplate, Setting, hookimpl
 
 
 @hookimpl
@@ -22,6 +22,8 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
         # The plan (tasks, agenda, projects, now): plan/tools.py.
         Setting("tasks", "", "the tasks vdir: one folder per list, one .ics per task (default "
                 "~/.local/share/vdirsyncer/tasks)", type=str),
+        Setting("default_list", "", "the task list add_task writes to when none is named (todoman's default_list; "
+                "unset: the first list by name)", type=str),
         Setting("calendars", "", "the calendars vdir of VEVENT .ics (default ~/.local/share/vdirsyncer/calendars)",
                 type=str),
         Setting("timezone", "", 'the person\'s zone, e.g. "Europe/Paris" (default: the computer\'s)', type=str),
@@ -37,6 +39,14 @@ def _notes_settings() -> list[Setting]:
         Setting("contacts", "", "a vdir of .vcf, as khard and vdirsyncer keep it (unset: no contacts)", type=Path),
         Setting("notes", "", "the notes folder: Markdown files, subfolders allowed (unset: no notes)", type=Path),
     ]
+
+
+@hookimpl
+def detect(gateway: PluginHost) -> Detected:
+    from gateway_mail.detection import detect as found
+
+    settings, said = found()
+    return Detected(settings, said)
 
 
 @hookimpl

@@ -200,7 +200,11 @@ def _one_line(value: str, what: str, limit: int) -> str:
     return tasks_store.one_line_field(value, what, limit)
 
 
-def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str) -> Path:
+def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str, default: str = "") -> Path:
+    """The folder named `wanted`; else the person's `default` (todoman's `default_list`) when it exists; else the
+    first by name."""
+    if wanted is None and default and default in folders:
+        wanted = default
     if wanted is not None:
         if wanted not in folders:
             raise ToolError(f"no {what} {wanted!r:.80}; the {what}s are: {', '.join(folders) or '(none)'}")
@@ -265,7 +269,8 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
         description = f"From the message {message}"
     ctx.gate.check_write(owners, "adding this task")
     when = zone.parse_when(due, tz, now) if due else None
-    folder = _folder_for(tasks.root, tasks.folders(), task_list, "task list")
+    folder = _folder_for(tasks.root, tasks.folders(), task_list, "task list",
+                         str(ctx.settings.get("default_list") or ""))
     uid = tasks_store.new_uid()
     data = tasks_store.new_task(uid, title, now=now, due=when, priority=priority, tags=tags, description=description,
                                 parent=parent_uid, project=project_id)
