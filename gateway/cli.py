@@ -457,7 +457,7 @@ def watch(every: float, once: bool, polling: bool) -> None:
     gateway = _gateway()
     say = functools.partial(click.echo, err=True)
     if once:
-        watching.refresh_all(gateway, say)
+        watching.refresh_all(gateway, say, every_one=True)
         return
     with contextlib.suppress(KeyboardInterrupt):
         watching.watch(gateway, say, every=every, polling=polling)

@@ -42,6 +42,13 @@ def _notes_settings() -> list[Setting]:
 
 
 @hookimpl
+def register_refresh(gateway: PluginHost) -> list:
+    from gateway_mail.freshness import refresh
+
+    return [refresh()]
+
+
+@hookimpl
 def detect(gateway: PluginHost) -> Detected:
     from gateway_mail.detection import detect as found
 

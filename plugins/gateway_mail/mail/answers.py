@@ -107,12 +107,36 @@ def _scope(mail: Mail, account: str | None, folder: str | None, days: int | None
         values.append(account)
     if folder is not None:
         name = folder.strip("/")
+        head, _, rest = name.partition("/")
+        if rest and mail.account(head) is not None and account in (None, head):
+            # Written as the tools print it (`personal/INBOX`): that account's folder.
+            if account is None:
+                where.append("m.account = ?")
+                values.append(head)
+            name = rest
         where.append("(m.folder = ? OR m.folder LIKE ? ESCAPE '\\')")
         values += [name, name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"]
     if days is not None:
         where.append("m.date >= ?")
         values.append(time.time() - days * 86400)
+    gone = [a.name for a in mail.missing]
+    if gone:
+        where.append("m.account NOT IN (SELECT value FROM json_each(?))")
+        values.append(json.dumps(gone))
     return " AND ".join(where), values
+
+
+def missing_lines(mail: Mail) -> list[str]:
+    """A sentence for each account whose Maildir is not there: its mail is kept in the index, not shown."""
+    return [f"The Maildir of account {a.name}, {shown_path(a.maildir)}, does not exist ([plugins.mail] accounts in "
+            "the gateway's config): its mail is left out until it is back." for a in mail.missing]
+
+
+def shown_path(path: Path) -> str:
+    """A path as the person writes it (`~/Mail/work`), never with their home folder spelled out."""
+    home = str(Path.home())
+    text = str(path)
+    return "~" + text[len(home):] if text == home or text.startswith(home + "/") else text
 
 
 # Counts driven by the kept ids or the blocked senders (CROSS JOIN: those first), each then looked up: their cost
@@ -159,7 +183,9 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
     for hit in hits:
         lines += _hit_lines(hit)
     lines += _counts_lines(left_out, blocked)
-    data = {"order": "newest first", "hits": hits, "left_out": left_out, "blocked": blocked}
+    lines += missing_lines(mail)
+    data = {"order": "newest first", "hits": hits, "left_out": left_out, "blocked": blocked,
+            "unavailable": [a.name for a in mail.missing]}
     return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
 
 
@@ -283,7 +309,10 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
     full = inside or open
     accounts_data, lines, given, total_left_out = [], [], [], 0
     with opened(ctx) as mail:
+        lines += missing_lines(mail)
         for account in mail.accounts:
+            if account in mail.missing:
+                continue
             found = _porch_counts(mail, account.name)
             total_left_out += found["left_out"]
             entry: dict[str, Any] = {"name": account.name, **{k: found[k] for k in (
