@@ -161,7 +161,7 @@ class AuditLog:
                         entry.get("tool"), entry.get("uri"), entry.get("prompt"), entry.get("method")
                     ):
                         continue
-                    if client is not None and entry.get("client") != client:
+                    if client is not None and client.casefold() not in str(entry.get("client", "")).casefold():
                         continue
                     yield entry
 

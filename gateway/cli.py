@@ -416,7 +416,7 @@ def parse_since(value: str) -> datetime:
 @main.command()
 @click.option("--since", help="Only calls after this: 30m, 2h, 3d, 1w, or an ISO date/time.")
 @click.option("--tool", help="Only calls of this tool (or resource URI, or prompt).")
-@click.option("--client", help="Only calls from this host (its client name, e.g. claude-code).")
+@click.option("--client", help="Only calls from hosts whose client name holds these letters (any case): cli, claude-code, cursor.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, as stored.")
 def audit(since: str | None, tool: str | None, client: str | None, as_json: bool) -> None:
     """Read the audit log back: what was given to which host, when."""
