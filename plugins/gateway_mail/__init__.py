@@ -7,7 +7,7 @@ Settings: `accounts` (name, maildir, addresses, authserv_id, drafts), `blocked` 
 
 from __future__ import annotations
 
-from gateway import Detected, PluginHost, Resource, ResourceTemplate, Setting, hookimpl
+from gateway import Answer, Context, Detected, PluginHost, Resource, ResourceTemplate, Setting, hookimpl
 
 
 @hookimpl
@@ -93,7 +93,22 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
                              mime_type="text/plain"),
             ResourceTemplate(uri_template="sioul:note/{path}", name="note", read=read_note_resource, title="A note",
                              description="One note by its path under the notes folder, as read_note gives it.",
-                             mime_type="text/plain")]
+                             mime_type="text/plain"),
+            *[ResourceTemplate(uri_template=f"sioul:{kind}/{{ident}}", name=kind, read=_reader(kind), title=title,
+                               description=f"{description}, by the address the tools give.", mime_type="text/plain")
+              for kind, title, description in (
+                  ("project", "A project's page", "A project's page, as read_project gives it"),
+                  ("task", "A task", "One task"), ("event", "An event", "One event"),
+                  ("contact", "A contact", "One contact card"))]]
+
+
+def _reader(kind: str):
+    def read(ctx: Context, ident: str) -> Answer:
+        from gateway_mail.projects.reading import thing_answer
+
+        return thing_answer(ctx, kind, ident)
+
+    return read
 
 
 @hookimpl
