@@ -55,9 +55,16 @@ def _authentication(row: Any) -> str:
     return "not checked (no verdict from the account's own server)"
 
 
+def _zone(ctx: Context) -> Any:
+    """The person's zone (the plugin's `timezone`, else `[gateway] timezone`, else the computer's), read once."""
+    from gateway_mail import zone
+
+    return zone.zone_of(ctx.settings, ctx.timezone)
+
+
 def _hit(ctx: Context, row: Any) -> dict[str, Any]:
     hit = {
-        "address": address_of(row), "date": parse.timestamp(row["date"]), "account": row["account"],
+        "address": address_of(row), "date": parse.timestamp(row["date"], _zone(ctx)), "account": row["account"],
         "folder": ctx.one_line(row["folder"], FIELD_LIMIT), "flags": row["flags"],
         "from": ctx.one_line(f"{row['sender_name']} <{row['sender']}>" if row["sender_name"] else row["sender"],
                              FIELD_LIMIT),
@@ -324,7 +331,7 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
             if full:
                 entry["new_messages"] = [_porch_item(ctx, r) for r in found["new_rows"]]
                 entry["unanswered_messages"] = [_porch_item(ctx, r) for r in found["unanswered_rows"]]
-                entry["code_messages"] = [{"from": _hit(ctx, r)["from"], "date": parse.timestamp(r["date"])}
+                entry["code_messages"] = [{"from": _hit(ctx, r)["from"], "date": parse.timestamp(r["date"], _zone(ctx))}
                                           for r in found["codes_rows"]]
                 for title, items in (("New", entry["new_messages"]),
                                      ("Waiting for an answer", entry["unanswered_messages"])):

@@ -35,7 +35,7 @@ KEPT_NEXT = ("The next step is kept: it belongs to a project closed to AI agents
 
 def _clock(ctx: Context) -> tuple[tzinfo, datetime]:
     try:
-        tz = zone.zone_of(ctx.settings)
+        tz = zone.zone_of(ctx.settings, ctx.timezone)
     except zone.ZoneError as error:
         raise ToolError(f"the mail plugin's setting {error}") from None
     return tz, zone.now_in(tz)

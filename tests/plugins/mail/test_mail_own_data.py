@@ -94,3 +94,21 @@ def test_watch_once_refreshes_the_mail_and_says_how_long_it_took(home: Path) -> 
     assert "7 new" in line and " ms)" in line
     again = _run("watch", "--once")
     assert next(line for line in again.output.splitlines() if " mail: " in line).split(" mail: ")[1].startswith("0 new")
+
+
+def test_one_timezone_for_every_plugin_and_a_plugin_key_overrides_it(home: Path) -> None:
+    import tomllib
+
+    path = write_config(home)
+    config = tomllib.loads(path.read_text())
+    config["gateway"]["timezone"] = "Asia/Tokyo"
+    write_config(home, config)
+    search = _run("call", "search_mail", '{"query": "budget", "account": "work"}')
+    assert " JST" in search.output and " UTC" not in search.output
+    assert "(Asia/Tokyo, now" in _run("call", "list_tasks", "{}").output
+    _set_mail(home, timezone="Europe/Paris")  # the plugin's own key wins over the gateway's
+    assert "(Europe/Paris, now" in _run("call", "list_tasks", "{}").output
+    config["gateway"]["timezone"] = "Mars/Olympus"
+    write_config(home, config)
+    refused = _run("call", "list_tasks", "{}")
+    assert refused.exit_code != 0 and "[gateway] timezone must be a zone this computer knows" in refused.output
