@@ -120,6 +120,7 @@ def _task(ctx: Context, entry: tasks_store.Ranked, owners: tasks_store.Owners, t
             task[name] = shown
     if item.priority:
         task["priority"] = item.priority
+        task["priority_level"] = priority_level(item.priority)
     tags = _tags(ctx, item)
     if tags:
         task["tags"] = tags
@@ -131,10 +132,16 @@ def _task(ctx: Context, entry: tasks_store.Ranked, owners: tasks_store.Owners, t
     return task
 
 
+def priority_level(priority: int) -> str:
+    """A priority as todoman shows it: 1 to 4 high, 5 medium, 6 to 9 low (RFC 5545's three bands)."""
+    return "high" if 1 <= priority <= 4 else "medium" if priority == 5 else "low" if 6 <= priority <= 9 else "none"
+
+
 def _task_lines(number: int, task: dict[str, Any]) -> list[str]:
     lines = [f"{number}. {task['title']}  ({task['address']})", f"   Why: {task['why']}"]
     details = [f"Due: {task['due']}" if task.get("due") else "", f"Starts: {task['start']}" if task.get("start") else "",
-               f"Priority: {task['priority']}" if task.get("priority") else "", f"List: {task['list']}",
+               f"Priority: {task['priority_level']} ({task['priority']})" if task.get("priority") else "",
+               f"List: {task['list']}",
                f"Projects: {', '.join(task['projects'])}" if task["projects"] else "",
                f"Tags: {', '.join(task['tags'])}" if task.get("tags") else ""]
     lines.append("   " + " · ".join(d for d in details if d))
