@@ -1,7 +1,7 @@
 """Mail on the person's Maildir folders, sioul's surface: the Porch, search_mail, read_message, draft_reply;
 contacts, notes, ties and find (part 2: search_contacts, search_notes, read_note, add_note, link, links, find).
 
-Settings: `accounts` (name, maildir, addresses, authserv_id, drafts), `blocked` senders (only counted) and
+Settings: `accounts` (name, maildir, addresses, authserv_id, drafts, from_name), `blocked` senders (only counted) and
 `admin_windows` (when the Porch gives its lists). The index lives in the plugin's cache folder, masked.
 """
 
@@ -13,7 +13,7 @@ from gateway import Answer, Context, Detected, PluginHost, Resource, ResourceTem
 @hookimpl
 def register_settings(gateway: PluginHost) -> list[Setting]:
     return [
-        Setting("accounts", [], "the mail accounts: a list of { name, maildir, addresses, authserv_id, drafts }",
+        Setting("accounts", [], "the mail accounts: a list of { name, maildir, addresses, authserv_id, drafts, from_name }",
                 type=list),
         Setting("blocked", [], 'senders whose mail is only counted: "pat@example.net" or "@example.net"',
                 type=list[str]),
