@@ -146,6 +146,9 @@ def shown_path(path: Path) -> str:
     return "~" + text[len(home):] if text == home or text.startswith(home + "/") else text
 
 
+# search_mail counts its matches up to this many; past it, it says "more than" (and `more: true` in its data).
+TOTAL_BOUND = 1000
+
 # Counts driven by the kept ids or the blocked senders (CROSS JOIN: those first), each then looked up: their cost
 # follows what is kept or blocked, where a scan of the scope (the planner's choice for `m.account = ?`) read
 # every message of the account on every call.
@@ -184,14 +187,25 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
             raise ToolError(f"the query is not valid FTS5 syntax ({error}); quote words with symbols: "
                             '"word-with-dash"') from error
         hits = [_hit(ctx, row) for row in rows]
+        total, more = len(hits), False
+        if len(rows) >= limit:
+            # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
+            counted = mail.connection.execute(
+                f"SELECT count(*) FROM ({SEARCH.format(since='AND messages_fts.rowid >= ?' if since else '', where=where)})",
+                [query, *since, *values, closed, blocked_json, TOTAL_BOUND + 1]).fetchone()[0]
+            total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
-    lines = [f"{len(hits)} message{'s' if len(hits) != 1 else ''} matching, newest first ({scope})."]
+    if total == len(hits) and not more:
+        lines = [f"{len(hits)} message{'s' if len(hits) != 1 else ''} matching, newest first ({scope})."]
+    else:
+        lines = [f"{len(hits)} shown of {'more than ' if more else ''}{total:,} messages matching, newest first "
+                 f"({scope}); more words, an account, a folder or days narrow it."]
     for hit in hits:
         lines += _hit_lines(hit)
     lines += _counts_lines(left_out, blocked)
     lines += missing_lines(mail)
-    data = {"order": "newest first", "hits": hits, "left_out": left_out, "blocked": blocked,
+    data = {"order": "newest first", "hits": hits, "total": total, "more": more, "left_out": left_out, "blocked": blocked,
             "unavailable": [a.name for a in mail.missing]}
     return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
 

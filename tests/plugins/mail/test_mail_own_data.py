@@ -112,3 +112,23 @@ def test_one_timezone_for_every_plugin_and_a_plugin_key_overrides_it(home: Path)
     write_config(home, config)
     refused = _run("call", "list_tasks", "{}")
     assert refused.exit_code != 0 and "[gateway] timezone must be a zone this computer knows" in refused.output
+
+
+def test_search_mail_says_how_many_match_and_when_more_exist(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from gateway_mail.mail import answers
+
+    for number in range(30):
+        sample.deliver(home / "Mail" / "personal" / "Archive", sample.message(subject=f"Harvest {number}",
+                                                                              body="the harvest list"))
+    shown = _run("call", "search_mail", '{"query": "harvest", "limit": 20}')
+    assert "20 shown of 30 messages matching" in shown.output
+    as_json = _run("call", "--json", "search_mail", '{"query": "harvest", "limit": 20}')
+    data = json.loads(as_json.stdout)
+    assert (data["total"], data["more"], len(data["hits"])) == (30, False, 20)
+    monkeypatch.setattr(answers, "TOTAL_BOUND", 25)
+    bounded = _run("call", "search_mail", '{"query": "harvest", "limit": 20}')
+    assert "20 shown of more than 25 messages matching" in bounded.output
+    few = _run("call", "search_mail", '{"query": "harvest", "limit": 50}')
+    assert "30 messages matching, newest first" in few.output
