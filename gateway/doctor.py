@@ -68,6 +68,8 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
             problem(text)
         for text in say_sources(gateway, say):
             problem(text)
+        for text in _ways_out():
+            warning(text)
     audit = gateway.audit.folder
     # Modes first: writing a line (the check below) makes the folder the person's alone again.
     if audit.is_dir():
@@ -132,3 +134,18 @@ def say_sources(gateway: Gateway, say: Callable[[str], None]) -> list[str]:
         say("-        gateway watch is not running (optional: each call refreshes what it reads)")
     return missing
 
+
+def _ways_out() -> list[str]:
+    """A warning for each server a host runs beside the gateway that can carry data out (gateway.hosts)."""
+    from gateway.hosts import WayOut, ways_out
+
+    said = []
+    for found in ways_out():
+        if not isinstance(found, WayOut):
+            continue  # a host's config we cannot read is the host's business, not a risk we can name
+        said.append(
+            f"{found.host} runs the gateway beside the server {found.server!r} ({found.config}), which "
+            f"{found.how}: an agent in that host, misled by a message or a page, could read your things through "
+            f"the gateway and send them out through {found.server}. Run one of the two in another host, or turn "
+            "off the tools of it you do not need, or open fewer projects to agents")
+    return said
