@@ -413,13 +413,16 @@ def parse_since(value: str) -> datetime:
     return moment.astimezone(UTC) if moment.tzinfo is None else moment
 
 
-@main.command()
+@main.group(invoke_without_command=True)
 @click.option("--since", help="Only calls after this: 30m, 2h, 3d, 1w, or an ISO date/time.")
 @click.option("--tool", help="Only calls of this tool (or resource URI, or prompt).")
 @click.option("--client", help="Only calls from hosts whose client name holds these letters (any case): cli, claude-code, cursor.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, as stored.")
-def audit(since: str | None, tool: str | None, client: str | None, as_json: bool) -> None:
-    """Read the audit log back: what was given to which host, when."""
+@click.pass_context
+def audit(ctx: click.Context, since: str | None, tool: str | None, client: str | None, as_json: bool) -> None:
+    """Read the audit log back: what was given to which host, when. `gateway audit verify` checks its chain."""
+    if ctx.invoked_subcommand is not None:
+        return
     gateway = _gateway()
     moment = parse_since(since) if since else None
     count = 0
@@ -439,6 +442,24 @@ def audit(since: str | None, tool: str | None, client: str | None, as_json: bool
     if not count and not as_json:
         filtered = since is not None or tool is not None or client is not None
         click.echo("(no calls match)" if filtered else "(no calls logged)", err=True)
+
+
+@audit.command("verify")
+def audit_verify() -> None:
+    """Check that no line of the audit log was edited, removed, reordered or cut since it was written.
+
+    Each line carries the hash of the line before it; this walks the chain and names the first line where it
+    breaks. The head it verified is kept beside the log, so a log rewritten whole (or cut back) since the last
+    verification is caught too. Exits 1 when the chain does not hold.
+    """
+    gateway = _gateway()
+    problems = gateway.audit.verify()
+    for problem in problems:
+        click.echo(f"BROKEN   {problem}")
+    if problems:
+        raise SystemExit(1)
+    lines = sum(1 for _ in gateway.audit.read())
+    click.echo(f"The audit chain holds: {plural(lines, 'line')}, none edited, removed, reordered or cut.")
 
 
 @main.command()
