@@ -463,6 +463,57 @@ def audit_verify() -> None:
 
 
 @main.command()
+@click.option("--accept", is_flag=True, help="Take in the definitions that changed (of PLUGIN only, when named), "
+                                            "after showing the difference.")
+@click.argument("plugin", required=False)
+def lock(accept: bool, plugin: str | None) -> None:
+    """Pin the tools hosts are given: write tools.lock, or show what changed since and take it in with --accept.
+
+    Once tools.lock exists, a tool, resource or prompt whose definition differs from it (a plugin upgraded,
+    edited or newly installed) is withheld from hosts until you accept it here.
+    """
+    from gateway import lock as pins
+
+    gateway = _gateway()
+    snapshot = gateway.snapshot()
+    if snapshot.error is not None:
+        raise click.ClickException(f"nothing can be pinned while the config cannot be used: {snapshot.error}")
+    path = (snapshot.config.path or gateway.source.path).parent / pins.LOCK_FILE
+    current = pins.definitions(gateway._merge(snapshot.config))  # as the plugins define them now, unpinned
+    versions = {name: gateway.registry.get(name).version or "" for name in current}
+    if plugin is not None and plugin not in current:
+        raise click.BadParameter(f"no enabled plugin {plugin!r}; the plugins are: {', '.join(current)}",
+                                 param_hint="PLUGIN")
+    try:
+        pinned = pins.Lock.read(path)
+    except pins.LockError as error:
+        if not accept:
+            raise click.ClickException(str(error)) from None
+        pinned = None  # unreadable: written anew from what the plugins define now
+    if pinned is None:
+        pins.write(path, current, versions)
+        count = sum(len(kinds.get(k, {})) for kinds in current.values() for k in pins.KINDS)
+        click.echo(f"Wrote {path}: {plural(count, 'definition')} of {', '.join(current)} pinned. A change to any "
+                   "of them is withheld from hosts until you run `gateway lock --accept`.")
+        return
+    differs = pins.changed(pinned, current)
+    names = [plugin] if plugin else sorted(differs)
+    for name in names:
+        if name in differs:
+            click.echo(pins.difference(pinned, current, name))
+    if not any(name in differs for name in names):
+        click.echo(f"Nothing differs from {path}.")
+        return
+    if not accept:
+        click.echo(f"\nWithheld from hosts until you accept: `gateway lock --accept {names[0] if len(names) == 1 else ''}`"
+                   .rstrip() + ("  (name a plugin to accept only its changes)" if len(names) > 1 else ""))
+        return
+    for name in names:
+        pins.write(path, current, versions, keep=pins.Lock.read(path), only=name)
+    click.echo(f"Accepted: {', '.join(n for n in names if n in differs)} pinned as they are now in {path}.")
+
+
+@main.command()
 @click.option("--every", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds between rounds besides the system's change notifications.")
 @click.option("--once", is_flag=True, help="One round of every plugin's refresh, then exit.")

@@ -15,7 +15,7 @@ import structlog
 
 from gateway.arguments import check_arguments, check_output
 from gateway.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
-from gateway.config import Config, ConfigSource, Snapshot
+from gateway.config import Config, ConfigSource, Snapshot, stat_stamp
 from gateway.context import Context, Folders
 from gateway.cursors import decode_cursor, encode_cursor
 from gateway.deadline import DEFAULT_CALL_TIMEOUT, Deadline, DeadlinePassed, run_in_worker
@@ -29,6 +29,7 @@ from gateway.items import (
     ToolError,
     wants_context,
 )
+from gateway.lock import LOCK_FILE
 from gateway.privacy import mask_secrets
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
 from gateway.refresh import Refreshing
@@ -73,6 +74,9 @@ class Catalogue:
     prompts: dict[str, Prompt]
     problems: list[str]
     plugin_order: list[str]
+    # Resources and templates whose definitions `tools.lock` does not pin (gateway.lock), with the sentence a read
+    # of them answers.
+    withheld: list[tuple[Resource | ResourceTemplate, str]] = attrs.field(factory=list)
 
 
 class Gateway:
@@ -84,6 +88,7 @@ class Gateway:
         self.folders = folders
         self.audit = audit
         self._catalogue: tuple[Config, Catalogue] | None = None
+        self._lock_stamp: tuple[Path, Any] | None = None
         self._last_good: Catalogue | None = None
         self.refreshing = Refreshing()
 
@@ -103,12 +108,49 @@ class Gateway:
         snapshot = snapshot or self.snapshot()
         if snapshot.error is not None:
             return self._last_good or Catalogue([], {}, [], [], {}, [snapshot.error], [])
-        if self._catalogue is not None and self._catalogue[0] is snapshot.config:
+        lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
+        lock_stamp = stat_stamp(lock_file)
+        if (self._catalogue is not None and self._catalogue[0] is snapshot.config
+                and self._lock_stamp == (lock_file, lock_stamp)):
             return self._catalogue[1]
-        catalogue = self._merge(snapshot.config)
+        catalogue = self._pinned(self._merge(snapshot.config), lock_file)
         self._catalogue = (snapshot.config, catalogue)
+        self._lock_stamp = (lock_file, lock_stamp)
         self._last_good = catalogue
         return catalogue
+
+    def _pinned(self, catalogue: Catalogue, lock_file: Path) -> Catalogue:
+        """The catalogue with what `tools.lock` does not pin withheld (gateway.lock); itself when no lock."""
+        from gateway import lock as pins
+
+        try:
+            lock = pins.Lock.read(lock_file)
+        except pins.LockError as error:
+            lock, broken = pins.Lock({}), str(error)  # unreadable: nothing is pinned, so everything is withheld
+        else:
+            broken = ""
+        if lock is None:
+            return catalogue
+        keys = {(plugin, kind, key) for plugin, found in pins.changed(lock, pins.definitions(catalogue)).items()
+                for kind, key in found}
+        if not keys:
+            return catalogue
+        tools = [Listed(listed.name, pins.withheld_tool(listed.name, listed.tool))
+                 if (listed.tool.plugin, "tools", listed.name) in keys else listed for listed in catalogue.tools]
+        withheld = [(r, pins.withheld_sentence(r.plugin, f"The resource {r.uri}")) for r in catalogue.resources
+                    if (r.plugin, "resources", r.uri) in keys]
+        withheld += [(t, pins.withheld_sentence(t.plugin, f"The resource {t.uri_template}"))
+                     for t in catalogue.templates if (t.plugin, "templates", t.uri_template) in keys]
+        plugins = sorted({plugin for plugin, _kind, _key in keys})
+        problems = [*catalogue.problems, broken or (
+            f"withheld until the person accepts them (`gateway lock --accept PLUGIN` shows the change first): "
+            f"{len(keys)} definitions of {', '.join(plugins)} differ from tools.lock or are not in it")]
+        return Catalogue(
+            tools, {listed.name: listed for listed in tools},
+            [r for r in catalogue.resources if (r.plugin, "resources", r.uri) not in keys],
+            [t for t in catalogue.templates if (t.plugin, "templates", t.uri_template) not in keys],
+            {n: p for n, p in catalogue.prompts.items() if (p.plugin, "prompts", n) not in keys},
+            problems, catalogue.plugin_order, withheld)
 
     def _merge(self, config: Config) -> Catalogue:
         tools: list[Listed] = []
@@ -377,6 +419,10 @@ class Gateway:
                 if not answer.given and not answer.is_error:
                     answer = attrs.evolve(answer, given=(uri,))
                 return self._finish(answer, entry, outcome, caller, watch), template.mime_type
+        for item, sentence in catalogue.withheld:
+            if getattr(item, "uri", None) == uri or (isinstance(item, ResourceTemplate) and item.match(uri)):
+                entry["plugin"] = item.plugin
+                return self._finish(Answer(text=sentence, is_error=True), entry, "withheld", caller, watch), "text/plain"
         self._audit(caller, {**entry, "outcome": "unknown_resource"}, watch)
         raise NotFound(f"Unknown resource: {uri}")
 

@@ -70,6 +70,9 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
             problem(text)
         for text in _ways_out():
             warning(text)
+        if not ((snapshot.config.path or path).parent / "tools.lock").exists():
+            say("-        no tools.lock: every tool is given as its plugin defines it now; `gateway lock` pins them, "
+                "so that a changed description is withheld until you accept it")
     audit = gateway.audit.folder
     # Modes first: writing a line (the check below) makes the folder the person's alone again.
     if audit.is_dir():
