@@ -3,18 +3,42 @@
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gateway_sessions.store import Row, StoredMessage
 
 SNIPPET_LENGTH = 200
 _MARKED = re.compile("\x02(.*?)\x03", re.DOTALL)
+_MOST_DECIMALS = 12
 
 
-def hit_lines(session_id: str, rank: float, title: str, snippet: str) -> list[str]:
-    return [f"session {session_id} (rank {rank:.2f})", f"title: {title}", f"snippet: {snippet}"]
+def hit_lines(session_id: str, rank: float | str, title: str, snippet: str) -> list[str]:
+    """A hit's three lines; `rank` as `rank_texts` wrote it (a float is written with two decimals)."""
+    shown = rank if isinstance(rank, str) else f"{rank:.2f}"
+    return [f"session {session_id} (rank {shown})", f"title: {title}", f"snippet: {snippet}"]
+
+
+def rank_texts(ranks: Sequence[float]) -> list[str]:
+    """The ranks of one answer's hits as decimals (never an exponent), with as few decimals as tell them apart.
+
+    At least two decimals (the seed's `0.42`) and two significant digits of the smallest, so that a word common to
+    the whole store (BM25 near zero) is not `-0.00` on every hit; then more, up to twelve, while two different ranks
+    would read the same.
+    """
+    smallest = min((abs(rank) for rank in ranks if rank), default=0.0)
+    decimals = max(2, 1 - math.floor(math.log10(smallest))) if smallest else 2
+    decimals = min(decimals, _MOST_DECIMALS)
+    while decimals < _MOST_DECIMALS and len({f"{rank:.{decimals}f}" for rank in ranks}) < len(set(ranks)):
+        decimals += 1
+    return [_decimal(rank, decimals) for rank in ranks]
+
+
+def _decimal(rank: float, decimals: int) -> str:
+    text = f"{rank:.{decimals}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # never "-0.00"
 
 
 def row_line(session_id: str, title: str, message_count: int, updated_at: str) -> str:
