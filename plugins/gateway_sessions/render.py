@@ -12,7 +12,7 @@ from gateway_sessions.store import Row, StoredMessage
 
 SNIPPET_LENGTH = 200
 _MARKED = re.compile("\x02(.*?)\x03", re.DOTALL)
-_MOST_DECIMALS = 12
+_MOST_DECIMALS = 20
 
 
 def hit_lines(session_id: str, rank: float | str, title: str, snippet: str) -> list[str]:
@@ -22,18 +22,23 @@ def hit_lines(session_id: str, rank: float | str, title: str, snippet: str) -> l
 
 
 def rank_texts(ranks: Sequence[float]) -> list[str]:
-    """The ranks of one answer's hits as decimals (never an exponent), with as few decimals as tell them apart.
+    """The ranks of one answer's hits as decimals (never an exponent), each as precise as it needs to be.
 
-    At least two decimals (the seed's `0.42`) and two significant digits of the smallest, so that a word common to
-    the whole store (BM25 near zero) is not `-0.00` on every hit; then more, up to twelve, while two different ranks
-    would read the same.
+    Two decimals at least (the seed's `0.42`), and two significant digits of each rank, so that a word found in most
+    messages (BM25 near zero) is not `-0.00` on every hit; then, for ranks that differ but would read the same, one
+    more digit at a time, up to twenty decimals.
     """
-    smallest = min((abs(rank) for rank in ranks if rank), default=0.0)
-    decimals = max(2, 1 - math.floor(math.log10(smallest))) if smallest else 2
-    decimals = min(decimals, _MOST_DECIMALS)
-    while decimals < _MOST_DECIMALS and len({f"{rank:.{decimals}f}" for rank in ranks}) < len(set(ranks)):
-        decimals += 1
-    return [_decimal(rank, decimals) for rank in ranks]
+    decimals = [max(2, 1 - math.floor(math.log10(abs(rank)))) if rank else 2 for rank in ranks]
+    while True:
+        shown = [_decimal(rank, min(places, _MOST_DECIMALS)) for rank, places in zip(ranks, decimals, strict=True)]
+        values: dict[str, set[float]] = {}
+        for text, rank in zip(shown, ranks, strict=True):
+            values.setdefault(text, set()).add(rank)
+        unclear = [i for i, text in enumerate(shown) if len(values[text]) > 1 and decimals[i] < _MOST_DECIMALS]
+        if not unclear:
+            return shown
+        for i in unclear:
+            decimals[i] += 1
 
 
 def _decimal(rank: float, decimals: int) -> str:

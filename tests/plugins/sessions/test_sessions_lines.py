@@ -225,3 +225,14 @@ def test_read_numbers_every_message_and_says_which_hold_no_text(imported_home: P
     assert parse_read(found[f"read {PLUMS}"][0])["transcript"]
     description = found["tools"]["rousseau_read_session"].description
     assert "<<<data MARK" in description and "<<<end of data MARK>>>" in description and "(no text)" in description
+
+
+def test_ranks_read_as_decimals_precise_enough_to_tell_the_hits_apart() -> None:
+    from gateway_sessions.render import rank_texts
+
+    assert rank_texts([-4.21, -0.42]) == ["-4.21", "-0.42"]  # the seed's two decimals when they say enough
+    assert rank_texts([-2.5e-06, -1.9e-06, -1.9e-06]) == ["-0.0000025", "-0.0000019", "-0.0000019"]
+    assert rank_texts([-1.95e-06, -1.9e-06]) == ["-0.00000195", "-0.00000190"]  # one more digit where needed
+    assert rank_texts([-1e-6 - 1e-9, -1e-6, -4.2]) == ["-0.000001001", "-0.000001000", "-4.20"]
+    assert rank_texts([-0.0, 0.0, -3e-13]) == ["0.00", "0.00", "-0.00000000000030"]  # never "-0.00", never 0 for a rank
+    assert rank_texts([]) == []
