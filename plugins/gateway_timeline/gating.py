@@ -65,6 +65,7 @@ class PageTitles:
     def repeated_by(self, label: str) -> bool:
         return label in self.whole or label.startswith(self.prefixes)
 
+
 # Where a path begins in a title: `/` or `~/` at the start or after a space, bracket, quote, `:` or `=`
 # (`user@host:~/src`, `(/srv/x)`), never inside a word (`ada/gateway`) nor a URL's `//`.
 _PATH_START = re.compile(r"(?:^|(?<=[\s(\[{<:=\"'`]))(?:~/|/)(?=[^\s/])")
