@@ -57,10 +57,14 @@ class Caller:
 
 @attrs.frozen
 class Listed:
-    """A tool as listed, under its public name (a plugin's prefix applied)."""
+    """A tool as listed, under its public name (a plugin's prefix applied).
+
+    `off`: why it cannot be called now (its plugin's table is unusable), said by every call; None when it can.
+    """
 
     name: str
     tool: Tool
+    off: str | None = None
 
 
 @attrs.define
@@ -77,6 +81,8 @@ class Catalogue:
     # Resources and templates whose definitions `tools.lock` does not pin (gateway.lock), with the sentence a read
     # of them answers.
     withheld: list[tuple[Resource | ResourceTemplate, str]] = attrs.field(factory=list)
+    # Tools the settings hide (`disabled_tools`, `read_only`), by public name: the sentence a call to one is given.
+    hidden: dict[str, str] = attrs.field(factory=dict)
 
 
 class Gateway:
@@ -150,7 +156,7 @@ class Gateway:
             [r for r in catalogue.resources if (r.plugin, "resources", r.uri) not in keys],
             [t for t in catalogue.templates if (t.plugin, "templates", t.uri_template) not in keys],
             {n: p for n, p in catalogue.prompts.items() if (p.plugin, "prompts", n) not in keys},
-            problems, catalogue.plugin_order, withheld)
+            problems, catalogue.plugin_order, withheld, hidden=catalogue.hidden)
 
     def _merge(self, config: Config) -> Catalogue:
         tools: list[Listed] = []
@@ -159,23 +165,32 @@ class Gateway:
         templates: list[ResourceTemplate] = []
         prompts: dict[str, Prompt] = {}
         problems: list[str] = []
+        hidden: dict[str, str] = {}
         order = []
         for name in self.enabled(config):
             plugin = self.registry.get(name, config.table(name))
             if not plugin.ok:
                 problems.append(f"plugin {name}: {plugin.error}")
                 continue
-            if table_problem := plugin.table_problem(config.table(name)):
-                problems.append(table_problem)
-                continue
-            order.append(name)
+            # A plugin whose table is unusable is off, but its tools stay listed and each call says why: a typo
+            # in a table must not look to the agent like tools that never existed.
+            off = plugin.table_problem(config.table(name))
+            if off:
+                problems.append(off)
+            else:
+                order.append(name)
             prefix = config.prefix(name)
             disabled = config.disabled_tools(name)
             for tool in plugin.tools:
                 public = prefix + tool.name
                 if tool.name in disabled or public in disabled:
+                    hidden.setdefault(public, _hidden_sentence(public, f"the person turned it off (disabled_tools in "
+                                                               f"[plugins.{name}] of {_config_named(config)})"))
                     continue
                 if config.read_only and not tool.read_only:
+                    hidden.setdefault(public, _hidden_sentence(
+                        public, f"it writes, and the gateway is read-only (read_only = true in [gateway] of "
+                        f"{_config_named(config)})"))
                     continue
                 if not NAME_PATTERN.match(public):
                     problems.append(f"plugin {name}: tool name {public!r} (with its prefix) is not a valid name")
@@ -186,16 +201,20 @@ class Gateway:
                         f"has a tool of that name; set prefix = \"x_\" in [plugins.{name}] to rename its tools"
                     )
                     continue
-                listed = Listed(public, tool)
+                listed = Listed(public, tool, _off_sentence(public, off, config) if off else None)
                 tools.append(listed)
                 by_name[public] = listed
+            if off:
+                continue
             resources.extend(plugin.resources)
             templates.extend(plugin.templates)
             for prompt in plugin.prompts:
                 prompts.setdefault(prefix + prompt.name, prompt)
         for problem in problems:
             log.warning("catalogue problem", problem=problem)
-        return Catalogue(tools, by_name, resources, templates, prompts, problems, order)
+        for public in by_name:
+            hidden.pop(public, None)  # a name another plugin serves is that plugin's tool
+        return Catalogue(tools, by_name, resources, templates, prompts, problems, order, hidden=hidden)
 
     def context(self, plugin_name: str, snapshot: Snapshot, caller: Caller) -> Context:
         plugin = self.registry.get(plugin_name)
@@ -218,8 +237,9 @@ class Gateway:
         catalogue = self.catalogue(snapshot)
         listed = catalogue.tools_by_name.get(name)
         if listed is None and snapshot.error is None:
-            self._audit(caller, {"tool": name, "outcome": "unknown_tool"}, watch)
-            raise NotFound(f"Unknown tool: {name!r}")
+            hidden = catalogue.hidden.get(name)
+            self._audit(caller, {"tool": name, "outcome": "hidden_tool" if hidden else "unknown_tool"}, watch)
+            raise NotFound(hidden or f"Unknown tool: {name!r}")
         tool = listed.tool if listed else None
         private = frozenset(tool.private_arguments) if tool else frozenset()
         entry: dict[str, Any] = {
@@ -230,7 +250,9 @@ class Gateway:
         if snapshot.error is not None:
             answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
             return self._finish(answer, entry, "config_error", caller, watch)
-        assert tool is not None
+        assert listed is not None and tool is not None
+        if listed.off is not None:
+            return self._finish(Answer(text=listed.off, is_error=True), entry, "plugin_off", caller, watch)
         if not tool.read_only:
             # A change must not be made unless its line can be written: check the log before, not after.
             unlogged = self.audit.check()
@@ -477,6 +499,21 @@ class Gateway:
         ctx = self.context(prompt.plugin, snapshot, caller)
         answer, outcome = await self._run(prompt.render, ctx, arguments, f"the prompt {name}", prompt.plugin)
         return self._finish(answer, entry, outcome, caller, watch)
+
+
+def _config_named(config: Config) -> str:
+    return f"the gateway's config ({config.path})" if config.path else "the gateway's config"
+
+
+def _off_sentence(tool: str, problem: str, config: Config) -> str:
+    """What a call to a listed tool of a plugin its table turns off answers."""
+    return (f"{tool} cannot answer now: {problem}. Ask the person to fix {_config_named(config)}; it is read again "
+            "on the next call.")
+
+
+def _hidden_sentence(tool: str, why: str) -> str:
+    """What a call to a tool the settings hide answers, instead of "Unknown tool"."""
+    return f"{tool} is not offered: {why}. Do without it, or ask the person to turn it on."
 
 
 def _noted(answer: Answer, note: str | None) -> Answer:

@@ -210,10 +210,11 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
     return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
 
 
-def find(mail: Mail, address: str) -> Any:
+def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
     """The index's row for an address (`mid:...` or a message file), after the gate and the blocked list.
 
-    Refusals name nothing: a closed project's message is refused with the gate's sentence.
+    Refusals name nothing: a closed project's message is refused with the gate's sentence. A refused file path is
+    said by `tool`, the tool asked (read_message, draft_reply), in its own name.
     """
     address = address.strip()
     if address.startswith("mid:"):
@@ -227,12 +228,13 @@ def find(mail: Mail, address: str) -> Any:
         try:
             real = maildir.checked_path(address, roots)
         except maildir.PathRefused as refused:
-            raise ToolError(f"read_message opens message files inside the accounts' mail folders only: this is "
+            raise ToolError(f"{tool} opens message files inside the accounts' mail folders only: this is "
                             f"{refused}. Give a mid: address or a file path search_mail or read_message gave.") from None
         rows = [row for row in mail.connection.execute(
             "SELECT * FROM messages WHERE filename = ?", (real.name,)) if Path(file_of(row, mail)).resolve() == real]
         if not rows:
-            raise ToolError("that file is not a message of the accounts' folders (not in the index)")
+            raise ToolError(f"{tool} opens message files of the accounts' folders only, and that file is not one (not "
+                            "in the index). Give a mid: address or a file path search_mail or read_message gave.")
     owners = frozenset().union(*(mail.owners(row) for row in rows))
     mail.ctx.gate.check_read(owners, f"the message {address}")
     if any(mail.is_blocked(row) for row in rows):

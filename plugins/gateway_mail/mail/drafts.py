@@ -93,7 +93,7 @@ def save_reply(ctx: Context, address: str, body: str, to: list[str] | None, cc: 
     if subject is not None:
         _one_line("subject", subject)
     with opened(ctx) as mail:
-        row = find(mail, address)
+        row = find(mail, address, "draft_reply")
         ctx.gate.check_write(mail.owners(row), f"a reply to {address}")
         account = mail.account(row["account"])
         path = file_of(row, mail)

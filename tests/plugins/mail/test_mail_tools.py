@@ -250,7 +250,9 @@ def test_unknown_keys_turn_the_plugin_off(world) -> None:
     _root, _ids, gateway = world
     served = gateway(maildir="~/Mail")
     catalogue = served.catalogue()
-    assert catalogue.tools == [] and any("unknown key in [plugins.mail]: maildir" in p for p in catalogue.problems)
+    assert any("unknown key in [plugins.mail]: maildir" in p for p in catalogue.problems)
+    assert catalogue.tools and all(listed.off for listed in catalogue.tools)  # listed, each call saying why
+    assert "unknown key in [plugins.mail]: maildir" in served.call("porch", {}).text
     bad_account = gateway(admin_windows=["soon"])
     assert "admin_windows" in bad_account.call("porch", {}).text
 
