@@ -174,9 +174,12 @@ class ServeCommand(click.Command):
 
 @main.command(cls=ServeCommand)
 @click.option("--http", "http", metavar="HOST:PORT", help="Serve Streamable HTTP on this address (loopback only).")
-def serve(http: str | None) -> None:
+@click.option("--profile", default="", envvar="GATEWAY_PROFILE", metavar="NAME",
+              help="Give this host only what [profiles.NAME] of the config allows (plugins, tools, projects).")
+def serve(http: str | None, profile: str) -> None:
     """Serve MCP on stdin/stdout (what a host runs), or over HTTP with --http 127.0.0.1:PORT."""
     gateway = _gateway()
+    gateway.profile = profile.strip()
     if http:
         from gateway.http import AddressInUse, serve_http
 
@@ -603,6 +606,8 @@ def access_list() -> None:
 @click.option("--write", is_flag=True, help="Merge into the config file instead of printing (the host's, or with "
                                             "--detect the gateway's).")
 @click.option("--name", default="gateway", show_default=True, help="The server's name in the host's config.")
+@click.option("--profile", default="", metavar="NAME", help="Start the host's gateway with --profile NAME: it is "
+              "given only what [profiles.NAME] of the config allows.")
 @click.option(
     "--scope",
     type=click.Choice(["user", "workspace"]),
@@ -610,7 +615,7 @@ def access_list() -> None:
     show_default=True,
     help="VS Code only: the user's mcp.json (every window) or .vscode/mcp.json in the current folder.",
 )
-def setup(host: str | None, detect: bool, write: bool, name: str, scope: str) -> None:
+def setup(host: str | None, detect: bool, write: bool, name: str, profile: str, scope: str) -> None:
     """Print (or with --write, merge into) a host's MCP config so that it starts `gateway serve`; or, with
     --detect, the gateway's own config for the mail, calendars, tasks and contacts you already keep.
 
@@ -635,13 +640,13 @@ def setup(host: str | None, detect: bool, write: bool, name: str, scope: str) ->
     session = session_of(click.get_current_context())
     try:
         if write:
-            path = merge_into(host, name, scope, session.config_file)
+            path = merge_into(host, name, scope, session.config_file, profile)
             click.echo(f"Added {name!r} to {path}. Restart the host to see the gateway's tools.")
         else:
             if host == "vscode":
                 other = "workspace" if scope == "user" else "user"
                 click.echo(f"# VS Code, {scope} config: {config_file(host, scope)} (--scope {other} for the other)")
-            click.echo(entry_for(host, name, scope, session.config_file))
+            click.echo(entry_for(host, name, scope, session.config_file, profile))
     except SetupError as error:
         raise click.ClickException(str(error)) from None
     _first_config(session.gateway(), write)

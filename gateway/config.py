@@ -27,7 +27,8 @@ from gateway.traits import forget_linked
 CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools", "refresh"})
 _GATEWAY_KEYS = frozenset({"plugins", "read_only", "call_timeout", "refresh_budget_ms", "timezone"})
 _ACCESS_KEYS = frozenset({"projects", "outside_projects"})
-_TOP_KEYS = frozenset({"gateway", "access", "plugins"})
+_TOP_KEYS = frozenset({"gateway", "access", "plugins", "profiles"})
+_PROFILE_KEYS = frozenset({"plugins", "tools", "projects", "read_only", "outside_projects"})
 
 
 class ConfigError(ValueError):
@@ -46,6 +47,40 @@ def config_choice(folder: Path) -> tuple[Path, bool]:
 
 
 @frozen
+class Profile:
+    """`[profiles.NAME]`: what one host is given, never more than the rest of the config gives. Each list left
+    out means "as the config says"; `projects` names the projects open to this host (of those the manifest
+    opens); `outside_projects = false` closes things in no project to it."""
+
+    plugins: tuple[str, ...] | None = None
+    tools: tuple[str, ...] | None = None
+    projects: tuple[str, ...] | None = None
+    read_only: bool = False
+    outside_projects: bool | None = None
+
+
+def _profiles(data: Mapping[str, Any], where: str) -> dict[str, Profile]:
+    found = {}
+    for name, table in _table(data, "profiles", where).items():
+        place = f"[profiles.{name}]"
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{where}: {place} must be a table")
+        _refuse_unknown(table, _PROFILE_KEYS, where, place)
+        lists = {}
+        for key in ("plugins", "tools", "projects"):
+            value = table.get(key)
+            if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+                raise ConfigError(f"{where}: {place} {key} must be a list of names")
+            lists[key] = tuple(value) if value is not None else None
+        for key in ("read_only", "outside_projects"):
+            if key in table and not isinstance(table[key], bool):
+                raise ConfigError(f"{where}: {place} {key} must be true or false")
+        found[str(name)] = Profile(**lists, read_only=table.get("read_only", False),
+                                   outside_projects=table.get("outside_projects"))
+    return found
+
+
+@frozen
 class Config:
     """What the file says. ``plugins`` is None when the file does not choose (then every plugin is on)."""
 
@@ -59,6 +94,10 @@ class Config:
     projects_named: bool = False  # the config names the manifest: then a missing one is an error
     outside_projects: bool = True
     plugin_tables: Mapping[str, Mapping[str, Any]] = field(factory=dict)
+    profiles: Mapping[str, Profile] = field(factory=dict)
+    # Set on the copy a profile narrows (gateway.core): the tools it may list (None: all), and its name.
+    allowed_tools: frozenset[str] | None = None
+    profile: str = ""
 
     @classmethod
     def from_toml(cls, text: str, path: Path | None = None) -> Config:
@@ -126,6 +165,7 @@ class Config:
             projects_named="projects" in access,
             outside_projects=access.get("outside_projects", True),
             plugin_tables={name: dict(table) for name, table in tables.items()},
+            profiles=_profiles(data, where),
         )
 
     def table(self, plugin: str) -> Mapping[str, Any]:

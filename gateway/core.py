@@ -13,9 +13,10 @@ import anyio
 import attrs
 import structlog
 
+from gateway.access import Gate, Manifest
 from gateway.arguments import check_arguments, check_output
 from gateway.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
-from gateway.config import Config, ConfigSource, Snapshot, stat_stamp
+from gateway.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp
 from gateway.context import Context, Folders
 from gateway.cursors import decode_cursor, encode_cursor
 from gateway.deadline import DEFAULT_CALL_TIMEOUT, Deadline, DeadlinePassed, run_in_worker
@@ -95,13 +96,24 @@ class Gateway:
         self.audit = audit
         self._catalogue: tuple[Config, Catalogue] | None = None
         self._lock_stamp: tuple[Path, Any] | None = None
+        # `[profiles.NAME]` this gateway serves (`gateway serve --profile NAME`): what its host may be given.
+        self.profile: str = ""
+        self._narrowed: tuple[Snapshot, Snapshot] | None = None
         self._last_good: Catalogue | None = None
         self.refreshing = Refreshing()
 
     # -- configuration and catalogue ------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        return self.source.current()
+        """The config and the gate for a call; narrowed by the profile this gateway serves, when it has one."""
+        current = self.source.current()
+        if not self.profile:
+            return current
+        if self._narrowed is not None and self._narrowed[0] is current:
+            return self._narrowed[1]
+        narrowed = narrowed_by_profile(current, self.profile)
+        self._narrowed = (current, narrowed)
+        return narrowed
 
     def enabled(self, config: Config) -> list[str]:
         return list(config.plugins) if config.plugins is not None else self.registry.names()
@@ -183,6 +195,10 @@ class Gateway:
             disabled = config.disabled_tools(name)
             for tool in plugin.tools:
                 public = prefix + tool.name
+                if config.allowed_tools is not None and public not in config.allowed_tools:
+                    hidden.setdefault(public, _hidden_sentence(
+                        public, f"this host's profile ({config.profile}) does not offer it"))
+                    continue
                 if tool.name in disabled or public in disabled:
                     hidden.setdefault(public, _hidden_sentence(public, f"the person turned it off (disabled_tools in "
                                                                f"[plugins.{name}] of {_config_named(config)})"))
@@ -348,6 +364,7 @@ class Gateway:
             "client": caller.client,
             "client_version": caller.client_version,
             "transport": caller.transport,
+            **({"profile": self.profile} if self.profile else {}),
             **entry,
             "ms": watch.ms,
         }
@@ -577,3 +594,30 @@ def make_gateway_from_environment(
 
 def _arguments(names: list[str]) -> str:
     return "argument" if len(names) == 1 else "arguments"
+
+
+def narrowed_by_profile(snapshot: Snapshot, name: str) -> Snapshot:
+    """The snapshot as a host on profile `name` may see it: fewer plugins and tools, read-only if it says so,
+    and a gate that opens only the profile's projects (never one the manifest keeps closed). A profile the
+    config does not define closes everything, said on every call."""
+    if snapshot.error is not None:
+        return snapshot
+    config = snapshot.config
+    profile = config.profiles.get(name)
+    if profile is None:
+        where = config.path or "the config"
+        return Snapshot(config, CLOSED, f"the profile {name!r} is not defined in {where} (a [profiles.{name}] "
+                                        "table): nothing is given to this host until it is, or until the host "
+                                        "is started without --profile")
+    enabled = config.plugins
+    plugins = enabled if profile.plugins is None else tuple(
+        p for p in (enabled if enabled is not None else profile.plugins) if p in profile.plugins)
+    narrowed = attrs.evolve(config, plugins=plugins, read_only=config.read_only or profile.read_only,
+                            allowed_tools=frozenset(profile.tools) if profile.tools is not None else None,
+                            profile=name)
+    gate = snapshot.gate
+    projects = tuple(attrs.evolve(p, ai=p.ai and (profile.projects is None or p.id in profile.projects))
+                     for p in gate.projects)
+    outside = gate.outside_projects and profile.outside_projects is not False
+    narrowed_gate = Gate(Manifest(projects), outside_projects=outside, reading=gate.reading)
+    return attrs.evolve(snapshot, config=narrowed, gate=narrowed_gate)
