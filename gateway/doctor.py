@@ -120,6 +120,8 @@ def say_sources(gateway: Gateway, say: Callable[[str], None]) -> list[str]:
                     say(f"stale    {name}: {source.what} at {source.path}: {source.stale} (the next call reads it)")
                 else:
                     say(f"ok       {name}: {source.what} at {source.path}")
+                if source.found and source.unreadable:
+                    say(f"WARNING  {name}: {source.what} at {source.path}: {source.unreadable}")
     from gateway.changes import availability, watch_limit
 
     why = availability()

@@ -123,3 +123,31 @@ def opened(ctx: Context) -> Iterator[Mail]:
         verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)))
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
         yield Mail(ctx, found, connection, verdicts, blocked)
+
+
+def sources(ctx: Context) -> list[Any]:
+    """The index, for `gateway doctor`, with the messages it holds by their envelope only (as the last call left
+    them: doctor does not index). The index and not the Maildirs: `gateway watch` watches what sources name, and
+    watching every folder of every Maildir would spend the person's notification watches for nothing."""
+    from gateway.refresh import Source
+    from gateway_mail.mail.parse import MAX_BYTES, MAX_DEPTH, MAX_PARTS
+
+    path = index.index_path(ctx.folders.cache)
+    if not path.exists():
+        return [Source("mail index", path, False)]
+    connection = index.connect(path)
+    try:
+        total, first = 0, []
+        for account in accounts(ctx.settings, ctx.folders.config):
+            count, files = index.unreadable(connection, account.name)
+            total += count
+            first += [f"{account.name}: {file} ({why})" for file, why in files]
+    finally:
+        connection.close()
+    said = ""
+    if total:
+        shown = "; ".join(first[:5]) + ("; ..." if total > min(len(first), 5) else "")
+        said = (f"{total} message{'s' if total != 1 else ''} read by the envelope only (over "
+                f"{MAX_BYTES // (1024 * 1024)} MB, over {MAX_PARTS} MIME parts or {MAX_DEPTH} levels deep, or one the "
+                f"mail parser fails on): {shown}. Each is read again when its file changes")
+    return [Source("mail index", path, True, unreadable=said)]
