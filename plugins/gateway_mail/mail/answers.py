@@ -23,6 +23,7 @@ from gateway_mail.mail.tools import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
+MAX_READ = 200_000  # characters of a message's text given by read_message (as read_note gives a note's)
 PORCH_LIST = 10
 WAITING_DAYS = 14
 CODE_HOURS = 24
@@ -270,13 +271,21 @@ def message_answer(ctx: Context, address: str) -> Answer:
     if parsed.encrypted:
         lines.append("Encrypted: yes. This message is encrypted (PGP/MIME or S/MIME): only its envelope is given.")
         return Answer("\n".join(lines), {**shown, "encrypted": True}, given=[shown["address"]])
-    attachments = [{"name": ctx.clip(a.name, FIELD_LIMIT), "type": ctx.one_line(a.type, 80), "size": a.size}
+    attachments = [{"name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80), "size": a.size}
                    for a in parsed.attachments]
     for attachment in attachments:
         lines.append(f"Attachment: {attachment['name']} ({attachment['type']}, {attachment['size']} bytes)")
-    text = parse.masked(parsed).text
-    lines.append(ctx.frame(text))
-    data = {**shown, "attachments": attachments, "text": text}
+    if parsed.unreadable:
+        lines.append(f"Unreadable: only its envelope is given ({parsed.unreadable}).")
+    shown_text = parse.masked(parsed, MAX_READ)
+    if shown_text.cut:
+        lines.append(f"Cut: only the first {MAX_READ} characters are given.")
+    lines.append(ctx.frame(shown_text.text))
+    data = {**shown, "attachments": attachments, "text": shown_text.text}
+    if parsed.unreadable:
+        data["unreadable"] = parsed.unreadable
+    if shown_text.cut:
+        data["cut"] = True
     return Answer("\n".join(lines), data, given=[shown["address"]])
 
 
