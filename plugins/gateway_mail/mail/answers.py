@@ -276,7 +276,7 @@ def message_answer(ctx: Context, address: str) -> Answer:
     for attachment in attachments:
         lines.append(f"Attachment: {attachment['name']} ({attachment['type']}, {attachment['size']} bytes)")
     if parsed.unreadable:
-        lines.append(f"Unreadable: only its envelope is given ({parsed.unreadable}).")
+        lines.append(f"Read in part: {parsed.unreadable}.")
     shown_text = parse.masked(parsed, MAX_READ)
     if shown_text.cut:
         lines.append(f"Cut: only the first {MAX_READ} characters are given.")

@@ -51,7 +51,7 @@ CREATE INDEX IF NOT EXISTS messages_unseen ON messages (account, date) WHERE ins
 CREATE INDEX IF NOT EXISTS messages_forged ON messages (account, date) WHERE auth = 'forged';
 CREATE INDEX IF NOT EXISTS messages_by_folder ON messages (account, folder, date);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (subject, sender, body, tokenize = 'unicode61');
--- Messages read by their envelope only, and why (parse.Parsed.unreadable): counted, said by `gateway doctor`.
+-- Messages read in part, and why (parse.Parsed.unreadable): counted, said by `gateway doctor`.
 CREATE TABLE IF NOT EXISTS unreadable (id INTEGER PRIMARY KEY, reason TEXT NOT NULL);
 """
 # A directory changed less than this long ago may change again within its time's granularity: not trusted.
@@ -165,8 +165,9 @@ def thread_of(parsed: Parsed, fallback: str) -> str:
 def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any] | None:
     """One file parsed and masked into a row (None when it cannot be opened): run in worker processes too.
 
-    Never raises on what the file holds: a message past the parser's bounds, or one it fails on, is a row of its
-    envelope with `_unreadable` saying why, so that it is counted and not read again until the file changes.
+    Never raises on what the file holds: a message past the parser's bounds, or one it fails on, is a row of what
+    could be read (its envelope at least) with `_unreadable` saying why, so that it is counted and not read again
+    until the file changes.
     """
     account, folder, path, name, sub, size, mtime_ns = job
     try:
@@ -401,8 +402,8 @@ def _keep(connection: sqlite3.Connection, pending: list[dict[str, Any]]) -> None
 
 
 def unreadable(connection: sqlite3.Connection, account: str, limit: int = 5) -> tuple[int, list[tuple[str, str]]]:
-    """How many of an account's indexed messages were read by their envelope only, and the first few (file under
-    the account's Maildir, why)."""
+    """How many of an account's indexed messages were read in part, and the first few (file under the account's
+    Maildir, why)."""
     total = connection.execute("SELECT count(*) FROM unreadable u JOIN messages m ON m.id = u.id WHERE m.account = ?",
                                (account,)).fetchone()[0]
     rows = connection.execute(

@@ -5,8 +5,8 @@ Verdicts: forged (from the account's own receiving server's `Authentication-Resu
 (PGP/MIME, S/MIME: the envelope alone), a code arrived (the masks hid one), a password given (kept whole).
 
 A message comes from anyone, so reading one is bounded (`MAX_BYTES`, `MAX_PARTS`, `MAX_DEPTH`, `MAX_SECONDS`) and
-never raises: a file past a bound, or one the parser fails on in any way, is read by its envelope alone and says
-why in `Parsed.unreadable`.
+never raises: a file longer than MAX_BYTES is read up to there; one past another bound, or one the parser fails on
+in any way, is read by its envelope alone; `Parsed.unreadable` says which and why.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _SPLIT = "\n\n\x1d\n\n"  # between subject and text while they are masked as one
 PASS, FORGED, UNAUTHENTICATED = "pass", "forged", "unauthenticated"
 
 # Bounds on reading one message file (plugins/gateway_mail/README.md, "Files from strangers").
-MAX_BYTES = 16 * 1024 * 1024  # a bigger file is read by its envelope only
+MAX_BYTES = 16 * 1024 * 1024  # of a bigger file, only this much is read
 MAX_HEADER_BYTES = 256 * 1024  # what of a file its envelope is read from
 MAX_PARTS = 1000  # MIME parts (nested messages included) in one message
 MAX_DEPTH = 32  # multiparts and message/rfc822 nested in one another
@@ -329,18 +329,20 @@ def _why(error: BaseException) -> str:
 
 
 def parse(data: bytes, *, authserv_id: str = "", file_time: float = 0.0) -> Parsed:
-    """The message in `data`; by its envelope alone when it is past a bound or the parser fails on it (never raises).
+    """The message in `data`, never raising: past MAX_BYTES read up to there; by its envelope alone when it is past
+    another bound or the parser fails on it.
 
     A file the parser fails on is one file: its headers are read again alone (the first MAX_HEADER_BYTES), and
     each field that still fails is left empty, so the message keeps what of its envelope can be read.
     """
-    if len(data) > MAX_BYTES:
-        return _envelope(data, authserv_id, file_time, f"over {MAX_BYTES // (1024 * 1024)} MB")
+    longer = len(data) > MAX_BYTES
     try:
-        message = email.message_from_bytes(data, _class=_Budget().part, policy=POLICY)
+        message = email.message_from_bytes(data[:MAX_BYTES] if longer else data, _class=_Budget().part,
+                                           policy=POLICY)
     except Exception as error:  # noqa: BLE001 - whatever a stranger's file does, it fails that file alone
-        return _envelope(data, authserv_id, file_time, _why(error))
-    return _read(message, authserv_id, file_time, "")
+        return _envelope(data, authserv_id, file_time, f"only its envelope was read: {_why(error)}")
+    return _read(message, authserv_id, file_time,
+                 f"only its first {MAX_BYTES // (1024 * 1024)} MB were read" if longer else "", whole=True)
 
 
 def _envelope(data: bytes, authserv_id: str, file_time: float, reason: str) -> Parsed:
@@ -348,10 +350,10 @@ def _envelope(data: bytes, authserv_id: str, file_time: float, reason: str) -> P
         message = email.parser.BytesHeaderParser(policy=POLICY).parsebytes(data[:MAX_HEADER_BYTES])
     except Exception:  # noqa: BLE001 - then not even the headers: an empty envelope, the file's time
         message = EmailMessage(policy=POLICY)
-    return _read(message, authserv_id, file_time, reason)
+    return _read(message, authserv_id, file_time, reason, whole=False)
 
 
-def _read(message: EmailMessage, authserv_id: str, file_time: float, reason: str) -> Parsed:
+def _read(message: EmailMessage, authserv_id: str, file_time: float, reason: str, whole: bool) -> Parsed:
     failed: list[str] = []
 
     def safely(what: str, read: Any, default: Any) -> Any:
@@ -373,7 +375,7 @@ def _read(message: EmailMessage, authserv_id: str, file_time: float, reason: str
         date = file_time
     sealed = safely("Content-Type", lambda: encrypted(message), False)
     reply_to = safely("Reply-To", lambda: _addresses(headers, "reply-to"), [])
-    whole = not sealed and not reason
+    whole = whole and not sealed
     fields = {
         "message_id": safely("Message-ID", lambda: (_ids(_first(headers, "message-id")) or [""])[0], ""),
         "to": tuple(a for _n, a in safely("To", lambda: _addresses(headers, "to"), [])),
@@ -387,14 +389,15 @@ def _read(message: EmailMessage, authserv_id: str, file_time: float, reason: str
         "text": safely("text", lambda: _text_of(message), "") if whole else "",
         "attachments": safely("attachments", lambda: tuple(_attachments(message)), ()) if whole else (),
     }
-    if failed and not reason:
-        reason = f"its {', '.join(failed)} could not be read"
+    if failed:
+        reason = "; ".join(r for r in (reason, f"its {', '.join(failed)} could not be read") if r)
     return Parsed(date=date, sender=sender, sender_name=sender_name, reply_to=reply_to[0][1] if reply_to else "",
                   encrypted=sealed, unreadable=reason, **fields)
 
 
 def parse_file(path: Path, authserv_id: str = "") -> Parsed:
-    """A message file, read up to MAX_BYTES (a bigger one by its envelope); OSError when it cannot be opened."""
+    """A message file, read up to MAX_BYTES (and one byte more, to know there is more); OSError when it cannot be
+    opened."""
     with open(path, "rb") as file:
         data = file.read(MAX_BYTES + 1)
         file_time = os.fstat(file.fileno()).st_mtime

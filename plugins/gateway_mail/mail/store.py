@@ -147,7 +147,7 @@ def sources(ctx: Context) -> list[Any]:
     said = ""
     if total:
         shown = "; ".join(first[:5]) + ("; ..." if total > min(len(first), 5) else "")
-        said = (f"{total} message{'s' if total != 1 else ''} read by the envelope only (over "
-                f"{MAX_BYTES // (1024 * 1024)} MB, over {MAX_PARTS} MIME parts or {MAX_DEPTH} levels deep, or one the "
-                f"mail parser fails on): {shown}. Each is read again when its file changes")
+        said = (f"{total} message{'s' if total != 1 else ''} read in part (a file over {MAX_BYTES // (1024 * 1024)} "
+                f"MB, over {MAX_PARTS} MIME parts or {MAX_DEPTH} levels deep, or one the mail parser fails on; each "
+                f"is read again when its file changes): {shown}")
     return [Source("mail index", path, True, unreadable=said)]
