@@ -190,10 +190,25 @@ def html_to_text(html: str) -> str:
         return ""
     pieces: list[str] = []
     preformatted = 0
+    breaks = 0  # line ends owed before the next text: 1 after a <br>, a row or a block, 2 after a paragraph
 
     def add(text: str | None) -> None:
-        if text:
-            pieces.append(text if preformatted else re.sub(r"[ \t\r\n\f\v]+", " ", text))
+        nonlocal breaks
+        if not text:
+            return
+        if not preformatted:
+            text = re.sub(r"[ \t\r\n\f\v]+", " ", text)
+            if not text.strip() and (breaks or not pieces or pieces[-1].endswith((" ", "\n"))):
+                return
+        if breaks:
+            pieces.append("\n" * breaks)
+            breaks = 0
+        pieces.append(text)
+
+    def end_line(count: int = 1) -> None:
+        nonlocal breaks
+        if pieces:
+            breaks = max(breaks, count)
 
     for event, element in lxml.etree.iterwalk(document, events=("start", "end")):
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
@@ -201,11 +216,14 @@ def html_to_text(html: str) -> str:
             if tag in _DROPPED or not tag:  # a comment or a processing instruction: its text is not shown
                 continue
             if tag in _BLOCKS:
-                pieces.append("\n")
+                end_line(2 if tag == "p" else 1)
             elif tag in _CELLS:
-                pieces.append(" ")
+                add(" ")
             elif tag == "br":
-                pieces.append("\n")
+                if breaks == 0 and pieces:
+                    pieces.append("\n")
+                else:
+                    breaks += 1
             if tag == "pre":
                 preformatted += 1
             add(element.text)
@@ -214,9 +232,9 @@ def html_to_text(html: str) -> str:
             if tag == "pre":
                 preformatted -= 1
             if tag in _BLOCKS:
-                pieces.append("\n")
+                end_line(2 if tag == "p" else 1)
             elif tag in _CELLS:
-                pieces.append(" ")
+                add(" ")
         if element.getparent() is not None:
             add(element.tail)
     lines = (" ".join(line.replace("\xa0", " ").split()) for line in "".join(pieces).split("\n"))
