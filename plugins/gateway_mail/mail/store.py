@@ -125,29 +125,26 @@ def opened(ctx: Context) -> Iterator[Mail]:
         yield Mail(ctx, found, connection, verdicts, blocked)
 
 
-def sources(ctx: Context) -> list[Any]:
-    """The index, for `gateway doctor`, with the messages it holds by their envelope only (as the last call left
-    them: doctor does not index). The index and not the Maildirs: `gateway watch` watches what sources name, and
-    watching every folder of every Maildir would spend the person's notification watches for nothing."""
-    from gateway.refresh import Source
+
+def unreadable_said(ctx: Context) -> dict[str, str]:
+    """Per account, the messages the index holds read in part, said for `gateway doctor` ("" for none). From the
+    index as the last call or refresh left it: nothing is indexed here."""
     from gateway_mail.mail.parse import MAX_BYTES, MAX_DEPTH, MAX_PARTS
 
     path = index.index_path(ctx.folders.cache)
     if not path.exists():
-        return [Source("mail index", path, False)]
+        return {}
+    said: dict[str, str] = {}
     connection = index.connect(path)
     try:
-        total, first = 0, []
         for account in accounts(ctx.settings, ctx.folders.config):
-            count, files = index.unreadable(connection, account.name)
-            total += count
-            first += [f"{account.name}: {file} ({why})" for file, why in files]
+            total, first = index.unreadable(connection, account.name)
+            if total:
+                files = "; ".join(f"{file} ({why})" for file, why in first) + ("; ..." if total > len(first) else "")
+                said[account.name] = (
+                    f"{total} message{'s' if total != 1 else ''} read in part (a file over "
+                    f"{MAX_BYTES // (1024 * 1024)} MB, over {MAX_PARTS} MIME parts or {MAX_DEPTH} levels deep, or one "
+                    f"the mail parser fails on; each is read again when its file changes): {files}")
     finally:
         connection.close()
-    said = ""
-    if total:
-        shown = "; ".join(first[:5]) + ("; ..." if total > min(len(first), 5) else "")
-        said = (f"{total} message{'s' if total != 1 else ''} read in part (a file over {MAX_BYTES // (1024 * 1024)} "
-                f"MB, over {MAX_PARTS} MIME parts or {MAX_DEPTH} levels deep, or one the mail parser fails on; each "
-                f"is read again when its file changes): {shown}")
-    return [Source("mail index", path, True, unreadable=said)]
+    return said
