@@ -36,9 +36,14 @@ PASS, FORGED, UNAUTHENTICATED = "pass", "forged", "unauthenticated"
 
 # Bounds on reading one message file (plugins/gateway_mail/README.md, "Files from strangers").
 MAX_BYTES = 16 * 1024 * 1024  # of a bigger file, only this much is read
+MAX_LINES = 500_000  # lines read of a file (the parser's cost is per line): a file of more is read up to there
+_CHUNK = 256 * 1024  # bytes fed to the parser between two looks at the clock
 MAX_HEADER_BYTES = 256 * 1024  # what of a file its envelope is read from
 MAX_PARTS = 1000  # MIME parts (nested messages included) in one message
 MAX_DEPTH = 32  # multiparts and message/rfc822 nested in one another
+MAX_HEADERS = 1000  # header fields of one part (a long Received chain is a few dozen)
+MAX_FIELD = 2000  # characters of a subject or a name kept (masked, then cut)
+MAX_HEADER_CHARS = 64 * 1024  # characters of one header's value read (a longer one is cut before it is decoded)
 MAX_SECONDS = 10.0  # a parse still making parts after this long is given up for the envelope
 MAX_INDEXED = 1_000_000  # characters of a message's text kept in the index (masked, then cut)
 _MASK_MARGIN = 1000  # characters past a cut that are masked with the text, so that a number across the cut is seen
@@ -66,7 +71,8 @@ class Unreadable(Exception):
 
 
 class _Budget:
-    """What one parse may still make: parts and time (the parser asks for a new message object for every part)."""
+    """What one parse may still make: parts and time (the parser asks for a new message object for every part, and
+    is fed a chunk at a time)."""
 
     def __init__(self) -> None:
         self.parts = -1  # the parser makes one object at its start to learn the factory's kind
@@ -76,15 +82,27 @@ class _Budget:
         self.parts += 1
         if self.parts > MAX_PARTS:
             raise Unreadable(f"more than {MAX_PARTS} MIME parts")
+        self.check_time()
+        return _Part(policy)
+
+    def check_time(self) -> None:
         if time.monotonic() > self.until:
             raise Unreadable(f"parsing took longer than {MAX_SECONDS:g} s")
-        return _Part(policy)
 
 
 class _Part(EmailMessage):
-    """A message or part that knows how deep it sits: attaching one deeper than MAX_DEPTH stops the parse."""
+    """A message or part that knows how deep it sits and how many header fields it holds: attaching one deeper
+    than MAX_DEPTH, or a field past MAX_HEADERS, stops the parse (each later look at a header would read them
+    all)."""
 
     depth = 0
+    fields = 0
+
+    def set_raw(self, name: str, value: Any) -> None:
+        self.fields += 1
+        if self.fields > MAX_HEADERS:
+            raise Unreadable(f"more than {MAX_HEADERS} header fields in one part")
+        super().set_raw(name, value)
 
     def attach(self, payload: Any) -> None:
         if isinstance(payload, _Part):
@@ -134,7 +152,7 @@ def _raw_headers(message: EmailMessage) -> Headers:
     decoded, by `_decoded`."""
     found: Headers = {}
     for name, value in message.raw_items():
-        found.setdefault(name.lower(), []).append(text_of_raw(str(value)))
+        found.setdefault(name.lower(), []).append(text_of_raw(str(value)[:MAX_HEADER_CHARS]))
     return found
 
 
@@ -353,14 +371,31 @@ def parse(data: bytes, *, authserv_id: str = "", file_time: float = 0.0) -> Pars
     A file the parser fails on is one file: its headers are read again alone (the first MAX_HEADER_BYTES), and
     each field that still fails is left empty, so the message keeps what of its envelope can be read.
     """
-    longer = len(data) > MAX_BYTES
+    kept, cut = _within_bounds(data)
+    budget = _Budget()
     try:
-        message = email.message_from_bytes(data[:MAX_BYTES] if longer else data, _class=_Budget().part,
-                                           policy=POLICY)
+        parser = email.parser.BytesFeedParser(_factory=budget.part, policy=POLICY)
+        for start in range(0, len(kept), _CHUNK):  # what message_from_bytes does, with a look at the clock
+            parser.feed(kept[start:start + _CHUNK])
+            budget.check_time()
+        message = parser.close()
     except Exception as error:  # noqa: BLE001 - whatever a stranger's file does, it fails that file alone
         return _envelope(data, authserv_id, file_time, f"only its envelope was read: {_why(error)}")
-    return _read(message, authserv_id, file_time,
-                 f"only its first {MAX_BYTES // (1024 * 1024)} MB were read" if longer else "", whole=True)
+    return _read(message, authserv_id, file_time, cut, whole=True)
+
+
+def _within_bounds(data: bytes) -> tuple[bytes, str]:
+    """The part of `data` that is parsed (at most MAX_BYTES, at most MAX_LINES lines), and what was left ("")."""
+    if len(data) > MAX_BYTES:
+        data, cut = data[:MAX_BYTES], f"only its first {MAX_BYTES // (1024 * 1024)} MB were read"
+    else:
+        cut = ""
+    if data.count(b"\n") > MAX_LINES:
+        end = -1
+        for _line in range(MAX_LINES):
+            end = data.find(b"\n", end + 1)
+        data, cut = data[:end + 1], f"only its first {MAX_LINES:,} lines were read"
+    return data, cut
 
 
 def _envelope(data: bytes, authserv_id: str, file_time: float, reason: str) -> Parsed:
@@ -440,7 +475,7 @@ def masked(parsed: Parsed, limit: int = MAX_INDEXED) -> Masked:
     seen whole and hidden)."""
     from gateway import one_line
 
-    subject = one_line(parsed.subject)
+    subject = one_line(parsed.subject[:MAX_FIELD + _MASK_MARGIN])
     text = parsed.text[:limit + _MASK_MARGIN]
     unit = mask(subject + _SPLIT + text)
     masked_subject, split, masked_text = unit.partition(_SPLIT)
@@ -449,8 +484,9 @@ def masked(parsed: Parsed, limit: int = MAX_INDEXED) -> Masked:
     password = masked_text != text and mask("Password: Xy7!abcd") in masked_text
     code = CODE_LABEL in unit and CODE_LABEL not in subject + text
     cut = len(parsed.text) > limit
-    return Masked(one_line(masked_subject), one_line(mask(parsed.sender_name)),
-                  masked_text[:limit] if cut else masked_text, code, password, cut)
+    name = one_line(mask(one_line(parsed.sender_name[:MAX_FIELD + _MASK_MARGIN])))
+    return Masked(one_line(masked_subject)[:MAX_FIELD], name[:MAX_FIELD], masked_text[:limit] if cut else masked_text,
+                  code, password, cut)
 
 
 def attachment_name(name: str) -> str:

@@ -218,3 +218,27 @@ def test_the_draft_is_read_back_and_refused_when_a_header_was_added() -> None:
     # A value that skipped the checks: the generator would write the Bcc line, the reading back refuses it.
     with pytest.raises(ToolError, match="would not be the ones the gateway set"):
         drafts.draft_bytes([*headers[:2], ("Subject", "=?utf-8?q?Hi=0D=0ABcc=3A_eve=40example.com?=")], "Body.")
+
+
+def test_a_part_of_too_many_header_fields_is_read_by_its_envelope() -> None:
+    data = b"From: Eve <eve@example.net>\r\nSubject: Fields\r\n" + b"X-Filler: y\r\n" * (parse.MAX_HEADERS + 1)
+    parsed = parse.parse(data + b"\r\nThe text.\r\n")
+    assert parsed.unreadable == "only its envelope was read: more than 1000 header fields in one part"
+    assert parsed.subject == "Fields" and parsed.sender == "eve@example.net"
+
+
+def test_a_file_of_too_many_lines_is_read_up_to_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parse, "MAX_LINES", 1000)
+    parsed = parse.parse(b"From: Lou <lou@example.net>\r\nSubject: Lines\r\n\r\n" + b"a\n" * 5000)
+    assert parsed.unreadable == "only its first 1,000 lines were read"
+    assert parsed.text.count("a") == 1000 - 3
+
+
+def test_a_huge_subject_is_read_cut_and_masked_before_it_is_cut() -> None:
+    parsed = parse.parse(b"From: a@example.net\r\nSubject: " + b"word " * 100_000 + b"\r\n\r\nText.\r\n")
+    assert len(parsed.subject) <= parse.MAX_HEADER_CHARS
+    shown = parse.masked(parsed)
+    assert len(shown.subject) == parse.MAX_FIELD
+    card = parse.masked(parse.parse(b"From: a@example.net\r\nSubject: " + b"x" * (parse.MAX_FIELD - 10)
+                                    + b" 4111 1111 1111 1111\r\n\r\nText.\r\n"))
+    assert "4111" not in card.subject
