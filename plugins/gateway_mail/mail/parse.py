@@ -4,9 +4,9 @@ Nothing here is given as is: `masked()` turns a parsed message into what an inde
 Verdicts: forged (from the account's own receiving server's `Authentication-Results` only), encrypted
 (PGP/MIME, S/MIME: the envelope alone), a code arrived (the masks hid one), a password given (kept whole).
 
-A message comes from anyone, so reading one is bounded (`MAX_BYTES`, `MAX_PARTS`, `MAX_DEPTH`, `MAX_SECONDS`) and
-never raises: a file longer than MAX_BYTES is read up to there; one past another bound, or one the parser fails on
-in any way, is read by its envelope alone; `Parsed.unreadable` says which and why.
+A message comes from anyone, so reading one is bounded (the MAX_ constants below) and never raises: a file longer
+than MAX_BYTES or MAX_LINES is read up to there; one past another bound, or one the parser fails on in any way, is
+read by its envelope alone; `Parsed.unreadable` says which and why.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ MAX_DEPTH = 32  # multiparts and message/rfc822 nested in one another
 MAX_HEADERS = 1000  # header fields of one part (a long Received chain is a few dozen)
 MAX_FIELD = 2000  # characters of a subject or a name kept (masked, then cut)
 MAX_HEADER_CHARS = 64 * 1024  # characters of one header's value read (a longer one is cut before it is decoded)
-MAX_SECONDS = 10.0  # a parse still making parts after this long is given up for the envelope
+MAX_SECONDS = 10.0  # a parse running longer (looked at between chunks and parts) is given up for the envelope
 MAX_INDEXED = 1_000_000  # characters of a message's text kept in the index (masked, then cut)
 _MASK_MARGIN = 1000  # characters past a cut that are masked with the text, so that a number across the cut is seen
 
@@ -136,7 +136,7 @@ class Parsed:
     auth: str
     encrypted: bool
     bulk: bool  # a list, an automatic or a no-reply sender: not a "real person"
-    unreadable: str = ""  # why only the envelope was read ("" when the whole message was)
+    unreadable: str = ""  # why the message was read in part ("" when it was read whole)
 
 
 def _ids(value: Any) -> list[str]:
