@@ -120,7 +120,7 @@ def recipient(value: str, field: str = "a recipient") -> Address:
     if len(found) != 1 or value.count("@") != 1:
         raise ToolError(f"each recipient must be one address (a list of strings, one each): {value!r:.80}")
     name, address = found[0]
-    if not re.fullmatch(r"[^@\s<>(),;:\"\[\]=?]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]+", address):
+    if not re.fullmatch(r"[^@\s<>(),;:\"\[\]]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]+", address) or "=?" in address:
         raise ToolError(f"{address!r:.80} is not a mail address")
     try:
         name = settled(name)

@@ -242,3 +242,16 @@ def test_a_huge_subject_is_read_cut_and_masked_before_it_is_cut() -> None:
     card = parse.masked(parse.parse(b"From: a@example.net\r\nSubject: " + b"x" * (parse.MAX_FIELD - 10)
                                     + b" 4111 1111 1111 1111\r\n\r\nText.\r\n"))
     assert "4111" not in card.subject
+
+
+def test_plain_values_of_every_kind_are_written_and_read_back_whole() -> None:
+    to = [drafts.recipient("Zoë Ünïcode <zoe@example.net>"), drafts.recipient("bounce+x=example.com@example.org"),
+          *(drafts.recipient(f"Person Number {i} <p{i}@example.net>") for i in range(20))]
+    subject = drafts._reply_subject("Ünïcode sübject " * 60)
+    references = " ".join(f"<ref{i}.long.identifier@mail.example.net>" for i in range(40))
+    data = drafts.draft_bytes([("From", drafts.recipient("pat@example.org")), ("To", to), ("Subject", subject),
+                               ("References", references)], "Body\nFrom me\n")
+    back = email.parser.BytesParser(policy=email.policy.default).parsebytes(data)
+    assert [a.addr_spec for a in back["To"].addresses] == [a.addr_spec for a in to]
+    assert back["To"].addresses[0].display_name == "Zoë Ünïcode" and str(back["Subject"]) == subject
+    assert " ".join(str(back["References"]).split()) == references
