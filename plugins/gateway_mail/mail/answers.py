@@ -24,6 +24,7 @@ from gateway_mail.mail.tools import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
 MAX_READ = 200_000  # characters of a message's text given by read_message (as read_note gives a note's)
+RECIPIENTS_SHOWN = 50  # of a message's To and of its Cc, each: the rest counted ("and 3,000 more")
 PORCH_LIST = 10
 WAITING_DAYS = 14
 CODE_HOURS = 24
@@ -246,10 +247,17 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
 def _envelope(ctx: Context, row: Any, parsed: parse.Parsed, path: str) -> dict[str, Any]:
     shown = _hit(ctx, row)
     shown["file"] = path
-    shown["to"] = [ctx.clip(a, FIELD_LIMIT) for a in parsed.to]
-    shown["cc"] = [ctx.clip(a, FIELD_LIMIT) for a in parsed.cc]
+    for field, addresses in (("to", parsed.to), ("cc", parsed.cc)):
+        shown[field] = [ctx.clip(a, FIELD_LIMIT) for a in addresses[:RECIPIENTS_SHOWN]]
+        if len(addresses) > RECIPIENTS_SHOWN:
+            shown[f"{field}_more"] = len(addresses) - RECIPIENTS_SHOWN
     shown["authentication"] = _authentication(row)
     return shown
+
+
+def _listed(shown: dict[str, Any], field: str) -> str:
+    more = shown.get(f"{field}_more", 0)
+    return ", ".join(shown[field]) + (f" and {more} more" if more else "")
 
 
 def message_answer(ctx: Context, address: str) -> Answer:
@@ -264,9 +272,9 @@ def message_answer(ctx: Context, address: str) -> Answer:
     shown = _envelope(ctx, row, parsed, path)
     lines = [f"Address: {shown['address']}", f"File: {path}", f"Account: {shown['account']}",
              f"Folder: {shown['folder']}", f"Flags: {shown['flags'] or '(none)'}", f"Date: {shown['date']}",
-             f"From: {shown['from']}", f"To: {', '.join(shown['to'])}"]
+             f"From: {shown['from']}", f"To: {_listed(shown, 'to')}"]
     if shown["cc"]:
-        lines.append(f"Cc: {', '.join(shown['cc'])}")
+        lines.append(f"Cc: {_listed(shown, 'cc')}")
     lines += [f"Subject: {shown['subject']}", f"Authentication: {shown['authentication']}"]
     if parsed.encrypted:
         lines.append("Encrypted: yes. This message is encrypted (PGP/MIME or S/MIME): only its envelope is given.")

@@ -255,3 +255,18 @@ def test_plain_values_of_every_kind_are_written_and_read_back_whole() -> None:
     assert [a.addr_spec for a in back["To"].addresses] == [a.addr_spec for a in to]
     assert back["To"].addresses[0].display_name == "Zoë Ünïcode" and str(back["Subject"]) == subject
     assert " ".join(str(back["References"]).split()) == references
+
+
+def test_read_message_names_at_most_fifty_recipients_and_counts_the_rest(gateway_home: Path) -> None:
+    import gateway_mail
+    from gateway_mail.mail import answers
+
+    from gateway.testing import make_gateway
+
+    root = gateway_home / "Mail"
+    crowd = ", ".join(f"p{i}@example.net" for i in range(3000))
+    sample.deliver(root / "INBOX", sample.message(subject="Crowd", to=crowd, message_id="crowd@example.org"))
+    gateway = make_gateway([gateway_mail], home=gateway_home, config=sample.config(root))
+    answer = gateway.call("read_message", {"address": "mid:crowd@example.org"})
+    assert len(answer.data["to"]) == answers.RECIPIENTS_SHOWN and answer.data["to_more"] == 2950
+    assert "p49@example.net and 2950 more" in answer.text
