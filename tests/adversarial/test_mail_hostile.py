@@ -252,6 +252,7 @@ def test_doctor_names_the_messages_read_in_part(hostile: Hostile) -> None:
     for name in ("bomb", "long", "nested-"):
         assert f"INBOX/cur/{name}" in said[0]
     assert "more than 1000 MIME parts" in said[0] and "only its first 16 MB were read" in said[0]
+    assert "No problem found, but read the warning above." in done.stdout and done.returncode == 0
 
 
 def test_a_20_mb_text_is_cut_and_says_where(hostile: Hostile) -> None:

@@ -129,8 +129,6 @@ def opened(ctx: Context) -> Iterator[Mail]:
 def unreadable_said(ctx: Context) -> dict[str, str]:
     """Per account, the messages the index holds read in part, said for `gateway doctor` ("" for none). From the
     index as the last call or refresh left it: nothing is indexed here."""
-    from gateway_mail.mail.parse import MAX_BYTES, MAX_DEPTH, MAX_PARTS
-
     path = index.index_path(ctx.folders.cache)
     if not path.exists():
         return {}
@@ -142,9 +140,9 @@ def unreadable_said(ctx: Context) -> dict[str, str]:
             if total:
                 files = "; ".join(f"{file} ({why})" for file, why in first) + ("; ..." if total > len(first) else "")
                 said[account.name] = (
-                    f"{total} message{'s' if total != 1 else ''} read in part (a file over "
-                    f"{MAX_BYTES // (1024 * 1024)} MB, over {MAX_PARTS} MIME parts or {MAX_DEPTH} levels deep, or one "
-                    f"the mail parser fails on; each is read again when its file changes): {files}")
+                    f"{total} message{'s' if total != 1 else ''} read in part (past a bound of the mail plugin's on "
+                    "size, lines, MIME parts, nesting, header fields or time, or one the mail parser fails on; "
+                    f"each is read again when its file changes): {files}")
     finally:
         connection.close()
     return said
