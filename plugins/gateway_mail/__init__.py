@@ -123,4 +123,3 @@ def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
     from gateway_mail.demo import make_demo
 
     return make_demo(gateway)
-
