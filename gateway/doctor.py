@@ -66,7 +66,7 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
             say(f"ok       plugin {name} {plugin.version} ({plugin.origin}): {plural(tools, 'tool')}")
         for text in catalogue.problems:
             problem(text)
-        for text in say_sources(gateway, say):
+        for text in say_sources(gateway, say, warning):
             problem(text)
         for text in _ways_out():
             warning(text)
@@ -92,11 +92,14 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
     return Findings(problems, warnings)
 
 
-def say_sources(gateway: Gateway, say: Callable[[str], None]) -> list[str]:
+def say_sources(gateway: Gateway, say: Callable[[str], None],
+                warning: Callable[[str], None] | None = None) -> list[str]:
     """Where each plugin found its sources (or looked for them), which ones its store is behind on, and whether
-    `gateway watch` is keeping them fresh; the next call reads what is stale. Returns the problems: each source
-    the config names that does not exist (a typo, a disk not mounted), said with the key to fix."""
+    `gateway watch` is keeping them fresh; the next call reads what is stale. Files a plugin could read only in
+    part are said through `warning` (counted by doctor). Returns the problems: each source the config names that
+    does not exist (a typo, a disk not mounted), said with the key to fix."""
     missing: list[str] = []
+    warning = warning or (lambda text: say(f"WARNING  {text}"))
     import time
 
     from gateway.watch import read_heartbeat
@@ -120,6 +123,8 @@ def say_sources(gateway: Gateway, say: Callable[[str], None]) -> list[str]:
                     say(f"stale    {name}: {source.what} at {source.path}: {source.stale} (the next call reads it)")
                 else:
                     say(f"ok       {name}: {source.what} at {source.path}")
+                if source.found and source.unreadable:
+                    warning(f"{name}: {source.what} at {source.path}: {source.unreadable}")
     from gateway.changes import availability, watch_limit
 
     why = availability()

@@ -93,3 +93,11 @@ def test_only_loopback_addresses_are_served(address):
 
     with pytest.raises(click.BadParameter):
         parse_address(address)
+
+
+def test_the_bearer_scheme_is_read_whatever_its_case_and_the_token_exactly(http_server):
+    url, token, _home = http_server
+    for accepted in (f"bearer {token}", f"BEARER {token}", f"Bearer  {token}"):
+        assert httpx2.post(url, json=INIT, headers={**ACCEPT, "Authorization": accepted}).status_code == 200, accepted
+    for refused in (f"Basic {token}", f"bearer{token}", f"bearer {token.upper()}x", f"{token}", "bearer"):
+        assert httpx2.post(url, json=INIT, headers={**ACCEPT, "Authorization": refused}).status_code == 401, refused
