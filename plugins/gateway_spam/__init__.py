@@ -20,6 +20,8 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
         Setting("spam_cutoff", 0.90, "above this score a message is spam", type=float, minimum=0, maximum=1),
         Setting("imap", [], "servers spam_fetch reads: [{ account, host, port, user, password_command }]",
                 type=list),
+        Setting("agent_labels_per_day", 20, "the most spam_label calls agents may make in 24 hours (all clients "
+                "together; the person's own command line is not counted)", type=int, minimum=0, maximum=10_000),
     ]
 
 

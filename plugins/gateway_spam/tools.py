@@ -5,7 +5,7 @@ from __future__ import annotations
 import email.utils
 import itertools
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +13,9 @@ from maildirs import Account, Conversations, PathRefused, accounts_in, blocked_i
 from maildirs.accounts import sender_blocked
 from maildirs.subjects import closed_by_hidden_subject
 
-from gateway import Answer, Context, GateMemo, ToolError, clip, left_out_sentence, plural
-from gateway_spam import corpus, jobs, training
+from gateway import Answer, Context, GateMemo, ToolError, clip, left_out_sentence, one_line, plural
+from gateway_spam import corpus, jobs, labels, training
+from gateway_spam.correspondents import Correspondents, correspondents
 from gateway_spam.model import Model
 from gateway_spam.tokens import parse, stripped, tokens
 
@@ -365,38 +366,141 @@ def _place_of(ctx: Context, address: str, accounts: list[Account]) -> corpus.Pla
     raise ToolError(f"{address!r} is not a message of the accounts' folders")
 
 
+def client_name(ctx: Context) -> tuple[str, str]:
+    """Who gives a label: `cli` for the person's own command line, else the MCP client's name and version."""
+    if ctx.transport == "cli":
+        return labels.PERSON, ""
+    name = one_line(ctx.client or "unknown", 100) or "unknown"
+    # A host naming itself `cli` is still an agent: only the command line speaks for the person.
+    return (f"{name} (mcp)" if name == labels.PERSON else name), one_line(ctx.client_version or "", 40)
+
+
+def _agent_bound(ctx: Context, lines: list[dict[str, Any]], key: str, client: str) -> None:
+    """Refuse an agent's label beyond `agent_labels_per_day` in the last 24 hours (every agent client together)."""
+    bound = int(ctx.settings["agent_labels_per_day"])
+    recent = [e for e in labels.agent_labels_since(lines, time.time() - labels.DAY)
+              if not (e["key"] == key and labels.client_of(e) == client)]  # its own earlier label of it: replaced
+    if len(recent) >= bound:
+        again = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(labels.moment_of(recent[0]) + labels.DAY)) \
+            if recent else "never"
+        raise ToolError(f"agents have given {plural(len(recent), 'label')} in the last 24 hours, as many as "
+                        f"[plugins.spam] agent_labels_per_day ({bound}) allows: no more until {again}. The person "
+                        "labels from their terminal (gateway call spam_label) or raises the setting")
+
+
+def _would_flip(model: Model, watched: list[Path], change: Callable[[], None], undo: Callable[[], None],
+                cutoffs_: tuple[float, float]) -> tuple[float, float] | None:
+    """(before, after) of the first watched message whose verdict `change` would make worse; None when none.
+
+    `change` is tried on the model and taken back (`undo`) before this returns.
+    """
+    order = {"ham": 0, "unsure": 1, "spam": 2}
+    scored = [(t, model.score(t)) for t in (_tokens_of(p) for p in watched) if t is not None]
+    change()
+    try:
+        for found, before in scored:
+            after = model.score(found)
+            if order[after.verdict(*cutoffs_)] > order[before.verdict(*cutoffs_)]:
+                return before.probability, after.probability
+        return None
+    finally:
+        undo()  # the model is changed for good below, once the label is written
+
+
+_token_memo: dict[tuple[str, int, int], frozenset[str] | None] = {}
+
+
+def _tokens_of(path: Path) -> frozenset[str] | None:
+    """A watched message's tokens, kept per file (path, size, time); None when it cannot be read."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    memo_key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if memo_key not in _token_memo:
+        if len(_token_memo) >= 2_000:
+            _token_memo.clear()
+        raw = corpus.read_raw(path)
+        try:
+            _token_memo[memo_key] = frozenset(tokens(stripped(raw))) if raw is not None else None
+        except Exception:  # noqa: BLE001 - a stranger's file: unreadable, never a failed call
+            _token_memo[memo_key] = None
+    return _token_memo[memo_key]
+
+
 def label_answer(ctx: Context, address: str, label: str) -> Answer:
     known = accounts(ctx)
     place = _place_of(ctx, address, known)
     raw = corpus.read_raw(place.path)
     if raw is None:
         raise ToolError(f"{address} cannot be read now; try again")
-    message = parse(raw)
-    key = corpus.key_of(raw, message)
-    envelope = training.envelope(message, place, key)
+    try:
+        message = parse(raw)
+        key = corpus.key_of(raw, message)
+        envelope = training.envelope(message, place, key)
+        found = tokens(stripped(raw))
+    except Exception:  # noqa: BLE001 - a stranger's file: unreadable, never a failed call
+        raise ToolError(f"{address} cannot be read as a message (its structure is broken or nested too deep): "
+                        "it is not labelled") from None
     shown = Shown(ctx, known)
     ctx.gate.check_write(shown.owners(envelope), "this message")
     if shown.is_blocked(envelope):
         raise ToolError("this message's sender is blocked by the person: its mail is only counted, never labelled")
+    client, version = client_name(ctx)
+    agent = client != labels.PERSON
     data_folder = ctx.folders.data
     place_text = f"spam:corpus/{place.corpus_id}" if place.corpus_id else str(place.path)
-    before = corpus.write_label(data_folder, key, label, place_text)
-    learned = False
     model_file = training.model_path(data_folder)
-    if model_file.exists():
-        model = Model.load(model_file)
-        learned = model.relearn(tokens(stripped(raw)), label, key)
+    with labels.locked(data_folder):
+        lines = labels.entries(data_folder)
+        if agent:
+            given = labels.effective(lines).get(key)
+            if given is not None and labels.client_of(given) == labels.PERSON and given["label"] != label:
+                raise ToolError(f"the person labelled this message {given['label']} themselves: only they change "
+                                "it (gateway call spam_label in their terminal)")
+            _agent_bound(ctx, lines, key, client)
+        model = Model.load(model_file) if model_file.exists() else None
+        if agent and label == "spam":
+            watch = correspondents_of(ctx, known)
+            if envelope["sender"] in watch:
+                raise ToolError("this message's sender is someone the person has written to: an agent never "
+                                "labels their mail spam; the person may, from their terminal (gateway call "
+                                "spam_label)")
+            if model is not None:
+                trained_before = model.trained.get(key)
+
+                def undo() -> None:
+                    if trained_before is None:
+                        model.learn(found, label, key, sign=-1)
+                    else:
+                        model.relearn(found, trained_before, key)
+
+                flipped = _would_flip(model, watch.watched, lambda: model.relearn(found, label, key), undo,
+                                      cutoffs(ctx))
+                if flipped is not None:
+                    raise ToolError(f"this label would move mail from someone the person has written to from ham "
+                                    f"to {'spam' if flipped[1] > cutoffs(ctx)[1] else 'unsure'} (score "
+                                    f"{flipped[0]:.3f} to {flipped[1]:.3f}): refused. The person may label it "
+                                    "from their terminal (gateway call spam_label)")
+        before = labels.put(data_folder, labels.new_entry(key, label, place_text, client, version))
+        learned = model.relearn(found, label, key) if model is not None else False
         if learned:
             model.save(model_file)
     running = any(j.get("kind") == "train" and j.get("state") == "running" for j in jobs.all_jobs(ctx.folders.state))
-    lines = [DATA_NOTE, f"Labelled {label}: From: {envelope['sender']}  Subject: {envelope['subject']}",
-             ("The model learned it." if learned else "The model already knew it so." if model_file.exists()
-              else "No model yet: the next spam_train learns it."),
-             "Nothing moved: the message stays where it is."]
+    lines_out = [DATA_NOTE, f"Labelled {label}: From: {envelope['sender']}  Subject: {envelope['subject']}",
+                 ("The model learned it." if learned else "The model already knew it so." if model is not None
+                  else "No model yet: the next spam_train learns it."),
+                 "Nothing moved: the message stays where it is.",
+                 f"Recorded as given by {client}" + (f" {version}" if version else "") + "."]
     if before and before != label:
-        lines.insert(2, f"It was labelled {before} before; this label replaces that one.")
+        lines_out.insert(2, f"It was labelled {before} before; this label replaces that one.")
     if running:
-        lines.append("A training job is running: if it read the labels before this one, train again to keep it.")
-    return Answer(text="\n".join(lines), data={"address": envelope["address"], "label": label,
-                                                "before": before or "", "learned": learned},
+        lines_out.append("A training job is running: if it read the labels before this one, train again to keep it.")
+    return Answer(text="\n".join(lines_out), data={"address": envelope["address"], "label": label,
+                                                    "before": before or "", "learned": learned, "client": client},
                   given=(envelope["address"],))
+
+
+def correspondents_of(ctx: Context, known: list[Account]) -> Correspondents:
+    spam_folders = ctx.settings["spam_folders"]
+    return correspondents(known, lambda name: corpus.matches(name, spam_folders), ctx.deadline.check)
