@@ -5,7 +5,8 @@ address found as a recipient (To, Cc, Bcc) of a message in a Sent folder (a fold
 Items, Sent Messages or Sent Mail, compared without case) or of a message From one of the person's addresses,
 wherever it is; the person's own addresses are never correspondents. Headers are read from the first 64 KiB of a
 file (maildirs.head_of, kept per file for the process's life; the recipients of the person's own mail kept here
-the same way).
+the same way). An agent's spam label is tried on the correspondents' newest messages and on the envelope of
+each one's next message (`probe`): refused when it would make any of them less ham than it was.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from pathlib import Path
 from attrs import define, field
 from maildirs import Account, folders, head_of, messages
 
+from gateway_spam.tokens import tokens
+
 SENT_NAMES = frozenset({"sent", "sent items", "sent messages", "sent mail"})
 PER_CORRESPONDENT = 3  # the newest messages of each correspondent that a spam label is tried against
 MOST_WATCHED = 300  # and at most so many in all (the newest)
+MOST_PROBES = 2_000  # correspondents whose next message is tried (by its envelope), the first found
 _HEAD = 64 * 1024
 _KEPT = 50_000
 _recipients: dict[tuple[str, int, int], frozenset[str]] = {}
@@ -79,12 +83,23 @@ def _delivered(entry: os.DirEntry[str]) -> float:
         return 0.0
 
 
+def probe(address: str, to: str) -> frozenset[str]:
+    """The tokens any next message from `address` carries, whatever its words: its sender, its Message-ID's
+    domain, its recipient. A correspondent who has not written yet (the lawyer answering for the first time) is
+    judged by these alone, so a label that makes them spammy flips that first answer."""
+    domain = address.rpartition("@")[2]
+    raw = f"From: {address}\nTo: {to}\nMessage-ID: <probe@{domain}>\n\n".encode()
+    return frozenset(tokens(raw))
+
+
 @define
 class Correspondents:
-    """Who the person has written to, and the newest messages each of them sent (not in a spam folder)."""
+    """Who the person has written to, the newest messages each of them sent (not in a spam folder), and for each
+    (up to MOST_PROBES) the envelope of a next message."""
 
     addresses: frozenset[str] = frozenset()
     watched: list[Path] = field(factory=list)
+    probes: list[frozenset[str]] = field(factory=list)
 
     def __contains__(self, address: str) -> bool:
         return address.strip().lower() in self.addresses
@@ -123,4 +138,6 @@ def correspondents(accounts: list[Account], is_spam_folder: Callable[[str], bool
                         heapq.heappushpop(newest, item)
     written_to -= own
     kept = [item for sender, items in by_sender.items() if sender in written_to for item in items]
-    return Correspondents(frozenset(written_to), [Path(p) for _when, p in heapq.nlargest(MOST_WATCHED, kept)])
+    to = min(own) if own else ""
+    return Correspondents(frozenset(written_to), [Path(p) for _when, p in heapq.nlargest(MOST_WATCHED, kept)],
+                          [probe(address, to) for address in sorted(written_to)[:MOST_PROBES]])

@@ -388,14 +388,15 @@ def _agent_bound(ctx: Context, lines: list[dict[str, Any]], key: str, client: st
                         "labels from their terminal (gateway call spam_label) or raises the setting")
 
 
-def _would_flip(model: Model, watched: list[Path], change: Callable[[], None], undo: Callable[[], None],
+def _would_flip(model: Model, watched: Correspondents, change: Callable[[], None], undo: Callable[[], None],
                 cutoffs_: tuple[float, float]) -> tuple[float, float] | None:
     """(before, after) of the first watched message whose verdict `change` would make worse; None when none.
 
     `change` is tried on the model and taken back (`undo`) before this returns.
     """
     order = {"ham": 0, "unsure": 1, "spam": 2}
-    scored = [(t, model.score(t)) for t in (_tokens_of(p) for p in watched) if t is not None]
+    found = [t for t in (_tokens_of(p) for p in watched.watched) if t is not None] + watched.probes
+    scored = [(t, model.score(t)) for t in found]
     change()
     try:
         for found, before in scored:
@@ -475,7 +476,7 @@ def label_answer(ctx: Context, address: str, label: str) -> Answer:
                     else:
                         model.relearn(found, trained_before, key)
 
-                flipped = _would_flip(model, watch.watched, lambda: model.relearn(found, label, key), undo,
+                flipped = _would_flip(model, watch, lambda: model.relearn(found, label, key), undo,
                                       cutoffs(ctx))
                 if flipped is not None:
                     raise ToolError(f"this label would move mail from someone the person has written to from ham "
