@@ -241,7 +241,7 @@ def start_train(ctx: Context, dry_run: bool) -> Answer:
 
 
 def start_fetch(ctx: Context, account: str | None, days: int) -> Answer:
-    from gateway_spam.fetch import imap_entries
+    from gateway_spam.fetch import imap_entries, tls_problem
 
     entries = imap_entries(ctx.settings["imap"])
     if not entries:
@@ -254,6 +254,9 @@ def start_fetch(ctx: Context, account: str | None, days: int) -> Answer:
     # The server's entry holds its password_command (which may hold the password itself): given to the job's
     # process on its standard input, never written in the job's file.
     private = {"imap": [e for e in entries if e.get("account") == chosen][:1]}
+    problem = tls_problem(private["imap"][0])
+    if problem is not None:
+        raise ToolError(problem)
     job = jobs.start(ctx.folders.state, "fetch", {"account": chosen, "days": days}, job_settings(ctx), private)
     if job["state"] == "failed":
         raise ToolError(job["error"])
