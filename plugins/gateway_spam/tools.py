@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from maildirs import Account, Conversations, PathRefused, accounts_in, blocked_in, checked_path, head_of
+from maildirs import (
+    Account,
+    Conversations,
+    PathRefused,
+    accounts_in,
+    blocked_in,
+    checked_path,
+    folders,
+    head_of,
+)
 from maildirs.accounts import sender_blocked
 from maildirs.subjects import closed_by_hidden_subject
 
@@ -72,6 +81,21 @@ def ids_of(envelope: dict[str, Any]) -> list[str]:
 
 
 _traits: GateMemo[dict[tuple[str, str, str], frozenset[str]]] = GateMemo(dict, gates=4)
+_conversations: GateMemo[dict[str, Any]] = GateMemo(dict, gates=4)
+
+
+def folders_signature(known: list[Account], data: Path) -> tuple[tuple[str, int], ...]:
+    """Every message directory (each folder's new/ and cur/, the fetched corpus) with its modification time."""
+    found = []
+    directories = [folder.path / sub for account in known for folder in folders(account.maildir)
+                   for sub in ("new", "cur")]
+    directories += [corpus.corpus_folder(data) / label for label in ("spam", "ham")]
+    for directory in directories:
+        try:
+            found.append((str(directory), directory.stat().st_mtime_ns))
+        except OSError:
+            found.append((str(directory), -1))
+    return tuple(found)
 
 
 class Shown:
@@ -118,6 +142,13 @@ class Shown:
         headers read are kept (maildirs.head_of), so the next call goes further; meanwhile nothing is shown.
         """
         if self._conversations is None and not self._incomplete:
+            # Maildir files are never changed in place: a message added, removed or renamed (its flags) changes its
+            # directory's time. While no directory changed, the conversations read last time still hold.
+            signature = folders_signature(self.accounts, self.ctx.folders.data)
+            memo = _conversations.of(self.gate)
+            if memo.get("signature") == signature:
+                self._conversations = memo["value"]
+                return self._conversations
             found = Conversations()
             if self.gate.projects:  # with no project, no message has owners to share
                 places = itertools.chain(corpus.folder_places(self.accounts, [], [], every_folder=True),
@@ -133,6 +164,7 @@ class Shown:
                     found.add(ids, self.own_owners(place.folder, clip(subject, 200),
                                                    email.utils.parseaddr(sender)[1].lower()))
             self._conversations = found
+            memo.update(signature=signature, value=found)
         return self._conversations
 
     def owners(self, envelope: dict[str, Any]) -> frozenset[str] | None:
