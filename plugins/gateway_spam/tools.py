@@ -616,6 +616,16 @@ def label_answer(ctx: Context, address: str, label: str) -> Answer:
                   given=(envelope["address"],))
 
 
+_correspondents: dict[Any, Correspondents] = {}
+
+
 def correspondents_of(ctx: Context, known: list[Account]) -> Correspondents:
+    """The correspondents, read again only when a message directory changed (or the spam folders did)."""
     spam_folders = ctx.settings["spam_folders"]
-    return correspondents(known, lambda name: corpus.matches(name, spam_folders), ctx.deadline.check)
+    memo_key = (folders_signature(known, ctx.folders.data), tuple(spam_folders))
+    found = _correspondents.get(memo_key)
+    if found is None:
+        found = correspondents(known, lambda name: corpus.matches(name, spam_folders), ctx.deadline.check)
+        _correspondents.clear()
+        _correspondents[memo_key] = found
+    return found
