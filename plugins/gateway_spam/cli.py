@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from gateway import PluginHost
+from gateway import PluginHost, plural
 
 SPAM, HAM, UNSURE, ERROR = 0, 1, 2, 3
 EXIT_CODES = {"spam": SPAM, "ham": HAM, "unsure": UNSURE}
@@ -116,14 +116,14 @@ def commands(gateway: PluginHost) -> list[click.Command]:
                 click.echo("No labels yet.")
             for client, row in sorted(summary.items(), key=lambda item: item[1]["last"], reverse=True):
                 versions = f" ({', '.join(row['versions'])})" if row["versions"] else ""
-                click.echo(f"{client}{versions}: {row['labels']} labels ({row['spam']} spam, {row['ham']} ham), "
-                           f"{row['first']} to {row['last']}")
+                click.echo(f"{client}{versions}: {plural(row['labels'], 'label')} ({row['spam']} spam, "
+                           f"{row['ham']} ham), {row['first']} to {row['last']}")
             return
         removed = labels.remove_client(data, undo)
         if not removed:
             known = ", ".join(sorted(labels.by_client(labels.entries(data)))) or "none"
             raise click.ClickException(f"no labels given by {undo!r} (clients with labels: {known})")
-        click.echo(f"Took away {len(removed)} labels given by {undo}.")
+        click.echo(f"Took away {plural(len(removed), 'label')} given by {undo}.")
         if not training.model_path(data).exists():
             click.echo("No model yet: nothing to train again.")
             return

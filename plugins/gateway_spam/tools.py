@@ -492,11 +492,13 @@ def client_name(ctx: Context) -> tuple[str, str]:
 def _agent_bound(ctx: Context, lines: list[dict[str, Any]], key: str, client: str) -> None:
     """Refuse an agent's label beyond `agent_labels_per_day` in the last 24 hours (every agent client together)."""
     bound = int(ctx.settings["agent_labels_per_day"])
+    if bound <= 0:
+        raise ToolError("agents may not label messages here ([plugins.spam] agent_labels_per_day = 0): the person "
+                        "labels from their terminal (gateway call spam_label)")
     recent = [e for e in labels.agent_labels_since(lines, time.time() - labels.DAY)
               if not (e["key"] == key and labels.client_of(e) == client)]  # its own earlier label of it: replaced
     if len(recent) >= bound:
-        again = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(labels.moment_of(recent[0]) + labels.DAY)) \
-            if recent else "never"
+        again = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(labels.moment_of(recent[0]) + labels.DAY))
         raise ToolError(f"agents have given {plural(len(recent), 'label')} in the last 24 hours, as many as "
                         f"[plugins.spam] agent_labels_per_day ({bound}) allows: no more until {again}. The person "
                         "labels from their terminal (gateway call spam_label) or raises the setting")
@@ -566,6 +568,8 @@ def label_answer(ctx: Context, address: str, label: str) -> Answer:
     data_folder = ctx.folders.data
     place_text = f"spam:corpus/{place.corpus_id}" if place.corpus_id else str(place.path)
     model_file = training.model_path(data_folder)
+    # Read before the lock is taken: on a first call over a large store this is the long part.
+    watch = correspondents_of(ctx, known) if agent and label == "spam" else None
     with labels.locked(data_folder):
         lines = labels.entries(data_folder)
         if agent:
@@ -575,8 +579,7 @@ def label_answer(ctx: Context, address: str, label: str) -> Answer:
                                 "it (gateway call spam_label in their terminal)")
             _agent_bound(ctx, lines, key, client)
         model = Model.load(model_file) if model_file.exists() else None
-        if agent and label == "spam":
-            watch = correspondents_of(ctx, known)
+        if watch is not None:
             if envelope["sender"] in watch:
                 raise ToolError("this message's sender is someone the person has written to: an agent never "
                                 "labels their mail spam; the person may, from their terminal (gateway call "

@@ -162,13 +162,13 @@ def test_an_agents_labels_are_bounded_per_day_listed_by_client_and_undone(gatewa
     assert person.returncode == 0, person.stdout + person.stderr
     listed = _gateway(gateway_home, "spam", "labels")
     assert listed.returncode == 0
-    assert "poisoner (1.0): 3 labels (0 spam, 3 ham)" in listed.stdout and "cli: 1 labels (1 spam, 0 ham)" in \
+    assert "poisoner (1.0): 3 labels (0 spam, 3 ham)" in listed.stdout and "cli: 1 label (1 spam, 0 ham)" in \
         listed.stdout
     undone = _gateway(gateway_home, "spam", "labels", "--undo-client", "poisoner")
     assert undone.returncode == 0, undone.stderr
     assert "Took away 3 labels given by poisoner" in undone.stdout
     assert _gateway(gateway_home, "spam", "classify", str(watched)).stdout == before
     listed = _gateway(gateway_home, "spam", "labels").stdout
-    assert "poisoner" not in listed and "cli: 1 labels" in listed
+    assert "poisoner" not in listed and "cli: 1 label " in listed
     unknown = _gateway(gateway_home, "spam", "labels", "--undo-client", "nobody")
     assert unknown.returncode != 0 and "no labels given by 'nobody'" in unknown.stderr
