@@ -462,10 +462,14 @@ def _place_of(ctx: Context, address: str, accounts: list[Account]) -> corpus.Pla
         return place
     if address.startswith("mid:"):
         wanted = address[4:].strip().strip("<>")
-        for place in corpus.folder_places(accounts, ctx.settings["spam_folders"], ctx.settings["ham_folders"],
-                                          every_folder=True):
-            ctx.deadline.check()
-            if corpus.message_id_of(place.path) == wanted:
+        for number, place in enumerate(corpus.folder_places(accounts, ctx.settings["spam_folders"],
+                                                            ctx.settings["ham_folders"], every_folder=True)):
+            if number % 200 == 0:
+                ctx.deadline.check()
+            # The ids a file names are kept per file (maildirs.head_of): a second search reads no header again.
+            # Its own Message-ID is confirmed apart, as the ids also hold those it answers.
+            head = head_of(place.path)
+            if head is not None and wanted in head[0] and corpus.message_id_of(place.path) == wanted:
                 return place
         raise ToolError(f"no message {address} in the accounts' folders")
     try:
