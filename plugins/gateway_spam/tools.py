@@ -515,12 +515,12 @@ def _would_flip(model: Model, watched: Correspondents, change: Callable[[], None
     `change` is tried on the model and taken back (`undo`) before this returns.
     """
     order = {"ham": 0, "unsure": 1, "spam": 2}
-    found = [t for t in (_tokens_of(p) for p in watched.watched) if t is not None] + watched.probes
-    scored = [(t, model.score(t)) for t in found]
+    tried = [t for t in (_tokens_of(p) for p in watched.watched) if t is not None] + watched.probes
+    scored = [(one, model.score(one)) for one in tried]
     change()
     try:
-        for found, before in scored:
-            after = model.score(found)
+        for one, before in scored:
+            after = model.score(one)
             if order[after.verdict(*cutoffs_)] > order[before.verdict(*cutoffs_)]:
                 return before.probability, after.probability
         return None
