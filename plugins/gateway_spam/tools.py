@@ -20,6 +20,7 @@ from maildirs import (
     checked_path,
     folders,
     head_of,
+    messages,
 )
 from maildirs.accounts import sender_blocked
 from maildirs.subjects import closed_by_hidden_subject
@@ -369,25 +370,34 @@ def recent_places(known: list[Account], spam_folders: list[str], ham_folders: li
                   budget: int, check: Callable[[], None]) -> tuple[list[corpus.Place], int]:
     """The newest `budget` messages (by file time) of every folder since `since`, newest first, and how many
     messages there are since then in all. Only names and times are read here (a directory listing and a stat per
-    file); no message is opened."""
-    newest: list[tuple[float, str, corpus.Place]] = []
+    file, nothing made per file but a tuple); no message is opened."""
+    newest: list[tuple[float, str, int]] = []
+    where: list[tuple[str, str, str | None]] = []  # (account, folder, label) of each folder, by its number
     in_window = 0
-    for number, place in enumerate(corpus.folder_places(known, spam_folders, ham_folders, every_folder=True)):
-        if number % 2000 == 0:
-            check()
-        try:
-            moment = place.path.stat().st_mtime
-        except OSError:
-            continue
-        if moment < since:
-            continue
-        in_window += 1
-        item = (moment, str(place.path), place)
-        if len(newest) < budget:
-            heapq.heappush(newest, item)
-        elif item[:2] > newest[0][:2]:
-            heapq.heapreplace(newest, item)
-    return [place for _moment, _path, place in sorted(newest, key=lambda i: i[:2], reverse=True)], in_window
+    seen = 0
+    for account in known:
+        for folder in folders(account.maildir):
+            label = "spam" if corpus.matches(folder.name, spam_folders) else "ham" if corpus.matches(
+                folder.name, ham_folders) else None
+            where.append((account.name, folder.name, label))
+            number = len(where) - 1
+            for entry in messages(folder.path):
+                seen += 1
+                if seen % 5000 == 0:
+                    check()
+                try:
+                    moment = entry.stat(follow_symlinks=False).st_mtime
+                except OSError:
+                    continue
+                if moment < since:
+                    continue
+                in_window += 1
+                if len(newest) < budget:
+                    heapq.heappush(newest, (moment, entry.path, number))
+                elif (moment, entry.path) > newest[0][:2]:
+                    heapq.heapreplace(newest, (moment, entry.path, number))
+    chosen = sorted(newest, reverse=True)
+    return [corpus.Place(Path(path), where[n][2], where[n][0], where[n][1]) for _m, path, n in chosen], in_window
 
 
 def review_answer(ctx: Context, limit: int) -> Answer:
