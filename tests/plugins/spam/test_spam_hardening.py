@@ -14,7 +14,7 @@ import pytest
 from gateway_spam import labels, sample
 from gateway_spam.correspondents import correspondents
 from gateway_spam.fetch import FetchFailed, connect, is_loopback, tls_problem
-from gateway_spam.tools import Shown, folders_signature, review_budget
+from gateway_spam.tools import Shown, client_name, folders_signature, review_budget
 from maildirs import accounts_in
 
 from gateway import ToolError
@@ -123,3 +123,12 @@ def test_the_conversations_are_read_again_only_when_a_message_directory_changes(
         "Ada <ada@example.org>", "new", "x", time.time(), "new@example.org"), time.time())
     assert folders_signature(Shown(ctx).accounts, ctx.folders.data) != signature
     assert Shown(ctx).conversations() is not first
+
+
+def test_only_the_command_line_speaks_for_the_person(gateway_home: Path) -> None:
+    ctx = _ctx(gateway_home, Deadline.after(60))
+    assert client_name(attrs.evolve(ctx, transport="cli")) == (labels.PERSON, "")
+    assert client_name(attrs.evolve(ctx, client="Claude Code", client_version="2.1", transport="stdio")) == \
+        ("Claude Code", "2.1")
+    assert client_name(attrs.evolve(ctx, client="cli", transport="http")) == ("cli (mcp)", "1")  # a host posing
+    assert client_name(attrs.evolve(ctx, client="two\nlines", transport="stdio"))[0] == "two lines"
