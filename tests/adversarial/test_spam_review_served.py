@@ -2,8 +2,9 @@
 
 A first mbsync leaves 100,000 messages "recent" (in new/, all of the last 30 days): spam_review must answer, its
 cost bounded by its limit (the newest so many read), saying how many it did not read. Three hostile messages
-(`Authentication-Results: ;`, 1,100 nested multiparts, 1,100 nested message/rfc822) must fail neither spam_review
-nor training nor spam_label nor `gateway spam classify`: the nested ones are counted unreadable.
+(`Authentication-Results: ;`, 1,100 nested multiparts, 1,100 nested message/rfc822) and a MIME bomb (100,000
+one-byte parts) must fail or stall neither spam_review nor training nor spam_label nor `gateway spam classify`:
+the nested ones and the bomb are counted unreadable.
 """
 
 from __future__ import annotations
@@ -42,11 +43,18 @@ def nested_messages(depth: int) -> bytes:
     return b"Message-ID: <nest@hostile.example.net>\n" + inner
 
 
+def bomb(parts: int) -> bytes:
+    body = b"".join(b"--b\nContent-Type: application/octet-stream\n\nx\n" for _ in range(parts))
+    return (b"From: Bomb <bomb@hostile.example.net>\nSubject: bomb\nMessage-ID: <bomb@hostile.example.net>\n"
+            b"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n" + body + b"--b--\n")
+
+
 HOSTILE = {
     "auth": b"From: Auth <auth@hostile.example.net>\nSubject: auth\nAuthentication-Results: ;\n"
             b"Message-ID: <auth@hostile.example.net>\n\njackpot casino\n",
     "multiparts": nested_multiparts(1100),
     "messages": nested_messages(1100),
+    "bomb": bomb(100_000),  # 4.6 MB that Python's parser takes about 25 s to read
 }
 
 
@@ -91,9 +99,9 @@ def test_review_over_100000_recent_messages_reads_only_its_limit_and_hostile_mai
 
     job = anyio.run(train)
     assert job["state"] == "done", job
-    # The nested ones are unreadable (Python's parser recurses); the empty Authentication-Results is only a header
-    # here (this filter reads headers as written): it is learned as any other message.
-    assert job["result"]["corpus"]["unreadable"] == 2
+    # The nested ones and the bomb are unreadable (refused before parsing: out of bounds); the empty
+    # Authentication-Results is only a header here (this filter reads headers as written): learned as any other.
+    assert job["result"]["corpus"]["unreadable"] == 3
     _recent_store(root, RECENT, now - 3600)
 
     async def review():
@@ -110,7 +118,7 @@ def test_review_over_100000_recent_messages_reads_only_its_limit_and_hostile_mai
     assert data["recent"] >= RECENT + 40
     assert data["read"] == review_budget(20) and data["not_read"] == data["recent"] - data["read"]
     assert f"Read the newest {review_budget(20)} of the {data['recent']:,} messages" in text
-    assert data["unreadable"] == 2 and "2 messages could not be read" in text
+    assert data["unreadable"] == 3 and "3 messages could not be read" in text
     assert label.is_error and "cannot be read as a message" in label.content[0].text
     for name, path in hostile.items():
         verdict = _gateway(gateway_home, "spam", "classify", str(path))
