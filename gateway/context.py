@@ -116,7 +116,9 @@ class Context:
     """Everything a tool needs besides its arguments, fresh for each call.
 
     ``settings`` is the plugin's config table (with defaults filled in), ``folders`` its own folders, ``gate``
-    the consent gate of this call, ``client`` the host's name. ``frame`` wraps others' words with the mark
+    the consent gate of this call, ``client`` the host's name and ``client_version`` its version (as its MCP
+    initialize gave them), ``transport`` how it reached the gateway (``stdio``, ``http``, ``cli`` for
+    ``gateway call``, ``direct`` in tests). ``frame`` wraps others' words with the mark
     made for this answer. ``deadline`` is when the call must be done by: wrap SQLite work in
     ``with ctx.interruptible(connection):`` so that it stops there. ``plugin_settings(name)`` is another
     plugin's table as written in the same config snapshot (a plugin built on another's settings, such as the spam
@@ -128,6 +130,8 @@ class Context:
     folders: Folders
     gate: Gate
     client: str = "unknown"
+    client_version: str = ""
+    transport: str = "direct"
     mark: str = field(factory=framing.new_mark)
     deadline: Deadline = field(factory=Deadline.never)
     plugin_tables: Mapping[str, Mapping[str, Any]] = field(factory=dict, repr=False)

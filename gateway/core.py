@@ -240,6 +240,8 @@ class Gateway:
             folders=self.folders.for_plugin(plugin_name),
             gate=snapshot.gate,
             client=caller.client,
+            client_version=caller.client_version,
+            transport=caller.transport,
             plugin_tables=snapshot.config.plugin_tables,
             timezone=snapshot.config.timezone,
         )
