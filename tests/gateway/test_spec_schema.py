@@ -18,10 +18,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+from gateway_mail.demo import write_maildir, write_organizer
 
 from gateway.context import home_environment
 from gateway.testing import write_config
-from gateway_mail.demo import write_maildir, write_organizer
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "mcp-schema"
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
