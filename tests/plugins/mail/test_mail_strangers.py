@@ -215,9 +215,16 @@ def test_the_draft_is_read_back_and_refused_when_a_header_was_added() -> None:
     back = email.parser.BytesParser(policy=email.policy.default).parsebytes(data)
     assert [k.lower() for k in back] == ["from", "to", "subject", "content-type", "content-transfer-encoding",
                                          "mime-version"]
-    # A value that skipped the checks: the generator would write the Bcc line, the reading back refuses it.
-    with pytest.raises(ToolError, match="would not be the ones the gateway set"):
-        drafts.draft_bytes([*headers[:2], ("Subject", "=?utf-8?q?Hi=0D=0ABcc=3A_eve=40example.com?=")], "Body.")
+    # A value that skipped the checks: a Python without the fix of CVE-2024-6923 would write the Bcc line, and
+    # the reading back refuses it; one with the fix encodes it. Either way no draft holds a header not set.
+    try:
+        data = drafts.draft_bytes([*headers[:2], ("Subject", "=?utf-8?q?Hi=0D=0ABcc=3A_eve=40example.com?=")],
+                                  "Body.")
+    except ToolError as error:
+        assert "would not be the ones the gateway set" in str(error)
+    else:
+        back = email.parser.BytesParser(policy=email.policy.default).parsebytes(data)
+        assert "bcc" not in [k.lower() for k in back] and b"\nBcc:" not in data
 
 
 def test_a_part_of_too_many_header_fields_is_read_by_its_envelope() -> None:
