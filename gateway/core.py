@@ -31,7 +31,7 @@ from gateway.items import (
     wants_context,
 )
 from gateway.lock import LOCK_FILE
-from gateway.privacy import mask_secrets
+from gateway.privacy import mask, mask_secrets
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
 from gateway.refresh import Refreshing
 from gateway.registry import Plugin, Registry
@@ -45,6 +45,9 @@ PAGE_SIZE = 100
 
 class NotFound(LookupError):
     """An unknown tool, resource or prompt: a protocol error, not a tool's failure."""
+
+
+COMPLETIONS = 100  # suggestions given at most for one completion/complete
 
 
 @attrs.frozen
@@ -466,6 +469,35 @@ class Gateway:
                 return self._finish(Answer(text=sentence, is_error=True), entry, "withheld", caller, watch), "text/plain"
         self._audit(caller, {**entry, "outcome": "unknown_resource"}, watch)
         raise NotFound(f"Unknown resource: {uri}")
+
+    async def complete(self, kind: str, name: str, argument: str, value: str, caller: Caller = Caller()) -> list[str]:
+        """Suggested values for completion/complete: a prompt's argument (`kind` "prompt", `name` its name) or a
+        resource template's parameter (`kind` "resource", `name` its URI template). What the plugin suggests,
+        masked, starting with `value`, at most COMPLETIONS of them, under the call's deadline; the listing logged
+        like any giving. None suggested while the config is unusable or when the plugin has nothing to say."""
+        watch = Stopwatch()
+        snapshot = self.snapshot()
+        if snapshot.error is not None:
+            return []
+        catalogue = self.catalogue(snapshot)
+        if kind == "prompt":
+            found: Any = catalogue.prompts.get(name)
+        else:
+            found = next((t for t in catalogue.templates if t.uri_template == name), None)
+        if found is None or found.complete is None:
+            return []
+        ctx = self.context(found.plugin, snapshot, caller)
+        suggest = found.complete
+
+        def values(ctx: Context, argument: str, value: str) -> dict[str, Any]:
+            return {"values": [str(v) for v in list(suggest(ctx, argument, value) or [])[:COMPLETIONS * 10]]}
+
+        answer, _outcome = await self._run(values, ctx, {"argument": argument, "value": value},
+                                           f"the completion of {argument}", found.plugin)
+        values = answer.data.get("values", []) if isinstance(answer.data, Mapping) else []
+        chosen = [mask(str(v)) for v in values if isinstance(v, str) and str(v).startswith(value)][:COMPLETIONS]
+        self._audit_listing(caller, "completion/complete", [], watch)
+        return chosen
 
     async def may_tell(self, uri: str, caller: Caller | None) -> bool:
         """Whether `caller`, subscribed to `uri`, may be told now that it changed: the resource is read for them

@@ -52,6 +52,7 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
             read=tools.read_resource,
             listing=tools.list_resources,
             mime_type="text/plain",
+            complete=tools.complete_id,
         )
     ]
 

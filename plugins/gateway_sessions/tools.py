@@ -406,6 +406,12 @@ def list_resources(ctx: Context, cursor: str | None, limit: int) -> ResourcePage
     return ResourcePage(resources=[_resource(ctx, row) for row in rows], next_cursor=next_cursor)
 
 
+def complete_id(ctx: Context, argument: str, value: str) -> list[str]:
+    """completion/complete for a session's id: the newest sessions the gate lets through whose id starts so."""
+    page = list_resources(ctx, None, MAX_LIMIT)
+    return [r["name"] for r in page.resources if r["name"].startswith(value)]
+
+
 def _resource(ctx: Context, row: store.Row) -> dict[str, Any]:
     title = _title(ctx, row.title)
     return {
