@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +111,10 @@ class PluginHost:
         return _path_setting(self.settings, self.folders, key, default)
 
 
+def _no_ties(_addresses: tuple[str, ...]) -> Mapping[str, frozenset[str]]:
+    return {}
+
+
 @frozen
 class Context:
     """Everything a tool needs besides its arguments, fresh for each call.
@@ -131,6 +135,15 @@ class Context:
     mark: str = field(factory=framing.new_mark)
     deadline: Deadline = field(factory=Deadline.never)
     plugin_tables: Mapping[str, Mapping[str, Any]] = field(factory=dict, repr=False)
+    ties: Callable[[tuple[str, ...]], Mapping[str, frozenset[str]]] = field(default=_no_ties, repr=False)
+
+    def tied(self, addresses: Iterable[str]) -> Mapping[str, frozenset[str]]:
+        """The projects the person tied each of these addresses to, as every enabled plugin keeps them
+        (``tied_projects``): only the tied addresses are keys; ids spelt as in the manifest. Put them in the
+        thing's ``Traits(projects=...)``. Ask once per batch. Raises ToolError when a plugin's ties cannot be
+        read (the call fails rather than give a thing whose tie was not seen)."""
+        wanted = tuple(dict.fromkeys(a for a in addresses if a))
+        return self.ties(wanted) if wanted else {}
 
     def plugin_settings(self, plugin: str) -> Mapping[str, Any]:
         """Another plugin's ``[plugins.<plugin>]`` table as written in this call's config (empty when absent).
