@@ -94,13 +94,17 @@ class PluginHost:
     """What hooks get: the plugin's name, its folders and its settings (defaults filled, the core's keys left out).
 
     ``plugin_settings(name)`` gives another plugin's table as written, for the hooks that run with a config
-    (commands, startup, shutdown); the registration hooks are pure and get an empty one.
+    (commands, startup, shutdown); the registration hooks are pure and get an empty one. ``gate`` is the gate of
+    that config for ``traits_of``, ``census`` and ``tied_projects`` (a closed one elsewhere).
     """
 
     name: str
     folders: Folders
     settings: Mapping[str, Any] = field(factory=dict)
     plugin_tables: Callable[[str], Mapping[str, Any]] = field(default=_no_tables, repr=False)
+    # The gate of the config the core read: given to ``traits_of`` and ``census`` (a plugin may describe a thing
+    # by the manifest's routes, as the timeline reads a route's folder name in a window title); else closed.
+    gate: Gate = field(factory=lambda: Gate(outside_projects=False), repr=False)
 
     def plugin_settings(self, plugin: str) -> Mapping[str, Any]:
         """Another plugin's ``[plugins.<plugin>]`` table as written in the config the core read (empty when absent)."""

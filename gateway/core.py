@@ -180,7 +180,8 @@ class Gateway:
         found: dict[str, set[str]] = {}
         try:
             answers = self.registry.call_each("tied_projects", self.catalogue(snapshot).plugin_order,
-                                              snapshot.config.table, strict=True, addresses=addresses)
+                                              snapshot.config.table, strict=True, gate=snapshot.gate,
+                                              addresses=addresses)
             for plugin, answer in answers:
                 if answer is None:
                     continue
@@ -202,7 +203,7 @@ class Gateway:
         snapshot = snapshot or self.snapshot()
         found = []
         for plugin, traits in self.registry.call_each("traits_of", self.catalogue(snapshot).plugin_order,
-                                                      snapshot.config.table, address=address):
+                                                      snapshot.config.table, gate=snapshot.gate, address=address):
             if isinstance(traits, Traits):
                 found.append((plugin, traits))
             elif traits is not None:
@@ -214,7 +215,7 @@ class Gateway:
         census fails gives one (plugin, sentence, None) saying so, and the others carry on."""
         snapshot = snapshot or self.snapshot()
         for plugin, things in self.registry.call_each("census", self.catalogue(snapshot).plugin_order,
-                                                      snapshot.config.table):
+                                                      snapshot.config.table, gate=snapshot.gate):
             try:
                 for source, traits in things or ():
                     if isinstance(traits, Traits):

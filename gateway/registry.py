@@ -247,7 +247,7 @@ class Registry:
         return items
 
     def call_each(self, hook: str, names: Iterable[str], settings: Callable[[str], Mapping[str, Any]], *,
-                  strict: bool = False, **arguments: Any) -> list:
+                  strict: bool = False, gate: Any = None, **arguments: Any) -> list:
         """Call a hook of each named, loaded plugin in turn, with `arguments` besides ``gateway``; a failure is
         logged and skipped, or with `strict` raised as HookFailed (for a hook whose silence would open something).
 
@@ -260,6 +260,8 @@ class Registry:
                 continue
             host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=plugin.settings_for(settings(name)),
                               plugin_tables=settings)
+            if gate is not None:
+                host = attrs.evolve(host, gate=gate)
             try:
                 for result in self.hook_caller(name, hook)(gateway=host, **arguments):
                     results.append((name, result))
