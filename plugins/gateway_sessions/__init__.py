@@ -60,17 +60,17 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
 @hookimpl
 def traits_of(gateway: PluginHost, address: str) -> Traits | None:
     """A session's places, for `gateway access why rousseau://sessions/ID` (a bare session id is read too)."""
-    from gateway_sessions import census
+    from gateway_sessions import described
 
-    return census.traits_of(gateway, address)
+    return described.traits_of(gateway, address)
 
 
 @hookimpl
 def census(gateway: PluginHost) -> Iterator[tuple[str, Traits]]:
     """Every session, as `sessions of <agent>`, with its places."""
-    from gateway_sessions import census as counting
+    from gateway_sessions import described
 
-    return counting.census(gateway)
+    return described.census(gateway)
 
 
 @hookimpl

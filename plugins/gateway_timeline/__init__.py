@@ -96,14 +96,14 @@ def register_demo(gateway: PluginHost):
 @hookimpl
 def traits_of(gateway: PluginHost, address: str):
     """An event's traits, for `gateway access why timeline://events/ID`."""
-    from gateway_timeline import census
+    from gateway_timeline import described
 
-    return census.traits_of(gateway, address)
+    return described.traits_of(gateway, address)
 
 
 @hookimpl
 def census(gateway: PluginHost):
     """Every event within the retention period, as `timeline events`."""
-    from gateway_timeline import census as counting
+    from gateway_timeline import described
 
-    return counting.census(gateway)
+    return described.census(gateway)
