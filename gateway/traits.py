@@ -217,11 +217,13 @@ def _path_route_takes(route: str, thing: _Prepared) -> bool:
     return bool(linked) and any(f in _linked_files_under(route, thing.homes) for f in linked)
 
 
+@functools.lru_cache(maxsize=131072)
 def _file_id(path: str) -> tuple[int, int] | None:
     """(device, inode) of a regular file with more than one name; None otherwise (nothing more to find).
 
     Only absolute paths (``~`` expanded) are asked about: a relative one would be read from wherever the
-    server happens to run."""
+    server happens to run. Remembered per path until the config or the manifest is read again (`forget_linked`),
+    as the files under each route are: a stat per thing per call would cost more than the decision itself."""
     if not path:
         return None
     full = os.path.expanduser(path)
@@ -243,6 +245,7 @@ _linked_cache: dict[tuple[str, tuple[str, ...]], frozenset[tuple[int, int]]] = {
 def forget_linked() -> None:
     """Forget which hard-linked files lie under which route (the config or the manifest was read again)."""
     _linked_cache.clear()
+    _file_id.cache_clear()
 
 
 def _linked_files_under(route: str, home_folders: tuple[str, ...]) -> frozenset[tuple[int, int]]:
