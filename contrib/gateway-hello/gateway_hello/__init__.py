@@ -71,7 +71,7 @@ def echo(ctx: Context, text: Annotated[str, "the text to give back"]) -> Answer:
 @tool(title="Whose is this path", read_only=True)
 def whose(ctx: Context, path: Annotated[str, "a path on this computer"]) -> Answer:
     """Say which project a path of this computer belongs to (refused when that project is closed to agents)."""
-    owners = ctx.gate.owners_of(path=path)
+    owners = ctx.gate.owners(Traits(paths=[path]))
     ctx.gate.check_read(owners, f"the path {ctx.one_line(path, 200)}")
     names = sorted(ctx.gate.project(owner).label for owner in owners)
     text = f"{path} belongs to: {', '.join(names)}" if names else f"{path} is in no project"
