@@ -98,7 +98,7 @@ def route_warnings(gateway: Gateway, snapshot: Snapshot) -> list[str]:
     if not snapshot.gate.projects:
         return []
     counted = tally(gateway, snapshot)
-    found = [f"the census of {failure}" for failure in counted.failures]
+    found = [f"plugin {failure}: what its routes take is not counted" for failure in counted.failures]
     if not counted.total:
         return found
     manifest = snapshot.config.projects_path

@@ -516,3 +516,7 @@ def test_a_failing_census_is_said_and_the_others_are_counted(gateway_home):
     counted = tally(gateway, gateway.snapshot())
     assert counted.things["shelf home"] == 2 and counted.things["broken list"] == 1
     assert counted.failures and "broken: its census failed (OSError: store gone)" in counted.failures[0]
+    from gateway.doctor import route_warnings
+
+    said = route_warnings(gateway, gateway.snapshot())
+    assert "plugin broken: its census failed (OSError: store gone): what its routes take is not counted" in said
