@@ -139,6 +139,9 @@ class Context:
     mark: str = field(factory=framing.new_mark)
     deadline: Deadline = field(factory=Deadline.never)
     plugin_tables: Mapping[str, Mapping[str, Any]] = field(factory=dict, repr=False)
+    # The person's zone, `[gateway] timezone` (an IANA name), "" for the computer's: every plugin shows times in
+    # it, unless its own table names another.
+    timezone: str = ""
     ties: Callable[[tuple[str, ...]], Mapping[str, frozenset[str]]] = field(default=_no_ties, repr=False)
 
     def tied(self, addresses: Iterable[str]) -> Mapping[str, frozenset[str]]:

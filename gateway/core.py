@@ -15,7 +15,7 @@ import structlog
 
 from gateway.arguments import check_arguments, check_output
 from gateway.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
-from gateway.config import Config, ConfigSource, Snapshot
+from gateway.config import Config, ConfigSource, Snapshot, stat_stamp
 from gateway.context import Context, Folders
 from gateway.cursors import decode_cursor, encode_cursor
 from gateway.deadline import DEFAULT_CALL_TIMEOUT, Deadline, DeadlinePassed, run_in_worker
@@ -29,6 +29,7 @@ from gateway.items import (
     ToolError,
     wants_context,
 )
+from gateway.lock import LOCK_FILE
 from gateway.privacy import mask_secrets
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
 from gateway.refresh import Refreshing
@@ -57,10 +58,14 @@ class Caller:
 
 @attrs.frozen
 class Listed:
-    """A tool as listed, under its public name (a plugin's prefix applied)."""
+    """A tool as listed, under its public name (a plugin's prefix applied).
+
+    `off`: why it cannot be called now (its plugin's table is unusable), said by every call; None when it can.
+    """
 
     name: str
     tool: Tool
+    off: str | None = None
 
 
 @attrs.define
@@ -74,6 +79,11 @@ class Catalogue:
     prompts: dict[str, Prompt]
     problems: list[str]
     plugin_order: list[str]
+    # Resources and templates whose definitions `tools.lock` does not pin (gateway.lock), with the sentence a read
+    # of them answers.
+    withheld: list[tuple[Resource | ResourceTemplate, str]] = attrs.field(factory=list)
+    # Tools the settings hide (`disabled_tools`, `read_only`), by public name: the sentence a call to one is given.
+    hidden: dict[str, str] = attrs.field(factory=dict)
 
 
 class Gateway:
@@ -85,6 +95,7 @@ class Gateway:
         self.folders = folders
         self.audit = audit
         self._catalogue: tuple[Config, Catalogue] | None = None
+        self._lock_stamp: tuple[Path, Any] | None = None
         self._last_good: Catalogue | None = None
         self.refreshing = Refreshing()
 
@@ -104,12 +115,49 @@ class Gateway:
         snapshot = snapshot or self.snapshot()
         if snapshot.error is not None:
             return self._last_good or Catalogue([], {}, [], [], {}, [snapshot.error], [])
-        if self._catalogue is not None and self._catalogue[0] is snapshot.config:
+        lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
+        lock_stamp = stat_stamp(lock_file)
+        if (self._catalogue is not None and self._catalogue[0] is snapshot.config
+                and self._lock_stamp == (lock_file, lock_stamp)):
             return self._catalogue[1]
-        catalogue = self._merge(snapshot.config)
+        catalogue = self._pinned(self._merge(snapshot.config), lock_file)
         self._catalogue = (snapshot.config, catalogue)
+        self._lock_stamp = (lock_file, lock_stamp)
         self._last_good = catalogue
         return catalogue
+
+    def _pinned(self, catalogue: Catalogue, lock_file: Path) -> Catalogue:
+        """The catalogue with what `tools.lock` does not pin withheld (gateway.lock); itself when no lock."""
+        from gateway import lock as pins
+
+        try:
+            lock = pins.Lock.read(lock_file)
+        except pins.LockError as error:
+            lock, broken = pins.Lock({}), str(error)  # unreadable: nothing is pinned, so everything is withheld
+        else:
+            broken = ""
+        if lock is None:
+            return catalogue
+        keys = {(plugin, kind, key) for plugin, found in pins.changed(lock, pins.definitions(catalogue)).items()
+                for kind, key in found}
+        if not keys:
+            return catalogue
+        tools = [Listed(listed.name, pins.withheld_tool(listed.name, listed.tool))
+                 if (listed.tool.plugin, "tools", listed.name) in keys else listed for listed in catalogue.tools]
+        withheld = [(r, pins.withheld_sentence(r.plugin, f"The resource {r.uri}")) for r in catalogue.resources
+                    if (r.plugin, "resources", r.uri) in keys]
+        withheld += [(t, pins.withheld_sentence(t.plugin, f"The resource {t.uri_template}"))
+                     for t in catalogue.templates if (t.plugin, "templates", t.uri_template) in keys]
+        plugins = sorted({plugin for plugin, _kind, _key in keys})
+        problems = [*catalogue.problems, broken or (
+            f"withheld until the person accepts them (`gateway lock --accept PLUGIN` shows the change first): "
+            f"{len(keys)} definitions of {', '.join(plugins)} differ from tools.lock or are not in it")]
+        return Catalogue(
+            tools, {listed.name: listed for listed in tools},
+            [r for r in catalogue.resources if (r.plugin, "resources", r.uri) not in keys],
+            [t for t in catalogue.templates if (t.plugin, "templates", t.uri_template) not in keys],
+            {n: p for n, p in catalogue.prompts.items() if (p.plugin, "prompts", n) not in keys},
+            problems, catalogue.plugin_order, withheld, hidden=catalogue.hidden)
 
     def _merge(self, config: Config) -> Catalogue:
         tools: list[Listed] = []
@@ -118,23 +166,32 @@ class Gateway:
         templates: list[ResourceTemplate] = []
         prompts: dict[str, Prompt] = {}
         problems: list[str] = []
+        hidden: dict[str, str] = {}
         order = []
         for name in self.enabled(config):
             plugin = self.registry.get(name, config.table(name))
             if not plugin.ok:
                 problems.append(f"plugin {name}: {plugin.error}")
                 continue
-            if table_problem := plugin.table_problem(config.table(name)):
-                problems.append(table_problem)
-                continue
-            order.append(name)
+            # A plugin whose table is unusable is off, but its tools stay listed and each call says why: a typo
+            # in a table must not look to the agent like tools that never existed.
+            off = plugin.table_problem(config.table(name))
+            if off:
+                problems.append(off)
+            else:
+                order.append(name)
             prefix = config.prefix(name)
             disabled = config.disabled_tools(name)
             for tool in plugin.tools:
                 public = prefix + tool.name
                 if tool.name in disabled or public in disabled:
+                    hidden.setdefault(public, _hidden_sentence(public, f"the person turned it off (disabled_tools in "
+                                                               f"[plugins.{name}] of {_config_named(config)})"))
                     continue
                 if config.read_only and not tool.read_only:
+                    hidden.setdefault(public, _hidden_sentence(
+                        public, f"it writes, and the gateway is read-only (read_only = true in [gateway] of "
+                        f"{_config_named(config)})"))
                     continue
                 if not NAME_PATTERN.match(public):
                     problems.append(f"plugin {name}: tool name {public!r} (with its prefix) is not a valid name")
@@ -145,16 +202,20 @@ class Gateway:
                         f"has a tool of that name; set prefix = \"x_\" in [plugins.{name}] to rename its tools"
                     )
                     continue
-                listed = Listed(public, tool)
+                listed = Listed(public, tool, _off_sentence(public, off, config) if off else None)
                 tools.append(listed)
                 by_name[public] = listed
+            if off:
+                continue
             resources.extend(plugin.resources)
             templates.extend(plugin.templates)
             for prompt in plugin.prompts:
                 prompts.setdefault(prefix + prompt.name, prompt)
         for problem in problems:
             log.warning("catalogue problem", problem=problem)
-        return Catalogue(tools, by_name, resources, templates, prompts, problems, order)
+        for public in by_name:
+            hidden.pop(public, None)  # a name another plugin serves is that plugin's tool
+        return Catalogue(tools, by_name, resources, templates, prompts, problems, order, hidden=hidden)
 
     def context(self, plugin_name: str, snapshot: Snapshot, caller: Caller) -> Context:
         plugin = self.registry.get(plugin_name)
@@ -165,6 +226,7 @@ class Gateway:
             gate=snapshot.gate,
             client=caller.client,
             plugin_tables=snapshot.config.plugin_tables,
+            timezone=snapshot.config.timezone,
             ties=partial(self.tied, snapshot),
         )
 
@@ -233,8 +295,9 @@ class Gateway:
         catalogue = self.catalogue(snapshot)
         listed = catalogue.tools_by_name.get(name)
         if listed is None and snapshot.error is None:
-            self._audit(caller, {"tool": name, "outcome": "unknown_tool"}, watch)
-            raise NotFound(f"Unknown tool: {name!r}")
+            hidden = catalogue.hidden.get(name)
+            self._audit(caller, {"tool": name, "outcome": "hidden_tool" if hidden else "unknown_tool"}, watch)
+            raise NotFound(hidden or f"Unknown tool: {name!r}")
         tool = listed.tool if listed else None
         private = frozenset(tool.private_arguments) if tool else frozenset()
         entry: dict[str, Any] = {
@@ -245,7 +308,9 @@ class Gateway:
         if snapshot.error is not None:
             answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
             return self._finish(answer, entry, "config_error", caller, watch)
-        assert tool is not None
+        assert listed is not None and tool is not None
+        if listed.off is not None:
+            return self._finish(Answer(text=listed.off, is_error=True), entry, "plugin_off", caller, watch)
         if not tool.read_only:
             # A change must not be made unless its line can be written: check the log before, not after.
             unlogged = self.audit.check()
@@ -434,6 +499,10 @@ class Gateway:
                 if not answer.given and not answer.is_error:
                     answer = attrs.evolve(answer, given=(uri,))
                 return self._finish(answer, entry, outcome, caller, watch), template.mime_type
+        for item, sentence in catalogue.withheld:
+            if getattr(item, "uri", None) == uri or (isinstance(item, ResourceTemplate) and item.match(uri)):
+                entry["plugin"] = item.plugin
+                return self._finish(Answer(text=sentence, is_error=True), entry, "withheld", caller, watch), "text/plain"
         self._audit(caller, {**entry, "outcome": "unknown_resource"}, watch)
         raise NotFound(f"Unknown resource: {uri}")
 
@@ -488,6 +557,21 @@ class Gateway:
         ctx = self.context(prompt.plugin, snapshot, caller)
         answer, outcome = await self._run(prompt.render, ctx, arguments, f"the prompt {name}", prompt.plugin)
         return self._finish(answer, entry, outcome, caller, watch)
+
+
+def _config_named(config: Config) -> str:
+    return f"the gateway's config ({config.path})" if config.path else "the gateway's config"
+
+
+def _off_sentence(tool: str, problem: str, config: Config) -> str:
+    """What a call to a listed tool of a plugin its table turns off answers."""
+    return (f"{tool} cannot answer now: {problem}. Ask the person to fix {_config_named(config)}; it is read again "
+            "on the next call.")
+
+
+def _hidden_sentence(tool: str, why: str) -> str:
+    """What a call to a tool the settings hide answers, instead of "Unknown tool"."""
+    return f"{tool} is not offered: {why}. Do without it, or ask the person to turn it on."
 
 
 def _noted(answer: Answer, note: str | None) -> Answer:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import click
 
     from gateway.context import PluginHost
-    from gateway.items import Prompt, Resource, ResourceTemplate, Setting, Tool
+    from gateway.items import Detected, Prompt, Resource, ResourceTemplate, Setting, Tool
     from gateway.refresh import Refresh
     from gateway.traits import Traits
 
@@ -91,6 +91,12 @@ def tied_projects(gateway: PluginHost, addresses: Sequence[str]) -> Mapping[str,
     with no tie, and one you do not know). Every plugin reads ties through ``ctx.tied(addresses)``, which asks
     every enabled plugin, so all agree about a tied thing. Called on a call's worker thread: keep it quick (one
     query for the whole batch); raise rather than answer partly: a tie that cannot be read fails the call."""
+
+
+@hookspec
+def detect(gateway: PluginHost) -> Detected | None:
+    """For ``gateway setup --detect``: the settings your table needs, found in the configs of the tools the
+    person already runs (never by running anything that writes), with a sentence per finding saying where."""
 
 
 @hookspec

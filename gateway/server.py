@@ -33,6 +33,7 @@ from gateway.access import Gate
 from gateway.core import PAGE_SIZE, Caller, Gateway, NotFound
 from gateway.cursors import decode_cursor, encode_cursor
 from gateway.items import Answer, ToolError
+from gateway.lock import digest, tool_definition
 from gateway.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyListens
 from gateway.privacy import mask_secrets
 from gateway.refresh import Refreshed
@@ -120,6 +121,8 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                     input_schema=dict(listed.tool.input_schema),
                     output_schema=dict(listed.tool.output_schema) if listed.tool.output_schema else None,
                     annotations=_annotations(listed.tool),
+                    # The definition's hash, as `gateway lock` pins it: a host can pin the tool too.
+                    meta={"gateway/definition-sha256": digest(tool_definition(listed.name, listed.tool))},
                 )
                 for listed in catalogue.tools
             ]

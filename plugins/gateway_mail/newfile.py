@@ -95,8 +95,10 @@ def open_folder(root: Path, parts: Sequence[str], make: bool = True) -> int:
                 child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=directory)
             except OSError as error:
                 if error.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise ToolError(f"{part!r:.40} on the way is a link or a file, not a folder; nothing was "
-                                    "written") from None
+                    # Writing, nothing was (the caller writes only into the folder this gives); reading, no link
+                    # is followed.
+                    tail = "nothing was written" if make else "links are not followed"
+                    raise ToolError(f"{part!r:.40} on the way is a link or a file, not a folder; {tail}") from None
                 if error.errno == errno.ENOENT:
                     raise ToolError(f"no folder {part!r:.40} there") from None
                 raise

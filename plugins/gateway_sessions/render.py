@@ -3,18 +3,47 @@
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gateway_sessions.store import Row, StoredMessage
 
 SNIPPET_LENGTH = 200
 _MARKED = re.compile("\x02(.*?)\x03", re.DOTALL)
+_MOST_DECIMALS = 20
 
 
-def hit_lines(session_id: str, rank: float, title: str, snippet: str) -> list[str]:
-    return [f"session {session_id} (rank {rank:.2f})", f"title: {title}", f"snippet: {snippet}"]
+def hit_lines(session_id: str, rank: float | str, title: str, snippet: str) -> list[str]:
+    """A hit's three lines; `rank` as `rank_texts` wrote it (a float is written with two decimals)."""
+    shown = rank if isinstance(rank, str) else f"{rank:.2f}"
+    return [f"session {session_id} (rank {shown})", f"title: {title}", f"snippet: {snippet}"]
+
+
+def rank_texts(ranks: Sequence[float]) -> list[str]:
+    """The ranks of one answer's hits as decimals (never an exponent), each as precise as it needs to be.
+
+    Two decimals at least (the seed's `0.42`), and two significant digits of each rank, so that a word found in most
+    messages (BM25 near zero) is not `-0.00` on every hit; then, for ranks that differ but would read the same, one
+    more digit at a time, up to twenty decimals.
+    """
+    decimals = [max(2, 1 - math.floor(math.log10(abs(rank)))) if rank else 2 for rank in ranks]
+    while True:
+        shown = [_decimal(rank, min(places, _MOST_DECIMALS)) for rank, places in zip(ranks, decimals, strict=True)]
+        values: dict[str, set[float]] = {}
+        for text, rank in zip(shown, ranks, strict=True):
+            values.setdefault(text, set()).add(rank)
+        unclear = [i for i, text in enumerate(shown) if len(values[text]) > 1 and decimals[i] < _MOST_DECIMALS]
+        if not unclear:
+            return shown
+        for i in unclear:
+            decimals[i] += 1
+
+
+def _decimal(rank: float, decimals: int) -> str:
+    text = f"{rank:.{decimals}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # never "-0.00"
 
 
 def row_line(session_id: str, title: str, message_count: int, updated_at: str) -> str:

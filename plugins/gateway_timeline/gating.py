@@ -34,7 +34,38 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 Traits = tuple[str | None, str | None, str | None, str | None]  # app, url, path, label
-MIN_TITLE = 8  # shorter page titles ("Home", "Inbox") say too little to hide every window beginning with them
+MIN_TITLE = 8  # shorter page titles ("Home", "Inbox") say too little to hide every window beginning with them...
+# ...so a window repeats a shorter one only whole: alone (Safari) or before a browser's separator and name.
+_AFTER_TITLE = (" - ", " — ", " – ", " | ", " · ")
+
+
+def repeats(label: str, title: str) -> bool:
+    """Whether a window's title repeats a page's title: begins with it, or (a title shorter than MIN_TITLE) is it,
+    alone or followed by a separator (`Z short - Mozilla Firefox`)."""
+    return PageTitles.of((title,)).repeated_by(label)
+
+
+@frozen
+class PageTitles:
+    """The titles of pages kept back, as what a window title repeating one of them begins with or equals."""
+
+    prefixes: tuple[str, ...] = ()
+    whole: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, titles: Iterable[str]) -> PageTitles:
+        found = {title for title in titles if title and title.strip()}
+        short = {title for title in found if len(title) < MIN_TITLE}
+        prefixes = [title for title in found if title not in short]
+        prefixes += [title + after for title in short for after in _AFTER_TITLE]
+        return cls(tuple(sorted(prefixes)), frozenset(short))
+
+    def __bool__(self) -> bool:
+        return bool(self.prefixes)
+
+    def repeated_by(self, label: str) -> bool:
+        return label in self.whole or label.startswith(self.prefixes)
+
 
 # Where a path begins in a title: `/` or `~/` at the start or after a space, bracket, quote, `:` or `=`
 # (`user@host:~/src`, `(/srv/x)`), never inside a word (`ada/gateway`) nor a URL's `//`.
@@ -229,14 +260,14 @@ class Gatekeeper:
                 kept.append(item)
             else:
                 closed.append(item)
-                if url and label and len(label) >= MIN_TITLE:
+                if url and label:
                     closed_titles.add(label)
-        if closed_titles:
-            titles = tuple(closed_titles)
+        titles = PageTitles.of(closed_titles)
+        if titles:
             still = []
             for item in kept:
                 label = traits(item)[3]
-                (closed if label and label.startswith(titles) else still).append(item)
+                (closed if label and titles.repeated_by(label) else still).append(item)
             kept = still
         return kept, closed
 
@@ -267,10 +298,9 @@ class Gatekeeper:
         ) if self.titles_routed else ()
         if not any(found.values()) and not named:
             return None
-        titles = tuple(title for title in store.page_titles(since_ms, until_ms, found["app"], found["url"],
-                                                            found["path"], named) if len(title) >= MIN_TITLE)
+        titles = PageTitles.of(store.page_titles(since_ms, until_ms, found["app"], found["url"], found["path"], named))
         # The prefix test runs once per distinct title of the range; SQL then only looks titles up.
-        labels = tuple(store.labels_beginning(titles, since_ms, until_ms)) if titles else ()
+        labels = (*store.labels_beginning(titles.prefixes, since_ms, until_ms), *sorted(titles.whole)) if titles else ()
         return Closed(apps=found["app"], urls=found["url"], paths=found["path"],
                       labels=tuple(dict.fromkeys((*named, *labels))))
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from gateway_timeline import render, sessions
 from gateway_timeline.envelope import Cleaner, envelope_of, for_agent, is_private
-from gateway_timeline.gating import MIN_TITLE, Gatekeeper, private_rows, without
+from gateway_timeline.gating import Gatekeeper, private_rows, repeats, without
 from gateway_timeline.limits import DEFAULT_LIMIT, DEFAULT_MAX_TOKENS, EVENT_ADDRESS, MAX_LIMIT  # noqa: E402, F401
 from gateway_timeline.store import StoreReader, filter_clause
 from gateway_timeline.timeexpr import iso_ms
@@ -196,7 +196,7 @@ def event(store: StoreReader | None, keeper: Gatekeeper, event_id: str, oldest_m
         hour = 3_600_000
         repeated = [
             group for group in store.owner_groups(ts_ms - hour, ts_ms + hour)
-            if group[1] and group[3] and len(group[3]) >= MIN_TITLE and label.startswith(group[3])
+            if group[1] and group[3] and repeats(label, group[3])
             and not keeper.allows(*group[:4])
         ]
         if repeated:
@@ -210,9 +210,8 @@ def status(
     now_ms: int,
     retention_ms: int,
     running_within_ms: int,
-    live_server: bool,
 ) -> dict[str, Any]:
-    """get_status's fields; `running` from a fresh heartbeat or a live ActivityWatch server."""
+    """get_status's fields; `running` from a fresh heartbeat (written by an import or a recorder's ingest)."""
     beat = (store.meta("heartbeat") if store is not None else None) or {}
     fresh = bool(beat) and now_ms - int(beat.get("at_ms", 0)) <= running_within_ms
     oldest, newest = store.bounds() if store is not None else (None, None)
@@ -237,7 +236,7 @@ def status(
         if ms is not None
     }
     return {
-        "running": fresh or live_server,
+        "running": fresh,
         "paused": bool(beat.get("paused", False)) if fresh else False,
         **({"last_event_ts": times["last_event_ts"]} if "last_event_ts" in times else {}),
         "events_dropped": (int(dropped) if isinstance(dropped, int) else 0) + bad_lines,

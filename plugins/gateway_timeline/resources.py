@@ -59,8 +59,7 @@ def read_config(ctx: Context) -> str:
         f"- Event store: {settings.store_path(ctx)}",
         f"- ActivityWatch database: {aw_path if aw_path else 'none found'}",
         f"- Recording is considered running when a recorder wrote in the last "
-        f"{settings.running_within_ms(ctx.settings) // 1000} seconds"
-        + (", or an ActivityWatch server answers on 127.0.0.1:5600" if ctx.settings.get("probe_activitywatch", True) else ""),
+        f"{settings.running_within_ms(ctx.settings) // 1000} seconds (nothing is asked of the network)",
         "- Private and incognito windows: never stored, never given",
         "- What a recorder excluded or redacted when capturing stays excluded: this view never adds it back",
     ]

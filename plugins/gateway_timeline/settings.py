@@ -39,10 +39,13 @@ SETTINGS = [
         type=float,
         minimum=1,
     ),
+    # Accepted so that a config naming it still loads; the plugin never asks the network (get_status reads the
+    # store and the importers' records only).
     Setting(
         "probe_activitywatch",
-        True,
-        "get_status also asks a live ActivityWatch server on 127.0.0.1:5600 (loopback only, short timeout)",
+        False,
+        "no longer used: get_status never asks a server, whatever this says",
+        type=bool,
     ),
     Setting("timezone", "", "the person's zone for today, yesterday and HH:MM (default: the system's)"),
 ]

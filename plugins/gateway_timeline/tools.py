@@ -154,7 +154,7 @@ def timeline_result(
     from gateway_timeline import queries
     from gateway_timeline.gating import Gatekeeper
 
-    zone = local_zone(ctx.settings.get("timezone"))
+    zone = local_zone(ctx.settings.get("timezone") or ctx.timezone or None)
     start, end = resolve_range(since, until, now(), zone)
     store = open_store(ctx)
     try:
@@ -217,7 +217,7 @@ def query_events(
     from gateway_timeline.gating import Gatekeeper
 
     check_types(types)
-    zone = local_zone(ctx.settings.get("timezone"))
+    zone = local_zone(ctx.settings.get("timezone") or ctx.timezone or None)
     start, end = resolve_range(since, until, now(), zone)
     store = open_store(ctx)
     try:
@@ -248,19 +248,9 @@ def query_events(
     return json_answer(result, given, result["left_out"])
 
 
-def live_activitywatch(port: int = 5600, timeout: float = 0.3) -> bool:
-    """Is an ActivityWatch server answering on loopback (127.0.0.1, its port 5600)? Never asks elsewhere."""
-    import urllib.error
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{int(port)}/api/0/info", timeout=timeout) as response:
-            return response.status == 200
-    except (OSError, urllib.error.URLError, ValueError):
-        return False
-
-
 def status_of(ctx: Context) -> dict[str, Any]:
+    """get_status's fields, from the store and the importers' own records in it only: nothing is asked of the
+    network (a server answering on ActivityWatch's port says nothing about what this store holds)."""
     from gateway_timeline import queries
 
     try:
@@ -268,17 +258,15 @@ def status_of(ctx: Context) -> dict[str, Any]:
     except ToolError as error:
         unreadable = queries.status(
             None, now_ms=int(time.time() * 1000), retention_ms=settings.retention_ms(ctx.settings),
-            running_within_ms=settings.running_within_ms(ctx.settings), live_server=False,
+            running_within_ms=settings.running_within_ms(ctx.settings),
         )
         return {**unreadable, "degraded": {"store": str(error)}, "permissions_ok": False}
     try:
-        live = bool(ctx.settings.get("probe_activitywatch", True)) and live_activitywatch()
         result = queries.status(
             store,
             now_ms=int(time.time() * 1000),
             retention_ms=settings.retention_ms(ctx.settings),
             running_within_ms=settings.running_within_ms(ctx.settings),
-            live_server=live,
         )
         return {**result, "hint": NOTHING_YET} if store is None else result
     finally:

@@ -445,6 +445,34 @@ def test_an_events_refusal_names_no_other_closed_project_of_its_hour(gateway_hom
     assert_nowhere(found, FIG, "Letter to the council")
 
 
+# --- A short page title, repeated by a window, is the closed page's as a long one is ---------------------------
+
+SHORT = "Quokka9"  # seven characters: shorter than the titles a window is judged by its beginning with
+
+
+def test_a_window_repeating_a_closed_pages_short_title_is_left_out_as_for_a_long_one(gateway_home: Path, now) -> None:
+    """A closed page titled with seven characters: the browser window repeating it (`Quokka9 - Mozilla Firefox`,
+    or the title alone as Safari shows it) reaches no answer and is refused by its address; a title that only
+    begins with those letters (`Quokka9er notes`) is another page's, and shown."""
+    at = now - timedelta(minutes=20)
+    fill(home_store(gateway_home), [
+        envelope(at, "browser.navigate", "Firefox", SHORT,
+                 data={"url": f"https://vault.example.com/{FIG}", "tab_title": SHORT}, event_id="page"),
+        envelope(at + timedelta(seconds=30), "app.focus", "Firefox", f"{SHORT} - Mozilla Firefox", event_id="window"),
+        envelope(at + timedelta(minutes=1), "app.focus", "Safari", SHORT, event_id="whole"),
+        envelope(at + timedelta(minutes=2), "app.focus", "Firefox", f"{SHORT}er notes - Mozilla Firefox",
+                 event_id="other"),
+    ])
+    _serve(gateway_home, VAULT)
+    found = battery(gateway_home, event_ids=["window", "whole"])
+    for text in found["texts"]:
+        assert not re.search(f"{SHORT}(?!er notes)", text), text[:2000]
+    for event_id in ("window", "whole"):
+        assert "REFUSED" in found["events"][event_id] and "no event" not in found["events"][event_id]
+    assert found["answers"]["events0"]["left_out"] == 3 and found["answers"]["events0"]["count"] == 1
+    assert f"{SHORT}er notes - Mozilla Firefox" in json.dumps(found["answers"]["events0"])
+
+
 # --- Section 6, the timeline's part: the store is the person's alone ----------------------------------------
 
 

@@ -132,7 +132,7 @@ def test_disabled_tools_are_neither_listed_nor_called(gateway_home):
     gw = make_gateway([inline_plugin("alpha", tools=tools_a())], home=gateway_home,
                       config={"plugins": {"alpha": {"disabled_tools": ["greet"]}}})
     assert "greet" not in gw.list_tools()
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFound, match=r"greet is not offered: the person turned it off \(disabled_tools in "):
         gw.call("greet", {"name": "x"})
 
 
@@ -142,7 +142,7 @@ def test_read_only_hides_and_refuses_every_writing_tool(gateway_home):
     gw = make_gateway([inline_plugin("alpha", tools=tools_a())], home=gateway_home,
                       config={"gateway": {"read_only": True}})
     assert "write_note" not in gw.list_tools() and "double" in gw.list_tools()
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFound, match="write_note is not offered: it writes, and the gateway is read-only"):
         gw.call("write_note", {"text": "x"})
 
 
@@ -168,11 +168,13 @@ def test_an_unreadable_config_is_said_on_each_call_never_taken_for_empty(gateway
     assert gateway.call("double", {"x": 1}).text == "2"
 
 
-def test_an_unknown_key_in_a_plugin_table_is_named(gateway_home):
+def test_an_unknown_key_in_a_plugin_table_is_named_and_said_by_each_call_of_its_listed_tools(gateway_home):
     gw = make_gateway([inline_plugin("alpha", tools=tools_a())], home=gateway_home,
                       config={"plugins": {"alpha": {"colour": "red"}}})
-    assert gw.list_tools() == []
+    assert gw.list_tools() == [t.name for t in tools_a()] and gw.catalogue().plugin_order == []
     assert "unknown key in [plugins.alpha]: colour" in " ".join(gw.catalogue().problems)
+    answer = gw.call("double", {"x": 1})
+    assert answer.is_error and answer.text.startswith("double cannot answer now: plugin alpha: unknown key")
 
 
 def test_an_unknown_key_in_the_gateway_table_is_an_error_naming_it(gateway):

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import tomllib
 
 import anyio
 import attrs
@@ -520,3 +521,31 @@ def test_a_failing_census_is_said_and_the_others_are_counted(gateway_home):
 
     said = route_warnings(gateway, gateway.snapshot())
     assert "plugin broken: its census failed (OSError: store gone): what its routes take is not counted" in said
+
+
+DETECTING_PLUGIN = '''
+from gateway import Detected, Setting, hookimpl
+
+@hookimpl
+def register_settings(gateway):
+    return [Setting("greeting", "Hello", "the word"), Setting("folder", "", "where the words are")]
+
+@hookimpl
+def detect(gateway):
+    return Detected({"folder": "~/words"}, ["words: found ~/.wordsrc"])
+'''
+
+
+def test_hook_detect(gateway_home, tmp_path):
+    # `gateway setup --detect --write` merges what a plugin found into its table, and keeps the person's keys.
+    env = installed_plugin(tmp_path / "site", "words", DETECTING_PLUGIN)
+    write_config(gateway_home, {"gateway": {"plugins": []}, "plugins": {"words": {"greeting": "Hi"}}})
+    run = subprocess.run(
+        [sys.executable, "-m", "gateway", "setup", "--detect", "--write"], capture_output=True, text=True,
+        timeout=60, env={"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **env},
+    )
+    assert run.returncode == 0, run.stderr
+    assert "words: found ~/.wordsrc" in run.stderr
+    config = tomllib.loads(write_config(gateway_home).read_text())
+    assert "words" in config["gateway"]["plugins"]
+    assert config["plugins"]["words"] == {"greeting": "Hi", "folder": "~/words"}

@@ -49,9 +49,11 @@ def test_a_setting_type_is_inferred_from_its_default():
 def test_a_wrong_value_is_named_at_load_and_the_plugin_stays_off(gateway_home, table, words):
     gateway = make_gateway([plugin()], home=gateway_home, config={"plugins": {"notes": table}})
     catalogue = gateway.catalogue()
-    assert "show" not in gateway.list_tools()
+    assert "notes" not in catalogue.plugin_order  # off: its tool is listed, and each call says why
     (problem,) = catalogue.problems
     assert "plugin notes" in problem and "[plugins.notes]" in problem and words in problem
+    answer = gateway.call("show")
+    assert answer.is_error and answer.text.startswith("show cannot answer now: plugin notes") and words in answer.text
 
 
 def test_right_values_pass_and_ints_are_numbers(gateway_home):

@@ -148,23 +148,30 @@ def relative_of(value: str) -> str:
 
 
 def read_text(root: Path, relative: str) -> tuple[str, bool]:
-    """The note's text (cut at MAX_READ characters, and whether it was), opened without following any link."""
+    """The note's text (cut at MAX_READ characters, and whether it was), opened without following any link.
+
+    Its refusals are read_note's (the note resources read through it too), and say so.
+    """
     *parts, name = relative.split("/")
-    directory = newfile.open_folder(root, parts, make=False)
+    try:
+        directory = newfile.open_folder(root, parts, make=False)
+    except ToolError as error:
+        raise ToolError(f"read_note cannot open that note: {error}") from None
     try:
         handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
     except OSError as error:
         if error.errno == errno.ELOOP:
-            raise ToolError("that note is a link; links are not followed out of the notes folder") from None
+            raise ToolError("read_note cannot open that note: it is a link, and links are not followed out of the "
+                            "notes folder") from None
         if error.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise ToolError("no note at that address; search_notes gives the notes' addresses") from None
+            raise ToolError("read_note finds no note at that address; search_notes gives the notes' addresses") from None
         raise
     finally:
         os.close(directory)
     with os.fdopen(handle, "rb") as file:
         # O_NONBLOCK above: a FIFO named like a note does not hang the call; only a regular file is read.
         if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            raise ToolError("that address names no regular file")
+            raise ToolError("read_note cannot open that note: the address names no regular file")
         raw = file.read(MAX_READ * 4 + 4)
     text = raw.decode("utf-8", "replace")
     return (text[:MAX_READ], True) if len(text) > MAX_READ else (text, False)

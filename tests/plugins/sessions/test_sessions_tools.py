@@ -185,7 +185,7 @@ def test_read_gives_the_header_then_each_message_without_tool_blocks(sessions_ga
         "title: Pear importer crash on empty crates",
         "created: 2026-03-01T09:00:00Z",
         "updated: 2026-03-01T09:01:30Z",
-        "messages: 3",
+        "messages: 5",
     ]
     body = lines[6:-1]
     assert body == [
@@ -194,6 +194,10 @@ def test_read_gives_the_header_then_each_message_without_tool_blocks(sessions_ga
         "[1] assistant",
         "The crate parser reads the first row before checking that there is one. Let me run the tests.",
         "[2] assistant",
+        "(no text)",
+        "[3] user",
+        "(no text)",
+        "[4] assistant",
         "Fixed: an empty crate now yields no pears instead of raising.",
     ]
     assert "quinceflux" not in answer.text and "pytest -q" not in answer.text
@@ -245,7 +249,7 @@ def test_a_cursor_not_given_by_the_store_is_refused(sessions_gateway, imported_h
         reader.page("bm90LWEtY3Vyc29y", 10)
 
 
-def test_read_numbers_the_messages_shown_from_0_without_gaps_and_counts_them(imported_home: Path):
+def test_read_numbers_every_message_from_0_and_counts_them_all(imported_home: Path):
     def text(words: str) -> list[dict]:
         return [{"type": "text", "text": words}]
 
@@ -272,9 +276,10 @@ def test_read_numbers_the_messages_shown_from_0_without_gaps_and_counts_them(imp
     connection.close()
     answer = make_gateway(plugins=[gateway_sessions], home=imported_home, config=HAND_IMPORTED).call("rousseau_read_session", {"id": "gaps"})
     lines = answer.text.splitlines()
-    assert lines[4] == "messages: 3"
+    assert lines[4] == "messages: 6"
     numbered = [line for line in lines if re.fullmatch(r"\[\d+\] \w+", line)]
-    assert numbered == ["[0] user", "[1] assistant", "[2] assistant"]
-    assert answer.data["messages"] == 3 == len(answer.data["transcript"])
-    assert [m["index"] for m in answer.data["transcript"]] == [0, 1, 2]
+    assert numbered == ["[0] user", "[1] assistant", "[2] user", "[3] assistant", "[4] user", "[5] assistant"]
+    assert lines.count("(no text)") == 3
+    assert answer.data["messages"] == 6 == len(answer.data["transcript"])
+    assert [m["index"] for m in answer.data["transcript"]] == [0, 1, 2, 3, 4, 5]
     assert "quinceflux" not in answer.text

@@ -3,11 +3,14 @@ the prompt; and the closed project's canary through that same session."""
 
 from __future__ import annotations
 
+import http.server
 import json
+import threading
 from datetime import timedelta
 from pathlib import Path
 
 import anyio
+from gateway_timeline.store import Store
 from test_timeline_privacy import CANARY, VAULT, vault_events
 from timeline_helpers import fill, gateway_config, home_store, work_morning
 
@@ -88,3 +91,86 @@ def test_each_tool_resource_and_the_prompt_through_a_real_server(gateway_home: P
             assert CANARY not in answer and "vault.example.com" not in answer
 
     anyio.run(session)
+
+
+# A module Python imports at start-up (first `sitecustomize` on the path): every socket connection the server
+# process attempts to an IP address is written down, one line each, in the file named by GATEWAY_TEST_CONNECTS.
+RECORD_CONNECTS = '''
+import os, socket
+
+_connect, _connect_ex = socket.socket.connect, socket.socket.connect_ex
+open(os.environ["GATEWAY_TEST_CONNECTS"] + ".loaded", "w").close()  # the recorder is in place
+
+
+def _note(sock, address):
+    if sock.family in (socket.AF_INET, socket.AF_INET6):
+        with open(os.environ["GATEWAY_TEST_CONNECTS"], "a") as handle:
+            handle.write(repr(address) + "\\n")
+
+
+def connect(self, address):
+    _note(self, address)
+    return _connect(self, address)
+
+
+def connect_ex(self, address):
+    _note(self, address)
+    return _connect_ex(self, address)
+
+
+socket.socket.connect, socket.socket.connect_ex = connect, connect_ex
+'''
+
+
+class _ActivityWatchInfo(http.server.BaseHTTPRequestHandler):
+    """Answers as a live ActivityWatch server does, and counts who asked."""
+
+    asked = 0
+
+    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+        type(self).asked += 1
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b'{"hostname": "desk", "version": "v0.13"}')
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_get_status_asks_no_server_and_an_empty_store_is_not_running(gateway_home: Path, tmp_path: Path) -> None:
+    """The status comes from the store and the importers' records only: with ActivityWatch's port answering (when
+    this machine lets the test take it) and the old probe setting on, a real server connects to nothing, and an
+    empty store says not running."""
+    with Store.open(home_store(gateway_home)):
+        pass  # an empty store: no event, no heartbeat
+    write_config(gateway_home, {"gateway": {"plugins": ["timeline"]},
+                                "plugins": {"timeline": {"timezone": "UTC", "probe_activitywatch": True}}})
+    site, connects = tmp_path / "site", tmp_path / "connects.txt"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(RECORD_CONNECTS)
+    connects.write_text("")
+    try:
+        listener = http.server.HTTPServer(("127.0.0.1", 5600), _ActivityWatchInfo)
+    except OSError:  # the port is someone else's here: the recorded connections alone tell
+        listener = None
+    if listener is not None:
+        threading.Thread(target=listener.serve_forever, daemon=True).start()
+
+    async def session() -> dict:
+        env = {"PYTHONPATH": str(site), "GATEWAY_TEST_CONNECTS": str(connects)}
+        async with serve_client(gateway_home, extra_env=env) as client:
+            status = await client.call_tool("get_status", {})
+            config = await client.read_resource("timeline://config")
+            assert "Recording now: no" in resource_text(config)
+            return status.structured_content
+
+    try:
+        status = anyio.run(session)
+    finally:
+        if listener is not None:
+            listener.shutdown()
+            listener.server_close()
+    assert status["running"] is False and "last_event_ts" not in status
+    assert Path(f"{connects}.loaded").exists(), "the recorder was not loaded by the server"
+    assert connects.read_text() == "", "the server connected to the network"
+    assert _ActivityWatchInfo.asked == 0

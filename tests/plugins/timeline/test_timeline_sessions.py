@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import http.server
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import gateway_timeline
 from gateway_timeline import sessions
-from gateway_timeline.tools import live_activitywatch
 from timeline_helpers import envelope, fill, gateway_config, home_store
 
 from gateway.testing import make_gateway
@@ -81,24 +78,3 @@ def test_headings_use_the_configured_zone(gateway_home: Path) -> None:
     bad = make_gateway([gateway_timeline], config=gateway_config(timezone="Mars/Olympus"), home=gateway_home)
     answer = bad.call("get_timeline", {})
     assert answer.is_error and "timezone" in answer.text
-
-
-def test_the_live_probe_asks_only_loopback_and_says_whether_a_server_answered() -> None:
-    class Info(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            self.send_response(200 if self.path == "/api/0/info" else 404)
-            self.end_headers()
-            self.wfile.write(b'{"hostname": "desk", "version": "v0.13"}')
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Info)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        assert live_activitywatch(server.server_port) is True
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert live_activitywatch(server.server_port, timeout=0.2) is False
