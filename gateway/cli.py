@@ -573,10 +573,11 @@ def access() -> None:
 def access_why(address: str, arguments: str | None) -> None:
     """Which project (or setting) keeps ADDRESS from agents, and which line of which file to change.
 
-    ADDRESS is what an agent asked for: a resource URI (`rousseau://sessions/ID`, `timeline://events/ID`),
-    or a tool's name followed by its JSON arguments (`rousseau_read_session '{"id": "ID"}'`). It is asked
-    for once through the gate, as a host would (the audit log keeps that call). Exit 0 when agents are
-    given it, 1 when it is kept.
+    ADDRESS is any address a tool hands out (`mid:...`, `rousseau://sessions/ID`, `timeline://events/ID`...):
+    the plugin that knows it gives its traits, and each route that took it, or could not apply and why, is
+    named with its line. An address no plugin knows, or a tool's name followed by its JSON arguments
+    (`rousseau_read_session '{"id": "ID"}'`), is asked for once through the gate, as a host would (the audit
+    log keeps that call). Exit 0 when agents are given it, 1 when it is kept.
     """
     from gateway.why import explain
 
@@ -588,14 +589,19 @@ def access_why(address: str, arguments: str | None) -> None:
 
 
 @access.command("list")
-def access_list() -> None:
-    """Every project of the manifest, open or closed, with its routes and its line in the manifest."""
+@click.option("--no-counts", is_flag=True, help="Routes only: do not ask the plugins what each route takes now.")
+def access_list(no_counts: bool) -> None:
+    """Every project of the manifest, open or closed, with its routes, its line in the manifest, and how many
+    things each route takes in each source now (from every plugin's census: a few seconds on a large store)."""
+    from gateway.census import tally
     from gateway.why import list_projects
 
-    snapshot = _gateway().snapshot()
+    gateway = _gateway()
+    snapshot = gateway.snapshot()
     if snapshot.error is not None:
         raise click.ClickException(f"nothing is given to agents now: {snapshot.error}")
-    list_projects(snapshot.gate, snapshot.config.projects_path, click.echo)
+    counted = None if no_counts else tally(gateway, snapshot)
+    list_projects(snapshot.gate, snapshot.config.projects_path, click.echo, counted)
 
 
 @main.command()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,7 +34,8 @@ from gateway.lock import LOCK_FILE
 from gateway.privacy import mask, mask_secrets
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
 from gateway.refresh import Refreshing
-from gateway.registry import Plugin, Registry
+from gateway.registry import HookFailed, Plugin, Registry
+from gateway.traits import Traits
 
 log = structlog.get_logger("gateway")
 
@@ -247,7 +248,64 @@ class Gateway:
             transport=caller.transport,
             plugin_tables=snapshot.config.plugin_tables,
             timezone=snapshot.config.timezone,
+            ties=partial(self.tied, snapshot),
         )
+
+    # -- what plugins say of their things: ties (for every call), traits and census (for the person) ------
+
+    def tied(self, snapshot: Snapshot, addresses: tuple[str, ...]) -> dict[str, frozenset[str]]:
+        """The projects each address is tied to, as every enabled plugin keeps them (``tied_projects``), ids
+        spelt as in the manifest; raises ToolError when a plugin's ties cannot be read (fail closed)."""
+        if not addresses:
+            return {}
+        wanted = set(addresses)
+        spelling = {project.id.casefold(): project.id for project in snapshot.gate.projects}
+        found: dict[str, set[str]] = {}
+        try:
+            answers = self.registry.call_each("tied_projects", self.catalogue(snapshot).plugin_order,
+                                              snapshot.config.table, strict=True, gate=snapshot.gate,
+                                              addresses=addresses)
+            for plugin, answer in answers:
+                if answer is None:
+                    continue
+                if not isinstance(answer, Mapping):
+                    raise HookFailed(plugin, "tied_projects", TypeError(f"gave a {type(answer).__name__}"))
+                for address, projects in answer.items():
+                    ids = [projects] if isinstance(projects, str) else list(projects or ())
+                    if address in wanted and ids:
+                        found.setdefault(address, set()).update(spelling.get(str(i).casefold(), str(i)) for i in ids)
+        except HookFailed as error:
+            raise ToolError(
+                f"{error}, so ties cannot be read and nothing that may be tied is given; the details are in the "
+                "gateway's log. Try again in a moment, or tell the person."
+            ) from None
+        return {address: frozenset(ids) for address, ids in found.items()}
+
+    def traits_of(self, address: str, snapshot: Snapshot | None = None) -> list[tuple[str, Traits]]:
+        """(plugin, traits) from each enabled plugin that knows ADDRESS (``traits_of``); for the person only."""
+        snapshot = snapshot or self.snapshot()
+        found = []
+        for plugin, traits in self.registry.call_each("traits_of", self.catalogue(snapshot).plugin_order,
+                                                      snapshot.config.table, gate=snapshot.gate, address=address):
+            if isinstance(traits, Traits):
+                found.append((plugin, traits))
+            elif traits is not None:
+                log.error("traits_of gave something else than Traits", plugin=plugin, type=type(traits).__name__)
+        return found
+
+    def census(self, snapshot: Snapshot | None = None) -> Iterator[tuple[str, str, Traits | None]]:
+        """(plugin, source, traits) for every thing each enabled plugin holds now (``census``); a plugin whose
+        census fails gives one (plugin, sentence, None) saying so, and the others carry on."""
+        snapshot = snapshot or self.snapshot()
+        for plugin, things in self.registry.call_each("census", self.catalogue(snapshot).plugin_order,
+                                                      snapshot.config.table, gate=snapshot.gate):
+            try:
+                for source, traits in things or ():
+                    if isinstance(traits, Traits):
+                        yield plugin, str(source), traits
+            except Exception as error:
+                log.error("census failed", plugin=plugin, traceback=traceback.format_exc())
+                yield plugin, f"its census failed ({type(error).__name__}: {error})", None
 
     # -- calls ----------------------------------------------------------------------------------------
 

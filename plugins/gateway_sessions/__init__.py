@@ -6,9 +6,10 @@ The store is one SQLite file (setting ``store``, default ``<data>/gateway/plugin
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
-from gateway import Context, PluginHost, ResourceTemplate, Setting, hookimpl
+from gateway import Context, PluginHost, ResourceTemplate, Setting, Traits, hookimpl
 from gateway.refresh import Refresh, Refreshed, Source
 from gateway_sessions import tools
 from gateway_sessions.defaults import default_path
@@ -55,6 +56,22 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
             complete=tools.complete_id,
         )
     ]
+
+
+@hookimpl
+def traits_of(gateway: PluginHost, address: str) -> Traits | None:
+    """A session's places, for `gateway access why rousseau://sessions/ID` (a bare session id is read too)."""
+    from gateway_sessions import described
+
+    return described.traits_of(gateway, address)
+
+
+@hookimpl
+def census(gateway: PluginHost) -> Iterator[tuple[str, Traits]]:
+    """Every session, as `sessions of <agent>`, with its places."""
+    from gateway_sessions import described
+
+    return described.census(gateway)
 
 
 @hookimpl
