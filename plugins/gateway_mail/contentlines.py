@@ -11,7 +11,8 @@ out whole, so a parser never sees half of one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from attrs import frozen
@@ -35,83 +36,83 @@ class Reduced:
         return b"\r\n".join([b"BEGIN:" + container, *self.head, *self.lines, b"END:" + container]) + b"\r\n"
 
 
-def _name(line: bytes) -> bytes:
-    head = line[:80]
+def _name(line: bytes | bytearray) -> bytes:
+    head = bytes(line[:80])
     for mark in (b":", b";"):
         head = head.split(mark, 1)[0]
     return head.rsplit(b".", 1)[-1].strip().upper()  # a vCard group ("item1.EMAIL") is not the name
 
 
-def _logical(path: Path, limit: int, line_limit: int) -> tuple[list[tuple[bytes, bool]], bool]:
-    """The logical lines (folded lines kept folded) of the first `limit` bytes, each with whether it was too long;
-    a too-long line keeps only its first bytes (enough for its name), so memory stays within `limit`."""
-    found: list[tuple[bytes, bool]] = []
-    current: list[bytes] = []
-    size = 0
-    too_long = False
+# Where a logical line ends: a line break not followed by the space or tab of a fold.
+_NEXT = re.compile(rb"\n(?![ \t])")
 
-    def close() -> None:
-        nonlocal current, size, too_long
-        if current:
-            found.append((b"\r\n".join(current), too_long))
-        current, size, too_long = [], 0, False
 
-    def physical(line: bytes, long_line: bool) -> None:
-        nonlocal size, too_long
+class _Lines:
+    """The logical lines (folds kept) of the first `limit` bytes of a file, each with whether it was left out
+    (longer than `line_limit`, or of a property `skip` names): of those only the first bytes are kept, and the
+    rest of the line is passed over by a search for its end, a chunk at a time, never held."""
+
+    def __init__(self, path: Path, limit: int, line_limit: int, skip: Callable[[bytes], bool]) -> None:
+        self.path, self.limit, self.line_limit, self.skip = path, limit, line_limit, skip
+        self.whole = True
+
+    def _line(self, line: bytes) -> tuple[bytes, bool]:
         line = line.rstrip(b"\r")
-        if line[:1] in (b" ", b"\t") and current:
-            size += len(line)
-        else:
-            close()
-            size = len(line)
-        if long_line or size > line_limit:
-            too_long = True
-        if too_long:
-            if not current:
-                current.append(line[:80])
-            return
-        current.append(line)
+        if len(line) > self.line_limit or self.skip(_name(line)):
+            return line[:80], True
+        return line, False
 
-    read = 0
-    partial = bytearray()
-    partial_long = False
-    whole = True
-    with open(path, "rb") as handle:
-        while True:
-            if read >= limit:
-                whole = handle.read(1) == b""
-                break
-            chunk = handle.read(min(CHUNK, limit - read))
-            if not chunk:
-                break
-            read += len(chunk)
-            pieces = chunk.split(b"\n")
-            for piece in pieces[:-1]:
-                if not partial_long:
-                    partial += piece
-                physical(bytes(partial), partial_long)
-                partial.clear()
-                partial_long = False
-            if not partial_long:
-                partial += pieces[-1]
-                if len(partial) > line_limit:
-                    del partial[80:]
-                    partial_long = True
-    if partial and whole:
-        physical(bytes(partial), partial_long)
-    close()
-    return found, whole
+    def __iter__(self) -> Iterator[tuple[bytes, bool]]:
+        buffer = bytearray()
+        start = searched = read = 0
+        skipping = ended = False
+        with open(self.path, "rb") as handle:
+            while True:
+                while True:
+                    found = _NEXT.search(buffer, max(searched, start))
+                    if found is None or (found.start() == len(buffer) - 1 and not ended):
+                        break  # a break at the very end: the next byte says whether a fold follows
+                    if skipping:
+                        skipping = False
+                    else:
+                        yield self._line(bytes(buffer[start:found.start()]))
+                    start = found.start() + 1
+                if ended:
+                    if start < len(buffer) and not skipping and self.whole:
+                        yield self._line(bytes(buffer[start:]))
+                    return
+                del buffer[:start]
+                start = 0
+                if not skipping and buffer and (len(buffer) > self.line_limit or (
+                        len(buffer) >= 80 and self.skip(_name(buffer)))):
+                    yield bytes(buffer[:80]), True
+                    skipping = True
+                if skipping:
+                    buffer = bytearray(b"\n" if buffer.endswith(b"\n") else b"")
+                searched = max(len(buffer) - 1, 0)
+                if read >= self.limit:
+                    self.whole = handle.read(1) == b""
+                    ended = True
+                    continue
+                chunk = handle.read(min(CHUNK, self.limit - read))
+                if not chunk:
+                    ended = True
+                read += len(chunk)
+                buffer += chunk
 
 
 def reduced(path: Path, *, limit: int, line_limit: int, unit_limit: int, units: int, container: bytes | None,
-            wanted: Callable[[bytes, bytes], bool], kept_components: frozenset[bytes]) -> Reduced:
+            wanted: Callable[[bytes, bytes], bool], kept_components: frozenset[bytes],
+            skip: Callable[[bytes], bool] = lambda name: False) -> Reduced:
     """The wanted lines of the first `limit` bytes of `path`.
 
     `container`: the component wrapping the others (b"VCALENDAR"), or None when the components stand alone
     (vCards). `wanted(component, name)`: whether a property goes through, given the component it is in (b"" for
     the container). `kept_components`: the components kept (the others are left out with all they hold).
+    `skip(name)`: properties never wanted anywhere (a PHOTO), passed over as fast as the bytes can be searched.
+    A component cut by the end of the bytes read gives what it had, closed.
     """
-    logical, whole = _logical(path, limit, line_limit)
+    logical = _Lines(path, limit, line_limit, skip)
     top = 2 if container is not None else 1  # the depth of a unit: an event in its calendar, a card alone
     stack: list[bytes] = []
     dropping: int | None = None  # the depth at which a left-out component began
@@ -151,6 +152,7 @@ def reduced(path: Path, *, limit: int, line_limit: int, unit_limit: int, units: 
                 count += 1
                 if count >= units:
                     return Reduced(lines, head, count, False, dropped)
+
             continue
         if dropping is not None:
             continue
@@ -163,4 +165,10 @@ def reduced(path: Path, *, limit: int, line_limit: int, unit_limit: int, units: 
             unit_size += len(line)
         elif container is not None and len(stack) == 1 and len(head) < 32:
             head.append(line)
-    return Reduced(lines, head, count, whole, dropped)
+    if unit and len(stack) >= top and (dropping is None or dropping > top):
+        # Cut by the end of what was read: what it had so far, closed as it stood.
+        still_open = stack[top - 1:dropping - 1 if dropping is not None else len(stack)]
+        lines.extend(unit)
+        lines.extend(b"END:" + name for name in reversed(still_open))
+        count += 1
+    return Reduced(lines, head, count, logical.whole, dropped)

@@ -59,6 +59,7 @@ SUMMARY_PROPERTIES = frozenset((
     b"COMPLETED", b"CREATED", b"DTSTAMP", b"LAST-MODIFIED", b"SEQUENCE", b"PRIORITY", b"PERCENT-COMPLETE",
     b"CATEGORIES", b"RELATED-TO", b"REFID", b"RRULE", b"RDATE", b"EXDATE", b"RECURRENCE-ID", b"TRANSP", b"CLASS"))
 _SUMMARY_COMPONENTS = frozenset((b"VEVENT", b"VTODO", b"VTIMEZONE", b"STANDARD", b"DAYLIGHT"))
+_SKIPPED = frozenset((b"ATTACH", b"IMAGE"))  # binary values, passed over unread
 _CALENDAR_PROPERTIES = frozenset((b"VERSION", b"PRODID", b"CALSCALE", b"X-WR-TIMEZONE"))
 # Every time read is clamped between these: a year of margin on each side of what datetime can hold, so that a
 # time plus or minus any span the plan makes (a day, a block of weeks, a zone's offset) stays a time.
@@ -288,7 +289,7 @@ def summary_of(path: Path) -> bytes:
     """A big file's summary: an iCalendar text of the SUMMARY_PROPERTIES of its first tasks and events."""
     found = contentlines.reduced(path, limit=SCAN_LIMIT, line_limit=LINE_LIMIT, unit_limit=UNIT_LIMIT,
                                  units=SUMMARY_ITEMS, container=b"VCALENDAR", wanted=_wanted,
-                                 kept_components=_SUMMARY_COMPONENTS)
+                                 kept_components=_SUMMARY_COMPONENTS, skip=_SKIPPED.__contains__)
     return found.text(b"VCALENDAR")
 
 
