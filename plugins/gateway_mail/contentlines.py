@@ -103,14 +103,16 @@ class _Lines:
 
 def reduced(path: Path, *, limit: int, line_limit: int, unit_limit: int, units: int, container: bytes | None,
             wanted: Callable[[bytes, bytes], bool], kept_components: frozenset[bytes],
-            skip: Callable[[bytes], bool] = lambda name: False) -> Reduced:
+            skip: Callable[[bytes], bool] = lambda name: False, max_lines: int = 1 << 30) -> Reduced:
     """The wanted lines of the first `limit` bytes of `path`.
 
     `container`: the component wrapping the others (b"VCALENDAR"), or None when the components stand alone
     (vCards). `wanted(component, name)`: whether a property goes through, given the component it is in (b"" for
     the container). `kept_components`: the components kept (the others are left out with all they hold).
     `skip(name)`: properties never wanted anywhere (a PHOTO), passed over as fast as the bytes can be searched.
-    A component cut by the end of the bytes read gives what it had, closed.
+    `max_lines`: the lines kept at most (a parser's time grows with them: icalendar takes a few hundred
+    microseconds a line). A component cut by the end of the bytes read, or by `max_lines`, gives what it had,
+    closed.
     """
     logical = _Lines(path, limit, line_limit, skip)
     top = 2 if container is not None else 1  # the depth of a unit: an event in its calendar, a card alone
@@ -121,7 +123,11 @@ def reduced(path: Path, *, limit: int, line_limit: int, unit_limit: int, units: 
     unit: list[bytes] = []
     unit_size = 0
     count = dropped = 0
+    whole = True
     for line, too_long in logical:
+        if len(lines) + len(unit) >= max_lines:
+            whole = False
+            break
         name = _name(line)
         if name in (b"BEGIN", b"END"):
             value = line.partition(b":")[2].strip().upper()[:40]
@@ -171,4 +177,4 @@ def reduced(path: Path, *, limit: int, line_limit: int, unit_limit: int, units: 
         lines.extend(unit)
         lines.extend(b"END:" + name for name in reversed(still_open))
         count += 1
-    return Reduced(lines, head, count, logical.whole, dropped)
+    return Reduced(lines, head, count, whole and logical.whole, dropped)

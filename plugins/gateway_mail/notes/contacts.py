@@ -7,8 +7,8 @@ a project when it is the project's client (the manifest's `client` is one of its
 Cards come from strangers (a sync brings whatever a correspondent sent) and vobject holds the interpreter while it
 parses a line, so the input is bounded before vobject sees it (contentlines.py): a PHOTO, LOGO, SOUND or KEY line
 never reaches it (nothing binary is decoded), nor a line over LINE_LIMIT; a file over MAX_FILE bytes is read by its
-summary only (the FN, N, EMAIL, TEL, ORG, NOTE and UID lines of its first SUMMARY_CARDS cards, within its first
-SCAN_LIMIT bytes), and a file vobject cannot read is recorded unreadable (docindex.py) until it changes.
+summary only (the FN, N, EMAIL, TEL, ORG, NOTE and UID lines of its first SUMMARY_CARDS cards, SUMMARY_LINES lines
+at most, within its first SCAN_LIMIT bytes), and one of more than MAX_LINES lines is cut there, and a file vobject cannot read is recorded unreadable (docindex.py) until it changes.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ SCAN_LIMIT = 64 << 20  # a card with a photo of tens of MB still gives the lines
 LINE_LIMIT = 64 << 10
 UNIT_LIMIT = 256 << 10  # of one card: its further lines are left out
 SUMMARY_CARDS = 1_000
+MAX_LINES = 20_000  # of a file read whole: vobject's time grows with its lines
+SUMMARY_LINES = 4_000
 MOST_CARDS = 100_000  # of a file read whole (a 1 MiB file holds far fewer)
 BINARY = frozenset((b"PHOTO", b"LOGO", b"SOUND", b"KEY"))
 SUMMARY_PROPERTIES = frozenset((b"VERSION", b"UID", b"FN", b"N", b"EMAIL", b"TEL", b"ORG", b"NOTE"))
@@ -72,11 +74,12 @@ def bounded_text(path: Path) -> tuple[str, bool]:
         found = contentlines.reduced(path, limit=SCAN_LIMIT, line_limit=LINE_LIMIT, unit_limit=UNIT_LIMIT,
                                      units=SUMMARY_CARDS, container=None, kept_components=frozenset((b"VCARD",)),
                                      wanted=lambda _card, name: name in SUMMARY_PROPERTIES,
-                                     skip=BINARY.__contains__)
+                                     skip=BINARY.__contains__, max_lines=SUMMARY_LINES)
     else:
         found = contentlines.reduced(path, limit=MAX_FILE, line_limit=LINE_LIMIT, unit_limit=MAX_FILE,
                                      units=MOST_CARDS, container=None, kept_components=frozenset((b"VCARD",)),
-                                     wanted=lambda _card, name: name not in BINARY, skip=BINARY.__contains__)
+                                     wanted=lambda _card, name: name not in BINARY, skip=BINARY.__contains__,
+                                     max_lines=MAX_LINES)
         summary = not found.whole  # grown past the bound since it was looked at
     return found.text(None).decode("utf-8", "replace") if found.lines else "", summary
 

@@ -7,9 +7,9 @@ has not changed since it was last listed (and not within the last two seconds, i
 listed again: vdirsyncer, todoman and khal write by renaming a new file into place, which changes the folder.
 Every FULL_CHECK seconds every file is looked at anyway, for an editor that rewrites a file in place.
 
-Files come from strangers (a calendar server adds invitations on its own): a file over MAX_FILE bytes is read by
-its summary only (the lines of SUMMARY_PROPERTIES of its first SUMMARY_ITEMS tasks or events, within its first
-SCAN_LIMIT bytes: contentlines.py), never loaded whole; a file that fails to be read in any way is counted
+Files come from strangers (a calendar server adds invitations on its own): a file over MAX_FILE bytes or MAX_LINES
+lines is read by its summary only (the lines of SUMMARY_PROPERTIES of its first SUMMARY_ITEMS tasks or events,
+MAX_LINES lines at most, within its first SCAN_LIMIT bytes: contentlines.py), never loaded whole; a file that fails to be read in any way is counted
 unreadable; both are remembered by the file's time and size (in memory and on disk), said by `gateway doctor`, and
 not read again until the file changes. Times beyond EARLIEST and LATEST are clamped there, so that no sum of a time
 and a span (a DURATION of a million days) can overflow.
@@ -50,6 +50,7 @@ BATCH = 500
 _CACHE_VERSION = 4  # 4: files read by summary only or unreadable recorded, so that a new process knows them
 # A stranger's file: read whole up to MAX_FILE bytes; bigger, by its summary only (see the module's docstring).
 MAX_FILE = 1 << 20
+MAX_LINES = 4_000  # icalendar takes a few hundred microseconds a line: a file's parsing stays within a second or so
 SCAN_LIMIT = 8 << 20
 SUMMARY_ITEMS = 1_000
 LINE_LIMIT = 16 << 10  # an unfolded line longer than this is left out of a summary
@@ -289,19 +290,21 @@ def summary_of(path: Path) -> bytes:
     """A big file's summary: an iCalendar text of the SUMMARY_PROPERTIES of its first tasks and events."""
     found = contentlines.reduced(path, limit=SCAN_LIMIT, line_limit=LINE_LIMIT, unit_limit=UNIT_LIMIT,
                                  units=SUMMARY_ITEMS, container=b"VCALENDAR", wanted=_wanted,
-                                 kept_components=_SUMMARY_COMPONENTS, skip=_SKIPPED.__contains__)
+                                 kept_components=_SUMMARY_COMPONENTS, skip=_SKIPPED.__contains__,
+                                 max_lines=MAX_LINES)
     return found.text(b"VCALENDAR")
 
 
 def bounded_bytes(path: Path | str) -> tuple[bytes, bool]:
-    """What is parsed of a file: its bytes when it holds at most MAX_FILE of them, else its summary (and True).
+    """What is parsed of a file: its bytes when it holds at most MAX_FILE of them in at most MAX_LINES lines, else
+    its summary (and True).
 
     The size is looked at on the open file, so a file swapped for a bigger one between two looks is still bound.
     """
     with open(path, "rb") as handle:
         if os.fstat(handle.fileno()).st_size <= MAX_FILE:
             raw = handle.read(MAX_FILE + 1)
-            if len(raw) <= MAX_FILE:
+            if len(raw) <= MAX_FILE and raw.count(b"\n") <= MAX_LINES:
                 return raw, False
     return summary_of(Path(path)), True
 
