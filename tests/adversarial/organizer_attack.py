@@ -103,8 +103,9 @@ def text_of(result: Any) -> str:
     return "\n".join(texts) + "\n" + json.dumps(result.structured_content or {}, ensure_ascii=False)
 
 
-def attack(server: Server, calls: list[tuple[str, dict]]) -> Attack:
-    """Make the calls one after another on one client while a second client pings every 50 ms."""
+def attack(server: Server, calls: list[tuple[str, dict]], until: Any = None) -> Attack:
+    """Make the calls one after another on one client while a second client pings every 50 ms (and stop after
+    the first answer for which `until(answer)` is true, when given)."""
     seen = Attack()
 
     async def run() -> None:
@@ -124,6 +125,8 @@ def attack(server: Server, calls: list[tuple[str, dict]]) -> Attack:
                 group.start_soon(ping)
                 for tool, arguments in calls:
                     seen.answers.append(await attacker.call_tool(tool, arguments))
+                    if until is not None and until(seen.answers[-1]):
+                        break
                 await anyio.sleep(0.2)  # a ping or two after the last answer too
                 done.set()
 
@@ -144,12 +147,12 @@ def settle_idle(server: Server) -> None:
     server.idle_mb = peak_mb(server.pid)
 
 
-def assert_bounded(server: Server, seen: Attack) -> None:
+def assert_bounded(server: Server, seen: Attack, settle: float = 0.5) -> None:
     """Memory within PEAK_ABOVE_IDLE_MB of the idle server, every ping answered within PING_BOUND_S, and no work
-    going on once the answers are given (the CPU time of the server stays still)."""
+    going on once the answers are given (the server's CPU time stays still, `settle` seconds after the last)."""
     assert seen.peak_mb - server.idle_mb <= PEAK_ABOVE_IDLE_MB, (seen.peak_mb, server.idle_mb)
     assert seen.pings and max(seen.pings) < PING_BOUND_S, sorted(seen.pings)[-5:]
-    time.sleep(0.5)
+    time.sleep(settle)
     before = cpu_seconds(server.pid)
     time.sleep(2.0)
     assert cpu_seconds(server.pid) - before < 0.5  # idle: a worker still expanding would use nearly 2 s

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import os
+import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -187,3 +188,37 @@ def test_doctor_names_the_files_read_by_their_summary_and_those_that_could_not_b
         assert any(name in line and "read by its summary only" in line for line in warnings), (name, said)
     assert any("broken.vcf" in line and "could not be read as vCard" in line for line in warnings), said
     assert not any("plain.ics" in line or "ada.vcf" in line for line in warnings)
+
+
+def test_an_expansion_stopped_by_its_deadline_stops_and_keeps_what_it_did_for_the_next_call(tmp_path):
+    # Rules within the walk's bound (an hour for five years and more: some 48,000 steps each from their start),
+    # enough of them that their first expansion takes longer than the call's second even on an idle machine.
+    home = tmp_path / "home"
+    start = (NOW - timedelta(days=2_000)).strftime("%Y%m%d")
+    for number in range(6):
+        _put(home / "vdir" / "calendars" / "home", f"hourly-{number}.ics", _ics(
+            "VEVENT", f"hourly-{number}", f"SUMMARY:Hourly {number}", f"DTSTART:{start}T00{number:02d}00Z",
+            "DURATION:PT1M", "RRULE:FREQ=HOURLY"))
+    (home / "vdir" / "tasks" / "inbox").mkdir(parents=True)
+    config = {"gateway": {"plugins": ["mail"], "call_timeout": 1}, "plugins": {"mail": {
+        "tasks": str(home / "vdir" / "tasks"), "calendars": str(home / "vdir" / "calendars"), "timezone": "UTC"}}}
+    write_config(home, config)
+    server = Server(home, tmp_path / "stderr")
+    try:
+        settle_idle(server)
+        first = attack(server, [("agenda", {"start": "today", "days": 1})])
+        assert first.answers[0].is_error and "took longer than 1 s" in text_of(first.answers[0])
+        assert_bounded(server, first, settle=2.0)  # the worker stopped soon after the answer, not minutes later
+        # What it expanded before it stopped was kept beside the calendars' cache, for the next call.
+        caches = list(home.rglob("plan-cache-*.sqlite"))
+        kept = sum(sqlite3.connect(path).execute("SELECT count(*) FROM kept").fetchone()[0] for path in caches)
+        assert kept >= 1
+        config["gateway"]["call_timeout"] = 60  # read again on the next call
+        write_config(home, config)
+        then = attack(server, [("agenda", {"start": "today", "days": 1})])
+        answer = then.answers[0]
+        assert not answer.is_error, text_of(answer)
+        assert "Hourly 5" in text_of(answer) and "were cut" not in text_of(answer)
+        assert_bounded(server, then)
+    finally:
+        server.stop()

@@ -9,8 +9,9 @@ an event gives at most MAX_PER_BLOCK occurrences in a block of BLOCK days (an ev
 a rule that dateutil would have to step through more than MAX_WALK times from its DTSTART to the end of the block
 (it counts every occurrence from the first, whatever the span asked) is not expanded at all. Either way the event's
 repeats are said to be cut. The walk is reckoned from the rule itself (frequency, interval, BY lists, COUNT,
-UNTIL) before dateutil sees it, since dateutil cannot be stopped once asked for a span; the call's deadline is
-looked at between two occurrences.
+UNTIL) before dateutil sees it, since dateutil cannot be stopped once asked for a span. The call's deadline is
+looked at before each event and block is expanded, once one is done in the call: a walk started is finished
+(bounded as said), kept, and the next call goes on from there rather than from the start.
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ def _state_of(item: Item) -> str | None:
 
 def _expand(item: Item, blocks: list[datetime], deadline: Any = None) -> dict[datetime, Spans]:
     """The (start, end) of each occurrence of a repeating event's file overlapping each block, at most
-    MAX_PER_BLOCK of them a block; the deadline (a `Deadline`) is looked at between two occurrences."""
+    MAX_PER_BLOCK of them a block. Once the deadline (a `Deadline`) has passed no further block is begun: the
+    blocks done so far are given."""
     import recurring_ical_events
 
     found: dict[datetime, Spans] = {}
@@ -176,6 +178,8 @@ def _expand(item: Item, blocks: list[datetime], deadline: Any = None) -> dict[da
         query = recurring_ical_events.of(calendar)
         series = [s for s in query.series if str(s.uid) == item.uid]
         for block in blocks:
+            if deadline is not None and found and deadline.passed():
+                break
             stop = block + BLOCK
             if any(_too_long_a_walk(master, stop) for master in masters):
                 found[block] = Spans([], cut=True)
@@ -184,16 +188,12 @@ def _expand(item: Item, blocks: list[datetime], deadline: Any = None) -> dict[da
             cut = False
             for one in series:
                 for occurrence in one.between(block, stop):
-                    if deadline is not None:
-                        deadline.check()
                     if len(pairs) >= MAX_PER_BLOCK:
                         cut = True
                         break
                     pairs.append((vdir.clamped(occurrence.start), _end_of(occurrence.end)))
             found[block] = Spans(pairs, cut)
-    except Exception as error:
-        if deadline is not None and deadline.passed():
-            raise
+    except Exception as error:  # noqa: BLE001
         # A rule, a date or a zone that recurring-ical-events or dateutil cannot follow: no occurrence is made
         # up, and the event's repeats are said to be cut.
         log.warning("repeating event not expanded", path=item.path, error=type(error).__name__)
@@ -237,23 +237,33 @@ def _repeats_of(events: Collection, items: list[Item], begin: datetime, finish: 
         from_disk = {key: _decode(value) for key, value in vdir.kept(events, missing).items()}
         known.update(from_disk)
         made: dict[tuple[str, str], str] = {}
-        for item, wanted in keys.values():
-            absent = [block for block, key in zip(blocks, wanted, strict=True) if key not in known]
-            if absent:
-                for block, spans in _expand(item, absent, deadline).items():
-                    key = (item.path, wanted[blocks.index(block)][1])
-                    known[key] = spans
-                    made[key] = _encode(spans)
-        with contextlib.suppress(sqlite3.Error, OSError):  # a cache not written is work done again, no more
-            vdir.keep(events, made)
-        with _expanded_lock:
-            if len(_expanded) > 16_384:
-                _expanded.clear()
-            _expanded.update({key: known[key] for key in missing})
+        try:
+            for item, wanted in keys.values():
+                absent = [block for block, key in zip(blocks, wanted, strict=True) if key not in known]
+                if absent:
+                    if deadline is not None and made:
+                        # DeadlinePassed: the gateway answers that the call took too long. Not before one event is
+                        # done, so that each call, however late it began this work, leaves the next one less to do.
+                        deadline.check()
+                    for block, spans in _expand(item, absent, deadline).items():
+                        key = (item.path, wanted[blocks.index(block)][1])
+                        known[key] = spans
+                        made[key] = _encode(spans)
+        finally:
+            # Kept even when the deadline stopped the work: the next call goes on from there, not from the start.
+            with contextlib.suppress(sqlite3.Error, OSError):  # a cache not written is work done again, no more
+                vdir.keep(events, made)
+            with _expanded_lock:
+                if len(_expanded) > 16_384:
+                    _expanded.clear()
+                _expanded.update({key: known[key] for key in missing if key in known})
+        if deadline is not None and any(key not in known for key in missing):
+            deadline.check()  # an event's blocks left undone because the deadline passed
     result = {}
     for uid, (_item, wanted) in keys.items():
-        spans = [span for key in wanted for span in known[key].pairs]
-        cut = any(known[key].cut for key in wanted)
+        found = [known.get(key, Spans([], cut=True)) for key in wanted]
+        spans = [span for block in found for span in block.pairs]
+        cut = any(block.cut for block in found)
         result[uid] = Spans(list(dict.fromkeys(spans)) if len(wanted) > 1 else spans, cut)  # one over two blocks
     return result
 
