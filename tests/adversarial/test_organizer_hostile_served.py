@@ -73,6 +73,8 @@ def _calendars(root: Path) -> None:
 def _tasks(root: Path) -> None:
     inbox = root / "inbox"
     _put(inbox, "plants.ics", _ics("VTODO", "plants", "SUMMARY:Water the plants", "STATUS:NEEDS-ACTION"))
+    _put(inbox, "ages.ics", _ics("VTODO", "ages", "SUMMARY:Task of all ages", "DTSTART;VALUE=DATE:00010101",
+                                 "DUE;VALUE=DATE:99991231", "DURATION:P999999999D"))
     sparse(inbox / "big-task.ics", _ics("VTODO", "big-task", "SUMMARY:Task in a big file", "STATUS:NEEDS-ACTION",
                                         "DESCRIPTION:padding follows").removesuffix(b"END:VCALENDAR\r\n"), 512 << 20)
 
@@ -139,10 +141,12 @@ def test_a_repeating_event_is_cut_at_a_bounded_number_of_occurrences_and_every_p
 def test_huge_dates_and_durations_are_clamped_and_a_huge_new_event_is_refused_with_a_sentence(served):
     seen = attack(served, [("agenda", {"start": "today", "days": 3}), ("now", {}), ("find", {"query": "Forever"}),
                            ("add_event", {"title": "Forever", "start": "0001-01-01", "end": "9999-12-31"}),
-                           ("agenda", {"start": "9999-12-30", "days": 7})])
-    agenda, now, found, added, far = seen.answers
-    for answer in (agenda, now, found):
+                           ("agenda", {"start": "9999-12-30", "days": 7}), ("list_tasks", {"view": "all"}),
+                           ("find", {"query": "ages"})])
+    agenda, now, found, added, far, tasks, ages = seen.answers
+    for answer in (agenda, now, found, tasks, ages):
         assert not answer.is_error, text_of(answer)
+    assert "9998-12-31" in text_of(tasks) and "sioul:task/ages" in text_of(ages)  # a due date clamped, not a failure
     assert "Forever meeting" in text_of(agenda) and "sioul:event/forever" in text_of(found)
     assert added.is_error and "outside the days the plan takes" in text_of(added)
     assert far.is_error and "outside the days the plan takes" in text_of(far)
