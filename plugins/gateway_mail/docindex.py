@@ -50,7 +50,7 @@ SWEEP_SECONDS = 30.0
 _SETTLE_NS = 2_000_000_000  # a directory changed this recently may change again within its time's granularity
 MAX_DEPTH = 24
 BATCH = 200  # files read and committed at once: a refresh stopped at a call's deadline keeps what it did
-BIG = 1 << 20  # after a file this big, a refresh looks at its stop within a batch too
+CHECK_BYTES = 256 << 10  # of files read since a refresh last looked at its stop, within a batch too
 _locks: dict[str, threading.Lock] = {}
 _guard = threading.Lock()
 
@@ -179,10 +179,14 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
             if stop is not None and stop():
                 return False
             batch = []
+            unchecked = 0
             for relative in changed[start:start + BATCH]:
                 batch.append((relative, _read(read, root, relative)))
-                if stop is not None and listed[relative].st_size > BIG and stop():
-                    break  # a big file's reading is bounded, but costs: what was read is kept, the next call goes on
+                unchecked += listed[relative].st_size
+                if stop is not None and unchecked > CHECK_BYTES:
+                    unchecked = 0
+                    if stop():
+                        break  # each file's reading is bounded, but costs: what was read is kept, the next call goes on
             with connection:
                 for relative, found in batch:
                     _store(connection, relative, listed[relative], found)
