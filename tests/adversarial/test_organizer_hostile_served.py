@@ -142,14 +142,15 @@ def test_huge_dates_and_durations_are_clamped_and_a_huge_new_event_is_refused_wi
     seen = attack(served, [("agenda", {"start": "today", "days": 3}), ("now", {}), ("find", {"query": "Forever"}),
                            ("add_event", {"title": "Forever", "start": "0001-01-01", "end": "9999-12-31"}),
                            ("agenda", {"start": "9999-12-30", "days": 7}), ("list_tasks", {"view": "all"}),
-                           ("find", {"query": "ages"})])
-    agenda, now, found, added, far, tasks, ages = seen.answers
+                           ("find", {"query": "ages"}), ("add_task", {"title": "Late", "due": "9999-12-31"})])
+    agenda, now, found, added, far, tasks, ages, late = seen.answers
     for answer in (agenda, now, found, tasks, ages):
         assert not answer.is_error, text_of(answer)
     assert "9998-12-31" in text_of(tasks) and "sioul:task/ages" in text_of(ages)  # a due date clamped, not a failure
     assert "Forever meeting" in text_of(agenda) and "sioul:event/forever" in text_of(found)
     assert added.is_error and "outside the days the plan takes" in text_of(added)
     assert far.is_error and "outside the days the plan takes" in text_of(far)
+    assert late.is_error and "outside the days the plan takes" in text_of(late)
     assert_bounded(served, seen)
 
 

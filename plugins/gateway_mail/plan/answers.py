@@ -311,6 +311,8 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
         description = f"From the message {message}"
     ctx.gate.check_write(owners, "adding this task")
     when = zone.parse_when(due, tz, now) if due else None
+    if when is not None:
+        _in_range(when.date() if isinstance(when, datetime) else when, "the due date")
     folder = _folder_for(tasks.root, tasks.folders(), task_list, "task list",
                          str(ctx.settings.get("default_list") or ""))
     uid = tasks_store.new_uid()
