@@ -11,9 +11,12 @@ out whole, so a parser never sees half of one.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from attrs import frozen
 
@@ -34,6 +37,16 @@ class Reduced:
         if container is None:
             return b"\r\n".join(self.lines) + b"\r\n"
         return b"\r\n".join([b"BEGIN:" + container, *self.head, *self.lines, b"END:" + container]) + b"\r\n"
+
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """The file opened for reading, if it is a regular file: not through a link (a file swapped for a link to
+    anywhere since it was listed), never a FIFO that would wait for a writer forever (OSError)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise OSError(f"{path} is not a regular file")
+    return os.fdopen(descriptor, "rb")
 
 
 def _name(line: bytes | bytearray) -> bytes:
@@ -66,7 +79,7 @@ class _Lines:
         buffer = bytearray()
         start = searched = read = 0
         skipping = ended = False
-        with open(self.path, "rb") as handle:
+        with open_regular(self.path) as handle:
             while True:
                 while True:
                     found = _NEXT.search(buffer, max(searched, start))

@@ -301,7 +301,7 @@ def bounded_bytes(path: Path | str) -> tuple[bytes, bool]:
 
     The size is looked at on the open file, so a file swapped for a bigger one between two looks is still bound.
     """
-    with open(path, "rb") as handle:
+    with contentlines.open_regular(path) as handle:
         if os.fstat(handle.fileno()).st_size <= MAX_FILE:
             raw = handle.read(MAX_FILE + 1)
             if len(raw) <= MAX_FILE and raw.count(b"\n") <= MAX_LINES:
