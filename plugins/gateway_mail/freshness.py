@@ -11,11 +11,9 @@ each account's messages read in part (past the parser's bounds), which doctor sa
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
-from gateway import Context
-from gateway.refresh import Refresh, Refreshed, Source
+from gateway import Context, Refresh, Refreshed, Source
 
 
 def refresh() -> Refresh:
@@ -23,6 +21,8 @@ def refresh() -> Refresh:
 
 
 def _run(ctx: Context) -> Refreshed:
+    import sqlite3
+
     from gateway_mail import docindex
     from gateway_mail.mail import index
     from gateway_mail.mail.store import accounts

@@ -9,8 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from gateway import Context, PluginHost, ResourceTemplate, Setting, Traits, hookimpl
-from gateway.refresh import Refresh, Refreshed, Source
+from gateway import (
+    Context,
+    PluginHost,
+    Refresh,
+    Refreshed,
+    ResourceTemplate,
+    Setting,
+    Source,
+    Traits,
+    hookimpl,
+)
 from gateway_sessions import tools
 from gateway_sessions.defaults import default_path
 

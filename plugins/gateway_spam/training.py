@@ -15,7 +15,7 @@ from typing import Any
 from maildirs import accounts_in, unique_of
 from maildirs.conversations import ids_of_headers
 
-from gateway.privacy import clip, mask
+from gateway import clip, mask
 from gateway_spam import corpus, evaluation
 from gateway_spam.model import Model
 from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens
