@@ -21,6 +21,16 @@ a short number to call or text (up to five digits after "call", "SMS"...) is lef
 code's words it is a code all the same. An order number of 4 to 8 digits in a code message is masked
 too: one mask too many rather than a leak. (Every link of a code message is masked by `links`.)
 
+Outside a code message, a code is a code where its word names it, however it is spaced: the number
+just after "code", "PIN", "OTP", "passcode" ("Code: 731 904 (valid 10 min)", "The code: 731904", "Code
+731904 expires soon", "My code is 482913"), capitals and digits there or just before "is your code"
+("ABX-482"), and a code spelled out in words (four to eight digit words in English, French, German,
+Spanish or Italian: "seven three one nine zero four", "sept trois un neuf zéro quatre") anywhere in a
+text that names a code, or in any code message. Not an error, exit, status, postal, area, product or
+source code (the word before "code" says so: see `_NOT_A_SECRET_CODE`), not a count ("one two three
+four"), not a name with a number ("COVID-19"). Digits of every form count: superscript ⁷³¹, circled
+⑦③①, full-width, Arabic-Indic, mathematical bold (read by `unicodedata.digit`, each in its place).
+
 A message giving a password says "temporary password" or its kin (French, German, Spanish, Italian), or
 "password is / password: / mot de passe : / Passwort lautet" followed by something that looks like a
 password (a digit, a symbol or mixed case), or holds a line that is only "Password: <value>". Not "Forgot
@@ -386,6 +396,139 @@ def mask_codes(text: str, other_digits: bool = False) -> str:
             # Only a number that reads as ordinary needs to know whether the code's words come before it.
             if not _ordinary_number(low, start, end) or (start == run.start() and after_code_words(low, start)):
                 spans.append((start, end))
+    if not spans:
+        return text
+    return apply_edits(text, [(start, end, CODE) for start, end in spans])
+
+
+# --- codes named in any text --------------------------------------------------------------------------
+
+# Outside a code message, a code is still a code where the words name it: the number just after "code",
+# "PIN", "OTP" or "passcode" ("Code: 731 904 (valid 10 min)", "The code: 731904", "Code 731904 expires
+# soon", "My code is 482913"), a code of capitals and digits there ("Your code is ABX-482") or just
+# before "is your ... code", and a code spelled out in words ("seven three one nine zero four", "sept
+# trois un neuf zéro quatre") anywhere in a text that names a code. Not the code of something else: an
+# error, exit or status code, a postal, area or country code, a product or article code, source code...
+# (the word before "code" says so), nor a "code postal" (a word between).
+_CODE_WORD = re.compile(r"(?:passcode|code|codice|c[óo]digo|pin|otp)(?![^\W\d_])")
+_NOT_A_SECRET_NAMES = (
+    "error errors exit status return response http zip postal post area country dialing dialling dial "
+    "region tax product item sku article source station airport color colour hs naf ape bank sort swift "
+    "branch iso language currency reason fault stop exception result event key char character gpio "
+    "ascii qr bar op class course program sample example test library module line font erreur retour "
+    "sortie pays couleur produit fehler länder"
+)
+_NOT_A_SECRET_CODE = frozenset(_NOT_A_SECRET_NAMES.split())
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)[ _-]{1,2}$")
+_AFTER_CODE_WORD = re.compile(
+    r"(?:\s+(?:is|was|est|es|ist|lautet|è|é|era|war|était|sera|will be))?[\s:=>*\"'«#-]{1,8}"
+)
+_DIGIT_CODE = re.compile(r"[0-9]")
+# A code of capitals and digits, dashes between (`ABX-482`, `K7Q9PL`): see `_letter_code`.
+_LETTER_CODE = re.compile(r"[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,3}(?![A-Za-z0-9]|[-.][A-Za-z0-9])")
+_LETTER_CODE_BEFORE = re.compile(r"(?<![A-Za-z0-9-])[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,3}$")
+_IS_YOUR_CODE = re.compile(r" is your (?:[^ \n]{1,24} ){0,3}(?:code|pin|passcode)(?![^\W\d_])")
+_DIGIT_WORDS = {
+    **dict.fromkeys(("zero", "zéro", "oh", "null", "cero"), "0"),
+    **dict.fromkeys(("one", "un", "une", "eins", "uno"), "1"),
+    **dict.fromkeys(("two", "deux", "zwei", "dos", "due"), "2"),
+    **dict.fromkeys(("three", "trois", "drei", "tres", "tre"), "3"),
+    **dict.fromkeys(("four", "quatre", "vier", "cuatro", "quattro"), "4"),
+    **dict.fromkeys(("five", "cinq", "fünf", "funf", "cinco", "cinque"), "5"),
+    **dict.fromkeys(("six", "sechs", "seis", "sei"), "6"),
+    **dict.fromkeys(("seven", "sept", "sieben", "siete", "sette"), "7"),
+    **dict.fromkeys(("eight", "huit", "acht", "ocho", "otto"), "8"),
+    **dict.fromkeys(("nine", "neuf", "neun", "nueve", "nove"), "9"),
+}
+_DIGIT_WORD = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + r")(?![^\W\d_])"
+# Four or more digit words in a row, spaces, commas, dots or dashes between (in the lowered plain copy).
+_SPELLED_RUN = re.compile(rf"(?<![^\W\d_]){_DIGIT_WORD}(?:[\s,.;/-]{{1,4}}{_DIGIT_WORD}){{3,}}")
+_SPELLED_SPLIT = re.compile(r"[\s,.;/-]+")
+
+
+def may_name_a_code(low_bytes: bytes) -> bool:
+    """Whether the text (as lowered UTF-8 bytes) may name a code: a glance for `mask_named_codes`."""
+    return any(hint in low_bytes for hint in (b"cod", b"pin", b"otp", b"c\xc3\xb3d", b"c\xc3\x93d"))
+
+
+def _names_a_secret_code(low: str, start: int) -> bool:
+    """Whether the code word at `start` names a secret: not glued to a word, not an error or postal code."""
+    if start and (low[start - 1].isalnum() or low[start - 1] == "]"):
+        return False
+    before = _WORD_BEFORE.search(low, max(0, start - 32), start)
+    return before is None or before.group(1) not in _NOT_A_SECRET_CODE
+
+
+_LETTERS_OR_DIGITS = re.compile(r"[A-Z]+|[0-9]+")
+
+
+def _letter_code(written: str) -> bool:
+    """A code of capitals and digits: three digits or more (`ABX-482`), or letters and digits mixed
+    (`K7Q9PL`); not a name with a number (`COVID-19`, `UTF-8`)."""
+    letters = sum(ch.isalpha() for ch in written)
+    digits = sum(ch.isdigit() for ch in written)
+    if not letters or not 4 <= letters + digits <= 16:
+        return False
+    return digits >= 3 or (digits >= 2 and len(_LETTERS_OR_DIGITS.findall(written)) >= 4)
+
+
+def _named_code_edit(plain: str, low: str, start: int) -> tuple[int, int] | None:
+    """The code that comes just after the code word ending at `start`, if one does."""
+    after = _AFTER_CODE_WORD.match(low, start)
+    if after is None or after.end() >= len(plain):
+        return None
+    begin = after.end()
+    if _DIGIT_CODE.match(plain, begin):
+        dotted = _DOTTED_CODE.match(plain, begin) if "." in plain[begin : begin + 12] else None
+        if dotted and 4 <= sum(ch.isdigit() for ch in dotted.group()) <= 8:
+            return dotted.span()
+        run = _CODE_RUN.match(plain, begin)
+        spans = _code_spans(plain, run) if run else []
+        if spans and spans[0][0] == begin:
+            return spans[0]
+    letters = _LETTER_CODE.match(plain, begin)
+    if letters and _letter_code(letters.group()):
+        return letters.span()
+    return None
+
+
+def _spelled_codes(low: str) -> list[tuple[int, int]]:
+    """Codes spelled out in words, four to eight digits, not a count (one two three four) nor one word
+    said again (null, null, null, null)."""
+    spans = []
+    for run in _SPELLED_RUN.finditer(low):
+        digits = [_DIGIT_WORDS[word] for word in _SPELLED_SPLIT.split(run.group()) if word]
+        if not 4 <= len(digits) <= 8 or len(set(digits)) == 1:
+            continue
+        steps = {int(b) - int(a) for a, b in zip(digits, digits[1:], strict=False)}
+        if steps in ({1}, {-1}):
+            continue
+        spans.append(run.span())
+    return spans
+
+
+def mask_named_codes(text: str, other_digits: bool = False) -> str:
+    """`text` with the codes its words name masked (see above): for a text that `may_name_a_code`, code
+    message or not. `other_digits`: the text may hold digits of other scripts, read as ASCII ones."""
+    plain = plain_copy(text, other_digits)
+    low = lower_same_length(plain)
+    spans: list[tuple[int, int]] = []
+    named = False
+    for word in _CODE_WORD.finditer(low):
+        if not _names_a_secret_code(low, word.start()):
+            continue
+        named = True
+        span = _named_code_edit(plain, low, word.end())
+        if span:
+            spans.append(span)
+    if " is your " in low:
+        for index in find_all(low, " is your "):
+            if _IS_YOUR_CODE.match(low, index):
+                before = _LETTER_CODE_BEFORE.search(plain, max(0, index - 44), index)
+                if before and _letter_code(before.group()):
+                    spans.append(before.span())
+    if named:
+        spans += _spelled_codes(low)
     if not spans:
         return text
     return apply_edits(text, [(start, end, CODE) for start, end in spans])

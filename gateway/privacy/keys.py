@@ -7,7 +7,9 @@ What was chosen: `password=...` is masked unless the value is a plain name, a ca
 parameter (`access_token=`, `sig=`...) keeps its name and loses its value. An AWS secret access key is
 told by its shape (40 characters of base64) after any of its usual labels, whatever their case and
 separators: `aws_secret_access_key = `, `AWS_SECRET_ACCESS_KEY=`, `"SecretAccessKey": "`,
-`--aws-secret-access-key `, `AWS Secret Access Key [None]: ` (what `aws configure` asks). Hugging Face
+`--aws-secret-access-key `, `AWS Secret Access Key [None]: ` (what `aws configure` asks), or a space
+alone (`aws_secret_access_key wJalr...`); without a label, beside an access key id (`AKIA...`, within 120
+characters: a credentials file, a CSV row, a pasted pair) when it mixes both cases. Hugging Face
 (`hf_`), GitLab (`glpat-` and its kin) and npm (`npm_`) tokens by their prefix and length; an `hf_` one
 must mix capitals and small letters, as real ones do, so that a long snake_case name is no token.
 """
@@ -45,6 +47,10 @@ _AWS_SECRET = re.compile(
     r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
 _AWS_LABEL = r"\1[secret: AWS secret key]"
+# A secret key without its label, beside its access key id (a credentials file or a CSV row, a pasted pair):
+# 40 characters of base64 with both cases, within so many characters of the id.
+_AWS_SECRET_ALONE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_NEAR = 120
 _JWT = re.compile(r"eyJ(?<![A-Za-z0-9_\]-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
@@ -59,7 +65,7 @@ _COLON_HINT = re.compile(
 _BEARER_HINT = re.compile(r"earer(?<=[Bb]earer)")
 _DASH_TOKEN_HINT = re.compile(
     r"-(?:(?<=sk-)|(?<=xox[abprse]-)|(?<=xapp-)|----BEGIN|(?<=gl[a-z][a-z]-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)"
-    r"|(?<=glagent-)|(?=access-key))"
+    r"|(?<=glagent-))"
 )
 _A_TOKEN_HINT = re.compile(r"A(?:KIA|SIA|Iza)")
 _JWT_HINT = re.compile(r"J(?<=eyJ)")
@@ -203,9 +209,26 @@ def _authorization_edits(text: str, low: str) -> list[Edit]:
     return edits
 
 
+def _aws_access_keys(text: str) -> str:
+    """AWS access key ids, and the secret key written beside one without its label."""
+    edits: list[Edit] = []
+    for key in _AWS_KEY.finditer(text):
+        edits.append((key.start(), key.end(), "[secret: AWS access key]"))
+        for secret in _AWS_SECRET_ALONE.finditer(text, max(0, key.start() - _AWS_NEAR - 40)):
+            if secret.start() > key.end() + _AWS_NEAR:
+                break
+            value = secret.group()
+            if value.lower() != value and value.upper() != value:
+                edits.append((secret.start(), secret.end(), "[secret: AWS secret key]"))
+    return apply_edits(text, edits) if edits else text
+
+
 def mask_keys(text: str) -> str:
     """`text` with its keys, tokens, private keys, authorization headers and secret settings masked."""
     # Single characters first: finding one is a memchr, far cheaper than a search for a longer string.
+    # An AWS secret key after any of its labels, whatever separates them: first, while the labels are whole.
+    if ("ccess" in text or "CCESS" in text) and ("ecret" in text or "ECRET" in text):
+        text = _AWS_SECRET.sub(_AWS_LABEL, text)
     if "-" in text and _DASH_TOKEN_HINT.search(text):
         if "-----BEGIN" in text:
             text = _PRIVATE_KEY.sub("[secret: private key]", text)
@@ -214,8 +237,6 @@ def mask_keys(text: str) -> str:
         text = _SLACK.sub("[secret: Slack token]", text)
         if "gl" in text:
             text = _GITLAB.sub("[secret: GitLab token]", text)
-        if "-access-key" in text or "-ACCESS-KEY" in text:  # a command's flag
-            text = _AWS_SECRET.sub(_AWS_LABEL, text)
     if "_" in text:
         text = _GITHUB.sub("[secret: GitHub token]", text)
         if "k_live_" in text or "k_test_" in text:
@@ -225,7 +246,7 @@ def mask_keys(text: str) -> str:
         if "npm_" in text:
             text = _NPM.sub("[secret: npm token]", text)
     if _A_TOKEN_HINT.search(text):
-        text = _AWS_KEY.sub("[secret: AWS access key]", text)
+        text = _aws_access_keys(text)
         text = _GOOGLE.sub("[secret: Google API key]", text)
     if _JWT_HINT.search(text):
         text = _JWT.sub("[secret: JWT]", text)
@@ -233,9 +254,6 @@ def mask_keys(text: str) -> str:
         # Headers first, then settings found in what they leave: each step sees the masks of the one
         # before, as a second pass would.
         low = lower_same_length(text)
-        if "ccess" in low:
-            text = _AWS_SECRET.sub(_AWS_LABEL, text)
-            low = lower_same_length(text)
         if "bearer" in low or "authorization" in low:
             edits = _authorization_edits(text, low)
             if edits:

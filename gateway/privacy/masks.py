@@ -9,11 +9,12 @@ Each form has its module, whose docstring says what was chosen where the contrac
 (messages giving a password, one-time codes in code messages), `links` (sign-in links, secret query
 values, every link of a code message), `secret_links` (credentials in URLs, webhooks), `keys` (API keys,
 tokens, private keys, secret settings), `numbers` (IBANs, cards, NIRs); `text` holds what they share.
-This module composes them. Digits of every script count as digits (`٤٨٢٩١٣`, `４８２９１３` are a code
-in a code message, a full-width card is a card): they are read in a copy where each is its ASCII digit,
-and the masks land on the original text. That copy is made only for a text whose UTF-8 holds the first
-bytes of such a digit: ASCII text pays nothing for it, accents, emoji, CJK and most letters of other
-scripts a glance (`text.may_hold_other_digits`).
+This module composes them. Digits of every script and form count as digits (`٤٨٢٩١٣`, `４８２９１３`,
+`⁴⁸²⁹¹³`, `④⑧②⑨①③` are a code in a code message, a full-width card is a card): they are read in a copy
+where each is its ASCII digit, and the masks land on the original text. That copy is made only for a text
+whose UTF-8 holds the first bytes of such a digit: ASCII text pays nothing for it, accents, emoji, CJK and
+most letters of other scripts a glance (`text.may_hold_other_digits`). Codes named by their word outside
+code messages, and codes spelled out in words, are `codes.mask_named_codes`.
 """
 
 from __future__ import annotations
@@ -36,16 +37,19 @@ __all__ = ["MASKS_VERSION", "clip", "mask", "mask_secrets"]
 # 2: passwords in URLs, webhooks, hf_/glpat-/npm_ tokens, AWS secret keys after their labels, IBANs in
 # small letters or with dashes, cards with dots or slashes, every script's digits, more code phrases,
 # every link of a code message masked, its amounts, times and rooms kept.
-MASKS_VERSION = 2
+# 3: a code after its word outside code messages ("Code 731904", "My code is 482913", "ABX-482"), codes
+# spelled out in words, superscript and circled digits, a card or IBAN across a tab or a line break, a bare
+# AWS secret key after its label or beside its access key id.
+MASKS_VERSION = 3
 
-# A glance at the UTF-8 bytes: digits become "0", capitals "A", small letters "a", spaces, dashes and
-# every non-ASCII byte (Unicode spaces among them) vanish, the rest becomes ".". A card or a NIR then
-# shows as 13 "0" in a row, a Corsican NIR as "A" and 8 "0", an IBAN as "AA00": without them, no number
-# needs its check digits.
+# A glance at the UTF-8 bytes: digits become "0", capitals "A", small letters "a", spaces, tabs, line
+# breaks, dashes and every non-ASCII byte (Unicode spaces among them) vanish, the rest becomes ".". A card
+# or a NIR then shows as 13 "0" in a row (wrapped at a line's end too), a Corsican NIR as "A" and 8 "0",
+# an IBAN as "AA00": without them, no number needs its check digits.
 _SHAPE = bytes(
     48 if 48 <= byte <= 57 else 65 if 65 <= byte <= 90 else 97 if 97 <= byte <= 122 else 46 for byte in range(256)
 )
-_SHAPE_DROP = b" \t-" + bytes(range(128, 256))
+_SHAPE_DROP = b" \t\r\n-" + bytes(range(128, 256))
 
 # An IBAN in small letters: two letters glued to two digits, then (spaces dropped) mostly digits. Written
 # to open on "00", rare in a shape, which the search skips to; "a" is everywhere.
@@ -113,16 +117,18 @@ def mask(text: str) -> str:
     shape = data.translate(_SHAPE, _SHAPE_DROP)
     numbers = _number_scope(shape)
     masked = _mask_secrets(links.mask_links(text), numbers, other_digits)
-    if shape.count(b"0") < 4:  # no code has fewer digits
+    # No code message has fewer than 4 digits; a code named by its word may (`ABX-482`, spelled out).
+    enough_digits = shape.count(b"0") >= 4
+    if not enough_digits and not codes.may_name_a_code(low_bytes):
         return masked
     # Whether it is a code message is read once links and numbers are masked, as a second pass would read
     # it: a mask must not complete a phrase ("your [sign-in link] code is") the first pass did not see.
     if masked is not text:
         low_bytes = _glance(masked)[1].lower()
-    if not codes.names_a_code(low_bytes):
-        return masked
-    # A code message loses every link (with whatever the other masks left in it), then its codes.
-    return codes.mask_codes(links.mask_links(masked, every=True), other_digits)
+    if enough_digits and codes.names_a_code(low_bytes):
+        # A code message loses every link (with whatever the other masks left in it), then its codes.
+        masked = codes.mask_codes(links.mask_links(masked, every=True), other_digits)
+    return codes.mask_named_codes(masked, other_digits) if codes.may_name_a_code(low_bytes) else masked
 
 
 # The code and link forms (most of the masks' patterns) are compiled when mask() first runs, not when the gateway
