@@ -195,7 +195,7 @@ def masks_at(revision: str) -> Any:
     sources = {
         Path(path).stem: subprocess.check_output(
             ["git", "-C", str(ROOT), "show", f"{revision}:{path}"], text=True
-        ).replace("gateway.privacy.", package + ".")
+        ).replace("gateway.privacy", package)
         for path in listing
         if path.endswith(".py") and not path.endswith("__init__.py")
     }

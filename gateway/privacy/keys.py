@@ -7,8 +7,8 @@ What was chosen: `password=...` is masked unless the value is a plain name, a ca
 parameter (`access_token=`, `sig=`...) keeps its name and loses its value. An AWS secret access key is
 told by its shape (40 characters of base64) after any of its usual labels, whatever their case and
 separators: `aws_secret_access_key = `, `AWS_SECRET_ACCESS_KEY=`, `"SecretAccessKey": "`,
-`--aws-secret-access-key `, `AWS Secret Access Key [None]: ` (what `aws configure` asks), or a space
-alone (`aws_secret_access_key wJalr...`); without a label, beside an access key id (`AKIA...`, within 120
+`--aws-secret-access-key `, `AWS Secret Access Key [None]: ` (what `aws configure` asks), or, after a
+label in snake case, a space alone (`aws_secret_access_key wJalr...`); without a label, beside an access key id (`AKIA...`, within 120
 characters: a credentials file, a CSV row, a pasted pair) when it mixes both cases. Hugging Face
 (`hf_`), GitLab (`glpat-` and its kin) and npm (`npm_`) tokens by their prefix and length; an `hf_` one
 must mix capitals and small letters, as real ones do, so that a long snake_case name is no token.
@@ -50,6 +50,7 @@ _AWS_LABEL = r"\1[secret: AWS secret key]"
 # A secret key without its label, beside its access key id (a credentials file or a CSV row, a pasted pair):
 # 40 characters of base64 with both cases, within so many characters of the id.
 _AWS_SECRET_ALONE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET_CHARS = re.compile(r"[A-Za-z0-9/+=]")
 _AWS_NEAR = 120
 _JWT = re.compile(r"eyJ(?<![A-Za-z0-9_\]-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _PRIVATE_KEY = re.compile(
@@ -65,7 +66,7 @@ _COLON_HINT = re.compile(
 _BEARER_HINT = re.compile(r"earer(?<=[Bb]earer)")
 _DASH_TOKEN_HINT = re.compile(
     r"-(?:(?<=sk-)|(?<=xox[abprse]-)|(?<=xapp-)|----BEGIN|(?<=gl[a-z][a-z]-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)"
-    r"|(?<=glagent-))"
+    r"|(?<=glagent-)|(?=access-key))"
 )
 _A_TOKEN_HINT = re.compile(r"A(?:KIA|SIA|Iza)")
 _JWT_HINT = re.compile(r"J(?<=eyJ)")
@@ -214,11 +215,11 @@ def _aws_access_keys(text: str) -> str:
     edits: list[Edit] = []
     for key in _AWS_KEY.finditer(text):
         edits.append((key.start(), key.end(), "[secret: AWS access key]"))
-        for secret in _AWS_SECRET_ALONE.finditer(text, max(0, key.start() - _AWS_NEAR - 40)):
-            if secret.start() > key.end() + _AWS_NEAR:
-                break
+        # Within reach of the id only (the end checked by hand: `endpos` would end a longer word there).
+        end = min(len(text), key.end() + _AWS_NEAR + 40)
+        for secret in _AWS_SECRET_ALONE.finditer(text, max(0, key.start() - _AWS_NEAR - 40), end):
             value = secret.group()
-            if value.lower() != value and value.upper() != value:
+            if _AWS_SECRET_CHARS.match(text, secret.end()) is None and value.lower() != value != value.upper():
                 edits.append((secret.start(), secret.end(), "[secret: AWS secret key]"))
     return apply_edits(text, edits) if edits else text
 
@@ -226,9 +227,6 @@ def _aws_access_keys(text: str) -> str:
 def mask_keys(text: str) -> str:
     """`text` with its keys, tokens, private keys, authorization headers and secret settings masked."""
     # Single characters first: finding one is a memchr, far cheaper than a search for a longer string.
-    # An AWS secret key after any of its labels, whatever separates them: first, while the labels are whole.
-    if ("ccess" in text or "CCESS" in text) and ("ecret" in text or "ECRET" in text):
-        text = _AWS_SECRET.sub(_AWS_LABEL, text)
     if "-" in text and _DASH_TOKEN_HINT.search(text):
         if "-----BEGIN" in text:
             text = _PRIVATE_KEY.sub("[secret: private key]", text)
@@ -237,7 +235,11 @@ def mask_keys(text: str) -> str:
         text = _SLACK.sub("[secret: Slack token]", text)
         if "gl" in text:
             text = _GITLAB.sub("[secret: GitLab token]", text)
+        if "-access-key" in text or "-ACCESS-KEY" in text:  # a command's flag
+            text = _AWS_SECRET.sub(_AWS_LABEL, text)
     if "_" in text:
+        if "ccess_key" in text or "CCESS_KEY" in text:  # its label in snake case, whatever follows it
+            text = _AWS_SECRET.sub(_AWS_LABEL, text)
         text = _GITHUB.sub("[secret: GitHub token]", text)
         if "k_live_" in text or "k_test_" in text:
             text = _STRIPE.sub("[secret: Stripe key]", text)
@@ -254,6 +256,9 @@ def mask_keys(text: str) -> str:
         # Headers first, then settings found in what they leave: each step sees the masks of the one
         # before, as a second pass would.
         low = lower_same_length(text)
+        if "ccess" in low:
+            text = _AWS_SECRET.sub(_AWS_LABEL, text)
+            low = lower_same_length(text)
         if "bearer" in low or "authorization" in low:
             edits = _authorization_edits(text, low)
             if edits:

@@ -74,10 +74,11 @@ def _number_scope(shape: bytes) -> _NumberScope | None:
     return (around, small_ibans, marked_cards) if around or small_ibans or marked_cards else None
 
 
-def _glance(text: str) -> tuple[str, bytes]:
-    """`text` with every script's digits as ASCII ones (`text` itself when it has none), and its UTF-8."""
+def _glance(text: str, forms: bool = True) -> tuple[str, bytes]:
+    """`text` with every script's digits (and, if `forms`, superscript, circled... digits) as ASCII ones
+    (`text` itself when it has none), and its UTF-8."""
     data = text.encode("utf-8", "surrogatepass")
-    if len(data) == len(text) or not may_hold_other_digits(data):
+    if len(data) == len(text) or not may_hold_other_digits(data, forms):
         return text, data
     digits = ascii_digits(text)
     return (text, data) if digits is text else (digits, digits.encode("utf-8", "surrogatepass"))
@@ -92,11 +93,12 @@ def mask_secrets(text: str) -> str:
     """`text` with IBANs, payment cards, French NIRs, API keys, tokens, private keys, passwords in URLs
     and webhooks masked.
 
-    Context-free, so safe on any text: a number is masked only when its check digits hold.
+    Context-free, so safe on any text: a number is masked only when its check digits hold. Digits of
+    every script count; the forms of digits (superscript, circled) are left to `mask`, which reads them.
     """
     if not text:
         return text
-    digits, data = _glance(text)
+    digits, data = _glance(text, forms=False)
     shape = data.translate(_SHAPE, _SHAPE_DROP)
     return _mask_secrets(text, _number_scope(shape), digits is not text)
 
@@ -118,17 +120,18 @@ def mask(text: str) -> str:
     numbers = _number_scope(shape)
     masked = _mask_secrets(links.mask_links(text), numbers, other_digits)
     # No code message has fewer than 4 digits; a code named by its word may (`ABX-482`, spelled out).
-    enough_digits = shape.count(b"0") >= 4
-    if not enough_digits and not codes.may_name_a_code(low_bytes):
+    digit_count = shape.count(b"0")
+    if digit_count < 2 and b"cod" not in low_bytes:
         return masked
     # Whether it is a code message is read once links and numbers are masked, as a second pass would read
     # it: a mask must not complete a phrase ("your [sign-in link] code is") the first pass did not see.
     if masked is not text:
         low_bytes = _glance(masked)[1].lower()
-    if enough_digits and codes.names_a_code(low_bytes):
+    code_message, named = codes.read_code_words(low_bytes, digit_count)
+    if code_message:
         # A code message loses every link (with whatever the other masks left in it), then its codes.
-        masked = codes.mask_codes(links.mask_links(masked, every=True), other_digits)
-    return codes.mask_named_codes(masked, other_digits) if codes.may_name_a_code(low_bytes) else masked
+        return codes.mask_codes(links.mask_links(masked, every=True), other_digits, named)
+    return codes.mask_named_codes(masked, other_digits) if named else masked
 
 
 # The code and link forms (most of the masks' patterns) are compiled when mask() first runs, not when the gateway

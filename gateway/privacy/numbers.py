@@ -44,7 +44,7 @@ _NIR = re.compile(
 )
 # A number's groups in table cells or wrapped at a line's end: in the plain copy a tab, and a line break
 # alone (spaces and tabs around it), read as spaces; a blank line still parts two numbers.
-_BREAKS = re.compile(r"[\t\r\n][ \t\r\n]*")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
 _NIR_LAYOUT = re.compile(r"[0-9]{5}(?:[0-9]{2}|2[AB])[0-9]{8}")
 _CARD_RUN = re.compile(r"[0-9](?<![0-9A-Za-z\]][0-9])(?:[ -]{0,3}[0-9]){12,}+(?![A-Za-z\[])")
 _DIGIT_GROUP = re.compile(r"[0-9]+")
@@ -65,9 +65,15 @@ _IBAN_GOES_ON = re.compile(r" {0,3}[0-9A-Za-z\[]")
 
 def _lines_joined(plain: str) -> str:
     """`plain` with each tab, and each line break that is not part of a blank line, as a space (in its place)."""
-    if "\n" not in plain and "\t" not in plain and "\r" not in plain:
-        return plain
-    return _BREAKS.sub(lambda gap: gap.group() if gap.group().count("\n") > 1 else " " * len(gap.group()), plain)
+    if "\n" not in plain:
+        return plain.replace("\t", " ")
+    joined = plain.replace("\t", " ").replace("\r", " ").replace("\n", " ")
+    pieces: list[str] = []
+    done = 0
+    for blank in _BLANK_LINE.finditer(plain):
+        pieces += [joined[done : blank.start()], plain[blank.start() : blank.end()]]
+        done = blank.end()
+    return "".join(pieces) + joined[done:] if pieces else joined
 
 
 def _compact(chars: str) -> str:
