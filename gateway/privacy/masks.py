@@ -30,7 +30,7 @@ from gateway.privacy.numbers import mask_numbers
 from gateway.privacy.secret_links import mask_secret_links
 from gateway.privacy.text import ascii_digits, may_hold_other_digits
 
-__all__ = ["MASKS_VERSION", "clip", "mask", "mask_secrets"]
+__all__ = ["MASKS_VERSION", "clip", "mask", "mask_secrets", "mask_typed"]
 
 # Raised whenever what the masks hide changes. A plugin that indexes masked text records the version it
 # indexed with, and rebuilds that index when this differs (an index must hide exactly what answers hide).
@@ -132,6 +132,23 @@ def mask(text: str) -> str:
         # A code message loses every link (with whatever the other masks left in it), then its codes.
         return codes.mask_codes(links.mask_links(masked, every=True), other_digits, named)
     return codes.mask_named_codes(masked, other_digits) if named else masked
+
+
+def mask_typed(text: str) -> str:
+    """What an agent typed (a query, a title, an address) masked as others' words are, and each number
+    that may be a code masked as in a code message: a code typed as a search is a code.
+
+    Dates, times, amounts and rooms stay, as they do in a code message; so do numbers of 3 digits or
+    fewer, and of more than 8.
+    """
+    masked = mask(text)
+    if not masked:
+        return masked
+    codes, _ = _FORMS or _forms()
+    digits, data = _glance(masked)
+    if data.translate(_SHAPE, _SHAPE_DROP).count(b"0") < 4:  # no code has fewer digits
+        return masked
+    return codes.mask_codes(masked, digits is not masked)
 
 
 # The code and link forms (most of the masks' patterns) are compiled when mask() first runs, not when the gateway
