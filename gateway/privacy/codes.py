@@ -27,8 +27,8 @@ just after "code", "PIN", "OTP", "passcode" ("Code: 731 904 (valid 10 min)", "Th
 ("ABX-482"), and a code spelled out in words just after "code" (or "passcode", "codice"), a few words
 between at most: four to eight digit words in English, French, German, Spanish or Italian ("my code is
 seven three one nine zero four", "le code est sept trois un neuf zéro quatre"). Not an error, exit, status, postal, area, product or
-source code (the word before "code" says so: see `_NOT_A_SECRET_CODE`), not a count ("one two three
-four"), not a name with a number ("COVID-19"). Digits of every form count: superscript ⁷³¹, circled
+source code (the word before "code" says so: see `_NOT_A_SECRET_CODE`), not a year alone ("Advent of Code
+2023"), not a count ("one two three four"), not a name with a number ("COVID-19"). Digits of every form count: superscript ⁷³¹, circled
 ⑦③①, full-width, Arabic-Indic, mathematical bold (read by `unicodedata.digit`, each in its place).
 
 A message giving a password says "temporary password" or its kin (French, German, Spanish, Italian), or
@@ -434,7 +434,7 @@ _NOT_A_SECRET_NAMES = (
 )
 _NOT_A_SECRET_CODE = tuple(_NOT_A_SECRET_NAMES.split())
 _AFTER_CODE_WORD = re.compile(
-    r"(?:\s+(?:is|was|est|es|ist|lautet|è|é|era|war|était|sera|will be))?[\s:=>*\"'«#-]{1,8}"
+    r"(?:\s+(?:is|was|est|es|ist|lautet|è|é|era|war|était|sera|will be))?[\s:=>*\"'«#_-]{1,8}"
 )
 _DIGIT_CODE = re.compile(r"[0-9]")
 _CODE_START = re.compile(r"[0-9A-Z]")
@@ -567,7 +567,8 @@ def _named_code_edit(plain: str, low: str, start: int, numbers: bool = True) -> 
             return dotted.span()
         run = _CODE_RUN.match(plain, begin)
         spans = _code_spans(plain, run) if run else []
-        if spans and spans[0][0] == begin:
+        # A year alone is a year here ("Advent of Code 2023"): a code message, where it is a code, is read apart.
+        if spans and spans[0][0] == begin and not _is_year(plain[spans[0][0] : spans[0][1]]):
             return spans[0]
     letters = _LETTER_CODE.match(plain, begin)
     if letters and _letter_code(letters.group()):

@@ -57,6 +57,9 @@ NAMED_CODES = {
     "first person, french": "Mon code est 482 913",
     "a code in a sentence": "ok so the code 482913 worked on the second try",
     "code, equals": "auth_code=482913",
+    "an attachment's name": "code-482913.pdf",
+    "an attachment's name, snake case": "verification_code_482913.png",
+    "a sender's name": "Example (code 482913) <no-reply@example.com>",
     "code, dashed": "Code 48-29-13, thanks",
     "code, dotted": "Code: 482.913",
     "code, digit by digit": "Code: 4 8 2 9 1 3",
@@ -221,6 +224,9 @@ LEFT_ALONE = {
     "a table of numbers": "| 4000 | 4500 | 5000 | 5500 |",
     "a sha beside words": "commit 3f2a1b4c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a by Jane",
     "a pinned note": "pinned 4821 times, shopping 1234",
+    "a year after code": "Advent of Code 2023, day 5",
+    "a log file of an error code": "error_code_1234.log",
+    "a version after code": "Visual Studio Code 1.85.0",
 }
 
 
