@@ -432,7 +432,8 @@ _NOT_A_SECRET_NAMES = (
     "ascii qr bar op class course program sample example test library module line font erreur retour "
     "sortie pays couleur produit fehler länder"
 )
-_NOT_A_SECRET_CODE = tuple(_NOT_A_SECRET_NAMES.split())
+_NOT_A_SECRET_CODE = frozenset(_NOT_A_SECRET_NAMES.split())
+_NOT_LETTERS = re.compile(r"[\W\d_]+")
 _AFTER_CODE_WORD = re.compile(
     r"(?:\s+(?:is|was|est|es|ist|lautet|è|é|era|war|était|sera|will be))?[\s:=>*\"'«#_-]{1,8}"
 )
@@ -481,6 +482,13 @@ _SPELLED_SPLIT = re.compile(r"[\s,.;/-]+")
 _SPELLED_LEAD = re.compile(
     _AFTER_CODE_WORD.pattern + rf"(?:[^\W\d_]+[\s,:'’-]{{1,3}}){{0,4}}?(?={_SPELLED_RUN.pattern})"
 )
+# The code words followed by what may be a code (a digit; letters and dashes then a digit: `ABX-482`;
+# after "code", a code spelled out): a glance in `re` that passes over the others at once.
+_MAY_FOLLOW = _AFTER_CODE_WORD.pattern + r"[a-z-]{0,12}[0-9]"
+_FOLLOWED_CODE_WORDS = tuple(
+    (literal, re.compile(f"{pattern.pattern}(?={_MAY_FOLLOW}{f'|{_SPELLED_LEAD.pattern}' if literal == 'cod' else ''})"), back)
+    for literal, pattern, back in _CODE_WORDS
+)
 
 
 def may_name_a_code(low_bytes: bytes, digits: int) -> bool:
@@ -528,15 +536,12 @@ def _names_a_secret_code(low: str, start: int) -> bool:
         start -= 4
     if start and (low[start - 1].isalnum() or low[start - 1] in "[]"):  # "[code]" is a mask, not a word
         return False
-    before = low[max(0, start - 32) : start]
+    before = low[max(0, start - 24) : start]
     kept = before.rstrip(" _-")
     if len(before) - len(kept) not in (1, 2):  # the word before: one or two spaces, dashes or "_" between
         return True
-    if not kept.endswith(_NOT_A_SECRET_CODE):  # one test in C for them all: the common case
-        return True
-    return not any(
-        kept.endswith(word) and not kept[-len(word) - 1 : -len(word)].isalpha() for word in _NOT_A_SECRET_CODE
-    )
+    words = _NOT_LETTERS.split(kept)
+    return words[-1] not in _NOT_A_SECRET_CODE
 
 
 _LETTERS_OR_DIGITS = re.compile(r"[A-Z]+|[0-9]+")
@@ -600,15 +605,22 @@ def _named_spans(plain: str, low: str, numbers: bool = True) -> list[tuple[int, 
     """Where the codes named by their words are, in a plain copy and its lower case (`numbers`: those
     written in digits alone too)."""
     spans: list[tuple[int, int]] = []
-    for literal, pattern, back in _CODE_WORDS:
+    for literal, pattern, back in _FOLLOWED_CODE_WORDS:
         if literal not in low:
             continue
         for word in pattern.finditer(low):
-            # What may be a code first, then whose code it is: most code words have none after them.
-            found = _named_code_edit(plain, low, word.end(), numbers)
-            if found is None and literal == "cod":  # "code", "passcode", "codice"
+            # A glance at what follows first: a digit or a capital may open a code, a letter a code spelled
+            # out (after "code" only); most code words have neither a code nor a secret's name.
+            after = _AFTER_CODE_WORD.match(low, word.end())
+            follows = plain[after.end() : after.end() + 1] if after else ""
+            written = follows.isdigit() or "A" <= follows <= "Z"
+            spelled = literal == "cod" and follows.isalpha()
+            if not (written or spelled) or not _names_a_secret_code(low, word.start() - back):
+                continue
+            found = _named_code_edit(plain, low, word.end(), numbers) if written else None
+            if found is None and spelled:
                 found = _spelled_code(low, word.end())
-            if found and _names_a_secret_code(low, word.start() - back):
+            if found:
                 spans.append(found)
     if " is your " in low:
         for index in find_all(low, " is your "):

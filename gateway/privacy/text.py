@@ -29,17 +29,11 @@ _OTHER_DIGIT_STARTS = {
     0xDF: rb"\xdf[\x80-\x89]",
     0xE0: rb"\xe0[\xa5-\xbc]",
     0xE1: rb"\xe1[\x81-\xb1]",
-    0xE2: rb"\xe2[\x81\x82\x91\x92\x93\x9d\x9e]",
+    0xE2: rb"\xe2(?:\x81[\xb0\xb4-\xb9]|\x82[\x80-\x89]|\x91[\xa0-\xa8\xb4-\xbc]|\x92[\x88-\x90]"
+    rb"|\x93[\xaa\xb5-\xbd\xbf]|\x9d[\xb6-\xbe]|\x9e[\x80-\x88\x8a-\x92])",
     0xEA: rb"\xea[\x98-\xaf]",
     0xEF: rb"\xef\xbc[\x90-\x99]",
     0xF0: rb"\xf0(?:[\x90-\x9e]|\x9f(?:\xaf|\x84[\x80-\x8a]))",
-}
-# Typographic signs open on 0xE2 too (’ — … €): their first two bytes are a quick glance, the third tells.
-_THIRD_BYTE = {
-    0xE2: re.compile(
-        rb"\xe2(?:\x81[\xb0\xb4-\xb9]|\x82[\x80-\x89]|\x91[\xa0-\xa8\xb4-\xbc]|\x92[\x88-\x90]"
-        rb"|\x93[\xaa\xb5-\xbd\xbf]|\x9d[\xb6-\xbe]|\x9e[\x80-\x88\x8a-\x92])"
-    )
 }
 # One pattern per first byte, each opening on it as a literal (which `re` finds fast), tried only when
 # that byte is in the text; a translate that keeps nothing else tells which (usually none).
@@ -66,12 +60,7 @@ def may_hold_other_digits(data: bytes, forms: bool = True) -> bool:
     leads = data.translate(None, _NOT_A_DIGIT_LEAD if forms else _NOT_A_DECIMAL_LEAD)
     if not leads:
         return False
-    for lead in set(leads):
-        third = _THIRD_BYTE.get(lead)
-        for found in _OTHER_DIGIT_PATTERNS[lead].finditer(data):
-            if third is None or third.match(data, found.start()):
-                return True
-    return False
+    return any(_OTHER_DIGIT_PATTERNS[lead].search(data) for lead in set(leads))
 
 
 def ascii_digits(text: str) -> str:
