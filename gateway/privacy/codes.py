@@ -410,10 +410,10 @@ def mask_codes(text: str, other_digits: bool = False, named: bool = False) -> st
 # Outside a code message, a code is still a code where the words name it: the number just after "code",
 # "PIN", "OTP" or "passcode" ("Code: 731 904 (valid 10 min)", "The code: 731904", "Code 731904 expires
 # soon", "My code is 482913"), a code of capitals and digits there ("Your code is ABX-482") or just
-# before "is your ... code", and a code spelled out in words ("seven three one nine zero four", "sept
-# trois un neuf zéro quatre") anywhere in a text that names a code. Not the code of something else: an
-# error, exit or status code, a postal, area or country code, a product or article code, source code...
-# (the word before "code" says so), nor a "code postal" (a word between).
+# before "is your ... code", and a code spelled out in words just after "code", a few words between at
+# most ("seven three one nine zero four", "sept trois un neuf zéro quatre"). Not the code of something
+# else: an error, exit or status code, a postal, area or country code, a product or article code, source
+# code... (the word before "code" says so), nor a "code postal" (a word between), nor a year alone.
 # Each opens on a literal, which `re` finds fast ("passcode" is found as "code", then read whole; "código"
 # as "digo"), and gives where its word begins.
 _CODE_WORDS = (
@@ -486,8 +486,9 @@ _SPELLED_LEAD = re.compile(
 # after "code", a code spelled out): a glance in `re` that passes over the others at once.
 _MAY_FOLLOW = _AFTER_CODE_WORD.pattern + r"[a-z-]{0,12}[0-9]"
 _FOLLOWED_CODE_WORDS = tuple(
-    (literal, re.compile(f"{pattern.pattern}(?={_MAY_FOLLOW}{f'|{_SPELLED_LEAD.pattern}' if literal == 'cod' else ''})"), back)
+    (literal, re.compile(f"{pattern.pattern}(?={_MAY_FOLLOW}{spelled})"), back)
     for literal, pattern, back in _CODE_WORDS
+    for spelled in [f"|{_SPELLED_LEAD.pattern}" if literal == "cod" else ""]
 )
 
 
