@@ -604,9 +604,10 @@ def _spelled_code(low: str, start: int) -> tuple[int, int] | None:
 
 def _named_spans(plain: str, low: str, numbers: bool = True) -> list[tuple[int, int]]:
     """Where the codes named by their words are, in a plain copy and its lower case (`numbers`: those
-    written in digits alone too)."""
+    written in digits alone too; without them, as in a code message whose numbers are all masked, only
+    what follows "code" is read: a code in capitals or spelled out)."""
     spans: list[tuple[int, int]] = []
-    for literal, pattern, back in _FOLLOWED_CODE_WORDS:
+    for literal, pattern, back in _FOLLOWED_CODE_WORDS if numbers else _FOLLOWED_CODE_WORDS[:1]:
         if literal not in low:
             continue
         for word in pattern.finditer(low):
