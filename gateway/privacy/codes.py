@@ -438,6 +438,7 @@ _AFTER_CODE_WORD = re.compile(
     r"(?:\s+(?:is|was|est|es|ist|lautet|è|é|era|war|était|sera|will be))?[\s:=>*\"'«#_-]{1,8}"
 )
 _DIGIT_CODE = re.compile(r"[0-9]")
+_JSON_NUMBER = re.compile(r"[\"']\s*:\s*[0-9]")
 _CODE_START = re.compile(r"[0-9A-Z]")
 # A code of capitals and digits, dashes between (`ABX-482`, `K7Q9PL`): see `_letter_code`.
 _LETTER_CODE = re.compile(r"[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,3}(?![A-Za-z0-9]|[-.][A-Za-z0-9])")
@@ -615,7 +616,8 @@ def _named_spans(plain: str, low: str, numbers: bool = True) -> list[tuple[int, 
             # out (after "code" only); most code words have neither a code nor a secret's name.
             after = _AFTER_CODE_WORD.match(low, word.end())
             follows = plain[after.end() : after.end() + 1] if after else ""
-            written = follows.isdigit() or "A" <= follows <= "Z"
+            # `"code": 4001` in JSON is an error's or a status's number; a one-time code there is a string.
+            written = (follows.isdigit() and not _JSON_NUMBER.match(low, word.end())) or "A" <= follows <= "Z"
             spelled = literal == "cod" and follows.isalpha()
             if not (written or spelled) or not _names_a_secret_code(low, word.start() - back):
                 continue

@@ -57,6 +57,7 @@ NAMED_CODES = {
     "first person, french": "Mon code est 482 913",
     "a code in a sentence": "ok so the code 482913 worked on the second try",
     "code, equals": "auth_code=482913",
+    "a code as a json string": '{"code": "482913"}',
     "an attachment's name": "code-482913.pdf",
     "an attachment's name, snake case": "verification_code_482913.png",
     "a sender's name": "Example (code 482913) <no-reply@example.com>",
@@ -227,6 +228,10 @@ LEFT_ALONE = {
     "a year after code": "Advent of Code 2023, day 5",
     "a log file of an error code": "error_code_1234.log",
     "a version after code": "Visual Studio Code 1.85.0",
+    "an error's number in json": '{"status": "error", "code": 4001, "message": "invalid token"}',
+    "a range of years after code": "Code 2025-2026 of the association",
+    "a time after code": "code review at 10:30",
+    "a phone number after code": "code 06 12 34 56 78",
 }
 
 
