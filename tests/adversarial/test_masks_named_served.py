@@ -71,6 +71,9 @@ CASES = [
 ]  # fmt: skip
 
 
+LONG_QUERY = "where did I paste code 408271 for the staging login yesterday"
+
+
 def _line(session_id: str, text: str, minute: int) -> str:
     return json.dumps(
         {
@@ -136,14 +139,17 @@ def test_no_search_finds_a_masked_value_and_no_answer_or_audit_line_holds_one(ga
                 assert not read.is_error, read.content
                 for secret in never_shown:
                     assert secret not in _everything(read), (session_id, secret)
+            assert await _hits(client, LONG_QUERY) is not None
 
     anyio.run(attack)
     # The searches typed digits that are codes: the audit log keeps them masked.
     logged = json.dumps(read_audit(gateway_home), ensure_ascii=False)
-    for code in ("731904", "582617", "639418", "482913", "752083", "831906"):
+    for code in ("731904", "582617", "639418", "482913", "752083", "831906", "408271"):
         assert code not in logged
     searches = [e["arguments"]["query"] for e in read_audit(gateway_home) if e.get("tool") == "rousseau_search_sessions"]
     assert "[code]" in searches and "narwhal" in searches
+    # A long query: its first 40 characters, masked first, and its length.
+    assert {"start": "where did I paste code [code] for the s…", "length": len(LONG_QUERY)} in searches
 
 
 def test_a_store_masked_by_the_version_before_is_masked_again_and_then_finds_nothing(gateway_home: Path) -> None:
