@@ -31,7 +31,8 @@ from gateway.items import (
     wants_context,
 )
 from gateway.lock import LOCK_FILE
-from gateway.privacy import mask, mask_secrets
+from gateway.privacy import mask
+from gateway.privacy.masks import mask_typed
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
 from gateway.refresh import Refreshing
 from gateway.registry import HookFailed, Plugin, Registry
@@ -498,7 +499,7 @@ class Gateway:
         watch = Stopwatch()
         snapshot = self.snapshot()
         catalogue = self.catalogue(snapshot)
-        entry: dict[str, Any] = {"uri": mask_secrets(uri)[:200]}
+        entry: dict[str, Any] = {"uri": mask_typed(uri)[:200]}
         if snapshot.error is not None:
             answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
             return self._finish(answer, entry, "config_error", caller, watch), "text/plain"
@@ -576,7 +577,7 @@ class Gateway:
         _answer, outcome = await self._run(read, self.context(plugin, snapshot, caller), params, f"the resource {uri}",
                                            plugin)
         told = outcome == "ok"
-        entry = {"plugin": plugin, "method": "notifications/resources/updated", "uri": mask_secrets(uri)[:200],
+        entry = {"plugin": plugin, "method": "notifications/resources/updated", "uri": mask_typed(uri)[:200],
                  "outcome": outcome, "given": [uri] if told else []}
         return self._audit(caller, entry, watch) is None and told
 
