@@ -11,4 +11,4 @@ cd "$root"
 unset PYTHONDONTWRITEBYTECODE
 # More workers than cores: much of the suite waits on the servers and tools it starts. `worksteal` hands an idle
 # worker tests queued for a busy one, so one long file does not finish alone at the end.
-.venv/bin/python -m pytest -n "${GATEWAY_TEST_WORKERS:-4}" --dist worksteal "$@"
+.venv/bin/python -m pytest -n 4 --dist worksteal "$@"
