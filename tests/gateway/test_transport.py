@@ -182,7 +182,7 @@ def test_stdout_carries_frames_only_even_when_a_handler_prints(shared: Raw) -> N
     # recv() fails on any line that is not a JSON-RPC object; the print must not reach stdout at all.
     assert shared.answer("p1")["result"]["content"][0]["text"] == "quiet"
     shared.assert_alive()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE
     while "STRAY OUTPUT" not in shared.stderr() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert "STRAY OUTPUT" in shared.stderr()
