@@ -19,10 +19,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from organizer_attack import Server, assert_bounded, attack, settle_idle, sparse, text_of
 
 from gateway.context import home_environment
 from gateway.testing import write_config
+from tests.adversarial.organizer_attack import Server, assert_bounded, attack, settle_idle, sparse, text_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")  # served under the handshake era: it answers
 
