@@ -56,6 +56,14 @@ def draftable(number: str) -> bool:
     return phonenumbers.is_possible_number(parsed) and len(str(parsed.national_number)) >= 6
 
 
+def match_key(number: str) -> str:
+    """What a card's number and a conversation's number are compared by: their last nine digits, as the core's
+    phone routes compare (so `06 39 98 01 23` on a card is `+33 6 39 98 01 23` in an export, whatever the region
+    setting); a number of fewer than eight digits, or a name, whole."""
+    digits = re.sub(r"\D", "", number)
+    return digits[-9:] if len(digits) >= 8 else number
+
+
 @frozen
 class Card:
     uid: str
@@ -76,7 +84,7 @@ class Book:
     def of(self, numbers: Iterable[str]) -> list[Card]:
         found: dict[str, Card] = {}
         for number in numbers:
-            for card in self.by_number.get(number, ()):
+            for card in self.by_number.get(match_key(number), ()):
                 found[card.uid] = card
         return list(found.values())
 
@@ -137,7 +145,7 @@ def _read(folder: Path, files: list[tuple[Path, int, int]], region: str) -> Book
     by_number: dict[str, list[Card]] = {}
     for card in cards:
         for number in card.numbers:
-            by_number.setdefault(number, []).append(card)
+            by_number.setdefault(match_key(number), []).append(card)
     return Book(tuple(cards), {n: tuple(c) for n, c in by_number.items()}, tuple(problems))
 
 

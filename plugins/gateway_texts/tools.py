@@ -38,7 +38,7 @@ from gateway import (
 )
 from gateway_texts import store
 from gateway_texts.exports import Bounds
-from gateway_texts.people import draftable, normalised, read_book
+from gateway_texts.people import draftable, match_key, normalised, read_book
 
 MAX_DRAFT = 2_000
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -63,8 +63,8 @@ class _Session:
 
     def traits(self, numbers: list[str], proven: bool) -> list[Traits]:
         cards = self.book.of(numbers)
-        on_cards = {n for card in cards for n in card.numbers}
-        people = [Person(n, proven=proven or n in on_cards) for n in numbers]
+        on_cards = {match_key(n) for card in cards for n in card.numbers}
+        people = [Person(n, proven=proven or match_key(n) in on_cards) for n in numbers]
         people += [Person(e, proven=True) for card in cards for e in card.emails]
         clients = {p.client.strip().casefold(): p.id for p in self.ctx.gate.projects if p.client.strip()}
         named = set()
