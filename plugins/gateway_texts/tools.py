@@ -16,11 +16,10 @@ import contextlib
 import json
 import os
 import re
-import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from zoneinfo import ZoneInfo
 
 from pydantic import Field
@@ -36,9 +35,11 @@ from gateway import (
     plural,
     tool,
 )
-from gateway_texts import store
 from gateway_texts.exports import Bounds
 from gateway_texts.people import draftable, match_key, normalised, read_book
+
+if TYPE_CHECKING:
+    import sqlite3
 
 MAX_DRAFT = 2_000
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -55,6 +56,8 @@ class _Session:
         settings = ctx.settings
         bounds = Bounds(int(settings["max_file_mb"]) << 20, int(settings["max_elements"]),
                         float(settings["max_seconds"]))
+        from gateway_texts import store
+
         self.found = store.refresh(ctx, connection, bounds, self.region)
         self.book = read_book(ctx.path_setting("contacts"), self.region)
         self.tz = _zone(ctx)
@@ -132,6 +135,8 @@ def _zone(ctx: Context) -> Any:
 @contextlib.contextmanager
 def _session(ctx: Context) -> Iterator[_Session]:
     """The store opened and brought up to date for one call, closed when the call is done with it."""
+    from gateway_texts import store  # SQLite is imported when a tool runs, not when the tools are listed
+
     connection = store.connect(ctx)
     try:
         with ctx.interruptible(connection):
