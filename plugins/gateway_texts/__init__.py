@@ -35,3 +35,52 @@ def register_tools(gateway):  # noqa: ANN001, ANN201
     from gateway_texts.tools import TOOLS
 
     return TOOLS
+
+
+@hookimpl
+def register_refresh(gateway):  # noqa: ANN001, ANN201
+    from gateway.refresh import Refresh
+
+    return [Refresh(run=_refresh, stale=_stale, sources=_sources)]
+
+
+# The exports' signature as the last refresh left the store, per store file: a call whose exports did not change
+# reads nothing (one walk of the exports' folder).
+_seen: dict[str, tuple] = {}
+
+
+def _store_key(ctx) -> str:  # noqa: ANN001
+    return str(Path(ctx.folders.cache) / "texts.sqlite3")
+
+
+def _stale(ctx) -> bool:  # noqa: ANN001
+    from gateway_texts import store
+
+    return _seen.get(_store_key(ctx)) != store.signature(ctx)
+
+
+def _refresh(ctx):  # noqa: ANN001, ANN202
+    """Read the new and changed exports into the store, on the core's refresh thread (the first read of a large
+    export may take a minute: calls meanwhile answer from the store and say that more is being read)."""
+    from gateway.refresh import Refreshed
+    from gateway_texts import store
+    from gateway_texts.exports import Bounds
+
+    settings = ctx.settings
+    bounds = Bounds(int(settings["max_file_mb"]) << 20, int(settings["max_elements"]), float(settings["max_seconds"]))
+    before = store.signature(ctx)
+    connection = store.connect(ctx)
+    try:
+        read = store.refresh(ctx, connection, bounds, str(settings.get("region") or ""))
+    finally:
+        connection.close()
+    _seen[_store_key(ctx)] = before
+    return Refreshed(added=read)
+
+
+def _sources(ctx):  # noqa: ANN001, ANN202
+    from gateway.refresh import Source
+
+    folder = ctx.path_setting("exports")
+    return [Source("SMS Backup & Restore exports", folder, folder is not None and folder.is_dir(),
+                   setting="[plugins.texts] exports")]

@@ -13,17 +13,19 @@ people are given to the gate with the card's e-mail addresses and the projects w
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from attrs import frozen
+from attrs import field, frozen
 
 _NOT_DIAL = re.compile(r"[^\d+]")
 MAX_CARDS_FILES = 20_000
 MAX_CARD_BYTES = 1 << 20
 
 
+@functools.lru_cache(maxsize=65_536)
 def normalised(number: str, region: str = "") -> str:
     """A number in its E.164 form when it reads as a full number; else its digits (or its words, trimmed)."""
     import phonenumbers
@@ -78,7 +80,7 @@ class Book:
     """The cards, and each normalised number's cards."""
 
     cards: tuple[Card, ...] = ()
-    by_number: dict[str, tuple[Card, ...]] = {}
+    by_number: dict[str, tuple[Card, ...]] = field(factory=dict)
     problems: tuple[str, ...] = ()
 
     def of(self, numbers: Iterable[str]) -> list[Card]:
@@ -90,12 +92,13 @@ class Book:
 
 
 _books: dict[tuple[str, str], tuple[tuple, Book]] = {}
+NO_BOOK = Book()
 
 
 def read_book(folder: Path | None, region: str) -> Book:
     """The vCards under `folder` (remembered while their files' sizes and times stay the same)."""
     if folder is None or not folder.is_dir():
-        return Book()
+        return NO_BOOK
     files = []
     for path in sorted(folder.rglob("*.vcf")):
         if len(files) >= MAX_CARDS_FILES:

@@ -101,7 +101,8 @@ def everything(home: Path, canary: str) -> dict:
         call(KIM, now - day + timedelta(hours=2), 3, 0, f"Kim Keeper {canary}"),
         call(HARBOR, now - day + timedelta(hours=3), 2, 61, f"Harbor {canary} office"),
     ]), encoding="utf-8")
-    config = {"plugins": {"texts": {"enabled": True, "exports": str(exports), "contacts": str(contacts.parent),
+    # The tests wait for the first read of these few texts (the core's refresh) rather than answer before it.
+    config = {"gateway": {"refresh_budget_ms": 60_000}, "plugins": {"texts": {"enabled": True, "exports": str(exports), "contacts": str(contacts.parent),
                                     "region": "FR", "timezone": "UTC"}}}
     projects = [
         {"id": "vault", "name": "Vault matters", "ai": False, "client": "keeper@vault.example.net"},

@@ -94,9 +94,24 @@ def exports_in(folder: Path | None) -> list[Path]:
     return found
 
 
-def refresh(ctx: Context, connection: sqlite3.Connection, bounds: Bounds, region: str) -> Found:
-    """Bring the store up to the exports in the `exports` folder: read what is new or changed, forget what went."""
+def signature(ctx: Context) -> tuple:
+    """The exports' paths, sizes and times: what tells whether the store is behind (a walk of the folder, no read)."""
+    found = []
+    for path in exports_in(ctx.path_setting("exports")):
+        try:
+            status = path.stat()
+        except OSError:
+            continue
+        found.append((str(path), status.st_size, status.st_mtime_ns))
+    return tuple(found)
+
+
+def refresh(ctx: Context, connection: sqlite3.Connection, bounds: Bounds, region: str) -> int:
+    """Bring the store up to the exports in the `exports` folder: read what is new or changed, forget what went.
+    Each export is read in a transaction of its own: a stop between two leaves every export whole or not there.
+    Returns how many exports were read."""
     paths = exports_in(ctx.path_setting("exports"))
+    read = 0
     with _lock:
         known = {row["path"]: row for row in connection.execute("SELECT * FROM files")}
         for gone in set(known) - {str(p) for p in paths}:
@@ -111,11 +126,15 @@ def refresh(ctx: Context, connection: sqlite3.Connection, bounds: Bounds, region
             row = known.get(str(path))
             if row is not None and (row["size"], row["mtime"]) == (status.st_size, status.st_mtime_ns):
                 continue
-            ctx.deadline.check()
             _read_one(connection, path, status.st_size, status.st_mtime_ns, bounds, region)
-        problems = tuple(f"{Path(r['path']).name}: {r['error']}" for r in
-                         connection.execute("SELECT path, error FROM files WHERE error != '' ORDER BY path"))
-    return Found(len(paths), problems)
+            read += 1
+    return read
+
+
+def found(connection: sqlite3.Connection) -> Found:
+    """The exports in the store, and the sentence of each that could not be read."""
+    rows = connection.execute("SELECT path, error FROM files ORDER BY path").fetchall()
+    return Found(len(rows), tuple(f"{Path(r['path']).name}: {r['error']}" for r in rows if r["error"]))
 
 
 def _read_one(connection: sqlite3.Connection, path: Path, size: int, mtime: int, bounds: Bounds, region: str) -> None:

@@ -35,7 +35,6 @@ from gateway import (
     plural,
     tool,
 )
-from gateway_texts.exports import Bounds
 from gateway_texts.people import draftable, match_key, normalised, read_book
 
 if TYPE_CHECKING:
@@ -53,12 +52,9 @@ class _Session:
         self.ctx = ctx
         self.connection = connection
         self.region = str(ctx.settings.get("region") or "")
-        settings = ctx.settings
-        bounds = Bounds(int(settings["max_file_mb"]) << 20, int(settings["max_elements"]),
-                        float(settings["max_seconds"]))
         from gateway_texts import store
 
-        self.found = store.refresh(ctx, connection, bounds, self.region)
+        self.found = store.found(connection)
         self.book = read_book(ctx.path_setting("contacts"), self.region)
         self.tz = _zone(ctx)
 

@@ -33,7 +33,7 @@ def _configured(home: Path, made: dict, enabled: bool) -> None:
     table = dict(made["config"]["plugins"]["texts"])
     if not enabled:
         table.pop("enabled")  # the default: off
-    path = write_config(home, {"gateway": {"plugins": ["texts"]}, "plugins": {"texts": table}},
+    path = write_config(home, {"gateway": {"plugins": ["texts"], "refresh_budget_ms": 60_000}, "plugins": {"texts": table}},
                         projects=made["projects"])
     stamp = path.stat().st_mtime_ns + (2_000_000_000 if enabled else 0)
     os.utime(path, ns=(stamp, stamp))  # seen as changed at the next call, whatever the clock's grain
