@@ -84,7 +84,7 @@ def main() -> None:
         write_exports(exports, arguments.texts, arguments.calls, arguments.conversations)
         size = sum(p.stat().st_size for p in exports.iterdir())
         print(f"exports: {arguments.texts:,} texts, {arguments.calls:,} calls, {size / 2**20:.1f} MiB")
-        config = {"gateway": {"call_timeout": 600},
+        config = {"gateway": {"refresh_budget_ms": 60_000},
                   "plugins": {"texts": {"enabled": True, "exports": str(exports), "timezone": "UTC"}}}
         gateway = make_gateway([gateway_texts], home=home, config=config, projects=[
             {"id": "vault", "ai": False, "senders": ["+1 212 555 0107"]}])
@@ -93,9 +93,12 @@ def main() -> None:
         bare_parse(exports / "calls-20261201090000.xml")
         bare = time.perf_counter() - start
         start = time.perf_counter()
-        answer = gateway.call("list_conversations", {"limit": 5})
+        while True:  # the core's refresh reads the exports; each call waits for it up to refresh_budget_ms
+            answer = gateway.call("list_conversations", {"limit": 5})
+            assert not answer.is_error, answer.text
+            if "still being read" not in answer.text:
+                break
         first = time.perf_counter() - start
-        assert not answer.is_error, answer.text
         print(f"first read: {first:.2f} s through the gateway; the parser alone {bare:.2f} s "
               f"(ratio {first / bare:.1f}x)")
         store = home / ".cache" / "gateway" / "plugins" / "texts" / "texts.sqlite3"
