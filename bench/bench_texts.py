@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gateway.context import home_environment  # noqa: E402
 
-WORDS = ("dinner friday plumtree salad bring train late tomorrow meeting call back picnic sunday cake station "
-         "parcel delivered thanks see you soon running ten minutes").split()
+WORDS = ["dinner", "friday", "plumtree", "salad", "bring", "train", "late", "tomorrow", "meeting", "call", "back", "picnic", "sunday", "cake", "station", "parcel", "delivered", "thanks", "see", "you", "soon", "running", "ten", "minutes"]
 
 
 def write_exports(folder: Path, texts: int, calls: int, conversations: int) -> None:

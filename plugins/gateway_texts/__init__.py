@@ -82,5 +82,27 @@ def _sources(ctx):  # noqa: ANN001, ANN202
     from gateway.refresh import Source
 
     folder = ctx.path_setting("exports")
-    return [Source("SMS Backup & Restore exports", folder, folder is not None and folder.is_dir(),
-                   setting="[plugins.texts] exports")]
+    # Named by the person, a missing folder is a problem for doctor; the default's absence is only said.
+    named = "[plugins.texts] exports" if ctx.plugin_settings("texts").get("exports") else ""
+    return [Source("SMS Backup & Restore exports", folder, folder is not None and folder.is_dir(), setting=named,
+                   unreadable="; ".join(_unreadable(ctx)))]
+
+
+def _unreadable(ctx) -> list[str]:  # noqa: ANN001
+    """The exports the store could not read, each with why (none when there is no store yet)."""
+    import sqlite3
+
+    from gateway_texts import store
+
+    path = Path(ctx.folders.cache) / store.STORE_FILE
+    if not path.exists():
+        return []
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        connection.row_factory = sqlite3.Row
+        try:
+            return list(store.found(connection).problems)
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return []

@@ -134,3 +134,15 @@ def test_numbers_are_matched_to_routes_however_written(gateway_home: Path) -> No
     for address in ("(212) 555-0177", "+1 212 555 0177", "+33 6 39 98 01 23"):
         assert gateway.call("read_conversation", {"address": address}).is_error
     assert CANARY not in gateway.call("search_texts", {"query": CANARY}).text
+
+
+def test_things_outside_projects_closed_keep_every_conversation_and_call(gateway_home: Path) -> None:
+    made = sample.everything(gateway_home, CANARY)
+    made["config"]["access"] = {"outside_projects": False}
+    gateway = make_gateway([gateway_texts], home=gateway_home, config=made["config"], projects=made["projects"])
+    listed = gateway.call("list_conversations")
+    assert "(no conversation)" in listed.text and "5 conversations left out" in listed.text
+    assert "(no call" in gateway.call("list_calls").text
+    assert gateway.call("read_conversation", {"address": sample.ADA}).is_error
+    assert gateway.call("draft_text", {"address": sample.ADA, "body": "hello"}).is_error
+    assert not (gateway_home / ".local" / "share" / "gateway" / "plugins" / "texts" / "drafts").exists()
