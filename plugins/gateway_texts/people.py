@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+import attrs
 from attrs import field, frozen
 
 _NOT_DIAL = re.compile(r"[^\d+]")
@@ -82,6 +83,8 @@ class Book:
     cards: tuple[Card, ...] = ()
     by_number: dict[str, tuple[Card, ...]] = field(factory=dict)
     problems: tuple[str, ...] = ()
+    # What the book was read from (each card file's path, size and time): what remembered verdicts are keyed by.
+    signature: tuple = ()
 
     def of(self, numbers: Iterable[str]) -> list[Card]:
         found: dict[str, Card] = {}
@@ -113,7 +116,7 @@ def read_book(folder: Path | None, region: str) -> Book:
     cached = _books.get(key)
     if cached is not None and cached[0] == signature:
         return cached[1]
-    book = _read(folder, files, region)
+    book = attrs.evolve(_read(folder, files, region), signature=(str(folder), region, signature))
     if len(_books) > 8:
         _books.clear()
     _books[key] = (signature, book)

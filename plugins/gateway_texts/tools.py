@@ -83,7 +83,7 @@ class _Session:
 
     def verdicts(self) -> dict[str, bool]:
         """Each conversation's address and whether an agent may have it (remembered while nothing changes)."""
-        key = (self._generation(), id(self.book))
+        key = (self._generation(), self.book.signature)
 
         def compute() -> dict[str, bool]:
             rows = self.connection.execute(

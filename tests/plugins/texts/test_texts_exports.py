@@ -146,3 +146,16 @@ def test_things_outside_projects_closed_keep_every_conversation_and_call(gateway
     assert gateway.call("read_conversation", {"address": sample.ADA}).is_error
     assert gateway.call("draft_text", {"address": sample.ADA, "body": "hello"}).is_error
     assert not (gateway_home / ".local" / "share" / "gateway" / "plugins" / "texts" / "drafts").exists()
+
+
+def test_a_card_added_closes_its_conversation_from_the_next_call(gateway_home: Path) -> None:
+    made = sample.everything(gateway_home, CANARY)
+    card = made["contacts"] / "kim.vcf"
+    text = card.read_text()
+    card.unlink()
+    gateway = make_gateway([gateway_texts], home=gateway_home, config=made["config"], projects=made["projects"])
+    assert "+33639980123" in gateway.call("list_conversations").text  # no card: nothing ties the number to vault
+    card.write_text(text)
+    listed = gateway.call("list_conversations")
+    assert "+33639980123" not in listed.text and "2 conversations left out" in listed.text
+    assert gateway.call("read_conversation", {"address": sample.KIM}).is_error
