@@ -168,6 +168,7 @@ def _key(*parts: object) -> str:
 
 def _add_texts(connection: sqlite3.Connection, file_id: int, texts: Iterable, region: str) -> None:
     conversations: dict[str, int] = {}
+    rows = []
     for text in texts:
         numbers = sorted({normalised(n, region) for n in text.numbers} - {""})
         if not numbers:
@@ -185,16 +186,18 @@ def _add_texts(connection: sqlite3.Connection, file_id: int, texts: Iterable, re
             conversations[address] = conversation
         sender = normalised(text.sender, region) if text.sender else ""
         body = mask(text.body)
-        key = _key(address, sender, text.date_ms, body)
-        cursor = connection.execute(
-            "INSERT OR IGNORE INTO texts(key, conversation, sender, date, body, kind) VALUES (?, ?, ?, ?, ?, ?)",
-            (key, conversation, sender, text.date_ms, body, text.kind))
-        if cursor.rowcount:
-            text_id = cursor.lastrowid
-            connection.execute("INSERT INTO texts_fts(rowid, body) VALUES (?, ?)", (text_id, body))
-        else:
-            text_id = connection.execute("SELECT id FROM texts WHERE key = ?", (key,)).fetchone()["id"]
-        connection.execute("INSERT OR IGNORE INTO text_files VALUES (?, ?)", (text_id, file_id))
+        rows.append((_key(address, sender, text.date_ms, body), conversation, sender, text.date_ms, body, text.kind))
+    # New texts take ids above every id the store has: their search entries are added from there, in one pass.
+    last = connection.execute("SELECT COALESCE(MAX(id), 0) FROM texts").fetchone()[0]
+    connection.executemany(
+        "INSERT OR IGNORE INTO texts(key, conversation, sender, date, body, kind) VALUES (?, ?, ?, ?, ?, ?)", rows)
+    connection.execute("INSERT INTO texts_fts(rowid, body) SELECT id, body FROM texts WHERE id > ?", (last,))
+    connection.execute("CREATE TEMP TABLE IF NOT EXISTS incoming(key TEXT PRIMARY KEY)")
+    connection.execute("DELETE FROM incoming")
+    connection.executemany("INSERT OR IGNORE INTO incoming VALUES (?)", ((row[0],) for row in rows))
+    connection.execute("INSERT OR IGNORE INTO text_files SELECT t.id, ? FROM texts t JOIN incoming i ON i.key = t.key",
+                       (file_id,))
+    connection.execute("DELETE FROM incoming")
 
 
 def _add_calls(connection: sqlite3.Connection, file_id: int, calls: Iterable, region: str) -> None:
