@@ -124,8 +124,17 @@ def test_texts_only_when_allowed_and_never_sent(gateway_home: Path) -> None:
     assert "On my way" not in audit and "Dinner on Friday" not in audit and "papers are in" not in audit, audit
 
 
+LAUGHS = ("<?xml version=\"1.0\"?>\n<!DOCTYPE smses [\n <!ENTITY a \"lol\">\n"
+          + "".join(f" <!ENTITY {chr(98 + n)} \"{('&' + chr(97 + n) + ';') * 10}\">\n" for n in range(9))
+          + "]>\n<smses count=\"1\"><sms address=\"+1 212-555-0160\" date=\"1764579600000\" type=\"1\" "
+          "body=\"&j;\" /></smses>\n")
+
+
 def test_the_phone_messages_and_calls(gateway_home: Path) -> None:
     made = sample.everything(gateway_home, CANARY)
+    # Beside the phone's exports: a billion laughs and a cut file, each failing alone.
+    (made["exports"] / "sms-20261202000000.xml").write_text(LAUGHS)
+    (made["exports"] / "calls-20261202000000.xml").write_text("<?xml version='1.0'?><calls count=\"1\"><call number=")
     _configured(gateway_home, made, enabled=True)
     digits = sample.CODE
     forms = (digits, f"{digits[:3]} {digits[3:]}", f"{digits[:3]}-{digits[3:]}", f"{digits[:2]} {digits[2:4]} {digits[4:]}")
@@ -157,6 +166,9 @@ def test_the_phone_messages_and_calls(gateway_home: Path) -> None:
     assert "declined  +12125550150  Lee Sample  0 s" in calls and "incoming  +12125550142  Ada Example  2 min 5 s" in calls
     assert "2 calls left out" in calls and "Kim" not in calls and "Harbor" not in calls
     assert "1 call in the last 1 day" in found[("list_calls", json.dumps({"days": 1, "limit": 1}))][1]
+    assert "export not read: sms-20261202000000.xml" in calls and "declares XML entities" in calls
+    assert "export not read: calls-20261202000000.xml" in calls and "not well-formed" in calls
+    assert "lollol" not in calls
 
 
 async def _serve(home: Path, play):
