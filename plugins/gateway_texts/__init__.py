@@ -56,7 +56,11 @@ def _store_key(ctx) -> str:  # noqa: ANN001
 def _stale(ctx) -> bool:  # noqa: ANN001
     from gateway_texts import store
 
-    return _seen.get(_store_key(ctx)) != store.signature(ctx)
+    return _seen.get(_store_key(ctx)) != (store.signature(ctx), _region(ctx))
+
+
+def _region(ctx) -> str:  # noqa: ANN001
+    return str(ctx.settings.get("region") or "").upper()
 
 
 def _refresh(ctx):  # noqa: ANN001, ANN202
@@ -74,7 +78,7 @@ def _refresh(ctx):  # noqa: ANN001, ANN202
         read = store.refresh(ctx, connection, bounds, str(settings.get("region") or ""))
     finally:
         connection.close()
-    _seen[_store_key(ctx)] = before
+    _seen[_store_key(ctx)] = (before, _region(ctx))
     return Refreshed(added=read)
 
 

@@ -70,7 +70,8 @@ def connect(ctx: Context) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.executescript(_SCHEMA)
-    stamp = f"{SCHEMA_VERSION}/{MASKS_VERSION}"
+    # Read again from the exports when the schema, the masks or the region numbers are read in change.
+    stamp = f"{SCHEMA_VERSION}/{MASKS_VERSION}/{str(ctx.settings.get('region') or '').upper()}"
     row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
     if row is None or row[0] != stamp:
         with connection:

@@ -65,12 +65,14 @@ class _Session:
         on_cards = {match_key(n) for card in cards for n in card.numbers}
         people = [Person(n, proven=proven or match_key(n) in on_cards) for n in numbers]
         people += [Person(e, proven=True) for card in cards for e in card.emails]
-        clients = {p.client.strip().casefold(): p.id for p in self.ctx.gate.projects if p.client.strip()}
-        named = set()
+        clients: dict[str, set[str]] = {}  # a client written the same way by two projects belongs to both
+        for project in self.ctx.gate.projects:
+            if project.client.strip():
+                clients.setdefault(project.client.strip().casefold(), set()).add(project.id)
+        named: set[str] = set()
         for card in cards:
             for key in (card.uid, f"sioul:contact/{card.uid}", card.name, *card.emails):
-                if key.strip().casefold() in clients:
-                    named.add(clients[key.strip().casefold()])
+                named |= clients.get(key.strip().casefold(), set())
         books = sorted({card.book for card in cards}) or [""]
         return [Traits(people=people, projects=tuple(named), addressbook=book) for book in books]
 
@@ -130,7 +132,7 @@ def _zone(ctx: Context) -> Any:
 
 @contextlib.contextmanager
 def _session(ctx: Context) -> Iterator[_Session]:
-    """The store opened and brought up to date for one call, closed when the call is done with it."""
+    """The store opened for one call (the core's refresh has brought it up to date), closed when the call is done."""
     from gateway_texts import store  # SQLite is imported when a tool runs, not when the tools are listed
 
     connection = store.connect(ctx)

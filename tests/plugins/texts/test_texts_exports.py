@@ -159,3 +159,15 @@ def test_a_card_added_closes_its_conversation_from_the_next_call(gateway_home: P
     listed = gateway.call("list_conversations")
     assert "+33639980123" not in listed.text and "2 conversations left out" in listed.text
     assert gateway.call("read_conversation", {"address": sample.KIM}).is_error
+
+
+def test_a_region_changed_reads_the_exports_again(gateway_home: Path) -> None:
+    made, gateway = _gateway(gateway_home)
+    now = made["now"]
+    (made["exports"] / "sms-20261207090000.xml").write_text(sample.smses([
+        sample.sms("(212) 555-0133", now, "Written the American way.", 1)]))
+    assert "2125550133  " in gateway.call("list_conversations").text  # region FR: not a full number
+    made["config"]["plugins"]["texts"]["region"] = "US"
+    gateway = make_gateway([gateway_texts], home=gateway_home, config=made["config"], projects=made["projects"])
+    listed = gateway.call("list_conversations").text
+    assert "+12125550133  " in listed and "+12125550142  Ada Example" in listed
