@@ -39,7 +39,7 @@ def register_tools(gateway):  # noqa: ANN001, ANN201
 
 @hookimpl
 def register_refresh(gateway):  # noqa: ANN001, ANN201
-    from gateway.refresh import Refresh
+    from gateway import Refresh
 
     return [Refresh(run=_refresh, stale=_stale, sources=_sources)]
 
@@ -66,7 +66,7 @@ def _region(ctx) -> str:  # noqa: ANN001
 def _refresh(ctx):  # noqa: ANN001, ANN202
     """Read the new and changed exports into the store, on the core's refresh thread (the first read of a large
     export may take a minute: calls meanwhile answer from the store and say that more is being read)."""
-    from gateway.refresh import Refreshed
+    from gateway import Refreshed
     from gateway_texts import store
     from gateway_texts.exports import Bounds
 
@@ -83,7 +83,7 @@ def _refresh(ctx):  # noqa: ANN001, ANN202
 
 
 def _sources(ctx):  # noqa: ANN001, ANN202
-    from gateway.refresh import Source
+    from gateway import Source
 
     folder = ctx.path_setting("exports")
     # Named by the person, a missing folder is a problem for doctor; the default's absence is only said.
