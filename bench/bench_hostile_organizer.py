@@ -39,6 +39,9 @@ ATTACKS = [
 
 
 def main() -> None:
+    import argparse
+
+    argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0]).parse_args()
     warnings.simplefilter("ignore")
     work = Path(tempfile.mkdtemp(prefix="bench-hostile-"))
     home = work / "home"

@@ -80,7 +80,7 @@ def test_a_host_calls_a_tool_over_http_with_the_sdk_client(http_server, mode):
             Client(streamable_http_client(url, http_client=http), mode=mode) as client,
         ):
             assert client.protocol_version == {"legacy": "2025-11-25", "auto": "2026-07-28"}[mode]
-            assert [t.name for t in (await client.list_tools()).tools] == ["hello", "echo", "whose"]
+            assert [t.name for t in (await client.list_tools()).tools] == ["hello", "echo", "whose", "list_cards", "read_card"]
             result = await client.call_tool("hello", {"name": "Web"})
             assert result.content[0].text == "Hello, Web!"
 
