@@ -1,0 +1,121 @@
+"""Asking the gate where many things belong, without asking it once per thing for what no route could take.
+
+The gate decides (`Gate.owners(traits)`); the plugin only describes. But the gate reads every route of every
+project for each question (about a millisecond with fifty projects), and the plugin holds a hundred thousand
+messages and tens of thousands of tasks. So each thing is described in parts, and each part asked about once per
+distinct value and only when some route could take it:
+
+- The gate's decision is a union over routes, each of which reads one trait (a `paths` route the paths, a
+  `senders` route the people, a `subjects` route the words, a `folders` route the account and folder, a name
+  route its place, the project's own id the named projects). So the owners of a thing are the union of the owners
+  of its parts, each part a `Traits` of its own: the place (account, folder, list, calendar, address book, and the
+  folders the thing lives in), the file, the people, the words, the projects it names.
+- A part is asked about only when a route could take it: a person when some sender route's text (an address, or a
+  domain without its `@`) is part of one of their addresses, or when some route is a phone number and they have
+  one; words when some subject route's text (casefolded) is in them, or when a closed project has subject routes
+  and the words hold a mask label (which may hide anything); a file when some path route is a pattern or lies
+  inside the folder already asked about (every other path route that takes the file takes its folder). Each is
+  a necessary condition of the gate's own test (gateway.traits), never a sufficient one: the gate confirms.
+- Each answer is remembered per gate (`GateMemo`, in the caller): what new things share with old ones is not
+  asked again.
+
+`traits_of` and `census` give the whole `Traits` of a thing, for the person; the parts asked here are pieces of it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+
+from maildirs.subjects import _LABEL
+
+from gateway import Gate, Person, Traits
+
+_NONE: frozenset[str] = frozenset()
+_GLOB = re.compile(r"[*?\[]")
+_PHONE_ROUTE = re.compile(r"^\+?[\d\s().\-/]{6,}$")
+
+
+class Placer:
+    """One gate's routes read once, and the parts of things asked about, each distinct value once."""
+
+    def __init__(self, gate: Gate, memo: dict | None = None) -> None:
+        self.gate = gate
+        self.memo: dict = {} if memo is None else memo
+        projects = gate.projects
+        self.senders = sorted({r.strip().lower().lstrip("@") for p in projects for r in p.senders
+                               if "@" in r or not _PHONE_ROUTE.match(r.strip())} - {""})
+        self.phones = any(_PHONE_ROUTE.match(r.strip()) and "@" not in r for p in projects for r in p.senders)
+        self.subjects = sorted({r.casefold() for p in projects for r in p.subjects} - {""})
+        self.closed_subjects = any(p.subjects and not p.ai for p in projects)
+        self.path_routes = [r for p in projects for r in p.paths if r.strip()]
+        self._inside: dict[str, bool] = {}
+
+    def _ask(self, key: tuple, traits: Traits) -> frozenset[str]:
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = self.gate.owners(traits)
+        return found
+
+    def place(self, paths: Iterable[str] = (), **place: str) -> frozenset[str]:
+        """The owners of a place: its name(s) (account and folder, list, calendar, address book) and its folders."""
+        paths = tuple(p for p in paths if p)
+        return self._ask(("place", paths, tuple(sorted(place.items()))), Traits(paths=paths, **place))
+
+    def file(self, path: str, folder: str) -> frozenset[str]:
+        """The owners of one file by its own path, asked only when a path route could take it and not `folder`."""
+        if not self.path_routes or not self._may_reach_inside(folder):
+            return _NONE
+        return self._ask(("file", path), Traits(paths=(path,)))
+
+    def _may_reach_inside(self, folder: str) -> bool:
+        found = self._inside.get(folder)
+        if found is None:
+            prefixes = {os.path.normpath(folder) + "/", os.path.realpath(folder) + "/"}
+            found = False
+            for route in self.path_routes:
+                written = os.path.expanduser(route.strip())
+                forms = {os.path.normpath(written), os.path.realpath(written)} if os.path.isabs(written) else {written}
+                if any(_GLOB.search(form) or any(form.startswith(p) for p in prefixes) for form in forms):
+                    found = True
+                    break
+            self._inside[folder] = found
+        return found
+
+    def people(self, people: Iterable[Person]) -> frozenset[str]:
+        """The owners of the people on a thing (addresses with their proof, phone numbers)."""
+        people = tuple(people)
+        if not people or not (self.senders or self.phones):
+            return _NONE
+        if not self.phones:
+            text = " ".join(p.address.lower() for p in people)
+            if not any(route in text for route in self.senders):
+                return _NONE
+        return self._ask(("people", people), Traits(people=people))
+
+    def words(self, words: Iterable[str], key: tuple | None = None) -> frozenset[str]:
+        """The owners of a thing's words (masked): asked when a subject route's text is in them, or when they
+        hold a mask label and a closed project has subject routes. `key` stands for long words in the memo."""
+        words = tuple(w for w in words if w)
+        if not words or not self.subjects or not self.may_take_words(words):
+            return _NONE
+        return self._ask(("words", key if key is not None else words), Traits(words=words))
+
+    def may_take_words(self, words: tuple[str, ...]) -> bool:
+        folded = [w.casefold() for w in words]
+        if any(route in w for w in folded for route in self.subjects):
+            return True
+        return self.closed_subjects and any("[" in w and _LABEL.search(w) for w in folded)
+
+    def named(self, projects: Iterable[str]) -> frozenset[str]:
+        """The owners a thing names itself (a REFID, a `project:` category, a client key, a tie)."""
+        projects = tuple(sorted({p for p in projects if p}))
+        if not projects:
+            return _NONE
+        return self._ask(("named", projects), Traits(projects=projects))
+
+
+def has_label(text: str) -> bool:
+    """Does this masked text hold a mask label (`[code]`, `[link]`...)?"""
+    return "[" in text and _LABEL.search(text.casefold()) is not None
