@@ -160,8 +160,12 @@ def note_answer(ctx: Context, value: str) -> Answer:
     with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
         ctx.gate.check_read(notes.owners_of(ctx.gate, root, relative, lookup.tied), f"the note {note}")
         text, cut = notes.read_text(root, relative)
+        masked = ctx.mask(text)
+        # Its words too (a closed project's subject route takes a note whose title or text holds them): the
+        # same sentence as for its file, so the refusal says nothing of which trait kept it.
+        ctx.gate.check_read(notes.owners_of(ctx.gate, root, relative, lookup.tied,
+                                            notes.title_of(masked, relative), masked), f"the note {note}")
         tied, kept = ties_shown(ctx, lookup, note)
-    masked = ctx.mask(text)
     title = ctx.clip(notes.title_of(masked, relative), FIELD_LIMIT)
     folder = ctx.clip(relative.rpartition("/")[0], FIELD_LIMIT)
     lines = [f"Note: {note}", f"Title: {title}"]

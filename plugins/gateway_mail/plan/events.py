@@ -18,11 +18,10 @@ from zoneinfo import ZoneInfo
 
 from attrs import frozen
 
-from gateway import Context, GateMemo
+from gateway import Context, Gate, GateMemo
 from gateway_mail import zone
 from gateway_mail.plan import vdir
 from gateway_mail.plan.vdir import EVENT, Collection, Item
-from gateway_mail.projects import projects
 
 DEFAULT_CALENDARS = "~/.local/share/vdirsyncer/calendars"
 PRODID = "-//gateway//mail plugin//EN"
@@ -39,8 +38,12 @@ def collection(ctx: Context) -> Collection:
     return vdir.read(root_of(ctx), Path(ctx.folders.cache), reading_stop(ctx))
 
 
-def owners(item: Item, ties: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
-    return projects.tagged(item.refids, item.categories) | (ties or {}).get(item.address, frozenset())
+def owners(item: Item, ties: Mapping[str, frozenset[str]] | None, gate: Gate) -> frozenset[str]:
+    """The projects whose routes take the event (its file, calendar, organizer and attendees, words, REFID,
+    categories and ties: `tasks.item_traits`), as the gate decides them."""
+    from gateway_mail.plan.tasks import own_owners
+
+    return own_owners(gate, item, ties)
 
 
 @frozen

@@ -36,7 +36,7 @@ SETTLE_NS = 2_000_000_000
 DESCRIPTION_LIMIT = 2_000
 CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
 BATCH = 500
-_CACHE_VERSION = 3  # 3: each folder's listing kept too, so that a new process lists no settled folder
+_CACHE_VERSION = 4  # 3: each folder's listing kept too, so that a new process lists no settled folder; 4: people
 
 
 @frozen
@@ -63,6 +63,7 @@ class Item:
     parent: str | None = None
     depends: tuple[str, ...] = field(default=(), converter=tuple)
     recurring: bool = False
+    people: tuple[str, ...] = field(default=(), converter=tuple)  # ORGANIZER and ATTENDEE values, as written
 
     @property
     def address(self) -> str:
@@ -223,6 +224,7 @@ def items_of(raw: bytes, collection: str, path: str) -> list[Item]:
             refids=[str(v) for v in _list_of(component, "REFID")],
             parent=parent, depends=depends,
             recurring=component.get("RRULE") is not None or component.get("RDATE") is not None,
+            people=[str(v) for name in ("ORGANIZER", "ATTENDEE") for v in _list_of(component, name) if str(v)],
         ))
     return found
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 
 from maildirs.subjects import _LABEL
 
-from gateway import Gate, Person, Traits
+from gateway import Gate, GateMemo, Person, Traits
 
 _NONE: frozenset[str] = frozenset()
 _GLOB = re.compile(r"[*?\[]")
@@ -119,3 +119,11 @@ class Placer:
 def has_label(text: str) -> bool:
     """Does this masked text hold a mask label (`[code]`, `[link]`...)?"""
     return "[" in text and _LABEL.search(text.casefold()) is not None
+
+
+_placers: GateMemo[Placer] = GateMemo(gates=16)
+
+
+def placer(gate: Gate, kind: str) -> Placer:
+    """The placer of one kind of thing (`task`, `event`...) for this gate: its answers kept while the gate is."""
+    return _placers.get(gate, lambda: Placer(gate), key=kind)
