@@ -275,11 +275,17 @@ def ties_shown(ctx: Context, lookup: Lookup, key: str) -> tuple[list[dict[str, A
 
 def links_answer(ctx: Context, value: str) -> Answer:
     key = canonical(value)
-    _no_unknown_project(ctx, key)
+    what = f"what {key} is tied to"
+    project = ident_of(key, "project")
+    if project is not None and ctx.gate.project(project) is None:  # worded as a closed project's
+        raise ctx.gate.refused(frozenset(), what)
     with Ties.open(ctx) as ties, Lookup(ctx, ties) as lookup:
         thing = lookup.find(key)
         owners = thing.owners if thing is not None else lookup.tied.get(key, frozenset())
-        ctx.gate.check_read(owners, f"what {key} is tied to")
+        if (thing is None or not thing.exists) and not lookup.ties.of(key):
+            # Nothing there and nothing tied to it: worded as a kept thing, so ids cannot be probed.
+            raise ctx.gate.refused(frozenset(), what)
+        ctx.gate.check_read(owners, what)
         if thing is not None and thing.blocked:
             raise ToolError("this message's sender is on the person's blocked list: its mail is only counted")
         tied, kept = ties_shown(ctx, lookup, key)
