@@ -151,6 +151,7 @@ def _compute(gate: Gate, connection: sqlite3.Connection, path: str,
         "SELECT id, account, folder, sub, filename, sender, subject, auth, recipients, attachments, message_id,"
         " refs FROM messages").fetchall()
     in_text = text_candidates(connection, placer) if placer.subjects else set()
+    text_words = _text_words(connection, placer, in_text)
     own: dict[int, frozenset[str]] = {}
     for (id_, account_name, folder, sub, filename, sender, subject, auth, recipients, attachments, message_id,
          _refs) in rows:
@@ -161,11 +162,10 @@ def _compute(gate: Gate, connection: sqlite3.Connection, path: str,
         if folder_dir:
             found = found | placer.file(f"{folder_dir}/{sub}/{filename}", folder_dir)
         found = found | placer.people(people_of(account, folder, sender, auth, recipients))
-        names = names_of(attachments) if attachments != "[]" else ()
-        if id_ in in_text:
-            found = found | _text_owners(connection, placer, id_, subject, names)
-        else:
-            found = found | placer.words((subject, *names))
+        words = text_words.get(id_)
+        if words is None:  # not a candidate by its text: its subject and attachments' names alone
+            words = placer.words((subject, *(names_of(attachments) if attachments != "[]" else ())))
+        found = found | words
         if tied and message_id in tied:
             found = found | placer.named(tied[message_id])
         if found:
@@ -187,16 +187,26 @@ def _compute(gate: Gate, connection: sqlite3.Connection, path: str,
     return Verdicts(owners, frozenset(closed))
 
 
-def _text_owners(connection: sqlite3.Connection, placer: Placer, id_: int, subject: str,
-                 names: tuple[str, ...]) -> frozenset[str]:
-    """The owners of a message's words with its text: asked once per message (and its file's state)."""
-    state = connection.execute("SELECT unique_name, size, mtime_ns FROM messages WHERE id = ?", (id_,)).fetchone()
-    key = ("text", id_, *(tuple(state) if state else ()))
-    found = placer.memo.get(("words", key))
-    if found is not None:
+def _text_words(connection: sqlite3.Connection, placer: Placer, ids: set[int]) -> dict[int, frozenset[str]]:
+    """The owners of each candidate message's words with its text, asked once per message (and its file's state):
+    the subject, the text and the attachments' names read in one pass."""
+    found: dict[int, frozenset[str]] = {}
+    if not ids:
         return found
-    body = connection.execute("SELECT body FROM messages_fts WHERE rowid = ?", (id_,)).fetchone()
-    return placer.words((subject, body[0] if body else "", *names), key=key)
+    cursor = connection.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(
+        "SELECT m.id, m.unique_name, m.size, m.mtime_ns, m.subject, m.attachments, f.body FROM messages m"
+        " JOIN messages_fts f ON f.rowid = m.id WHERE m.id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(ids)),))
+    for id_, unique, size, mtime_ns, subject, attachments, body in rows:
+        key = ("text", id_, unique, size, mtime_ns)
+        known = placer.memo.get(("words", key))
+        if known is None:
+            names = names_of(attachments) if attachments != "[]" else ()
+            known = placer.words((subject, body or "", *names), key=key)
+        found[id_] = known
+    return found
 
 
 def _conversations(rows: list[tuple], own: dict[int, frozenset[str]]) -> dict[int, frozenset[str]]:

@@ -35,6 +35,8 @@ from gateway import Gate, GateMemo, Person, Traits
 _NONE: frozenset[str] = frozenset()
 _GLOB = re.compile(r"[*?\[]")
 _PHONE_ROUTE = re.compile(r"^\+?[\d\s().\-/]{6,}$")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_CODE = "[code]"
 
 
 class Placer:
@@ -48,7 +50,11 @@ class Placer:
                                if "@" in r or not _PHONE_ROUTE.match(r.strip())} - {""})
         self.phones = any(_PHONE_ROUTE.match(r.strip()) and "@" not in r for p in projects for r in p.senders)
         self.subjects = sorted({r.casefold() for p in projects for r in p.subjects} - {""})
-        self.closed_subjects = any(p.subjects and not p.ai for p in projects)
+        closed = sorted({r.casefold() for p in projects if not p.ai for r in p.subjects} - {""})
+        self.closed_subjects = bool(closed)
+        # Each closed route's runs of letters: a code label hides no letter, so behind codes alone a route is
+        # possible only when each of its runs of letters is in the text with the code labels taken out.
+        self.closed_letters = [_LETTERS.findall(route) for route in closed]
         self.path_routes = [r for p in projects for r in p.paths if r.strip()]
         self._inside: dict[str, bool] = {}
 
@@ -106,7 +112,15 @@ class Placer:
         folded = [w.casefold() for w in words]
         if any(route in w for w in folded for route in self.subjects):
             return True
-        return self.closed_subjects and any("[" in w and _LABEL.search(w) for w in folded)
+        if not self.closed_subjects:
+            return False
+        labels = [label for w in folded if "[" in w for label in _LABEL.finditer(w)]
+        if not labels:
+            return False
+        if any(label.group(1) != "code" for label in labels):
+            return True  # any other label may hide any text
+        bare = " ".join(w.replace(_CODE, "") for w in folded)
+        return any(all(run in bare for run in runs) for runs in self.closed_letters)
 
     def named(self, projects: Iterable[str]) -> frozenset[str]:
         """The owners a thing names itself (a REFID, a `project:` category, a client key, a tie)."""
