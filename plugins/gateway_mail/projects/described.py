@@ -23,8 +23,8 @@ from gateway import Context, Gate, PluginHost, Reason, Traits
 CONVERSATION_LIMIT = 500  # messages of a conversation whose traits are merged (a list's thread may be huge)
 
 
-def _context(host: PluginHost) -> Context:
-    gate = getattr(host, "gate", None) or Gate()
+def _context(host: PluginHost, gate: Gate | None = None) -> Context:
+    gate = gate or getattr(host, "gate", None) or Gate()
     return Context(plugin=host.name, settings=host.settings, folders=host.folders, gate=gate)
 
 
@@ -45,11 +45,12 @@ def merged(traits: Iterable[Traits]) -> Traits:
                   addressbook=first("addressbook"), projects=every("projects"))
 
 
-def traits_of(host: PluginHost, address: str) -> Traits | None:
-    """The traits of the thing at `address` (`mid:`, `sioul:task|event|contact|note|project/`), or None."""
+def traits_of(host: PluginHost, address: str, gate: Gate | None = None) -> Traits | None:
+    """The traits of the thing at `address` (`mid:`, `sioul:task|event|contact|note|project/`), or None; `gate`
+    (else the host's, if it has one) to match a card's `client`."""
     from gateway_mail.projects.ties import ident_of
 
-    ctx = _context(host)
+    ctx = _context(host, gate)
     if address.startswith("mid:"):
         return _message(ctx, address[4:].strip().strip("<>"))
     for kind, describe in (("task", _task), ("event", _event), ("contact", _contact), ("note", _note),
@@ -60,21 +61,21 @@ def traits_of(host: PluginHost, address: str) -> Traits | None:
     return None
 
 
-def census(host: PluginHost) -> Iterator[tuple[str, Traits]]:
+def census(host: PluginHost, gate: Gate | None = None) -> Iterator[tuple[str, Traits]]:
     """Every message, task, event, card and note, as (source, traits)."""
-    ctx = _context(host)
+    ctx = _context(host, gate)
     yield from _census_mail(ctx)
     yield from _census_plan(ctx)
     yield from _census_contacts(ctx)
     yield from _census_notes(ctx)
 
 
-def notes_of(host: PluginHost, address: str) -> list[Reason]:
+def notes_of(host: PluginHost, address: str, gate: Gate | None = None) -> list[Reason]:
     """What the traits cannot say: a message of an account without `authserv_id` has no proven sender, so each
     sender route of an open project is said unable to open that account's mail (Reason.why_not)."""
     if not address.startswith("mid:"):
         return []
-    ctx = _context(host)
+    ctx = _context(host, gate)
     from gateway_mail.mail import store
 
     with store.opened(ctx) as mail:
