@@ -134,12 +134,30 @@ def owners_of(gate: Gate, root: Path, relative: str, tied: dict[str, frozenset[s
     return found | parts.words((title, text)) if title or text else found
 
 
+def _bulk_owners(gate: Gate, root: Path, relative: str, tied: dict[str, frozenset[str]], title: str,
+                 text: str) -> frozenset[str]:
+    """`owners_of` for every note at once: its folder asked once, its own file only when a path route could take
+    it and not its folder, or when it has other names (a hard link); see `projects.placing`."""
+    from gateway_mail.projects.placing import placer
+
+    parts = placer(gate, "note")
+    path = str(root / relative)
+    folder = os.path.dirname(path)
+    try:
+        linked = os.stat(path).st_nlink > 1
+    except OSError:
+        linked = False
+    found = parts.place(paths=(folder,)) | parts.file(path, folder, linked)
+    found = found | parts.named(tied.get(note_address(relative), frozenset()))
+    return found | parts.words((title, text))
+
+
 def compute(gate: Gate, root: Path, connection: sqlite3.Connection, ties: Ties) -> docindex.Verdicts:
     tied = tied_projects(ties, gate)
     owners: dict[int, frozenset[str]] = {}
     closed = []
     for row in connection.execute("SELECT d.id, d.key, d.title, f.body FROM docs d JOIN docs_fts f ON f.rowid = d.id"):
-        mine = owners_of(gate, root, row["key"], tied, row["title"], row["body"])
+        mine = _bulk_owners(gate, root, row["key"], tied, row["title"], row["body"])
         if mine:
             owners[row["id"]] = mine
         if not gate.allows(mine):

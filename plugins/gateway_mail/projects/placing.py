@@ -14,8 +14,9 @@ distinct value and only when some route could take it:
   domain without its `@`) is part of one of their addresses, or when some route is a phone number and they have
   one; words when some subject route's text (casefolded) is in them, or when a closed project has subject routes
   and the words hold a mask label (which may hide anything); a file when some path route is a pattern or lies
-  inside the folder already asked about (every other path route that takes the file takes its folder). Each is
-  a necessary condition of the gate's own test (gateway.traits), never a sufficient one: the gate confirms.
+  inside the folder already asked about (every other path route that takes the file takes its folder), or when
+  the file has other names (a hard link: notes are looked at so; a message or a task file is not). Each is a
+  necessary condition of the gate's own test (gateway.traits), never a sufficient one: the gate confirms.
 - Each answer is remembered per gate (`GateMemo`, in the caller): what new things share with old ones is not
   asked again.
 
@@ -69,9 +70,10 @@ class Placer:
         paths = tuple(p for p in paths if p)
         return self._ask(("place", paths, tuple(sorted(place.items()))), Traits(paths=paths, **place))
 
-    def file(self, path: str, folder: str) -> frozenset[str]:
-        """The owners of one file by its own path, asked only when a path route could take it and not `folder`."""
-        if not self.path_routes or not self._may_reach_inside(folder):
+    def file(self, path: str, folder: str, linked: bool = False) -> frozenset[str]:
+        """The owners of one file by its own path, asked only when a path route could take it and not `folder`: a
+        route inside the folder, a pattern, or the file `linked` (it has other names, which a route may take)."""
+        if not self.path_routes or not (linked or self._may_reach_inside(folder)):
             return _NONE
         return self._ask(("file", path), Traits(paths=(path,)))
 
