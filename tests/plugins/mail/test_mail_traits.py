@@ -180,3 +180,17 @@ def test_changing_authserv_id_reads_the_accounts_mail_again(gateway_home: Path, 
     assert before.data["authentication"].startswith("not checked")
     after = make_gateway([gateway_mail], home=gateway_home, config=config, projects=opened).call("read_message", message)
     assert after.data["authentication"] == "authenticated by the account's own server"
+
+
+def test_ties_are_read_for_any_plugin_that_asks(gateway_home: Path, world: dict) -> None:
+    from gateway_mail.projects.ties import Ties
+
+    ctx = _ctx(gateway_home, world, _gate(world))
+    with Ties.open(ctx) as ties:
+        ties.add("mid:outside@example.org", "sioul:project/lawsuit")
+    host = _host(gateway_home, world)
+    found = described.tied_projects(host, ["mid:outside@example.org", "<outside@example.org>", "mid:none@example.org"])
+    assert found == {"mid:outside@example.org": frozenset({"lawsuit"})}
+    with store.opened(ctx) as mail:  # and the mail index keeps the tied message with its project
+        row = mail.connection.execute("SELECT id FROM messages WHERE message_id = 'outside@example.org'").fetchone()
+        assert row["id"] in mail.verdicts.closed
