@@ -47,7 +47,7 @@ class Placer:
         self.gate = gate
         self.memo: dict = {} if memo is None else memo
         projects = gate.projects
-        self.senders = sorted({r.strip().lower().lstrip("@") for p in projects for r in p.senders
+        self.senders = sorted({_sender_text(r) for p in projects for r in p.senders
                                if "@" in r or not _PHONE_ROUTE.match(r.strip())} - {""})
         self.phones = any(_PHONE_ROUTE.match(r.strip()) and "@" not in r for p in projects for r in p.senders)
         self.subjects = sorted({r.casefold() for p in projects for r in p.subjects} - {""})
@@ -130,6 +130,15 @@ class Placer:
         if not projects:
             return _NONE
         return self._ask(("named", projects), Traits(projects=projects))
+
+
+def _sender_text(route: str) -> str:
+    """What of a sender route must be in an address it takes: the address (a display name and `mailto:` left
+    out) or the domain, lower-cased, without a leading `@`."""
+    text = route.strip().lower()
+    if "<" in text and ">" in text:
+        text = text[text.rindex("<") + 1:text.rindex(">")]
+    return text.removeprefix("mailto:").strip().lstrip("@")
 
 
 def has_label(text: str) -> bool:

@@ -14,7 +14,7 @@ from gateway_mail.projects import sample as traits_sample
 from gateway_mail.projects.placing import Placer
 from maildirs.conversations import Conversations
 
-from gateway import Gate, PluginHost, Project, Traits
+from gateway import Gate, Person, PluginHost, Project, Traits
 from gateway.access import Manifest
 from gateway.context import Context
 from gateway.testing import folders_of, make_gateway
@@ -194,3 +194,13 @@ def test_ties_are_read_for_any_plugin_that_asks(gateway_home: Path, world: dict)
     with store.opened(ctx) as mail:  # and the mail index keeps the tied message with its project
         row = mail.connection.execute("SELECT id FROM messages WHERE message_id = 'outside@example.org'").fetchone()
         assert row["id"] in mail.verdicts.closed
+
+
+@pytest.mark.parametrize("route", ["@law.example.net", "law.example.net", "lee@law.example.net",
+                                   "Lee Lawyer <lee@law.example.net>", "mailto:lee@law.example.net", "LEE@Law.example.NET"])
+def test_people_are_asked_about_for_every_way_a_sender_route_is_written(route) -> None:
+    gate = Gate(Manifest((Project("lawsuit", senders=(route,)),)))
+    person = (Person("Lee <lee@law.example.net>"),)
+    assert Placer(gate).people(person) == gate.owners(Traits(people=person))
+    if "<" not in route and not route.startswith("mailto:"):  # forms the gate reads as an address or a domain
+        assert Placer(gate).people(person) == {"lawsuit"}
