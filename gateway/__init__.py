@@ -17,6 +17,7 @@ from gateway.context import Context, Folders, PluginHost
 from gateway.hookspecs import hookimpl
 from gateway.items import (
     Answer,
+    Detected,
     Prompt,
     PromptArgument,
     Resource,
@@ -37,6 +38,7 @@ __all__ = [
     "MASKS_VERSION",
     "Answer",
     "Context",
+    "Detected",
     "Folders",
     "GateMemo",
     "Gate",

@@ -2,11 +2,20 @@
 
 Lines are written with a single ``os.write`` on a file opened with O_APPEND, so several gateway processes
 appending at once leave whole lines only.
+
+The lines are chained: each carries ``prev``, the SHA-256 of the line before it (the month's first line, of the
+last line of the month before; the very first line, ""). Reading the last line, hashing it and appending happen
+under an exclusive lock on the month's file, so several writers keep one chain. `verify` walks the chain and
+names the first line where it breaks (a line edited, removed, reordered or inserted; a last line cut short), and
+keeps the head it verified in ``verified-head.json`` beside the log: a log rewritten whole, or cut back, since
+the last verification no longer holds that head, and is named too.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
+import hashlib
 import json
 import os
 import stat
@@ -47,6 +56,68 @@ def _summarise(value: Any, private: bool) -> Any:
     return {"type": type(value).__name__}
 
 
+HEAD_FILE = "verified-head.json"
+_TAIL = 4096  # a line is well under this; a longer one is read by growing the chunk
+
+
+def _hash(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest() if line else ""
+
+
+def _tail_line(fd: int, size: int) -> bytes:
+    """The file's last line (without its newline), read from its end."""
+    chunk = min(size, _TAIL)
+    while True:
+        data = os.pread(fd, chunk, size - chunk)
+        body = data[:-1] if data.endswith(b"\n") else data
+        cut = body.rfind(b"\n")
+        if cut >= 0 or chunk == size:
+            return body[cut + 1:]
+        chunk = min(size, chunk * 4)
+
+
+def _last_line(path: Path) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        size = os.fstat(fd).st_size
+        return _tail_line(fd, size) if size else b""
+    finally:
+        os.close(fd)
+
+
+def _hash_at(files: list[Path], at: int) -> str:
+    """The hash of the chain's line number `at` (1-based, across the month files)."""
+    if at <= 0:
+        return ""
+    seen = 0
+    for path in files:
+        lines = path.read_bytes().split(b"\n")
+        lines = lines[:-1] if lines and lines[-1] == b"" else lines
+        if seen + len(lines) >= at:
+            return _hash(lines[at - seen - 1])
+        seen += len(lines)
+    return ""
+
+
+def _read_head(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_head(path: Path, head: dict[str, Any]) -> None:
+    temporary = path.with_suffix(".tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(head))
+    os.replace(temporary, path)
+
+
 class AuditLog:
     """Appends entries to ``<folder>/YYYY-MM.jsonl`` (0600, in a 0700 folder) and reads them back."""
 
@@ -77,7 +148,7 @@ class AuditLog:
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.folder, 0o700)
         # O_NOFOLLOW: a link put in the log's place is refused, not followed to wherever it points.
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
         fd = os.open(path, flags, 0o600)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -93,15 +164,66 @@ class AuditLog:
         """Append one line; raises AuditError when it cannot be written (then nothing may be given)."""
         moment = datetime.now(UTC)
         record = {"time": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"), **entry}
-        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
         try:
             fd = self._open(moment)
-            # One write of one whole line: O_APPEND keeps lines whole with several writers.
-            if os.write(fd, line) != len(line):
-                raise OSError(errno.ENOSPC, "the line was written only in part")
+            fcntl.flock(fd, fcntl.LOCK_EX)  # read the last line, hash it, append: one writer at a time
+            try:
+                record["prev"] = self._last_hash(fd, moment)
+                line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+                # One write of one whole line: O_APPEND keeps lines whole with several writers.
+                if os.write(fd, line) != len(line):
+                    raise OSError(errno.ENOSPC, "the line was written only in part")
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as error:
             self.close()
             raise AuditError(self._refusal(self._cause(error))) from error
+
+    def _last_hash(self, fd: int, moment: datetime) -> str:
+        """The hash of the last line of the month's file; for an empty file, of the month before's last line."""
+        size = os.fstat(fd).st_size
+        if size == 0:
+            earlier = [p for p in sorted(self.folder.glob("*.jsonl")) if p.stem < f"{moment:%Y-%m}"]
+            return _hash(_last_line(earlier[-1])) if earlier else ""
+        return _hash(_tail_line(fd, size))
+
+    def verify(self) -> list[str]:
+        """Walk the chain; [] when it holds, else sentences naming where it breaks. The head verified is kept."""
+        problems: list[str] = []
+        previous, count, last_file, last_line = "", 0, "", b""
+        files = sorted(self.folder.glob("*.jsonl")) if self.folder.is_dir() else []
+        for path in files:
+            data = path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                problems.append(f"{path.name}: its last line is cut short (the file was truncated mid-line)")
+            for number, raw in enumerate(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"),
+                                         start=1):
+                try:
+                    entry = json.loads(raw)
+                except ValueError:
+                    entry = None
+                if not isinstance(entry, dict) or "prev" not in entry:
+                    problems.append(f"{path.name}:{number}: not a line of the chain (edited, or written by hand)")
+                    return problems
+                if entry["prev"] != (_hash(last_line) if count else previous):
+                    problems.append(
+                        f"{path.name}:{number}: the chain breaks here: this line does not follow the one before it "
+                        "(a line before it was edited, removed, reordered or inserted)")
+                    return problems
+                count, last_file, last_line = count + 1, path.name, raw
+        head = self.folder / HEAD_FILE
+        kept = _read_head(head)
+        if kept is not None and not problems:
+            at = kept.get("count", 0)
+            if at > count:
+                problems.append(f"the log holds {count} lines, fewer than the {at} verified before: lines at its "
+                                "end were removed (or the log replaced)")
+            elif _hash_at(files, at) != kept.get("hash"):
+                problems.append(f"line {at} is not the line verified before: the log was rewritten since "
+                                "(a consistent chain made anew)")
+        if not problems:
+            _write_head(head, {"count": count, "hash": _hash(last_line) if count else "", "file": last_file})
+        return problems
 
     def check(self) -> str | None:
         """None when a line can be written now, else the sentence an agent is answered instead."""
@@ -161,7 +283,7 @@ class AuditLog:
                         entry.get("tool"), entry.get("uri"), entry.get("prompt"), entry.get("method")
                     ):
                         continue
-                    if client is not None and entry.get("client") != client:
+                    if client is not None and client.casefold() not in str(entry.get("client", "")).casefold():
                         continue
                     yield entry
 

@@ -413,13 +413,16 @@ def parse_since(value: str) -> datetime:
     return moment.astimezone(UTC) if moment.tzinfo is None else moment
 
 
-@main.command()
+@main.group(invoke_without_command=True)
 @click.option("--since", help="Only calls after this: 30m, 2h, 3d, 1w, or an ISO date/time.")
 @click.option("--tool", help="Only calls of this tool (or resource URI, or prompt).")
-@click.option("--client", help="Only calls from this host (its client name, e.g. claude-code).")
+@click.option("--client", help="Only calls from hosts whose client name holds these letters (any case): cli, claude-code, cursor.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, as stored.")
-def audit(since: str | None, tool: str | None, client: str | None, as_json: bool) -> None:
-    """Read the audit log back: what was given to which host, when."""
+@click.pass_context
+def audit(ctx: click.Context, since: str | None, tool: str | None, client: str | None, as_json: bool) -> None:
+    """Read the audit log back: what was given to which host, when. `gateway audit verify` checks its chain."""
+    if ctx.invoked_subcommand is not None:
+        return
     gateway = _gateway()
     moment = parse_since(since) if since else None
     count = 0
@@ -441,6 +444,24 @@ def audit(since: str | None, tool: str | None, client: str | None, as_json: bool
         click.echo("(no calls match)" if filtered else "(no calls logged)", err=True)
 
 
+@audit.command("verify")
+def audit_verify() -> None:
+    """Check that no line of the audit log was edited, removed, reordered or cut since it was written.
+
+    Each line carries the hash of the line before it; this walks the chain and names the first line where it
+    breaks. The head it verified is kept beside the log, so a log rewritten whole (or cut back) since the last
+    verification is caught too. Exits 1 when the chain does not hold.
+    """
+    gateway = _gateway()
+    problems = gateway.audit.verify()
+    for problem in problems:
+        click.echo(f"BROKEN   {problem}")
+    if problems:
+        raise SystemExit(1)
+    lines = sum(1 for _ in gateway.audit.read())
+    click.echo(f"The audit chain holds: {plural(lines, 'line')}, none edited, removed, reordered or cut.")
+
+
 @main.command()
 @click.option("--every", default=5.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds between rounds besides the system's change notifications.")
@@ -457,7 +478,7 @@ def watch(every: float, once: bool, polling: bool) -> None:
     gateway = _gateway()
     say = functools.partial(click.echo, err=True)
     if once:
-        watching.refresh_all(gateway, say)
+        watching.refresh_all(gateway, say, every_one=True)
         return
     with contextlib.suppress(KeyboardInterrupt):
         watching.watch(gateway, say, every=every, polling=polling)
@@ -524,8 +545,12 @@ def access_list() -> None:
 
 
 @main.command()
-@click.option("--host", "host", required=True, help="claude-code, claude-desktop, cursor, vscode, codex or gemini.")
-@click.option("--write", is_flag=True, help="Merge the entry into the host's config file instead of printing it.")
+@click.option("--host", "host", help="claude-code, claude-desktop, cursor, vscode, codex or gemini.")
+@click.option("--detect", is_flag=True,
+              help="Find what you already run (mbsync, offlineimap, notmuch, mu, vdirsyncer, khal, todoman, khard) "
+                   "and print the gateway config that reads the same files; with --write, merge it into yours.")
+@click.option("--write", is_flag=True, help="Merge into the config file instead of printing (the host's, or with "
+                                            "--detect the gateway's).")
 @click.option("--name", default="gateway", show_default=True, help="The server's name in the host's config.")
 @click.option(
     "--scope",
@@ -534,15 +559,24 @@ def access_list() -> None:
     show_default=True,
     help="VS Code only: the user's mcp.json (every window) or .vscode/mcp.json in the current folder.",
 )
-def setup(host: str, write: bool, name: str, scope: str) -> None:
-    """Print (or with --write, merge into) a host's MCP config so that it starts `gateway serve`.
+def setup(host: str | None, detect: bool, write: bool, name: str, scope: str) -> None:
+    """Print (or with --write, merge into) a host's MCP config so that it starts `gateway serve`; or, with
+    --detect, the gateway's own config for the mail, calendars, tasks and contacts you already keep.
 
     With --write, only the gateway's entry is added or replaced: comments, other servers and the file's
     layout stay as they were (JSON with comments is read as such). A file that cannot be merged into safely
-    is left untouched, and the entry to paste by hand is printed instead.
+    is left untouched, and the entry to paste by hand is printed instead. --detect --write never changes a
+    key you already set: it adds what is missing and says what it left as it was.
     """
     from gateway.setup import HOSTS, SetupError, config_file, entry_for, merge_into
 
+    if detect:
+        _detect(write)
+        if host is None:
+            return
+        write = False  # --write went to the gateway's config; the host's entry is printed
+    if host is None:
+        raise click.UsageError("name a host with --host (or find your own data with --detect)")
     if host not in HOSTS:
         raise click.BadParameter(f"unknown host {host!r}; choose one of {', '.join(HOSTS)}", param_hint="--host")
     if scope == "workspace" and host != "vscode":
@@ -560,6 +594,50 @@ def setup(host: str, write: bool, name: str, scope: str) -> None:
     except SetupError as error:
         raise click.ClickException(str(error)) from None
     _first_config(session.gateway(), write)
+
+
+def _detect(write: bool) -> None:
+    """`setup --detect`: each installed plugin's findings, merged into the config (printed, or written)."""
+    import tomllib
+
+    from gateway.items import Detected
+    from gateway.registry import BUILT_IN_ORDER
+    from gateway.setup import _atomic_write, merged_detection
+
+    gateway = session_of(click.get_current_context()).gateway()
+    registry = gateway.registry
+    names = registry.names()
+    for plugin in names:
+        registry.get(plugin, {})
+    detected: dict[str, dict] = {}
+    for plugin, result in registry.call_each("detect", names, lambda _n: {}):
+        if isinstance(result, Detected):
+            for line in result.found:
+                click.echo(f"  {line}", err=True)
+            if result.settings:
+                detected.setdefault(plugin, {}).update(result.settings)
+    built_in = [n for n in names if registry.candidates[n].origin == "built-in"]
+    built_in.sort(key=lambda n: BUILT_IN_ORDER.index(n) if n in BUILT_IN_ORDER else len(BUILT_IN_ORDER))
+    path = gateway.source.path
+    try:
+        raw = path.read_text(encoding="utf-8") if path.exists() else ""
+        text, kept = merged_detection(raw, detected, built_in)
+        tomllib.loads(text)
+    except Exception as error:  # tomlkit's and tomllib's errors alike: the person's file stays as it is
+        raise click.ClickException(f"{path} cannot be merged into ({error}); fix it first, nothing was changed") from None
+    for line in kept:
+        click.echo(f"  {line}", err=True)
+    if not detected:
+        click.echo("Nothing to add: no tool's config was found (see above).", err=True)
+        return
+    if write:
+        _atomic_write(path, text)
+        if not raw:
+            os.chmod(path, 0o600)
+        click.echo(f"Wrote {path}. `gateway doctor` checks it; `gateway tools` shows what a host gets.")
+    else:
+        click.echo(f"# {path} (run again with --write to merge this in; keys you set are never changed)")
+        click.echo(text, nl=False)
 
 
 def _first_config(gateway: Gateway, write: bool) -> None:

@@ -25,7 +25,7 @@ from gateway.routes import forget_links
 from gateway.traits import forget_linked
 
 CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools", "refresh"})
-_GATEWAY_KEYS = frozenset({"plugins", "read_only", "call_timeout", "refresh_budget_ms"})
+_GATEWAY_KEYS = frozenset({"plugins", "read_only", "call_timeout", "refresh_budget_ms", "timezone"})
 _ACCESS_KEYS = frozenset({"projects", "outside_projects"})
 _TOP_KEYS = frozenset({"gateway", "access", "plugins"})
 
@@ -54,6 +54,7 @@ class Config:
     read_only: bool = False
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     refresh_budget_ms: float = 300  # how long a call waits for its plugin's refresh (gateway.refresh)
+    timezone: str = ""  # the person's zone for every plugin (an IANA name); "" = the computer's
     projects_path: Path | None = None
     projects_named: bool = False  # the config names the manifest: then a missing one is an error
     outside_projects: bool = True
@@ -92,6 +93,10 @@ class Config:
         budget = gateway.get("refresh_budget_ms", 300)
         if isinstance(budget, bool) or not isinstance(budget, int | float) or not 0 <= budget <= 60_000:
             raise ConfigError(f"{where}: [gateway] refresh_budget_ms must be a number of milliseconds, 0 to 60000")
+        zone = gateway.get("timezone", "")
+        if not isinstance(zone, str) or (zone.strip() and not _known_zone(zone.strip())):
+            raise ConfigError(f'{where}: [gateway] timezone must be a zone this computer knows, such as '
+                              f'"Europe/Paris" (or leave it out for the computer\'s own)')
         projects = access.get("projects", "projects.toml")
         if not isinstance(projects, str):
             raise ConfigError(f"{where}: [access] projects must be a file name or path")
@@ -116,6 +121,7 @@ class Config:
             read_only=gateway.get("read_only", False),
             call_timeout=float(timeout),
             refresh_budget_ms=float(budget),
+            timezone=zone.strip(),
             projects_path=projects_path if path is not None or projects_path.is_absolute() else None,
             projects_named="projects" in access,
             outside_projects=access.get("outside_projects", True),
@@ -134,6 +140,16 @@ class Config:
     def refreshes(self, plugin: str) -> bool:
         """Whether the plugin's store is refreshed before it answers (false: imported by hand only)."""
         return self.table(plugin).get("refresh", True)
+
+
+def _known_zone(name: str) -> bool:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 def _table(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:

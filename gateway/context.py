@@ -131,6 +131,9 @@ class Context:
     mark: str = field(factory=framing.new_mark)
     deadline: Deadline = field(factory=Deadline.never)
     plugin_tables: Mapping[str, Mapping[str, Any]] = field(factory=dict, repr=False)
+    # The person's zone, `[gateway] timezone` (an IANA name), "" for the computer's: every plugin shows times in
+    # it, unless its own table names another.
+    timezone: str = ""
 
     def plugin_settings(self, plugin: str) -> Mapping[str, Any]:
         """Another plugin's ``[plugins.<plugin>]`` table as written in this call's config (empty when absent).

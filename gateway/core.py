@@ -164,6 +164,7 @@ class Gateway:
             gate=snapshot.gate,
             client=caller.client,
             plugin_tables=snapshot.config.plugin_tables,
+            timezone=snapshot.config.timezone,
         )
 
     # -- calls ----------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -23,7 +24,7 @@ DEMO_PROJECTS = """\
 id = "garden"
 name = "Community garden"
 ai = true
-paths = ["~/projects/garden"]
+paths = ["~/projects/garden", "~/Notes/garden"]
 senders = ["@garden.example.org"]
 apps = ["Garden Planner"]
 urls = ["garden.example.org"]
@@ -47,12 +48,22 @@ def own_command() -> str:
     return f"{shlex.quote(sys.executable)} -m gateway"
 
 
-def _show(text: str, limit: int = 14) -> None:
-    lines = text.splitlines() or [""]
+def _show(text: str, limit: int = 16) -> None:
+    """An answer as a person can read it: a JSON answer laid out, long lines wrapped (never cut), the first
+    `limit` lines and how many more there are."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict | list):
+        text = json.dumps(parsed, indent=1, ensure_ascii=False)
+    lines: list[str] = []
+    for line in text.splitlines() or [""]:
+        lines += textwrap.wrap(line, 110, subsequent_indent="  ", break_on_hyphens=False) or [""]
     for line in lines[:limit]:
-        click.echo("    " + textwrap.shorten(line, 150, placeholder=" …") if len(line) > 150 else "    " + line)
+        click.echo("    " + line)
     if len(lines) > limit:
-        click.echo(f"    … ({plural(len(lines) - limit, 'more line')})")
+        click.echo(f"    (and {plural(len(lines) - limit, 'more line')})")
 
 
 # Left in every demo home: a folder holding anything else was not made by the demo and is never used as one.

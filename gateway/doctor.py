@@ -66,7 +66,10 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
             say(f"ok       plugin {name} {plugin.version} ({plugin.origin}): {plural(tools, 'tool')}")
         for text in catalogue.problems:
             problem(text)
-        say_sources(gateway, say)
+        for text in say_sources(gateway, say):
+            problem(text)
+        for text in _ways_out():
+            warning(text)
     audit = gateway.audit.folder
     # Modes first: writing a line (the check below) makes the folder the person's alone again.
     if audit.is_dir():
@@ -86,9 +89,11 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
     return Findings(problems, warnings)
 
 
-def say_sources(gateway: Gateway, say: Callable[[str], None]) -> None:
+def say_sources(gateway: Gateway, say: Callable[[str], None]) -> list[str]:
     """Where each plugin found its sources (or looked for them), which ones its store is behind on, and whether
-    `gateway watch` is keeping them fresh. Informational: the next call reads what is stale."""
+    `gateway watch` is keeping them fresh; the next call reads what is stale. Returns the problems: each source
+    the config names that does not exist (a typo, a disk not mounted), said with the key to fix."""
+    missing: list[str] = []
     import time
 
     from gateway.watch import read_heartbeat
@@ -103,7 +108,10 @@ def say_sources(gateway: Gateway, say: Callable[[str], None]) -> None:
                 say(f"WARNING  {name}: its sources cannot be listed ({type(error).__name__}: {error})")
                 continue
             for source in sources:
-                if not source.found:
+                if not source.found and source.setting:
+                    missing.append(f"{name}: the {source.what}, {source.path}, does not exist: {source.setting} "
+                                   "in the config names it (fix the path there, or mount the disk it is on)")
+                elif not source.found:
                     say(f"-        {name}: no {source.what} at {source.path}")
                 elif source.stale:
                     say(f"stale    {name}: {source.what} at {source.path}: {source.stale} (the next call reads it)")
@@ -124,3 +132,20 @@ def say_sources(gateway: Gateway, say: Callable[[str], None]) -> None:
         say(f"ok       gateway watch ({beat.get('how', '?')}) last refreshed {ago}s ago")
     else:
         say("-        gateway watch is not running (optional: each call refreshes what it reads)")
+    return missing
+
+
+def _ways_out() -> list[str]:
+    """A warning for each server a host runs beside the gateway that can carry data out (gateway.hosts)."""
+    from gateway.hosts import WayOut, ways_out
+
+    said = []
+    for found in ways_out():
+        if not isinstance(found, WayOut):
+            continue  # a host's config we cannot read is the host's business, not a risk we can name
+        said.append(
+            f"{found.host} runs the gateway beside the server {found.server!r} ({found.config}), which "
+            f"{found.how}: an agent in that host, misled by a message or a page, could read your things through "
+            f"the gateway and send them out through {found.server}. Run one of the two in another host, or turn "
+            "off the tools of it you do not need, or open fewer projects to agents")
+    return said

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import click
 
     from gateway.context import PluginHost
-    from gateway.items import Prompt, Resource, ResourceTemplate, Setting, Tool
+    from gateway.items import Detected, Prompt, Resource, ResourceTemplate, Setting, Tool
     from gateway.refresh import Refresh
     from gateway.traits import Traits
 
@@ -83,6 +83,12 @@ def census(gateway: PluginHost) -> Iterable[tuple[str, Traits]]:
     """For the person's ``gateway access list``: every thing you hold now, as (source, traits), where source
     names the kind and place (``mail account work``, ``task list home``); the core counts what each route takes
     in each source. A generator is welcome; it may take a few seconds on a large store."""
+
+
+@hookspec
+def detect(gateway: PluginHost) -> Detected | None:
+    """For ``gateway setup --detect``: the settings your table needs, found in the configs of the tools the
+    person already runs (never by running anything that writes), with a sentence per finding saying where."""
 
 
 @hookspec

@@ -245,6 +245,14 @@ class Setting:
 # --- helpers -----------------------------------------------------------------------------------------
 
 
+@frozen
+class Detected:
+    """What ``gateway setup --detect`` found for one plugin: its table's settings, and where each came from."""
+
+    settings: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
+    found: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+
 @functools.lru_cache(maxsize=4096)
 def wants_context(function: Callable[..., Any]) -> bool:
     """Does this plugin function take the per-call Context first (annotated ``Context``, or named ``ctx``)?"""

@@ -62,6 +62,9 @@ class Source:
     path: Path
     found: bool
     stale: str = ""
+    # The config key that names this source ("[plugins.mail] accounts"), when the person set it: a named source
+    # that does not exist is a problem for doctor (exit 1), never a quiet "nothing found".
+    setting: str = ""
 
 
 @frozen

@@ -7,6 +7,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,64 @@ def write_starter_config(path: Path, text: str) -> bool:
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(text)
     return True
+
+
+def merged_detection(raw: str, detected: Mapping[str, Mapping[str, Any]], built_in: list[str]) -> tuple[str, list[str]]:
+    """The config's text with what `setup --detect` found merged in, and a sentence per key left as it was.
+
+    Comments and layout are kept (tomlkit). A key the person already set is never changed: when its value
+    differs from what was found, it is said. Each plugin that found something is added to ``[gateway]
+    plugins`` when that list exists and lacks it; a new config names the built-in plugins.
+    """
+    import tomlkit
+
+    document = tomlkit.parse(raw)
+    said: list[str] = []
+    gateway_table = document.get("gateway")
+    if gateway_table is None:
+        gateway_table = tomlkit.table()
+        gateway_table["plugins"] = list(built_in)
+        document["gateway"] = gateway_table
+    plugins = gateway_table.get("plugins") if isinstance(gateway_table, dict) else None
+    plugins_table = document.get("plugins")
+    if plugins_table is None:
+        plugins_table = tomlkit.table(is_super_table=True)
+        document["plugins"] = plugins_table
+    for name, settings in detected.items():
+        if not settings:
+            continue
+        if plugins is not None and name not in plugins:
+            plugins.append(name)
+            said.append(f"[gateway] plugins: {name} added")
+        table = plugins_table.get(name)
+        if table is None:
+            table = tomlkit.table()
+            plugins_table[name] = table
+        for key, value in settings.items():
+            if key in table:
+                mine = table[key].unwrap() if hasattr(table[key], "unwrap") else table[key]
+                if mine != value:
+                    said.append(f"[plugins.{name}] {key}: yours kept ({key} found: {_short(value)})")
+                continue
+            table[key] = _toml_value(value)
+    return tomlkit.dumps(document), said
+
+
+def _toml_value(value: Any) -> Any:
+    """Lists of tables as an array of inline tables, one per line (how the READMEs write accounts)."""
+    import tomlkit
+
+    if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        array = tomlkit.array()
+        for entry in value:
+            inline = tomlkit.inline_table()
+            inline.update(entry)
+            array.append(inline)
+        array.multiline(True)
+        return array
+    return value
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 120 else text[:117] + "..."

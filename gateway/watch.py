@@ -59,17 +59,21 @@ def refreshes(gateway: Gateway) -> list[tuple[str, Refresh]]:
     return found
 
 
-def refresh_all(gateway: Gateway, say: Callable[[str], None]) -> int:
-    """One round: every plugin's refresh in turn; how many new things they brought in."""
+def refresh_all(gateway: Gateway, say: Callable[[str], None], every_one: bool = False) -> int:
+    """One round: every plugin's refresh in turn; how many new things they brought in. Each refresh that brought
+    something is said; with `every_one` (`watch --once`), every refresh, with how long it took."""
     snapshot = gateway.snapshot()
     if snapshot.error is not None:
         say(f"the configuration is unusable: {snapshot.error}")
         return 0
     added = 0
     for key, refresh in refreshes(gateway):
+        started = time.perf_counter()
         result = gateway.refreshing.run_now(key, refresh, gateway.context(refresh.plugin, snapshot, CALLER))
-        if result:
-            say(f"{time.strftime('%H:%M:%S')} {refresh.plugin}: {result.added} new, {len(result.changed)} changed")
+        took = (time.perf_counter() - started) * 1000
+        if result or every_one:
+            say(f"{time.strftime('%H:%M:%S')} {refresh.plugin}: {result.added} new, {len(result.changed)} changed "
+                f"({took:,.0f} ms)")
         added += result.added
     return added
 

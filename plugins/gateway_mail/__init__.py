@@ -1,19 +1,19 @@
 """Mail on the person's Maildir folders, sioul's surface: the Porch, search_mail, read_message, draft_reply;
 contacts, notes, ties and find (part 2: search_contacts, search_notes, read_note, add_note, link, links, find).
 
-Settings: `accounts` (name, maildir, addresses, authserv_id, drafts), `blocked` senders (only counted) and
+Settings: `accounts` (name, maildir, addresses, authserv_id, drafts, from_name), `blocked` senders (only counted) and
 `admin_windows` (when the Porch gives its lists). The index lives in the plugin's cache folder, masked.
 """
 
 from __future__ import annotations
 
-from gateway import PluginHost, Resource, ResourceTemplate, Setting, hookimpl
+from gateway import Answer, Context, Detected, PluginHost, Resource, ResourceTemplate, Setting, hookimpl
 
 
 @hookimpl
 def register_settings(gateway: PluginHost) -> list[Setting]:
     return [
-        Setting("accounts", [], "the mail accounts: a list of { name, maildir, addresses, authserv_id, drafts }",
+        Setting("accounts", [], "the mail accounts: a list of { name, maildir, addresses, authserv_id, drafts, from_name }",
                 type=list),
         Setting("blocked", [], 'senders whose mail is only counted: "pat@example.net" or "@example.net"',
                 type=list[str]),
@@ -22,6 +22,8 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
         # The plan (tasks, agenda, projects, now): plan/tools.py.
         Setting("tasks", "", "the tasks vdir: one folder per list, one .ics per task (default "
                 "~/.local/share/vdirsyncer/tasks)", type=str),
+        Setting("default_list", "", "the task list add_task writes to when none is named (todoman's default_list; "
+                "unset: the first list by name)", type=str),
         Setting("calendars", "", "the calendars vdir of VEVENT .ics (default ~/.local/share/vdirsyncer/calendars)",
                 type=str),
         Setting("timezone", "", 'the person\'s zone, e.g. "Europe/Paris" (default: the computer\'s)', type=str),
@@ -37,6 +39,21 @@ def _notes_settings() -> list[Setting]:
         Setting("contacts", "", "a vdir of .vcf, as khard and vdirsyncer keep it (unset: no contacts)", type=Path),
         Setting("notes", "", "the notes folder: Markdown files, subfolders allowed (unset: no notes)", type=Path),
     ]
+
+
+@hookimpl
+def register_refresh(gateway: PluginHost) -> list:
+    from gateway_mail.freshness import refresh
+
+    return [refresh()]
+
+
+@hookimpl
+def detect(gateway: PluginHost) -> Detected:
+    from gateway_mail.detection import detect as found
+
+    settings, said = found()
+    return Detected(settings, said)
 
 
 @hookimpl
@@ -76,7 +93,22 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
                              mime_type="text/plain"),
             ResourceTemplate(uri_template="sioul:note/{path}", name="note", read=read_note_resource, title="A note",
                              description="One note by its path under the notes folder, as read_note gives it.",
-                             mime_type="text/plain")]
+                             mime_type="text/plain"),
+            *[ResourceTemplate(uri_template=f"sioul:{kind}/{{ident}}", name=kind, read=_reader(kind), title=title,
+                               description=f"{description}, by the address the tools give.", mime_type="text/plain")
+              for kind, title, description in (
+                  ("project", "A project's page", "A project's page, as read_project gives it"),
+                  ("task", "A task", "One task"), ("event", "An event", "One event"),
+                  ("contact", "A contact", "One contact card"))]]
+
+
+def _reader(kind: str):
+    def read(ctx: Context, ident: str) -> Answer:
+        from gateway_mail.projects.reading import thing_answer
+
+        return thing_answer(ctx, kind, ident)
+
+    return read
 
 
 @hookimpl

@@ -50,9 +50,10 @@ def computer_zone() -> tzinfo:
     return local if local is not None else ZoneInfo("UTC")
 
 
-def zone_of(settings: Mapping[str, Any]) -> tzinfo:
-    """The person's zone from the `timezone` setting (an IANA name such as "Europe/Paris"), else the computer's."""
-    name = settings.get("timezone") or ""
+def zone_of(settings: Mapping[str, Any], fallback: str = "") -> tzinfo:
+    """The person's zone from the plugin's `timezone` setting (an IANA name such as "Europe/Paris"), else the
+    gateway's (`fallback`, `[gateway] timezone`), else the computer's."""
+    name = settings.get("timezone") or fallback or ""
     if not name:
         return computer_zone()
     try:

@@ -43,3 +43,9 @@ def register_commands(gateway: PluginHost) -> list:
     from gateway_spam.cli import commands
 
     return commands(gateway)
+
+
+@hookimpl
+def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
+    # The mail plugin's demo writes the Maildir and its account; the filter says where it stands.
+    return [("spam_status", {})]

@@ -154,7 +154,7 @@ def timeline_result(
     from gateway_timeline import queries
     from gateway_timeline.gating import Gatekeeper
 
-    zone = local_zone(ctx.settings.get("timezone"))
+    zone = local_zone(ctx.settings.get("timezone") or ctx.timezone or None)
     start, end = resolve_range(since, until, now(), zone)
     store = open_store(ctx)
     try:
@@ -217,7 +217,7 @@ def query_events(
     from gateway_timeline.gating import Gatekeeper
 
     check_types(types)
-    zone = local_zone(ctx.settings.get("timezone"))
+    zone = local_zone(ctx.settings.get("timezone") or ctx.timezone or None)
     start, end = resolve_range(since, until, now(), zone)
     store = open_store(ctx)
     try:

@@ -3,7 +3,7 @@
 A library, not a plugin (no entry point): the mail plugin and the spam plugin both import it, and neither
 imports the other. What it promises:
 
-- `maildirs.accounts`: `Account` (name, maildir, addresses, authserv_id, drafts) and `accounts_of(raw,
+- `maildirs.accounts`: `Account` (name, maildir, addresses, authserv_id, drafts, from_name) and `accounts_of(raw,
   resolve)`, which checks `[plugins.mail] accounts` entry by entry and raises `ConfigProblem` (a `ToolError`)
   naming the key and what to write; `accounts_in(table, config_folder)` and `blocked_in(table)` for plugins other
   than mail, given the `[plugins.mail]` table the core hands them (`ctx.plugin_settings("mail")`: the config the

@@ -21,7 +21,7 @@ from attrs import frozen
 
 from gateway import ToolError
 
-ACCOUNT_KEYS = ("name", "maildir", "addresses", "authserv_id", "drafts")
+ACCOUNT_KEYS = ("name", "maildir", "addresses", "authserv_id", "drafts", "from_name")
 _WINDOW = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
 
 
@@ -36,6 +36,7 @@ class Account:
     addresses: tuple[str, ...] = ()
     authserv_id: str = ""
     drafts: str = "Drafts"
+    from_name: str = ""  # the name a draft's From carries ("Pat Example"), as the person's mail program writes it
 
     def owns_address(self, address: str) -> bool:
         return address.lower() in {a.lower() for a in self.addresses}
@@ -64,10 +65,13 @@ def accounts_of(raw: Any, resolve: Any) -> list[Account]:
         authserv_id, drafts = entry.get("authserv_id", ""), entry.get("drafts", "Drafts")
         if not isinstance(authserv_id, str) or not isinstance(drafts, str) or not drafts.strip("/"):
             raise ConfigProblem(f"{where} ({name}): authserv_id and drafts must be strings")
+        from_name = entry.get("from_name", "")
+        if not isinstance(from_name, str) or any(ch in from_name for ch in "\r\n\x00<>"):
+            raise ConfigProblem(f"{where} ({name}): from_name must be a name on one line, such as \"Pat Example\"")
         if any(a.name == name for a in found):
             raise ConfigProblem(f"{where}: the account name {name!r} is used twice")
         found.append(Account(name, Path(resolve(maildir)), tuple(addresses), authserv_id.strip().lower(),
-                             drafts.strip("/")))
+                             drafts.strip("/"), from_name.strip()))
     return found
 
 

@@ -83,7 +83,7 @@ def test_every_route_kind_keeps_its_thing_from_every_tool_and_resource(gateway_h
             result = await client.call_tool(tool, arguments)
             left_out[(tool, str(arguments))] = (result.structured_content or {}).get("left_out")
         uris = [str(r.uri) for r in (await client.list_resources()).resources]
-        for uri in [*uris, *kept_mail, "sioul:note/Lawsuit/plan.md", "sioul:note/Elsewhere.md"]:
+        for uri in [*uris, *kept_mail, *KEPT_THINGS, *UNKNOWN]:
             try:
                 given.append(("resource", uri, str((await client.read_resource(uri)).model_dump(mode="json"))))
             except Exception as refusal:  # noqa: BLE001 - a refusal is an answer too

@@ -87,5 +87,17 @@ def test_reading_back_filters_and_skips_torn_lines(tmp_path):
         out.write('{"tool": "torn\n')
     assert [e["tool"] for e in log.read()] == ["a", "b"]
     assert [e["tool"] for e in log.read(client="cursor")] == ["b"]
+    assert [e["tool"] for e in log.read(client="Claude")] == ["a"]  # a part of the name, any case
     assert [e["tool"] for e in log.read(tool="a")] == ["a"]
     assert list(log.read(since=datetime.now(UTC) + timedelta(hours=1))) == []
+
+
+def test_audit_client_cli_finds_the_command_lines_calls(gateway_home):
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    runner = CliRunner()
+    assert runner.invoke(main, ["call", "echo", '{"text": "hi"}']).exit_code == 0
+    found = runner.invoke(main, ["audit", "--client", "cli", "--json"])
+    assert found.exit_code == 0 and '"tool": "echo"' in found.output.replace('":"', '": "')

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import tomllib
 
 import anyio
 import click
@@ -372,3 +373,31 @@ def test_sigterm_ends_a_stdio_server_with_its_shutdown_hooks(gateway_home, tmp_p
             process.kill()
     events = gateway_home / ".local" / "share" / "gateway" / "plugins" / "life" / "events.txt"
     assert events.read_text().splitlines() == ["startup", "shutdown"]
+
+
+DETECTING_PLUGIN = '''
+from gateway import Detected, Setting, hookimpl
+
+@hookimpl
+def register_settings(gateway):
+    return [Setting("greeting", "Hello", "the word"), Setting("folder", "", "where the words are")]
+
+@hookimpl
+def detect(gateway):
+    return Detected({"folder": "~/words"}, ["words: found ~/.wordsrc"])
+'''
+
+
+def test_hook_detect(gateway_home, tmp_path):
+    # `gateway setup --detect --write` merges what a plugin found into its table, and keeps the person's keys.
+    env = installed_plugin(tmp_path / "site", "words", DETECTING_PLUGIN)
+    write_config(gateway_home, {"gateway": {"plugins": []}, "plugins": {"words": {"greeting": "Hi"}}})
+    run = subprocess.run(
+        [sys.executable, "-m", "gateway", "setup", "--detect", "--write"], capture_output=True, text=True,
+        timeout=60, env={"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **env},
+    )
+    assert run.returncode == 0, run.stderr
+    assert "words: found ~/.wordsrc" in run.stderr
+    config = tomllib.loads(write_config(gateway_home).read_text())
+    assert "words" in config["gateway"]["plugins"]
+    assert config["plugins"]["words"] == {"greeting": "Hi", "folder": "~/words"}

@@ -55,9 +55,16 @@ def _authentication(row: Any) -> str:
     return "not checked (no verdict from the account's own server)"
 
 
+def _zone(ctx: Context) -> Any:
+    """The person's zone (the plugin's `timezone`, else `[gateway] timezone`, else the computer's), read once."""
+    from gateway_mail import zone
+
+    return zone.zone_of(ctx.settings, ctx.timezone)
+
+
 def _hit(ctx: Context, row: Any) -> dict[str, Any]:
     hit = {
-        "address": address_of(row), "date": parse.timestamp(row["date"]), "account": row["account"],
+        "address": address_of(row), "date": parse.timestamp(row["date"], _zone(ctx)), "account": row["account"],
         "folder": ctx.one_line(row["folder"], FIELD_LIMIT), "flags": row["flags"],
         "from": ctx.one_line(f"{row['sender_name']} <{row['sender']}>" if row["sender_name"] else row["sender"],
                              FIELD_LIMIT),
@@ -107,13 +114,40 @@ def _scope(mail: Mail, account: str | None, folder: str | None, days: int | None
         values.append(account)
     if folder is not None:
         name = folder.strip("/")
+        head, _, rest = name.partition("/")
+        if rest and mail.account(head) is not None and account in (None, head):
+            # Written as the tools print it (`personal/INBOX`): that account's folder.
+            if account is None:
+                where.append("m.account = ?")
+                values.append(head)
+            name = rest
         where.append("(m.folder = ? OR m.folder LIKE ? ESCAPE '\\')")
         values += [name, name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"]
     if days is not None:
         where.append("m.date >= ?")
         values.append(time.time() - days * 86400)
+    gone = [a.name for a in mail.missing]
+    if gone:
+        where.append("m.account NOT IN (SELECT value FROM json_each(?))")
+        values.append(json.dumps(gone))
     return " AND ".join(where), values
 
+
+def missing_lines(mail: Mail) -> list[str]:
+    """A sentence for each account whose Maildir is not there: its mail is kept in the index, not shown."""
+    return [f"The Maildir of account {a.name}, {shown_path(a.maildir)}, does not exist ([plugins.mail] accounts in "
+            "the gateway's config): its mail is left out until it is back." for a in mail.missing]
+
+
+def shown_path(path: Path) -> str:
+    """A path as the person writes it (`~/Mail/work`), never with their home folder spelled out."""
+    home = str(Path.home())
+    text = str(path)
+    return "~" + text[len(home):] if text == home or text.startswith(home + "/") else text
+
+
+# search_mail counts its matches up to this many; past it, it says "more than" (and `more: true` in its data).
+TOTAL_BOUND = 1000
 
 # Counts driven by the kept ids or the blocked senders (CROSS JOIN: those first), each then looked up: their cost
 # follows what is kept or blocked, where a scan of the scope (the planner's choice for `m.account = ?`) read
@@ -153,13 +187,26 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
             raise ToolError(f"the query is not valid FTS5 syntax ({error}); quote words with symbols: "
                             '"word-with-dash"') from error
         hits = [_hit(ctx, row) for row in rows]
+        total, more = len(hits), False
+        if len(rows) >= limit:
+            # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
+            counted = mail.connection.execute(
+                f"SELECT count(*) FROM ({SEARCH.format(since='AND messages_fts.rowid >= ?' if since else '', where=where)})",
+                [query, *since, *values, closed, blocked_json, TOTAL_BOUND + 1]).fetchone()[0]
+            total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
-    lines = [f"{len(hits)} message{'s' if len(hits) != 1 else ''} matching, newest first ({scope})."]
+    if total == len(hits) and not more:
+        lines = [f"{len(hits)} message{'s' if len(hits) != 1 else ''} matching, newest first ({scope})."]
+    else:
+        lines = [f"{len(hits)} shown of {'more than ' if more else ''}{total:,} messages matching, newest first "
+                 f"({scope}); more words, an account, a folder or days narrow it."]
     for hit in hits:
         lines += _hit_lines(hit)
     lines += _counts_lines(left_out, blocked)
-    data = {"order": "newest first", "hits": hits, "left_out": left_out, "blocked": blocked}
+    lines += missing_lines(mail)
+    data = {"order": "newest first", "hits": hits, "total": total, "more": more, "left_out": left_out, "blocked": blocked,
+            "unavailable": [a.name for a in mail.missing]}
     return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
 
 
@@ -283,7 +330,10 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
     full = inside or open
     accounts_data, lines, given, total_left_out = [], [], [], 0
     with opened(ctx) as mail:
+        lines += missing_lines(mail)
         for account in mail.accounts:
+            if account in mail.missing:
+                continue
             found = _porch_counts(mail, account.name)
             total_left_out += found["left_out"]
             entry: dict[str, Any] = {"name": account.name, **{k: found[k] for k in (
@@ -295,7 +345,7 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
             if full:
                 entry["new_messages"] = [_porch_item(ctx, r) for r in found["new_rows"]]
                 entry["unanswered_messages"] = [_porch_item(ctx, r) for r in found["unanswered_rows"]]
-                entry["code_messages"] = [{"from": _hit(ctx, r)["from"], "date": parse.timestamp(r["date"])}
+                entry["code_messages"] = [{"from": _hit(ctx, r)["from"], "date": parse.timestamp(r["date"], _zone(ctx))}
                                           for r in found["codes_rows"]]
                 for title, items in (("New", entry["new_messages"]),
                                      ("Waiting for an answer", entry["unanswered_messages"])):

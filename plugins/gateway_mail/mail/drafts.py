@@ -116,7 +116,8 @@ def save_reply(ctx: Context, address: str, body: str, to: list[str] | None, cc: 
         chosen_cc = [a for a in dict.fromkeys((*original.to, *original.cc))
                      if not account.owns_address(a) and a not in taken]
     message = EmailMessage()
-    message["From"] = own
+    sender = email.utils.formataddr((account.from_name, own)) if account.from_name else own
+    message["From"] = sender
     message["To"] = ", ".join(chosen_to)
     if chosen_cc:
         message["Cc"] = ", ".join(chosen_cc)
@@ -132,7 +133,7 @@ def save_reply(ctx: Context, address: str, body: str, to: list[str] | None, cc: 
     shown_subject = ctx.clip(str(message["Subject"]), FIELD_LIMIT)
     answered = address_of(row)
     lines = [f"Draft saved, not sent: sioul:draft/{draft_id}", f"Account: {account.name}",
-             f"Folder: {drafts.name}", f"File: {final}", f"From: {own}", f"To: {', '.join(chosen_to)}"]
+             f"Folder: {drafts.name}", f"File: {final}", f"From: {sender}", f"To: {', '.join(chosen_to)}"]
     if chosen_cc:
         lines.append(f"Cc: {', '.join(chosen_cc)}")
     lines += [f"Subject: {shown_subject}", f"In reply to: {answered}", f"Body: {len(body)} characters.",

@@ -264,6 +264,8 @@ def _delete(connection: sqlite3.Connection, where: str, values: tuple[Any, ...])
 def _refresh_account(connection: sqlite3.Connection, account: Account, full: bool, counts: dict[str, int],
                      progress: Progress | None, check: Callable[[], None] | None, pool: Any) -> None:
     root_key = f"root:{account.name}"
+    if not account.maildir.is_dir():
+        return  # a root gone (a disk not mounted, a typo): its rows are kept, and come back with it
     # The account's root and its server's name: either changed, its mail is read again (the verdicts depend on both).
     root_value = f"{account.maildir}\x1fauthserv_id={account.authserv_id}"
     if meta(connection, root_key) != root_value:

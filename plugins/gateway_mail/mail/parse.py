@@ -284,5 +284,7 @@ def masked(parsed: Parsed) -> Masked:
     return Masked(one_line(masked_subject), one_line(mask(parsed.sender_name)), masked_text, code, password)
 
 
-def timestamp(date: float) -> str:
-    return datetime.fromtimestamp(date, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+def timestamp(date: float, zone: Any = None) -> str:
+    """A message's time for a person: in their zone when given (its abbreviation after), else in UTC."""
+    moment = datetime.fromtimestamp(date, tz=zone or UTC)
+    return moment.strftime("%Y-%m-%d %H:%M ") + (moment.tzname() or "UTC")

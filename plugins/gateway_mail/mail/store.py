@@ -57,6 +57,11 @@ class Mail:
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)
 
+    @property
+    def missing(self) -> list[Account]:
+        """The accounts whose Maildir is not there now (a typo, a disk not mounted): said, never taken as empty."""
+        return [a for a in self.accounts if not a.maildir.is_dir()]
+
     def owners(self, row: Any) -> frozenset[str]:
         return self.verdicts.owners.get(row["id"], frozenset())
 

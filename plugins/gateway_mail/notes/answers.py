@@ -304,7 +304,7 @@ def _day(ctx: Context, stamp: float) -> str:
     """A note's date (its file's last change) as a day in the person's zone, for the project's line of time."""
     from gateway_mail import zone
 
-    return datetime.fromtimestamp(stamp, zone.zone_of(ctx.settings)).date().isoformat() if stamp else ""
+    return datetime.fromtimestamp(stamp, zone.zone_of(ctx.settings, ctx.timezone)).date().isoformat() if stamp else ""
 
 
 def project_section(ctx: Context, project_id: str) -> tuple[list[str], dict[str, Any], list[str], int]:

@@ -35,7 +35,7 @@ KEPT_NEXT = ("The next step is kept: it belongs to a project closed to AI agents
 
 def _clock(ctx: Context) -> tuple[tzinfo, datetime]:
     try:
-        tz = zone.zone_of(ctx.settings)
+        tz = zone.zone_of(ctx.settings, ctx.timezone)
     except zone.ZoneError as error:
         raise ToolError(f"the mail plugin's setting {error}") from None
     return tz, zone.now_in(tz)
@@ -120,6 +120,7 @@ def _task(ctx: Context, entry: tasks_store.Ranked, owners: tasks_store.Owners, t
             task[name] = shown
     if item.priority:
         task["priority"] = item.priority
+        task["priority_level"] = priority_level(item.priority)
     tags = _tags(ctx, item)
     if tags:
         task["tags"] = tags
@@ -131,10 +132,16 @@ def _task(ctx: Context, entry: tasks_store.Ranked, owners: tasks_store.Owners, t
     return task
 
 
+def priority_level(priority: int) -> str:
+    """A priority as todoman shows it: 1 to 4 high, 5 medium, 6 to 9 low (RFC 5545's three bands)."""
+    return "high" if 1 <= priority <= 4 else "medium" if priority == 5 else "low" if 6 <= priority <= 9 else "none"
+
+
 def _task_lines(number: int, task: dict[str, Any]) -> list[str]:
     lines = [f"{number}. {task['title']}  ({task['address']})", f"   Why: {task['why']}"]
     details = [f"Due: {task['due']}" if task.get("due") else "", f"Starts: {task['start']}" if task.get("start") else "",
-               f"Priority: {task['priority']}" if task.get("priority") else "", f"List: {task['list']}",
+               f"Priority: {task['priority_level']} ({task['priority']})" if task.get("priority") else "",
+               f"List: {task['list']}",
                f"Projects: {', '.join(task['projects'])}" if task["projects"] else "",
                f"Tags: {', '.join(task['tags'])}" if task.get("tags") else ""]
     lines.append("   " + " · ".join(d for d in details if d))
@@ -200,7 +207,11 @@ def _one_line(value: str, what: str, limit: int) -> str:
     return tasks_store.one_line_field(value, what, limit)
 
 
-def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str) -> Path:
+def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str, default: str = "") -> Path:
+    """The folder named `wanted`; else the person's `default` (todoman's `default_list`) when it exists; else the
+    first by name."""
+    if wanted is None and default and default in folders:
+        wanted = default
     if wanted is not None:
         if wanted not in folders:
             raise ToolError(f"no {what} {wanted!r:.80}; the {what}s are: {', '.join(folders) or '(none)'}")
@@ -265,7 +276,8 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
         description = f"From the message {message}"
     ctx.gate.check_write(owners, "adding this task")
     when = zone.parse_when(due, tz, now) if due else None
-    folder = _folder_for(tasks.root, tasks.folders(), task_list, "task list")
+    folder = _folder_for(tasks.root, tasks.folders(), task_list, "task list",
+                         str(ctx.settings.get("default_list") or ""))
     uid = tasks_store.new_uid()
     data = tasks_store.new_task(uid, title, now=now, due=when, priority=priority, tags=tags, description=description,
                                 parent=parent_uid, project=project_id)

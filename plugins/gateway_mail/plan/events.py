@@ -33,9 +33,10 @@ def root_of(ctx: Context) -> Path:
 
 
 def collection(ctx: Context) -> Collection:
-    from gateway_mail.plan.tasks import reading_stop
+    from gateway_mail.plan.tasks import named_root, reading_stop
 
-    return vdir.read(root_of(ctx), Path(ctx.folders.cache), reading_stop(ctx))
+    return vdir.read(named_root(ctx, "calendars", "calendars folder", root_of(ctx)), Path(ctx.folders.cache),
+                     reading_stop(ctx))
 
 
 def owners(item: Item, ties: Mapping[str, frozenset[str]] | None, gate: Gate) -> frozenset[str]:

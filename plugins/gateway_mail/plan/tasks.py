@@ -46,7 +46,18 @@ def reading_stop(ctx: Context) -> Callable[[], bool]:
 
 
 def collection(ctx: Context) -> Collection:
-    return vdir.read(root_of(ctx), Path(ctx.folders.cache), reading_stop(ctx))
+    return vdir.read(named_root(ctx, "tasks", "task lists folder", root_of(ctx)), Path(ctx.folders.cache),
+                     reading_stop(ctx))
+
+
+def named_root(ctx: Context, key: str, what: str, root: Path) -> Path:
+    """The root, unless the person named one that is not there: that is said, never answered as "nothing"."""
+    if str(ctx.settings.get(key) or "").strip() and not root.is_dir():
+        home = str(Path.home())
+        shown = "~" + str(root)[len(home):] if str(root).startswith(home + "/") else str(root)
+        raise ToolError(f"the {what} {shown} does not exist ([plugins.mail] {key} in the gateway's config names "
+                        "it): the person fixes the path there, or mounts the disk it is on")
+    return root
 
 
 # -- who owns what ---------------------------------------------------------------------------------------------

@@ -88,10 +88,12 @@ def add_task(
     project: Annotated[str | None, Field(max_length=300, description="the project's id or sioul:project/<id> "
                                                                      "(it must be open)")] = None,
     list: Annotated[str | None, Field(max_length=300, description="the task list (its folder's name); "  # noqa: A002
-                                                                  "default: the only or first one")] = None,
+                                                                  "default: the person's default list, "
+                                                                  "else the first one")] = None,
     due: Annotated[str | None, Field(max_length=64, description='a date (2026-12-03), a local time '
                                      '("2026-12-03 09:00") or an ISO time with its offset, or "today"')] = None,
-    priority: Annotated[int | None, Field(ge=1, le=9, description="1 (highest) to 9")] = None,
+    priority: Annotated[int | None, Field(ge=1, le=9, description="1 (highest) to 9, as todoman reads them: "
+                                          "1-4 high, 5 medium, 6-9 low")] = None,
     tags: Annotated[list[str] | None, Field(max_length=MAX_TAGS, description="categories, one line each")] = None,
     from_message: Annotated[str | None, Field(max_length=1000, description="mid:<Message-ID> of the mail the task "
                                               "comes from (said in the task's description)")] = None,

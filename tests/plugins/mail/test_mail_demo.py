@@ -1,5 +1,5 @@
-"""`gateway demo` shows the mail plugin: the Porch, a search, a masked code, a refusal, a draft; never the closed
-project's words."""
+"""`gateway demo` shows the mail plugin: the Porch, a search, a masked code, a refusal, a draft, tasks, the agenda,
+contacts, notes, find and a project's page; never the closed project's words."""
 
 from __future__ import annotations
 
@@ -25,6 +25,15 @@ def test_the_demo_tours_the_porch_and_search_and_keeps_the_closed_project(gatewa
     assert "left out" in out and "only the person" in out  # counted, and refused by address naming nothing
     drafts = list((target / "Mail" / "demo" / "Drafts" / "cur").iterdir())
     assert len(drafts) == 1 and drafts[0].name.endswith(":2,D")
+    # The organizer, the contacts and the notes too, each answering with its own things and none of the closed one.
+    for call, shown in (("list_tasks", "Turn the compost"), ("agenda", "Garden work day"),
+                        ("search_contacts", "Bo Gardener"), ("search_notes", "Compost plan"),
+                        ("find", "sioul:note/garden/Compost%20plan.md"), ("read_project", "Project: Community garden"),
+                        ("spam_status", "Thresholds:")):
+        part = out[out.index(f"tools/call {call} "):]
+        assert shown in part.split("→ tools/call")[0], call
+    # No answer is shown cut: a long line is wrapped, a JSON answer laid out, never ended with "…".
+    assert not [line for line in result.stdout.splitlines() if line.rstrip().endswith("…")]
 
 
 def test_the_demo_account_is_added_without_replacing_a_config(tmp_path: Path) -> None:

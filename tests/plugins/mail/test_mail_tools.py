@@ -307,3 +307,17 @@ def test_a_closed_subject_route_may_take_what_a_label_hides() -> None:
     assert not takes("Invoice", "Your code is [code]") and not takes("ME-12-x", "ACME-[code]")
     assert takes("anything at all", "See [link] now") and takes("Plumber", "[IBAN …0189] due")
     assert not takes("Plumber", "Nothing hidden here")
+
+
+def test_a_draft_carries_the_accounts_display_name(world) -> None:
+    root, ids, gateway = world
+    answer = gateway(accounts=[{"name": "personal", "maildir": str(root), "addresses": ["pat@example.org"],
+                                "from_name": "Pat Example"}]).call(
+        "draft_reply", {"address": f"mid:{ids['friend']}", "body": "Tuesday works."})
+    assert not answer.is_error, answer.text
+    [path] = _draft_files(root)
+    draft = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+    assert draft["From"] == "Pat Example <pat@example.org>" and "From: Pat Example <pat@example.org>" in answer.text
+    broken = gateway(accounts=[{"name": "personal", "maildir": str(root), "from_name": "Pat\r\nBcc: x@example.net"}])
+    refused = broken.call("search_mail", {"query": "x"})
+    assert refused.is_error and "from_name must be a name on one line" in refused.text

@@ -91,6 +91,7 @@ def test_todoman_and_khal_read_what_the_agent_wrote_and_the_plugin_reads_theirs(
     milk = next(t for t in listed.data["tasks"] if t["title"] == "Buy milk")
     written = int(theirs.read_text().split("PRIORITY:")[1].split()[0])  # todoman's "high", as it writes it
     assert milk["due"] == "2026-12-03 09:00" and milk["priority"] == written and milk["list"] == "home"
+    assert milk["priority_level"] == "high" and f"Priority: high ({written})" in listed.text  # as todoman shows it
     agenda = served.call("agenda", {"start": "2026-12-03", "days": 1})
     dentist = next(e for e in agenda.data["events"] if e["title"] == "Dentist")
     assert (dentist["start"], dentist["end"]) == ("2026-12-03 10:00", "2026-12-03 11:00")
