@@ -51,12 +51,12 @@ def environment(home: Path) -> dict[str, str]:
 
 def projects(data: Path) -> list[dict]:
     """Fifty projects, every route kind, one in four closed. Subject routes as people write them: a case's id, a
-    name, and four words of the mail's vocabulary of middling frequency (each in about one message in a hundred)."""
+    name, and four words of the mail's vocabulary in about one message in a hundred each."""
     from gateway_mail.notes.sample import vocabulary
 
     words, _weights = vocabulary(random.Random(7))
     found = []
-    middling = [words[300], words[600], words[900], words[1200]]
+    middling = [words[1800], words[2200], words[2600], words[2900]]
     for n in range(50):
         project: dict = {"id": f"p{n}", "name": f"Project {n}", "ai": n % 4 != 0}
         kind = n % 6
@@ -159,8 +159,15 @@ def child(data: Path, home: Path, repeat: int) -> None:
             raise SystemExit(f"{tool} failed: {answer.text}")
         return time.perf_counter() - begun, answer
 
-    figures["first search_mail ms"], _ = timed("search_mail", {"query": "plumber"})
-    figures["first search_mail ms"] *= 1000
+    # The first call works out the gate's verdicts over the whole index; past the call's deadline it is refused,
+    # and the work, done meanwhile in its thread, serves the next call: timed until a call answers.
+    begun, calls = time.perf_counter(), 0
+    while calls < 20:
+        calls += 1
+        if not served.call("search_mail", {"query": "plumber"}).is_error:
+            break
+    figures["first search_mail ms"] = (time.perf_counter() - begun) * 1000
+    figures["first search_mail calls"] = calls
     for words in WORDS:
         times, answer = [], None
         for _ in range(repeat):

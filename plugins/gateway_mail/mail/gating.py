@@ -153,15 +153,27 @@ def _compute(gate: Gate, connection: sqlite3.Connection, path: str,
     in_text = text_candidates(connection, placer) if placer.subjects else set()
     text_words = _text_words(connection, placer, in_text)
     own: dict[int, frozenset[str]] = {}
+    places: dict[tuple[str, str], tuple[Account | None, str, frozenset[str], bool]] = {}
+    senders: dict[tuple, frozenset[str]] = {}
     for (id_, account_name, folder, sub, filename, sender, subject, auth, recipients, attachments, message_id,
          _refs) in rows:
-        account = by_name.get(account_name)
-        folder_dir = dirs.get((account_name, folder), "")
-        root = str(account.maildir) if account is not None else ""
-        found = placer.place(paths=(folder_dir, root), account=account_name, folder=folder)
-        if folder_dir:
+        place = places.get((account_name, folder))
+        if place is None:  # once per folder: its owners, and whether the sent mail's recipients count
+            account = by_name.get(account_name)
+            folder_dir = dirs.get((account_name, folder), "")
+            root = str(account.maildir) if account is not None else ""
+            place = places[(account_name, folder)] = (
+                account, folder_dir, placer.place(paths=(folder_dir, root), account=account_name, folder=folder),
+                is_sent(account, folder, ""))
+        account, folder_dir, found, sent_folder = place
+        if folder_dir and placer.path_routes:
             found = found | placer.file(f"{folder_dir}/{sub}/{filename}", folder_dir)
-        found = found | placer.people(people_of(account, folder, sender, auth, recipients))
+        sent = sent_folder or (account is not None and bool(sender) and account.owns_address(sender))
+        who = (account_name, sender, auth, recipients if sent else "")
+        by_people = senders.get(who)
+        if by_people is None:
+            by_people = senders[who] = placer.people(people_of(account, folder, sender, auth, recipients))
+        found = found | by_people
         words = text_words.get(id_)
         if words is None:  # not a candidate by its text: its subject and attachments' names alone
             words = placer.words((subject, *(names_of(attachments) if attachments != "[]" else ())))

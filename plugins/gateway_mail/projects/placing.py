@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from maildirs.subjects import _LABEL
 
@@ -51,6 +51,8 @@ class Placer:
                                if "@" in r or not _PHONE_ROUTE.match(r.strip())} - {""})
         self.phones = any(_PHONE_ROUTE.match(r.strip()) and "@" not in r for p in projects for r in p.senders)
         self.subjects = sorted({r.casefold() for p in projects for r in p.subjects} - {""})
+        # Any route's text anywhere in the casefolded words (a substring, as the gate compares), one search.
+        self._any_subject = re.compile("|".join(map(re.escape, self.subjects))) if self.subjects else None
         closed = sorted({r.casefold() for p in projects if not p.ai for r in p.subjects} - {""})
         self.closed_subjects = bool(closed)
         # Each closed route's runs of letters: a code label hides no letter, so behind codes alone a route is
@@ -59,23 +61,23 @@ class Placer:
         self.path_routes = [r for p in projects for r in p.paths if r.strip()]
         self._inside: dict[str, bool] = {}
 
-    def _ask(self, key: tuple, traits: Traits) -> frozenset[str]:
+    def _ask(self, key: tuple, traits: Callable[[], Traits]) -> frozenset[str]:
         found = self.memo.get(key)
         if found is None:
-            found = self.memo[key] = self.gate.owners(traits)
+            found = self.memo[key] = self.gate.owners(traits())
         return found
 
     def place(self, paths: Iterable[str] = (), **place: str) -> frozenset[str]:
         """The owners of a place: its name(s) (account and folder, list, calendar, address book) and its folders."""
         paths = tuple(p for p in paths if p)
-        return self._ask(("place", paths, tuple(sorted(place.items()))), Traits(paths=paths, **place))
+        return self._ask(("place", paths, *place.items()), lambda: Traits(paths=paths, **place))
 
     def file(self, path: str, folder: str, linked: bool = False) -> frozenset[str]:
         """The owners of one file by its own path, asked only when a path route could take it and not `folder`: a
         route inside the folder, a pattern, or the file `linked` (it has other names, which a route may take)."""
         if not self.path_routes or not (linked or self._may_reach_inside(folder)):
             return _NONE
-        return self._ask(("file", path), Traits(paths=(path,)))
+        return self._ask(("file", path), lambda: Traits(paths=(path,)))
 
     def _may_reach_inside(self, folder: str) -> bool:
         found = self._inside.get(folder)
@@ -100,7 +102,7 @@ class Placer:
             text = " ".join(p.address.lower() for p in people)
             if not any(route in text for route in self.senders):
                 return _NONE
-        return self._ask(("people", people), Traits(people=people))
+        return self._ask(("people", people), lambda: Traits(people=people))
 
     def words(self, words: Iterable[str], key: tuple | None = None) -> frozenset[str]:
         """The owners of a thing's words (masked): asked when a subject route's text is in them, or when they
@@ -108,11 +110,11 @@ class Placer:
         words = tuple(w for w in words if w)
         if not words or not self.subjects or not self.may_take_words(words):
             return _NONE
-        return self._ask(("words", key if key is not None else words), Traits(words=words))
+        return self._ask(("words", key if key is not None else words), lambda: Traits(words=words))
 
     def may_take_words(self, words: tuple[str, ...]) -> bool:
         folded = [w.casefold() for w in words]
-        if any(route in w for w in folded for route in self.subjects):
+        if self._any_subject is not None and any(self._any_subject.search(w) for w in folded):
             return True
         if not self.closed_subjects:
             return False
@@ -129,7 +131,7 @@ class Placer:
         projects = tuple(sorted({p for p in projects if p}))
         if not projects:
             return _NONE
-        return self._ask(("named", projects), Traits(projects=projects))
+        return self._ask(("named", projects), lambda: Traits(projects=projects))
 
 
 def _sender_text(route: str) -> str:
