@@ -20,11 +20,12 @@ from zoneinfo import ZoneInfo
 
 from attrs import frozen
 
-from gateway import Context, Gate, GateMemo, ToolError, Traits
+from gateway import Context, Gate, GateMemo, Person, ToolError, Traits
 from gateway_mail import zone
 from gateway_mail.plan import vdir
 from gateway_mail.plan.vdir import TODO, Collection, Item
 from gateway_mail.projects import projects
+from gateway_mail.projects.placing import placer
 
 DEFAULT_TASKS = "~/.local/share/vdirsyncer/tasks"
 PRODID = "-//gateway//mail plugin//EN"
@@ -86,14 +87,13 @@ def item_traits(item: Item, ties: Mapping[str, frozenset[str]] | None = None) ->
 def own_owners(gate: Gate, item: Item, ties: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
     """The projects whose routes take the item by its own traits (`item_traits`), asked of the gate in parts
     (`projects.placing`: each distinct place, file, people, words and named projects once per gate)."""
-    from gateway import Person
-    from gateway_mail.projects.placing import placer
-
-    kind = "task" if item.kind == "VTODO" else "event"
-    parts = placer(gate, kind)
-    folder = os.path.dirname(item.path)
-    place = {"list": item.collection} if kind == "task" else {"calendar": item.collection}
-    found = parts.place(paths=(folder,), **place) | parts.file(item.path, folder)
+    task = item.kind == "VTODO"
+    parts = placer(gate, "task" if task else "event")
+    folder = item.path.rpartition("/")[0]
+    found = (parts.place(paths=(folder,), list=item.collection) if task
+             else parts.place(paths=(folder,), calendar=item.collection))
+    if parts.path_routes:
+        found = found | parts.file(item.path, folder)
     if item.people:
         found = found | parts.people(Person(p) for p in item.people)
     found = found | parts.words((item.summary, item.description))

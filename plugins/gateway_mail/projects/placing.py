@@ -149,8 +149,18 @@ def has_label(text: str) -> bool:
 
 
 _placers: GateMemo[Placer] = GateMemo(gates=16)
+# The placers last given, by the gate object itself: hashing a gate hashes its whole manifest (a millisecond with
+# fifty projects), which asking once per task or event would pay each time.
+_recent: dict[tuple[int, str], tuple[Gate, Placer]] = {}
 
 
 def placer(gate: Gate, kind: str) -> Placer:
     """The placer of one kind of thing (`task`, `event`...) for this gate: its answers kept while the gate is."""
-    return _placers.get(gate, lambda: Placer(gate), key=kind)
+    found = _recent.get((id(gate), kind))
+    if found is not None and found[0] is gate:
+        return found[1]
+    made = _placers.get(gate, lambda: Placer(gate), key=kind)
+    if len(_recent) > 32:
+        _recent.clear()
+    _recent[(id(gate), kind)] = (gate, made)
+    return made
