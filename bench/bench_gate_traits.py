@@ -168,6 +168,7 @@ def child(data: Path, home: Path, repeat: int) -> None:
             break
     figures["first search_mail ms"] = (time.perf_counter() - begun) * 1000
     figures["first search_mail calls"] = calls
+    _meet(home, "mail")
     for words in WORDS:
         times, answer = [], None
         for _ in range(repeat):
@@ -183,6 +184,7 @@ def child(data: Path, home: Path, repeat: int) -> None:
             break
     figures["first list_tasks ms"] = (time.perf_counter() - begun) * 1000
     figures["first list_tasks calls"] = calls
+    _meet(home, "tasks")
     for view in ("all", "now"):
         times = []
         for _ in range(repeat):
@@ -192,13 +194,32 @@ def child(data: Path, home: Path, repeat: int) -> None:
     print(json.dumps(figures))
 
 
-def run_child(tree: Path, data: Path, home: Path, repeat: int, common: bool) -> dict:
+def _meet(home: Path, stage: str) -> None:
+    """Wait for the other checkout's process to reach the same stage (`--together`): timed calls then run side by
+    side, each under the same load, rather than one after the other while the machine's load moves."""
+    meeting = os.environ.get("BENCH_GATE_MEET")
+    if not meeting:
+        return
+    (Path(meeting) / f"{home.name}-{stage}").touch()
+    deadline = time.time() + 3600
+    while len(list(Path(meeting).glob(f"*-{stage}"))) < int(os.environ["BENCH_GATE_PEERS"]) and time.time() < deadline:
+        time.sleep(0.2)
+
+
+def run_child(tree: Path, data: Path, home: Path, repeat: int, common: bool,
+              meeting: Path | None = None, peers: int = 1) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": f"{tree / 'plugins'}:{tree}", "BENCH_GATE_COMMON": "1" if common else "0"}
-    done = subprocess.run([sys.executable, __file__, "--child", str(data), "--home", str(home), "--repeat",
-                           str(repeat)], env=env, capture_output=True, text=True, timeout=7200)
-    if done.returncode != 0:
-        raise SystemExit(f"{tree}: {done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    if meeting is not None:
+        env.update(BENCH_GATE_MEET=str(meeting), BENCH_GATE_PEERS=str(peers))
+    return subprocess.Popen([sys.executable, __file__, "--child", str(data), "--home", str(home), "--repeat",
+                             str(repeat)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finished(tree: Path, process: subprocess.Popen) -> dict:
+    out, err = process.communicate(timeout=7200)
+    if process.returncode != 0:
+        raise SystemExit(f"{tree}: {err[-3000:]}")
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -210,6 +231,8 @@ def main() -> None:
     parser.add_argument("--against", type=Path, default=None, help="another checkout to compare with")
     parser.add_argument("--common", action="store_true", help="add a closed subject route most messages hold")
     parser.add_argument("--rounds", type=int, default=2, help="processes per checkout, taken in turn")
+    parser.add_argument("--together", action="store_true",
+                        help="run the checkouts at once, their timed calls side by side (a loaded machine)")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, default=None, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -229,9 +252,21 @@ def main() -> None:
         print(f"made {options.messages:,} messages and {options.tasks:,} tasks in {time.perf_counter() - began:.0f} s")
     trees = [("this", ROOT)] + ([("against", options.against.resolve())] if options.against else [])
     runs: dict[str, list[dict]] = {label: [] for label, _tree in trees}
-    for _round in range(options.rounds):  # the checkouts in turn, so that both see the machine's load alike
-        for label, tree in trees:
-            runs[label].append(run_child(tree, data, work / f"home-{label}", options.repeat, options.common))
+    for number in range(options.rounds):
+        if options.together:  # both at once, their timed calls side by side
+            import shutil
+
+            meeting = work / f"meeting-{number}"
+            shutil.rmtree(meeting, ignore_errors=True)
+            meeting.mkdir()
+            started = [(label, tree, run_child(tree, data, work / f"home-{label}", options.repeat, options.common,
+                                               meeting, len(trees))) for label, tree in trees]
+            for label, tree, process in started:
+                runs[label].append(finished(tree, process))
+            continue
+        for label, tree in trees:  # the checkouts in turn, so that both see the machine's load alike
+            runs[label].append(finished(tree, run_child(tree, data, work / f"home-{label}", options.repeat,
+                                                        options.common)))
     print(f"load average: {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; {options.rounds} rounds of "
           f"{options.repeat} calls each")
     for label, figures in runs.items():
