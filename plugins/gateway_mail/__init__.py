@@ -129,3 +129,17 @@ def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
     from gateway_mail.demo import make_demo
 
     return make_demo(gateway)
+
+
+@hookimpl
+def traits_of(gateway: PluginHost, address: str):  # noqa: ANN201 (a Traits or None; the import stays lazy)
+    from gateway_mail.projects.described import traits_of as described
+
+    return described(gateway, address)
+
+
+@hookimpl
+def census(gateway: PluginHost):  # noqa: ANN201 (an iterator of (source, Traits))
+    from gateway_mail.projects.described import census as described
+
+    return described(gateway)

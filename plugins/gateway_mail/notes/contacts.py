@@ -16,13 +16,13 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
-from gateway import Context, Gate, GateMemo, ToolError, mask
+from gateway import Context, Gate, GateMemo, Person, ToolError, Traits, mask
 from gateway_mail import contentlines, docindex
 from gateway_mail.projects.belonging import tied_projects
 from gateway_mail.projects.ties import Ties, address
@@ -149,7 +149,7 @@ def opened(ctx: Context, ties: Ties) -> Iterator[Book]:
         with ctx.interruptible(connection):
             complete = docindex.refresh(connection, root, SUFFIXES, read_file, stop=docindex.stopper(ctx))
             key = (str(root), docindex.generation(connection), ties.version())
-            verdicts = _verdicts.get(ctx.gate, lambda: compute(ctx.gate, connection, ties), key=key)
+            verdicts = _verdicts.get(ctx.gate, lambda: compute(ctx.gate, connection, ties, root), key=key)
             yield Book(connection, verdicts, complete)
     finally:
         connection.close()
@@ -164,19 +164,49 @@ def clients(gate: Gate) -> dict[str, set[str]]:
     return found
 
 
-def compute(gate: Gate, connection: sqlite3.Connection, ties: Ties) -> docindex.Verdicts:
+def clients_of(by_client: dict[str, set[str]], key: str, extra: dict[str, Any]) -> set[str]:
+    """The projects whose `client` is one of the card's addresses, its full name, its UID or its address."""
+    found: set[str] = set()
+    for match in (*extra.get("match", []), key.casefold(), address("contact", key).casefold()):
+        found |= by_client.get(match, set())
+    return found
+
+
+def card_traits(root: Path | None, row: Any, named: Iterable[str] = ()) -> Traits:
+    """A card's traits: its file and its address book's folder, the address book's name, every EMAIL (a display
+    name allowed) and TEL as people, proven (the person's own address book), and the projects it names (its
+    client, its ties)."""
+    extra = json.loads(row["extra"])
+    book = str(extra.get("book", ""))
+    paths = (str(root / row["file"]), str(root / book) if book else str(root)) if root is not None else ()
+    people = tuple(Person(value, proven=True) for value in (*extra.get("emails", []), *extra.get("tels", [])))
+    return Traits(paths=paths, people=people, addressbook=book, projects=tuple(sorted(named)))
+
+
+def compute(gate: Gate, connection: sqlite3.Connection, ties: Ties, root: Path | None = None) -> docindex.Verdicts:
+    from gateway_mail.projects.placing import placer
+
     by_client = clients(gate)
     tied = tied_projects(ties, gate)
+    parts = placer(gate, "contact")
     owners: dict[int, frozenset[str]] = {}
     closed = []
-    for row in connection.execute("SELECT id, key, extra FROM docs"):
-        mine: set[str] = set(tied.get(address("contact", row["key"]), ()))
+    for row in connection.execute("SELECT id, key, file, extra FROM docs"):
+        extra = json.loads(row["extra"])
+        named = set(tied.get(address("contact", row["key"]), ()))
         if by_client:
-            keys = json.loads(row["extra"]).get("match", [])
-            for key in (*keys, row["key"].casefold(), address("contact", row["key"]).casefold()):
-                mine |= by_client.get(key, set())
+            named |= clients_of(by_client, row["key"], extra)
+        book = str(extra.get("book", ""))
+        mine = parts.named(named)
+        if root is not None:
+            folder = str(root / book) if book else str(root)
+            mine = mine | parts.place(paths=(folder,), addressbook=book) | parts.file(str(root / row["file"]), folder)
+        else:
+            mine = mine | parts.place(addressbook=book)
+        people = tuple(Person(v, proven=True) for v in (*extra.get("emails", []), *extra.get("tels", [])))
+        mine = mine | parts.people(people)
         if mine:
-            owners[row["id"]] = frozenset(mine)
+            owners[row["id"]] = mine
         if not gate.allows(mine):
             closed.append(row["id"])
     return docindex.Verdicts(owners, frozenset(closed))

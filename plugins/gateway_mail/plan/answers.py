@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
-from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plural
+from gateway import Answer, Context, Gate, GateMemo, ToolError, left_out_sentence, plural
 from gateway_mail import zone
 from gateway_mail.plan import events as events_store
 from gateway_mail.plan import lineoftime, vdir
@@ -115,9 +115,9 @@ def _ties_key(ties: Mapping[str, frozenset[str]]) -> tuple:
     return tuple(sorted((a, tuple(sorted(p))) for a, p in ties.items()))
 
 
-def _task_owners(tasks: Collection, ties: Mapping[str, frozenset[str]]) -> tasks_store.Owners:
+def _task_owners(tasks: Collection, ties: Mapping[str, frozenset[str]], gate: Gate) -> tasks_store.Owners:
     key = (str(tasks.root), tasks.generation, _ties_key(ties))
-    return _owners_memo.get(None, lambda: tasks_store.owners_of(tasks.items, ties), key)
+    return _owners_memo.get(gate, lambda: tasks_store.owners_of(tasks.items, ties, gate), key)
 
 
 def _allows(ctx: Context) -> Callable[[frozenset[str]], bool]:
@@ -195,7 +195,7 @@ _HEADERS = {"now": "Next steps, the next first", "today": "Due today, overdue, o
 def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | None, limit: int) -> Answer:
     tz, now = _clock(ctx)
     tasks = tasks_store.collection(ctx)
-    owners = _task_owners(tasks, projects.tie_map(ctx))
+    owners = _task_owners(tasks, projects.tie_map(ctx), ctx.gate)
     wanted = projects.project_named(ctx, project).id if project else None
     if task_list is not None and task_list not in tasks.folders():
         raise ToolError(f"no task list {task_list!r:.80}; the lists are: {', '.join(tasks.folders()) or '(none)'}")
@@ -300,7 +300,7 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
     parent_uid = None
     if parent is not None:
         parent_item = _task_by_address(ctx, tasks, parent)
-        parent_owners = _task_owners(tasks, projects.tie_map(ctx))(parent_item)
+        parent_owners = _task_owners(tasks, projects.tie_map(ctx), ctx.gate)(parent_item)
         ctx.gate.check_read(parent_owners, f"the task {parent_item.address}")
         owners |= parent_owners
         parent_uid = parent_item.uid
@@ -362,7 +362,7 @@ def complete_task_answer(ctx: Context, address: str) -> Answer:
     _tz, now = _clock(ctx)
     tasks = tasks_store.collection(ctx)
     item = _task_by_address(ctx, tasks, address)
-    ctx.gate.check_write(_task_owners(tasks, projects.tie_map(ctx))(item), "marking this task done")
+    ctx.gate.check_write(_task_owners(tasks, projects.tie_map(ctx), ctx.gate)(item), "marking this task done")
     if item.done:
         return Answer(f"The task {item.address} is already done; nothing changed. Only the person reopens a task.",
                       {"address": item.address, "changed": False, "status": item.status or "COMPLETED"},
@@ -444,13 +444,13 @@ def _visible_events(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo,
 
     def work() -> tuple[list[dict[str, Any]], int, list[str]]:
         found, cut = events_store.expand(events, begin, finish, tz, ctx.deadline)
-        owners = {o.item.uid: events_store.owners(o.item, ties) for o in found}
+        owners = {o.item.uid: events_store.owners(o.item, ties, ctx.gate) for o in found}
         if project is not None:
             found = [o for o in found if project in owners[o.item.uid]]
         allows = _allows(ctx)
         shown = [o for o in found if allows(owners[o.item.uid])]
-        cut_shown = sorted({item.address for item in cut if allows(events_store.owners(item, ties))
-                            and (project is None or project in events_store.owners(item, ties))})
+        cut_shown = sorted({item.address for item in cut if allows(events_store.owners(item, ties, ctx.gate))
+                            and (project is None or project in events_store.owners(item, ties, ctx.gate))})
         return [_occurrence(ctx, o, owners[o.item.uid]) for o in shown], len(found) - len(shown), cut_shown
 
     # A span's answer stays the same while the files, the ties and the gate do (a repeating event's file changed
@@ -541,12 +541,12 @@ def projects_answer(ctx: Context) -> Answer:
     tz, now = _clock(ctx)
     tasks = tasks_store.collection(ctx)
     ties = projects.tie_map(ctx)
-    owners = _task_owners(tasks, ties)
+    owners = _task_owners(tasks, ties, ctx.gate)
     open_tasks = [i for i in tasks.items if i.kind == vdir.TODO and not i.done and ctx.gate.allows(owners(i))]
     calendars = events_store.collection(ctx)
     soon, cut_items = events_store.expand(calendars, now, now + timedelta(days=SOON_EVENT_DAYS), tz, ctx.deadline)
-    soon_owners = [(events_store.owners(o.item, ties)) for o in soon]
-    cut = sorted({i.address for i in cut_items if ctx.gate.allows(events_store.owners(i, ties))})
+    soon_owners = [(events_store.owners(o.item, ties, ctx.gate)) for o in soon]
+    cut = sorted({i.address for i in cut_items if ctx.gate.allows(events_store.owners(i, ties, ctx.gate))})
     shown, left_out = [], 0
     for project in ctx.gate.projects:
         if not project.ai:
@@ -618,7 +618,7 @@ def project_answer(ctx: Context, address: str) -> Answer:
     project_address = projects.address_of(project.id)
     tasks = tasks_store.collection(ctx)
     ties = projects.tie_map(ctx)
-    owners = _task_owners(tasks, ties)
+    owners = _task_owners(tasks, ties, ctx.gate)
     plan = [e for e in tasks_store.ranked(ctx, tasks, now, tz) if project.id in owners(e.item)]
     kept_tasks = ctx.gate.keep(plan, lambda e: owners(e.item))
     by_uid, allows = _uids(tasks), _allows(ctx)
@@ -711,7 +711,7 @@ def now_answer(ctx: Context) -> Answer:
         lines.append("Next event: none in the next 7 days that may be given.")
     left_out += kept_events
     tasks = tasks_store.collection(ctx)
-    owners = _task_owners(tasks, ties)
+    owners = _task_owners(tasks, ties, ctx.gate)
     ready = [e for e in tasks_store.ranked(ctx, tasks, now, tz) if e.ready]
     if ready and not ctx.gate.allows(owners(ready[0].item)):
         data["next_step_kept"] = True

@@ -30,11 +30,10 @@ from zoneinfo import ZoneInfo
 import structlog
 from attrs import frozen
 
-from gateway import Context, GateMemo
+from gateway import Context, Gate, GateMemo
 from gateway_mail import zone
 from gateway_mail.plan import vdir
 from gateway_mail.plan.vdir import EVENT, Collection, Item
-from gateway_mail.projects import projects
 
 log = structlog.get_logger("gateway_mail.plan")
 
@@ -54,8 +53,12 @@ def collection(ctx: Context) -> Collection:
                      reading_stop(ctx))
 
 
-def owners(item: Item, ties: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
-    return projects.tagged(item.refids, item.categories) | (ties or {}).get(item.address, frozenset())
+def owners(item: Item, ties: Mapping[str, frozenset[str]] | None, gate: Gate) -> frozenset[str]:
+    """The projects whose routes take the event (its file, calendar, organizer and attendees, words, REFID,
+    categories and ties: `tasks.item_traits`), as the gate decides them."""
+    from gateway_mail.plan.tasks import own_owners
+
+    return own_owners(gate, item, ties)
 
 
 @frozen

@@ -47,7 +47,8 @@ SETTLE_NS = 2_000_000_000
 DESCRIPTION_LIMIT = 2_000
 CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
 BATCH = 500
-_CACHE_VERSION = 4  # 4: files read by summary only or unreadable recorded, so that a new process knows them
+_CACHE_VERSION = 5  # 4: files read by summary only or unreadable recorded, so that a new process knows them;
+# 5: each item's people (ORGANIZER, ATTENDEE) kept too
 # A stranger's file: read whole up to MAX_FILE bytes; bigger, by its summary only (see the module's docstring).
 MAX_FILE = 1 << 20
 MAX_LINES = 4_000  # icalendar takes a few hundred microseconds a line: a file's parsing stays within a second or so
@@ -94,6 +95,7 @@ class Item:
     parent: str | None = None
     depends: tuple[str, ...] = field(default=(), converter=tuple)
     recurring: bool = False
+    people: tuple[str, ...] = field(default=(), converter=tuple)  # ORGANIZER and ATTENDEE values, as written
 
     @property
     def address(self) -> str:
@@ -274,6 +276,7 @@ def items_of(raw: bytes, collection: str, path: str) -> list[Item]:
             refids=[str(v) for v in _list_of(component, "REFID")],
             parent=parent, depends=depends,
             recurring=component.get("RRULE") is not None or component.get("RDATE") is not None,
+            people=[str(v) for name in ("ORGANIZER", "ATTENDEE") for v in _list_of(component, name) if str(v)],
         ))
     return found
 
