@@ -16,9 +16,9 @@ from pathlib import Path
 
 import anyio
 from gateway_mail.projects import sample as traits_sample
-from test_mail_canary import _run, _text
 
 from gateway.testing import write_config
+from tests.adversarial.test_mail_canary import _run, _text
 
 CANARY = "quillwortlawcanary"
 KEPT_MAIL = ("sender", "unproven", "subject", "body", "attachment", "folder", "reply", "sent", "account")

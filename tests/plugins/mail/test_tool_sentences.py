@@ -57,7 +57,8 @@ def test_each_tools_refusals_name_that_tool(gateway_home: Path) -> None:
         said = _text(found[f"draft_reply {key}"])
         assert said.startswith("draft_reply opens message files "), said
         assert "read_message opens" not in said
-    assert "that file is not one (not in the index)" in _text(found["draft_reply stray"])
+    # A file the index does not hold is refused as a kept one is: an agent cannot learn which files exist.
+    assert "closed to AI agents; only the person can open it" in _text(found["draft_reply stray"])
     assert "not a message file" in _text(found["draft_reply no message"])
     linked = _text(found["read_note sioul:note/linked/x.md"])
     assert linked.startswith("read_note cannot open that note: 'linked' on the way is a link"), linked
