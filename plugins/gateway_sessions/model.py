@@ -139,6 +139,8 @@ _PATH_KEYS = frozenset(
         "workdir",
         "working_directory",
         "cwd",
+        "target_file",  # Cursor's read_file and edit_file
+        "relative_workspace_path",  # Cursor's list_dir
     )
 )
 _PATH_LIST_KEYS = frozenset(("paths", "file_paths"))

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from gateway import Answer, Context, GateMemo, ResourcePage, ToolError, left_out_sentence, plural, tool
 from gateway_sessions.defaults import default_path
+from gateway_sessions.resume import resume_command
 
 if TYPE_CHECKING:  # the store and the rendering are imported when a tool first runs, not when the gateway starts
     from gateway_sessions import store
@@ -55,6 +56,10 @@ _SESSION_PROPERTIES = {
     "updated_at": {"type": "string"},
     "cwd": {"type": "string"},
     "parent_id": {"type": "string"},
+    "resume": {
+        "type": "string",
+        "description": "the shell command that resumes the session in its own agent ('' when it has none); never run",
+    },
 }
 SEARCH_OUTPUT = _object(
     {
@@ -329,6 +334,7 @@ def _summary(ctx: Context, row: store.Row) -> dict[str, Any]:
         "updated_at": row.updated_at,
         "cwd": row.cwd,
         "parent_id": row.parent_id,
+        "resume": resume_command(row.agent, row.id, row.cwd, row.parent_id),
     }
 
 

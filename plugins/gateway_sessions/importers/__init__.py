@@ -17,7 +17,7 @@ from attrs import define, field
 
 from gateway_sessions.model import Session
 
-AGENTS = ("claude-code", "codex", "gemini", "opencode")
+AGENTS = ("claude-code", "codex", "gemini", "opencode", "cursor", "cline", "aider")
 
 
 @define
