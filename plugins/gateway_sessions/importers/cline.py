@@ -46,6 +46,7 @@ _TOOLS = (
 _TOOL_TAG = re.compile(r"<(" + "|".join(_TOOLS) + r")>(.*?)</\1>", re.DOTALL)
 _PARAMETER = re.compile(r"<(\w+)>(.*?)</\1>", re.DOTALL)
 _CWD = re.compile(r"# Current (?:Working|Workspace) Directory \((.+?)\) Files")
+_NEXT_MESSAGE = re.compile(r'\{\s*"role"\s*:')
 _RESULT = re.compile(r"^\[[\w-]+(?: for .*?)?\] Result:", re.DOTALL)
 
 
@@ -99,12 +100,12 @@ def json_array(path: Path, parsed: Parsed) -> list[Any]:
             elements.append(value)
         except ValueError:
             parsed.broken_lines += 1
-            following = text.find("\n  {", position + 1)  # the next element, as the extensions indent them
-            if following < 0:
-                following = text.find(",{", position + 1)
-            if following < 0:
+            elements.append(None)  # holds its place: the messages after it keep their numbers (their keys)
+            # Start again at the next message after the broken one's beginning (compact or indented alike).
+            following = _NEXT_MESSAGE.search(text, position + 1)
+            if following is None:
                 break
-            position = following + 1
+            position = following.start()
     return elements
 
 
@@ -174,6 +175,8 @@ def read(path: Path) -> Parsed:
         cwd.append(known)
     messages: list[Message] = []
     for number, item in enumerate(history):
+        if item is None:  # counted by json_array
+            continue
         if not isinstance(item, dict) or item.get("role") not in ("user", "assistant"):
             parsed.broken_lines += 1
             continue

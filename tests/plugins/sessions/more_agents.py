@@ -1,0 +1,47 @@
+"""The fixtures of Cursor, Cline (and Roo Code) and Aider, put where those agents keep their files in a test home."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+CURSOR_CHAT = "3c1e7d2a-4b5f-4c6d-9e8f-0a1b2c3d4e5f"  # Cursor, in the orchard: reads and edits a file
+CURSOR_VAULT = "8d7c6b5a-9e8f-4a1b-8c2d-1f2e3d4c5b6a"  # Cursor, in the vault (by its workspace); canary below
+CURSOR_CANARY = "sloecanary"
+CLINE_TASK = "1772535600000"  # Cline, orchard: XML and native tool calls, a broken element, a cut-off end
+ROO_TASK = "0199b2c3-roo0-7aaa-8bbb-0c1d2e3f4a5b"  # Roo Code, in the vault
+AIDER_FILE = ".aider.chat.history.md"
+
+
+def _database(path: Path, script: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path)
+    connection.executescript(script.read_text())
+    connection.commit()
+    connection.close()
+    return path
+
+
+def place_cursor(home: Path) -> Path:
+    """Cursor's global database and one workspace's (the vault's), as Cursor lays them out on Linux."""
+    user = home / ".config" / "Cursor" / "User"
+    _database(user / "workspaceStorage" / "a1b2c3" / "state.vscdb", FIXTURES / "cursor" / "workspace-vault.sql")
+    shutil.copy(FIXTURES / "cursor" / "workspace-vault.json", user / "workspaceStorage" / "a1b2c3" / "workspace.json")
+    return _database(user / "globalStorage" / "state.vscdb", FIXTURES / "cursor" / "global.sql")
+
+
+def place_cline(home: Path) -> Path:
+    """Cline's and Roo Code's task folders under VS Code's settings folder."""
+    shutil.copytree(FIXTURES / "cline", home / ".config", dirs_exist_ok=True)
+    return home / ".config"
+
+
+def place_aider(home: Path) -> Path:
+    """An Aider history at the root of a repository; returns the folder of repositories (the setting's value)."""
+    repository = home / "src" / "orchard"
+    repository.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "aider" / "orchard" / AIDER_FILE, repository / AIDER_FILE)
+    return home / "src"

@@ -1,0 +1,185 @@
+"""The importers of Cursor, Cline and its forks, and Aider: each against a fixture in its own format (a broken record
+and a record cut short included), read again incrementally, and an agent whose files are absent costing nothing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from conftest import store_path
+from gateway_sessions import store
+from gateway_sessions.importers import aider, cline, cursor
+from gateway_sessions.importing import import_agent
+from gateway_sessions.refresh import look
+from more_agents import (
+    AIDER_FILE,
+    CLINE_TASK,
+    CURSOR_CHAT,
+    CURSOR_VAULT,
+    ROO_TASK,
+    place_aider,
+    place_cline,
+    place_cursor,
+)
+
+
+def _import(home: Path, agent: str, root: Path | None = None):
+    connection = store.open_for_writing(store_path(home))
+    try:
+        return import_agent(connection, agent, root)
+    finally:
+        connection.close()
+
+
+def _calls(home: Path, session_id: str) -> list[tuple[int, str, str]]:
+    connection = sqlite3.connect(store_path(home))
+    try:
+        return connection.execute(
+            "SELECT c.seq, c.tool, p.path || ' ' || p.action FROM tool_calls AS c JOIN sessions AS s ON s.rowid = c.session "
+            "JOIN tool_call_paths AS p ON p.call = c.rowid AND p.literal = 1 WHERE s.id = ? ORDER BY c.seq, p.path",
+            (session_id,),
+        ).fetchall()
+    finally:
+        connection.close()
+
+
+def _session(home: Path, session_id: str) -> dict:
+    connection = sqlite3.connect(store_path(home))
+    connection.row_factory = sqlite3.Row
+    try:
+        row = connection.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return dict(row) if row else {}
+    finally:
+        connection.close()
+
+
+def test_cursor_chats_come_with_their_tool_calls_and_workspace(gateway_home):
+    place_cursor(gateway_home)
+    report = _import(gateway_home, "cursor")
+    # The composer header that is not JSON and the bubble cut short are counted, the rest imported.
+    assert (report.sessions, report.broken_lines) == (2, 2)
+    chat = _session(gateway_home, CURSOR_CHAT)
+    assert chat["agent"] == "cursor" and chat["title"] == "Cherry yield chart"
+    assert chat["cwd"] == "/home/ada/src/orchard"  # from the bubbles' workspace
+    assert (chat["created_at"], chat["updated_at"]) == ("2026-03-02T10:00:00Z", "2026-03-02T10:10:00Z")
+    assert _calls(gateway_home, CURSOR_CHAT) == [
+        (1, "read_file", "/home/ada/src/orchard/data/yield.csv read"),
+        (2, "edit_file", "/home/ada/src/orchard/charts/yield.py edit"),
+    ]
+    vault = _session(gateway_home, CURSOR_VAULT)
+    assert vault["cwd"] == "/home/ada/src/vault"  # from the workspace database that lists the chat
+    assert _calls(gateway_home, CURSOR_VAULT) == [(1, "run_terminal_cmd", "/home/ada/src/vault/keys/current.pem ran")]
+
+
+def test_cursor_reads_only_a_changed_database_and_keeps_what_it_had(gateway_home):
+    database = place_cursor(gateway_home)
+    _import(gateway_home, "cursor")
+    again = _import(gateway_home, "cursor")
+    assert (again.files_read, again.files_unchanged) == (0, 1)
+    connection = sqlite3.connect(database)
+    bubble = {"_v": 3, "type": 1, "bubbleId": "b6", "text": "Now label the axes", "createdAt": "2026-03-02T10:05:00.000Z"}
+    connection.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"bubbleId:{CURSOR_CHAT}:b6", json.dumps(bubble)))
+    header = json.loads(connection.execute(
+        "SELECT value FROM cursorDiskKV WHERE key = ?", (f"composerData:{CURSOR_CHAT}",)).fetchone()[0])
+    header["fullConversationHeadersOnly"].append({"bubbleId": "b6", "type": 1})
+    connection.execute("UPDATE cursorDiskKV SET value = ? WHERE key = ?", (json.dumps(header), f"composerData:{CURSOR_CHAT}"))
+    connection.commit()
+    connection.close()
+    third = _import(gateway_home, "cursor")
+    assert third.files_read == 1
+    assert _session(gateway_home, CURSOR_CHAT)["message_count"] == 5
+    assert len(_calls(gateway_home, CURSOR_CHAT)) == 2  # the calls were not indexed twice
+
+
+def test_cline_tasks_give_xml_and_native_tool_calls_and_survive_a_broken_and_a_cut_element(gateway_home):
+    place_cline(gateway_home)
+    report = _import(gateway_home, "cline")
+    assert report.sessions == 2
+    assert report.broken_lines == 2  # the element broken in the middle and the one cut short at the end
+    task = _session(gateway_home, CLINE_TASK)
+    assert task["agent"] == "cline" and task["cwd"] == "/home/ada/src/orchard"
+    assert task["title"] == "Why does the graft scheduler skip Sundays?"  # the <task> unwrapped
+    assert (task["created_at"], task["updated_at"]) == ("2026-03-03T11:00:00Z", "2026-03-03T11:05:00Z")
+    assert _calls(gateway_home, CLINE_TASK) == [
+        (1, "read_file", "/home/ada/src/orchard/src/graft.py read"),
+        (3, "replace_in_file", "/home/ada/src/orchard/src/graft.py edit"),
+        (5, "execute_command", "/home/ada/src/orchard/tests/test_graft.py ran"),
+    ]
+    connection = sqlite3.connect(store_path(gateway_home))
+    texts = [row[0] for row in connection.execute(
+        "SELECT m.text FROM messages AS m JOIN sessions AS s ON s.rowid = m.session WHERE s.id = ? ORDER BY m.seq",
+        (CLINE_TASK,))]
+    connection.close()
+    assert not any("environment_details" in text or "medlarquirk" in text for text in texts)  # injected, results
+    assert texts[-1] == "Done: Sundays are scheduled again."  # the element after the broken one is kept
+    roo = _session(gateway_home, ROO_TASK)
+    assert roo["agent"] == "roo-code" and roo["cwd"] == "/home/ada/src/vault"
+    assert roo["created_at"] == "2026-03-04T11:00:00Z"
+
+
+def test_cline_task_read_again_when_it_grows_only_adds_the_new_messages(gateway_home):
+    root = place_cline(gateway_home)
+    _import(gateway_home, "cline")
+    history = next(root.rglob(f"{CLINE_TASK}/{cline.HISTORY}"))
+    messages = cline.json_array(history, cline.Parsed())
+    # Written whole again, as Cline does: the broken element as it was meant, the cut one finished, one more.
+    messages[messages.index(None)] = {"role": "assistant", "content": [{"type": "text", "text": "half a thought"}]}
+    messages[-1] = {"role": "assistant", "content": [{"type": "text", "text": "All tests pass."}]}
+    messages.append({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_02", "name": "write_to_file",
+         "input": {"path": "docs/sundays.md", "content": "Sundays are fine."}}]})
+    history.write_text(json.dumps(messages))
+    again = _import(gateway_home, "cline")
+    assert (again.files_read, again.files_unchanged, again.broken_lines) == (1, 1, 0)
+    assert _calls(gateway_home, CLINE_TASK)[-1] == (10, "write_to_file", "/home/ada/src/orchard/docs/sundays.md write")
+    assert len(_calls(gateway_home, CLINE_TASK)) == 4
+
+
+def test_aider_histories_become_one_session_a_run_with_their_edits(gateway_home):
+    repositories = place_aider(gateway_home)
+    report = _import(gateway_home, "aider", repositories)
+    assert report.sessions == 2 and report.broken_lines == 1  # the header whose time cannot be read
+    folder = str(repositories / "orchard")
+    connection = sqlite3.connect(store_path(gateway_home))
+    sessions = connection.execute("SELECT id, cwd, title, message_count FROM sessions ORDER BY created_at").fetchall()
+    connection.close()
+    first, second = sessions
+    assert first[0].startswith("aider-") and first[0].endswith("-20260302T083000")  # TZ is UTC in tests
+    assert first[1] == folder and first[2] == "/add src/prune.py"
+    assert _calls(gateway_home, first[0]) == [
+        (2, "add", f"{folder}/src/prune.py read"),  # [0] is aider's banner, [1] the /add typed
+        (5, "edit", f"{folder}/src/prune.py edit"),
+        (6, "run_command", f"{folder} ran"),
+        (6, "run_command", f"{folder}/tests/test_prune.py ran"),
+    ]
+    assert second[2] == "What does the orchard README say about quince grafts?" and second[3] == 2
+
+
+def test_aider_history_grown_by_a_new_run_keeps_the_old_ones_as_they_were(gateway_home):
+    repositories = place_aider(gateway_home)
+    _import(gateway_home, "aider", repositories)
+    history = repositories / "orchard" / AIDER_FILE
+    with history.open("a") as file:
+        file.write("nter.\n\n\n# aider chat started at 2026-03-05 09:00:00\n\n\n#### /add README.md  \n"
+                   "> Added README.md to the chat  \n")
+    again = _import(gateway_home, "aider", repositories)
+    assert again.sessions == 3 and again.files_read == 1
+    connection = sqlite3.connect(store_path(gateway_home))
+    last_reply = connection.execute(
+        "SELECT m.text FROM messages AS m JOIN sessions AS s ON s.rowid = m.session "
+        "WHERE m.role = 'assistant' ORDER BY s.created_at DESC, m.seq DESC LIMIT 1 OFFSET 0").fetchone()[0]
+    calls = connection.execute("SELECT count(*) FROM tool_calls").fetchone()[0]
+    connection.close()
+    assert last_reply == "It says quince grafts are done in late winter."  # the half-written line, now whole
+    assert calls == 4  # add, edit, run in the first run; add in the new one: none indexed twice
+
+
+def test_agents_whose_files_are_absent_cost_nothing(gateway_home):
+    for agent, importer in (("cursor", cursor), ("cline", cline), ("aider", aider)):
+        report = _import(gateway_home, agent)
+        assert report.found_nothing and report.files_read == 0
+        watched = look(agent, importer.default_root())
+        assert watched.files == {}
+        assert watched.changed() == []  # one stat of a missing place (or of an empty folder's time), nothing read
+    assert not (gateway_home / ".config" / "Cursor").exists()
