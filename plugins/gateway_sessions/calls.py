@@ -28,7 +28,7 @@ _EDIT_TOOLS = frozenset(
     for name in (
         "Edit", "MultiEdit", "NotebookEdit", "edit", "multiedit", "replace", "str_replace", "str_replace_editor",
         "str_replace_based_edit_tool", "edit_file", "replace_in_file", "apply_diff", "search_replace",
-        "search_and_replace", "insert_content", "patch", "edit_notebook",
+        "search_and_replace", "insert_content", "patch", "edit_notebook", "apply_patch",
     )
 )
 _WRITE_TOOLS = frozenset(
@@ -120,6 +120,22 @@ def _workdir(arguments: Any, cwd: str) -> str:
     return cwd
 
 
+_PATCH_VERB = re.compile(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+)$", re.MULTILINE)
+
+
+def _patches(value: Any) -> Iterator[str]:
+    """The strings of a call's input that hold patch markers, at any depth."""
+    if isinstance(value, str):
+        if "*** " in value:
+            yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _patches(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _patches(item)
+
+
 def calls_of(blocks: list[dict[str, Any]], cwd: str) -> list[Call]:
     """The tool calls among a message's content blocks, with the places each acted on."""
     found: list[Call] = []
@@ -134,9 +150,8 @@ def calls_of(blocks: list[dict[str, Any]], cwd: str) -> list[Call]:
             path = _absolute(value, cwd)
             if path is not None:
                 call.places[path] = action
-        if isinstance(arguments, str | dict):  # Codex's apply_patch: each file's own verb
-            patch = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            for verb, name in re.findall(r"^\*\*\* (Add File|Update File|Delete File|Move to): (.+)$", patch, re.M):
+        for patch in _patches(arguments):  # Codex's apply_patch: each file's own verb
+            for verb, name in _PATCH_VERB.findall(patch):
                 path = _absolute(name, cwd)
                 if path is not None:
                     call.places[path] = WRITE if verb in ("Add File", "Move to") else EDIT

@@ -45,6 +45,9 @@ def test_tools_are_listed_in_order_read_only_with_output_schemas(sessions_gatewa
         "rousseau_search_sessions",
         "rousseau_list_sessions",
         "rousseau_read_session",
+        "sessions_touching",
+        "search_tool_calls",
+        "agent_week",
     ]
     for listed in catalogue.tools:
         assert listed.tool.read_only and listed.tool.output_schema is not None
