@@ -268,10 +268,11 @@ def touching(
             if literal and len(paths) < shown:
                 paths[path] = action
         if not paths:  # found only through a resolved form: say the call's own path
+            some = sorted(counted)[:shown]
             for path, action in connection.execute(
-                "SELECT path, action FROM tool_call_paths WHERE call IN (%s) AND literal = 1 LIMIT ?"
-                % ",".join("?" * len(counted)),
-                (*counted, shown),
+                f"SELECT path, action FROM tool_call_paths WHERE call IN ({','.join('?' * len(some))}) "
+                "AND literal = 1 LIMIT ?",
+                (*some, shown),
             ):
                 paths[path] = action
         found.append(Touch(session, last, actions, tuple(sorted(messages))[:shown], paths))

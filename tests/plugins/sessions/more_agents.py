@@ -45,3 +45,17 @@ def place_aider(home: Path) -> Path:
     repository.mkdir(parents=True, exist_ok=True)
     shutil.copy(FIXTURES / "aider" / "orchard" / AIDER_FILE, repository / AIDER_FILE)
     return home / "src"
+
+
+# The Claude Code and Codex fixtures too (for served tests that cannot import the sessions tests' conftest).
+CLAUDE_VAULT = "9e8d7c6b-3333-4a1b-8c2d-fedcba987654"  # in the closed project
+CLAUDE_CANARY = "zanzibarcanary"
+PROJECTS = [
+    {"id": "vault", "name": "Vault", "ai": False, "paths": ["/home/ada/src/vault"]},
+    {"id": "orchard", "name": "Orchard", "ai": True, "paths": ["/home/ada/src/orchard"]},
+]
+
+
+def place_claude_code_and_codex(home: Path) -> None:
+    shutil.copytree(FIXTURES / "claude-code", home / ".claude" / "projects")
+    shutil.copytree(FIXTURES / "codex", home / ".codex" / "sessions")

@@ -1,0 +1,95 @@
+"""A closed project's sessions are found by none of the tools that look at what agents did (sessions_touching,
+search_tool_calls, agent_week and the rousseau://week resource), through a real `gateway serve` that imports the
+transcripts itself (Claude Code, Codex, Cursor, Cline and Roo Code) and the SDK's own client.
+
+The attacks: asking for the closed folder itself, for a file in it, for its parent; searching tool calls by a canary
+word of the closed sessions, by the tool they used, by its path; asking for the closed sessions' days. Each answer
+must hold no canary and no id of a closed session, and the count said to be left out must not depend on what was
+asked (else the count would tell what the closed sessions touched).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "plugins" / "sessions"))
+
+from more_agents import (  # noqa: E402
+    CLAUDE_CANARY,
+    CLAUDE_VAULT,
+    CURSOR_CANARY,
+    CURSOR_VAULT,
+    PROJECTS,
+    ROO_TASK,
+    place_claude_code_and_codex,
+    place_cline,
+    place_cursor,
+)
+
+from gateway.testing import serve_client, write_config  # noqa: E402
+
+CLOSED_IDS = (CLAUDE_VAULT, CURSOR_VAULT, ROO_TASK)
+SECRETS = (CLAUDE_CANARY, CURSOR_CANARY, *CLOSED_IDS, "current.pem", "keys/")
+
+ASKED = [
+    ("sessions_touching", {"path": "/home/ada/src/vault"}),
+    ("sessions_touching", {"path": "/home/ada/src/vault/keys/current.pem"}),
+    ("sessions_touching", {"path": "/home/ada/src", "limit": 200}),
+    ("sessions_touching", {"path": "/home/ada/src/orchard"}),
+    ("sessions_touching", {"path": "/"}),
+    ("search_tool_calls", {"query": CURSOR_CANARY}),
+    ("search_tool_calls", {"query": "cat"}),
+    ("search_tool_calls", {"query": "current*"}),
+    ("search_tool_calls", {"tool": "run_terminal_cmd"}),
+    ("search_tool_calls", {"tool": "list_files"}),
+    ("search_tool_calls", {"path": "/home/ada/src/vault"}),
+    ("search_tool_calls", {"path": "/home/ada", "limit": 200}),
+    ("agent_week", {"start": "2026-03-01", "days": 7}),
+    ("agent_week", {"start": "2026-03-03", "days": 2}),
+    ("agent_week", {"start": "2025-11-15", "days": 31}),
+]
+
+
+def _text(result) -> str:
+    texts = [getattr(block, "text", "") for block in result.content]
+    return "\n".join(texts) + json.dumps(result.structured_content or {}, ensure_ascii=False)
+
+
+def test_a_closed_projects_sessions_are_found_by_none_of_the_new_tools(gateway_home: Path):
+    place_claude_code_and_codex(gateway_home)
+    place_cursor(gateway_home)
+    place_cline(gateway_home)
+    write_config(gateway_home, {"gateway": {"plugins": ["sessions"]}}, projects=PROJECTS)
+
+    async def run():
+        answers: list[tuple[str, dict, object]] = []
+        async with serve_client(gateway_home) as client:
+            for name, arguments in ASKED:
+                answers.append((name, arguments, await client.call_tool(name, arguments)))
+            week = await client.read_resource("rousseau://week")
+            listed = await client.call_tool("rousseau_list_sessions", {"limit": 200})
+        return answers, json.dumps(week.model_dump(mode="json")), listed
+
+    answers, week, listed = anyio.run(run)
+    shown = {session["id"] for session in listed.structured_content["sessions"]}
+    # The importers ran in the served process: the open Cursor and Cline sessions are there, the closed ones not.
+    assert {"3c1e7d2a-4b5f-4c6d-9e8f-0a1b2c3d4e5f", "1772535600000"} <= shown
+    assert not shown & set(CLOSED_IDS)
+    left_out = set()
+    for name, arguments, result in answers:
+        assert not result.is_error, (name, arguments, _text(result))
+        text = _text(result)
+        for secret in SECRETS:
+            assert secret not in text, (name, arguments, secret)
+        left_out.add(result.structured_content["left_out"])
+    assert left_out == {3}  # every closed session counted, whatever was asked
+    for secret in SECRETS:
+        assert secret not in week
+    # The control: what is open is found.
+    touching = dict((json.dumps(a), r) for n, a, r in answers if n == "sessions_touching")
+    orchard = touching[json.dumps({"path": "/home/ada/src/orchard"})].structured_content["sessions"]
+    assert {"3c1e7d2a-4b5f-4c6d-9e8f-0a1b2c3d4e5f", "1772535600000"} <= {entry["id"] for entry in orchard}
