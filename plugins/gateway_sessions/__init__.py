@@ -55,6 +55,13 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
             "levels down); empty: only ~/.aider.chat.history.md",
             type=Path,
         ),
+        Setting("copilot", "", where.format("GitHub Copilot CLI", "$COPILOT_HOME/session-state or ~/.copilot/session-state"),
+                type=Path),
+        Setting("goose", "", where.format("Goose (its database)", "~/.local/share/goose/sessions/sessions.db"), type=Path),
+        Setting("continue", "", where.format("Continue", "$CONTINUE_GLOBAL_DIR/sessions or ~/.continue/sessions"),
+                type=Path),
+        Setting("qwen", "", where.format("Qwen Code", "~/.qwen"), type=Path),
+        Setting("amp", "", where.format("Amp", "~/.local/share/amp/threads"), type=Path),
     ]
 
 

@@ -28,12 +28,13 @@ _EDIT_TOOLS = frozenset(
     for name in (
         "Edit", "MultiEdit", "NotebookEdit", "edit", "multiedit", "replace", "str_replace", "str_replace_editor",
         "str_replace_based_edit_tool", "edit_file", "replace_in_file", "apply_diff", "search_replace",
-        "search_and_replace", "insert_content", "patch", "edit_notebook", "apply_patch",
+        "search_and_replace", "insert_content", "patch", "edit_notebook", "apply_patch", "edit_existing_file",
+        "single_find_and_replace", "multi_edit",
     )
 )
 _WRITE_TOOLS = frozenset(
     name.casefold()
-    for name in ("Write", "write_file", "write_to_file", "create_file", "create", "new_file", "write")
+    for name in ("Write", "write_file", "write_to_file", "create_file", "create", "new_file", "write", "create_new_file")
 )
 _RUN_TOOLS = frozenset(
     name.casefold()
@@ -61,9 +62,18 @@ class Call:
     places: dict[str, str] = field(factory=dict)  # absolute path -> read, edit, write or ran
 
 
-def action_of(tool: str) -> str:
-    """What a tool of this name does to the paths its input names."""
+# Editor tools that take what they do as an argument (Goose's developer__text_editor, Anthropic's text editor tool as
+# Copilot CLI and others name it): `view` reads, `create`/`write` writes, the rest edit.
+_EDITOR_COMMANDS = {"view": READ, "create": WRITE, "write": WRITE}
+
+
+def action_of(tool: str, arguments: Any = None) -> str:
+    """What a tool of this name (and, for an editor tool, this `command` argument) does to the paths it names."""
     folded = tool.casefold()
+    if (folded.endswith("text_editor") or folded.startswith("str_replace")) and isinstance(arguments, dict):
+        command = arguments.get("command")
+        if isinstance(command, str):
+            return _EDITOR_COMMANDS.get(command, EDIT)
     if folded in _EDIT_TOOLS:
         return EDIT
     if folded in _WRITE_TOOLS:
@@ -145,7 +155,7 @@ def calls_of(blocks: list[dict[str, Any]], cwd: str) -> list[Call]:
         tool = str(block.get("name") or "")
         arguments = block.get("input")
         call = Call(position=len(found), call_id=str(block.get("id") or ""), tool=tool, arguments=arguments)
-        action = action_of(tool)
+        action = action_of(tool, arguments)
         for value in _path_values(arguments):
             path = _absolute(value, cwd)
             if path is not None:

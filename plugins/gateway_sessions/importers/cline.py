@@ -84,12 +84,21 @@ def json_array(path: Path, parsed: Parsed) -> list[Any]:
         return value if isinstance(value, list) else []
     except ValueError:
         pass
-    decoder = json.JSONDecoder()
-    elements: list[Any] = []
     position = text.find("[") + 1
     if position == 0:
         parsed.broken_lines += 1
         return []
+    return elements_from(text, position, parsed, _NEXT_MESSAGE)
+
+
+def elements_from(text: str, position: int, parsed: Parsed, resume: re.Pattern[str] | None = None) -> list[Any]:
+    """The elements of the JSON array whose first element starts at `position` of `text`, as far as they can be read.
+
+    A broken element is counted in `parsed.broken_lines` and holds its place (None), so that the elements after it
+    keep their numbers; reading starts again where `resume` next matches (else it stops there).
+    """
+    decoder = json.JSONDecoder()
+    elements: list[Any] = []
     while position < len(text):
         while position < len(text) and text[position] in " \t\r\n,":
             position += 1
@@ -101,8 +110,8 @@ def json_array(path: Path, parsed: Parsed) -> list[Any]:
         except ValueError:
             parsed.broken_lines += 1
             elements.append(None)  # holds its place: the messages after it keep their numbers (their keys)
-            # Start again at the next message after the broken one's beginning (compact or indented alike).
-            following = _NEXT_MESSAGE.search(text, position + 1)
+            # Start again at the next element after the broken one's beginning (compact or indented alike).
+            following = resume.search(text, position + 1) if resume is not None else None
             if following is None:
                 break
             position = following.start()

@@ -59,3 +59,35 @@ PROJECTS = [
 def place_claude_code_and_codex(home: Path) -> None:
     shutil.copytree(FIXTURES / "claude-code", home / ".claude" / "projects")
     shutil.copytree(FIXTURES / "codex", home / ".codex" / "sessions")
+
+
+COPILOT_SESSION = "6b1f2c3d-7777-4e8f-9a0b-1c2d3e4f5a6b"
+QWEN_SESSION = "c0ffee00-8888-4a1b-9c2d-3e4f5a6b7c8d"
+CONTINUE_SESSION = "5e55ion0-9999-4c1d-8e2f-3a4b5c6d7e8f"
+CONTINUE_CUT = "cut00000-aaaa-4bbb-8ccc-dddddddddddd"
+AMP_THREAD = "T-019b9d03-62e3-772f-9780-3e637f90eaec"
+GOOSE_SESSION = "20260307_1"
+
+
+def place_copilot(home: Path) -> Path:
+    shutil.copytree(FIXTURES / "copilot", home / ".copilot")
+    return home / ".copilot" / "session-state"
+
+
+def place_qwen(home: Path) -> Path:
+    shutil.copytree(FIXTURES / "qwen", home / ".qwen")
+    return home / ".qwen"
+
+
+def place_continue(home: Path) -> Path:
+    shutil.copytree(FIXTURES / "continue", home / ".continue")
+    return home / ".continue" / "sessions"
+
+
+def place_amp(home: Path) -> Path:
+    shutil.copytree(FIXTURES / "amp", home / ".local" / "share" / "amp")
+    return home / ".local" / "share" / "amp" / "threads"
+
+
+def place_goose(home: Path) -> Path:
+    return _database(home / ".local" / "share" / "goose" / "sessions" / "sessions.db", FIXTURES / "goose" / "sessions.sql")

@@ -9,18 +9,29 @@ from pathlib import Path
 
 from conftest import store_path
 from gateway_sessions import store
-from gateway_sessions.importers import aider, cline, cursor
+from gateway_sessions.importers import aider, amp, cline, continue_, copilot, cursor, goose, qwen
 from gateway_sessions.importing import import_agent
 from gateway_sessions.refresh import look
 from more_agents import (
     AIDER_FILE,
+    AMP_THREAD,
     CLINE_TASK,
+    CONTINUE_CUT,
+    CONTINUE_SESSION,
+    COPILOT_SESSION,
     CURSOR_CHAT,
     CURSOR_VAULT,
+    GOOSE_SESSION,
+    QWEN_SESSION,
     ROO_TASK,
     place_aider,
+    place_amp,
     place_cline,
+    place_continue,
+    place_copilot,
     place_cursor,
+    place_goose,
+    place_qwen,
 )
 
 
@@ -176,10 +187,92 @@ def test_aider_history_grown_by_a_new_run_keeps_the_old_ones_as_they_were(gatewa
 
 
 def test_agents_whose_files_are_absent_cost_nothing(gateway_home):
-    for agent, importer in (("cursor", cursor), ("cline", cline), ("aider", aider)):
+    importers = (("cursor", cursor), ("cline", cline), ("aider", aider), ("copilot", copilot), ("goose", goose),
+                 ("continue", continue_), ("qwen", qwen), ("amp", amp))
+    for agent, importer in importers:
         report = _import(gateway_home, agent)
         assert report.found_nothing and report.files_read == 0
         watched = look(agent, importer.default_root())
         assert watched.files == {}
         assert watched.changed() == []  # one stat of a missing place (or of an empty folder's time), nothing read
     assert not (gateway_home / ".config" / "Cursor").exists()
+
+
+def test_copilot_cli_events_give_the_session_its_calls_and_results(gateway_home):
+    place_copilot(gateway_home)
+    report = _import(gateway_home, "copilot")
+    assert (report.sessions, report.broken_lines) == (1, 2)  # the broken event and the one cut short
+    session = _session(gateway_home, COPILOT_SESSION)
+    assert session["agent"] == "copilot" and session["cwd"] == "/home/ada/src/orchard"
+    assert session["title"] == "Why is the apricot test flaky?"
+    assert _calls(gateway_home, COPILOT_SESSION) == [
+        (1, "view", "/home/ada/src/orchard/tests/test_apricot.py read"),
+        (3, "bash", "/home/ada/src/orchard/tests/test_apricot.py ran"),
+    ]
+    connection = sqlite3.connect(store_path(gateway_home))
+    results = dict(connection.execute("SELECT call_id, result FROM tool_results"))
+    connection.close()
+    assert results == {"tc1": "def test_apricot(): assert ripe()", "tc2": "1 failed"}
+
+
+def test_qwen_code_records_give_calls_and_skip_a_broken_line(gateway_home):
+    place_qwen(gateway_home)
+    report = _import(gateway_home, "qwen")
+    assert (report.sessions, report.messages, report.broken_lines) == (1, 4, 2)
+    session = _session(gateway_home, QWEN_SESSION)
+    assert session["cwd"] == "/home/ada/src/orchard" and session["title"] == "Count the plum rows in data/plums.csv"
+    assert _calls(gateway_home, QWEN_SESSION) == [(1, "read_file", "/home/ada/src/orchard/data/plums.csv read")]
+    grown = next((gateway_home / ".qwen").rglob(f"{QWEN_SESSION}.jsonl"))
+    with grown.open("a") as file:
+        file.write('ars?"}]}}\n')  # the cut line finished
+    again = _import(gateway_home, "qwen")
+    assert (again.files_read, again.broken_lines) == (1, 1)
+    assert _session(gateway_home, QWEN_SESSION)["message_count"] == 5
+
+
+def test_continue_sessions_read_whole_and_cut_short(gateway_home):
+    place_continue(gateway_home)
+    report = _import(gateway_home, "continue")
+    assert report.sessions == 2 and report.broken_lines == 2  # the item that is not one, the file cut short
+    session = _session(gateway_home, CONTINUE_SESSION)
+    assert session["title"] == "Graft calendar export" and session["cwd"] == "/home/ada/src/orchard"
+    assert session["created_at"] == "2026-03-08T09:00:00Z"  # from sessions.json
+    assert _calls(gateway_home, CONTINUE_SESSION) == [
+        (1, "read_file", "/home/ada/src/orchard/src/calendar.py read"),
+        (3, "create_new_file", "/home/ada/src/orchard/src/ics.py write"),
+    ]
+    cut = _session(gateway_home, CONTINUE_CUT)
+    assert cut["cwd"] == "/home/ada/src/vault" and cut["message_count"] == 1
+    assert cut["title"] == "List the sealed keys"  # "New Session" is Continue's placeholder, not a title
+
+
+def test_amp_threads_give_calls_and_results(gateway_home):
+    place_amp(gateway_home)
+    report = _import(gateway_home, "amp")
+    assert (report.sessions, report.broken_lines) == (1, 1)  # the message of no known role
+    session = _session(gateway_home, AMP_THREAD)
+    assert session["title"] == "Peach harvest report" and session["cwd"] == "/home/ada/src/orchard"
+    assert _calls(gateway_home, AMP_THREAD) == [
+        (1, "create_file", "/home/ada/src/orchard/reports/peach.md write"),
+        (3, "Bash", "/home/ada/src/orchard ran"),
+        (3, "Bash", "/home/ada/src/orchard/reports/peach.md ran"),
+    ]
+    thread = gateway_home / ".local" / "share" / "amp" / "threads" / f"{AMP_THREAD}.json"
+    text = thread.read_text()
+    thread.write_text(text[: text.index('"messageId": 3')])  # rewritten, cut short by a crash
+    again = _import(gateway_home, "amp")
+    assert again.files_read == 1 and again.broken_lines == 1
+    assert _session(gateway_home, AMP_THREAD)["message_count"] == 4  # nothing lost from the store
+
+
+def test_goose_database_gives_sessions_with_editor_commands_as_verbs(gateway_home):
+    place_goose(gateway_home)
+    report = _import(gateway_home, "goose")
+    assert (report.sessions, report.broken_lines) == (1, 1)  # the message whose content was cut
+    session = _session(gateway_home, GOOSE_SESSION)
+    assert session["title"] == "Cider press wiring" and session["cwd"] == "/home/ada/src/orchard"
+    assert _calls(gateway_home, GOOSE_SESSION) == [
+        (1, "developer__text_editor", "/home/ada/src/orchard/press/driver.py read"),
+        (3, "developer__text_editor", "/home/ada/src/orchard/press/driver.py edit"),
+    ]
+    assert _import(gateway_home, "goose").files_unchanged == 1
