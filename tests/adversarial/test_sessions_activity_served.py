@@ -1,6 +1,6 @@
 """A closed project's sessions are found by none of the tools that look at what agents did (sessions_touching,
 search_tool_calls, agent_week and the rousseau://week resource), through a real `gateway serve` that imports the
-transcripts itself (Claude Code, Codex, Cursor, Cline and Roo Code) and the SDK's own client.
+transcripts itself (Claude Code, Codex, Cursor, Cline, Roo Code, Copilot CLI, Qwen Code, Continue, Amp, Goose) and the SDK's own client.
 
 The attacks: asking for the closed folder itself, for a file in it, for its parent; searching tool calls by a canary
 word of the closed sessions, by the tool they used, by its path; asking for the closed sessions' days. Each answer
@@ -19,21 +19,28 @@ import anyio
 sys.path.insert(0, str(Path(__file__).parents[1] / "plugins" / "sessions"))
 
 from more_agents import (  # noqa: E402
+    AMP_THREAD,
     CLAUDE_CANARY,
     CLAUDE_VAULT,
+    CONTINUE_CUT,
     CURSOR_CANARY,
     CURSOR_VAULT,
     PROJECTS,
     ROO_TASK,
+    place_amp,
     place_claude_code_and_codex,
     place_cline,
+    place_continue,
+    place_copilot,
     place_cursor,
+    place_goose,
+    place_qwen,
 )
 
 from gateway.testing import serve_client, write_config  # noqa: E402
 
-CLOSED_IDS = (CLAUDE_VAULT, CURSOR_VAULT, ROO_TASK)
-SECRETS = (CLAUDE_CANARY, CURSOR_CANARY, *CLOSED_IDS, "current.pem", "keys/")
+CLOSED_IDS = (CLAUDE_VAULT, CURSOR_VAULT, ROO_TASK, CONTINUE_CUT)
+SECRETS = (CLAUDE_CANARY, CURSOR_CANARY, *CLOSED_IDS, "current.pem", "keys/", "sealed keys")
 
 ASKED = [
     ("sessions_touching", {"path": "/home/ada/src/vault"}),
@@ -63,7 +70,11 @@ def test_a_closed_projects_sessions_are_found_by_none_of_the_new_tools(gateway_h
     place_claude_code_and_codex(gateway_home)
     place_cursor(gateway_home)
     place_cline(gateway_home)
-    write_config(gateway_home, {"gateway": {"plugins": ["sessions"]}}, projects=PROJECTS)
+    for place in (place_copilot, place_qwen, place_continue, place_amp, place_goose):
+        place(gateway_home)
+    # The first call waits for the whole first import (else it answers within its budget from a store half-filled,
+    # and the count of sessions kept back grows from one call to the next as the import goes on).
+    write_config(gateway_home, {"gateway": {"plugins": ["sessions"], "refresh_budget_ms": 60_000}}, projects=PROJECTS)
 
     async def run():
         answers: list[tuple[str, dict, object]] = []
@@ -77,7 +88,7 @@ def test_a_closed_projects_sessions_are_found_by_none_of_the_new_tools(gateway_h
     answers, week, listed = anyio.run(run)
     shown = {session["id"] for session in listed.structured_content["sessions"]}
     # The importers ran in the served process: the open Cursor and Cline sessions are there, the closed ones not.
-    assert {"3c1e7d2a-4b5f-4c6d-9e8f-0a1b2c3d4e5f", "1772535600000"} <= shown
+    assert {"3c1e7d2a-4b5f-4c6d-9e8f-0a1b2c3d4e5f", "1772535600000", "20260307_1", AMP_THREAD} <= shown
     assert not shown & set(CLOSED_IDS)
     left_out = set()
     for name, arguments, result in answers:
@@ -86,7 +97,7 @@ def test_a_closed_projects_sessions_are_found_by_none_of_the_new_tools(gateway_h
         for secret in SECRETS:
             assert secret not in text, (name, arguments, secret)
         left_out.add(result.structured_content["left_out"])
-    assert left_out == {3}  # every closed session counted, whatever was asked
+    assert left_out == {len(CLOSED_IDS)}  # every closed session counted, whatever was asked
     for secret in SECRETS:
         assert secret not in week
     # The control: what is open is found.
