@@ -28,6 +28,9 @@ _SHOWN_MESSAGES = 12
 _SHOWN_PATHS = 8
 _SHOWN_FILES = 5
 _PROMPT_LENGTH = 160
+# How much of a call's arguments and result search_tool_calls gives (the store keeps 1,000 and 600 characters).
+SHOWN_ARGUMENTS = 300
+SHOWN_RESULT = 200
 _ACTION_ORDER = ("edit", "write", "read", "ran")
 _ACTION_WORDS = {"read": "read", "edit": "edited", "write": "wrote", "ran": "ran a command naming it"}
 
@@ -131,7 +134,7 @@ def sessions_touching(
         Limit | None, Field(description=f"Cap sessions returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
     ] = None,
 ) -> Answer:
-    from gateway_sessions.store import calls
+    from gateway_sessions.store import call_search
 
     forms = _forms(path)
     after = _since(since)
@@ -143,7 +146,7 @@ def sessions_touching(
         with reader.snapshot():
             gated, left_out = tools._scope(ctx, reader)
             with ctx.interruptible(reader.connection):
-                touches = calls.touching(reader.connection, forms, after, limit, gated)
+                touches = call_search.touching(reader.connection, forms, after, limit, gated)
             for touch in touches:
                 row = _row(reader, touch.session)
                 if row is None:
@@ -235,9 +238,9 @@ def search_tool_calls(
         Limit | None, Field(description=f"Cap calls returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
     ] = None,
 ) -> Answer:
-    from gateway_sessions.store import calls
+    from gateway_sessions.store import call_search
 
-    words = calls.query_words(query or "")
+    words = call_search.query_words(query or "")
     if len(words) > tools.MAX_QUERY_TERMS:
         raise ToolError(f"query has {len(words)} words, over the limit of {tools.MAX_QUERY_TERMS}")
     name = (tool or "").strip()
@@ -253,7 +256,7 @@ def search_tool_calls(
         with reader.snapshot():
             gated, left_out = tools._scope(ctx, reader)
             with ctx.interruptible(reader.connection):
-                hits = calls.search_calls(reader.connection, words, name, forms, after, limit, gated)
+                hits = call_search.search_calls(reader.connection, words, name, forms, after, limit, gated)
             rows: dict[int, Any] = {}
             for hit in hits:
                 if hit.session not in rows:
@@ -269,8 +272,9 @@ def search_tool_calls(
                         "message": hit.seq,
                         "tool": ctx.clip(hit.tool, 100),
                         "created_at": hit.created_at,
-                        "arguments": ctx.clip(hit.arguments),  # stored masked, then cut: masking again changes nothing
-                        "result": ctx.clip(hit.result),
+                        # Stored masked whole (with this version's masks), then cut: shown shorter still.
+                        "arguments": ctx.one_line(hit.arguments, SHOWN_ARGUMENTS),
+                        "result": ctx.one_line(hit.result, SHOWN_RESULT),
                         "is_error": hit.is_error,
                         "paths": {ctx.clip(place): action for place, action in hit.places.items()},
                         "resume": _resume(row),
@@ -281,7 +285,7 @@ def search_tool_calls(
         body.append(f"session {entry['session']} [{entry['message']}] {entry['tool']} {entry['created_at']}")
         body.append(f"  arguments: {entry['arguments']}")
         if entry["result"]:
-            body.append(f"  result{' (error)' if entry['is_error'] else ''}: {entry['result'][:300]}")
+            body.append(f"  result{' (error)' if entry['is_error'] else ''}: {entry['result']}")
     lines = [f"{plural(len(found), 'tool call')}, newest first"]
     if body:
         lines.append(ctx.frame("\n".join(body)))
@@ -434,7 +438,7 @@ def agent_week(
 
 
 def _week(ctx: Context, reader, start: str, end: str, zone: dt.tzinfo, gated: bool) -> dict[str, dict[str, dict]]:
-    from gateway_sessions.store import _SESSION_COLUMNS, Row, calls
+    from gateway_sessions.store import _SESSION_COLUMNS, Row, call_search
 
     kept = " AND s.rowid NOT IN (SELECT rowid FROM temp.kept_back)" if gated else ""
     rows = [
@@ -480,7 +484,7 @@ def _week(ctx: Context, reader, start: str, end: str, zone: dt.tzinfo, gated: bo
                     "resume": _resume(row),
                 }
             )
-    for session, stamp, path, _action in calls.files_of(reader.connection, list(by_rowid), start, end):
+    for session, stamp, path, _action in call_search.files_of(reader.connection, list(by_rowid), start, end):
         key, _ = owners_of[session]
         entry = grouped.get(_day_of(stamp, zone), {}).get(key)
         if entry is not None:

@@ -37,7 +37,7 @@ NO_TEXT = "(no text)"
 # Said (a second line of text, and `hint` in the structured content) while the store holds no session at all.
 EMPTY_HINT = (
     "The sessions store is empty: the person can run `gateway sessions import` to copy in the transcripts of "
-    "Claude Code, Codex, Gemini CLI and opencode."
+    "Claude Code, Codex, Gemini CLI, opencode, Cursor, Cline, Aider, Copilot CLI, Goose, Continue, Qwen Code and Amp."
 )
 _HINT_PROPERTY = {"hint": {"type": "string", "description": "what the person can do, when the store is empty"}}
 

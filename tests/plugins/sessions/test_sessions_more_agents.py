@@ -276,3 +276,35 @@ def test_goose_database_gives_sessions_with_editor_commands_as_verbs(gateway_hom
         (3, "developer__text_editor", "/home/ada/src/orchard/press/driver.py edit"),
     ]
     assert _import(gateway_home, "goose").files_unchanged == 1
+
+
+def test_doctor_says_where_each_new_agent_found_its_files_and_that_it_is_read_by_the_next_call(gateway_home):
+    import os
+    import subprocess
+    import sys
+
+    from gateway.context import home_environment
+    from gateway.testing import write_config
+
+    write_config(gateway_home, {"gateway": {"plugins": ["sessions"]},
+                                "plugins": {"sessions": {"aider": str(gateway_home / "src")}}})
+    place_cursor(gateway_home)
+    place_cline(gateway_home)
+    place_aider(gateway_home)
+    for place in (place_copilot, place_qwen, place_continue, place_amp):
+        place(gateway_home)
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
+    said = subprocess.run([sys.executable, "-m", "gateway", "doctor"], env=env, capture_output=True, text=True,
+                          timeout=120).stdout
+    home = gateway_home
+    for name, count, place in (
+        ("Cursor", 1, home / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb"),
+        ("Cline, Roo Code and Kilo Code", 2, home / ".config"),
+        ("Aider", 1, home / "src"),
+        ("GitHub Copilot CLI", 1, home / ".copilot" / "session-state"),
+        ("Continue", 2, home / ".continue" / "sessions"),
+        ("Qwen Code", 1, home / ".qwen"),
+        ("Amp", 1, home / ".local" / "share" / "amp" / "threads"),
+    ):
+        assert f"stale    sessions: {name} transcripts ({count}) at {place}: {count} of {count} transcripts" in said
+    assert f"-        sessions: no Goose transcripts at {home / '.local/share/goose/sessions/sessions.db'}" in said
