@@ -75,13 +75,23 @@ def _since(since: str | None) -> str:
     return found
 
 
-def _row(reader, rowid: int):
-    from gateway_sessions.store import _SESSION_COLUMNS, Row
-
+def _row(reader, rowid: int, store: Any):
     found = reader.connection.execute(
-        f"SELECT {_SESSION_COLUMNS} FROM sessions AS s WHERE s.rowid = ?", (rowid,)
+        f"SELECT {store._SESSION_COLUMNS} FROM sessions AS s WHERE s.rowid = ?", (rowid,)
     ).fetchone()
-    return None if found is None else Row(*found)
+    return None if found is None else store.Row(*found)
+
+
+class _Clipped(dict):
+    """Paths masked and put on one line once per answer (the same path comes back in many calls)."""
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__()
+        self.ctx = ctx
+
+    def __missing__(self, text: str) -> str:
+        self[text] = clipped = self.ctx.clip(text)
+        return clipped
 
 
 def _resume(row) -> str:
@@ -134,6 +144,7 @@ def sessions_touching(
         Limit | None, Field(description=f"Cap sessions returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
     ] = None,
 ) -> Answer:
+    from gateway_sessions import store
     from gateway_sessions.store import call_search
 
     forms = _forms(path)
@@ -147,8 +158,9 @@ def sessions_touching(
             gated, left_out = tools._scope(ctx, reader)
             with ctx.interruptible(reader.connection):
                 touches = call_search.touching(reader.connection, forms, after, limit, gated)
+            clipped = _Clipped(ctx)
             for touch in touches:
-                row = _row(reader, touch.session)
+                row = _row(reader, touch.session, store)
                 if row is None:
                     continue
                 found.append(
@@ -161,7 +173,7 @@ def sessions_touching(
                         "last_touched": touch.last,
                         "actions": touch.actions,
                         "messages": list(touch.messages),
-                        "paths": {ctx.clip(place): action for place, action in touch.paths.items()},
+                        "paths": {clipped[place]: action for place, action in touch.paths.items()},
                         "cwd": row.cwd,
                         "resume": _resume(row),
                     }
@@ -238,6 +250,7 @@ def search_tool_calls(
         Limit | None, Field(description=f"Cap calls returned. Default {DEFAULT_LIMIT}, at most {MAX_LIMIT}.")
     ] = None,
 ) -> Answer:
+    from gateway_sessions import store
     from gateway_sessions.store import call_search
 
     words = call_search.query_words(query or "")
@@ -258,9 +271,10 @@ def search_tool_calls(
             with ctx.interruptible(reader.connection):
                 hits = call_search.search_calls(reader.connection, words, name, forms, after, limit, gated)
             rows: dict[int, Any] = {}
+            clipped = _Clipped(ctx)
             for hit in hits:
                 if hit.session not in rows:
-                    rows[hit.session] = _row(reader, hit.session)
+                    rows[hit.session] = _row(reader, hit.session, store)
                 row = rows[hit.session]
                 if row is None:
                     continue
@@ -270,13 +284,13 @@ def search_tool_calls(
                         "agent": row.agent,
                         "address": tools.address(row.id),
                         "message": hit.seq,
-                        "tool": ctx.clip(hit.tool, 100),
+                        "tool": ctx.one_line(hit.tool, 100),
                         "created_at": hit.created_at,
                         # Stored masked whole (with this version's masks), then cut: shown shorter still.
                         "arguments": ctx.one_line(hit.arguments, SHOWN_ARGUMENTS),
                         "result": ctx.one_line(hit.result, SHOWN_RESULT),
                         "is_error": hit.is_error,
-                        "paths": {ctx.clip(place): action for place, action in hit.places.items()},
+                        "paths": {clipped[place]: action for place, action in hit.places.items()},
                         "resume": _resume(row),
                     }
                 )
@@ -484,11 +498,12 @@ def _week(ctx: Context, reader, start: str, end: str, zone: dt.tzinfo, gated: bo
                     "resume": _resume(row),
                 }
             )
+    clipped = _Clipped(ctx)
     for session, stamp, path, _action in call_search.files_of(reader.connection, list(by_rowid), start, end):
         key, _ = owners_of[session]
         entry = grouped.get(_day_of(stamp, zone), {}).get(key)
         if entry is not None:
-            entry["files"][ctx.clip(path)] += 1
+            entry["files"][clipped[path]] += 1
     return grouped
 
 

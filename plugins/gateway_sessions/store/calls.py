@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
 from gateway.privacy import MASKS_VERSION, clip
@@ -106,15 +106,18 @@ def record(
     cwd: str,
     messages: Iterable[tuple[int, str, str, list[dict[str, Any]]]],
     fallback_time: str = "",
+    replaced: Container[str] | None = None,
 ) -> set[str]:
     """Index the calls and results of (seq, key, timestamp, blocks) messages written anew; the paths they named.
 
-    The returned paths (as the calls gave them, made absolute) are the session's places too (the caller adds them
+    `replaced`: the keys of those messages the store held before (None: any may have been); only their calls are
+    deleted first. The returned paths (as the calls gave them, made absolute) are the session's places too (the caller adds them
     to ``session_paths``, so that the gate judges the session by every path a call named, commands included).
     """
     places: set[str] = set()
     for seq, key, when, blocks in messages:
-        connection.execute("DELETE FROM tool_calls WHERE session = ? AND message = ?", (session, key))
+        if replaced is None or key in replaced:  # a message new to the store has no calls to take back
+            connection.execute("DELETE FROM tool_calls WHERE session = ? AND message = ?", (session, key))
         for call in calls_of(blocks, cwd):
             arguments = clip(arguments_text(call.arguments), ARGUMENTS_LIMIT) if call.arguments is not None else ""
             rowid = connection.execute(

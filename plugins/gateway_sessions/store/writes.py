@@ -128,6 +128,7 @@ class Writes:
             session.cwd,
             ((seq, message.key, message.timestamp, message.blocks) for seq, message, _ in changed),
             session.updated_at or session.created_at,
+            replaced=stored,
         )
         connection.executemany(
             "INSERT OR IGNORE INTO session_paths(session, path) VALUES (?, ?)",
