@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from gateway import Answer, Context, Resource, ToolError, plural, tool
+from gateway import Answer, Context, Resource, ToolError, mask_secrets, plural, tool
 from gateway_sessions import tools
 from gateway_sessions.resume import resume_command
 from gateway_sessions.tools import MAX_LIMIT, Limit
@@ -83,14 +83,18 @@ def _row(reader, rowid: int, store: Any):
 
 
 class _Clipped(dict):
-    """Paths masked and put on one line once per answer (the same path comes back in many calls)."""
+    """Paths with their secrets masked and put on one line, once per answer (a path comes back in many calls).
+
+    A path is no one's prose: the context-free masks (cards, IBANs, NIRs, keys, tokens) are the ones that apply, as
+    the core's own net applies them to every answer; the masks that read words around a code do not.
+    """
 
     def __init__(self, ctx: Context) -> None:
         super().__init__()
         self.ctx = ctx
 
     def __missing__(self, text: str) -> str:
-        self[text] = clipped = self.ctx.clip(text)
+        self[text] = clipped = self.ctx.one_line(mask_secrets(text))
         return clipped
 
 

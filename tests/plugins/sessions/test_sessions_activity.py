@@ -243,3 +243,20 @@ def test_a_store_made_before_the_index_of_tool_calls_gets_it_at_the_next_open(ga
     assert connection.execute("SELECT count(*) FROM tool_call_words").fetchone()[0] > 0
     connection.close()
     assert said and said[0].startswith("indexing the tool calls")
+
+
+def test_a_card_number_in_a_path_is_masked_in_every_answer_that_names_the_path(activity_gateway, worktree):
+    real = worktree["real"]
+    _save(worktree["home"], Session(
+        agent="claude-code", id="card path", cwd=str(real), created_at="2026-03-05T10:00:00Z",
+        updated_at="2026-03-05T10:00:00Z",
+        messages=[_use("a1", "Write", {"file_path": f"receipts/{CARD}.txt", "content": "x"}, "2026-03-05T10:00:00Z")],
+    ))
+    given = [
+        activity_gateway.call("sessions_touching", {"path": str(real / "receipts")}),
+        activity_gateway.call("search_tool_calls", {"tool": "Write"}),
+        activity_gateway.call("agent_week", {"start": "2026-03-05", "days": 1}),
+    ]
+    assert [entry["id"] for entry in given[0].data["sessions"]] == ["card path"]
+    for answer in given:
+        assert "…6467" in answer.text and "4539" not in answer.text and "4539" not in str(answer.data)
