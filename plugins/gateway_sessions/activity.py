@@ -26,6 +26,7 @@ MOST_DAYS = 31
 WEEK_URI = "rousseau://week"
 _SHOWN_MESSAGES = 12
 _SHOWN_PATHS = 8
+_GIVEN_PATHS = 10  # paths a session's entry gives in the structured content
 _SHOWN_FILES = 5
 _PROMPT_LENGTH = 160
 # How much of a call's arguments and result search_tool_calls gives (the store keeps 1,000 and 600 characters).
@@ -161,7 +162,7 @@ def sessions_touching(
         with reader.snapshot():
             gated, left_out = tools._scope(ctx, reader)
             with ctx.interruptible(reader.connection):
-                touches = call_search.touching(reader.connection, forms, after, limit, gated)
+                touches = call_search.touching(reader.connection, forms, after, limit, gated, shown=_GIVEN_PATHS)
             clipped = _Clipped(ctx)
             for touch in touches:
                 row = _row(reader, touch.session, store)

@@ -24,6 +24,7 @@ from attrs import frozen
 # than sorting every match.
 DENSE = 2_000
 _KEPT = "{column} NOT IN (SELECT rowid FROM temp.kept_back)"
+MESSAGES_GIVEN = 200  # message numbers given for a session at most (its first ones)
 
 
 def _under(column: str, forms: Sequence[str]) -> tuple[str, list[str]]:
@@ -93,7 +94,8 @@ def _touching_sessions(
 def touching(
     connection: sqlite3.Connection, forms: Sequence[str], since: str, limit: int, gated: bool, shown: int = 50
 ) -> list[Touch]:
-    """The sessions whose tool calls acted at one of the path's forms or under it, latest call first."""
+    """The sessions whose tool calls acted at one of the path's forms or under it, latest call first; `shown` paths
+    each at most."""
     inside, parameters = _under("+p.path", forms)  # each session's own rows, through the session's index
     since_clause = " AND c.created_at >= ?" if since else ""
     since_parameters = [since] if since else []
@@ -123,7 +125,7 @@ def touching(
                 (*some, shown),
             ):
                 paths[path] = action
-        found.append(Touch(session, last, actions, tuple(sorted(messages))[:shown], paths))
+        found.append(Touch(session, last, actions, tuple(sorted(messages))[:MESSAGES_GIVEN], paths))
     return found
 
 
