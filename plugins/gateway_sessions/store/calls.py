@@ -111,40 +111,47 @@ def record(
     """Index the calls and results of (seq, key, timestamp, blocks) messages written anew; the paths they named.
 
     `replaced`: the keys of those messages the store held before (None: any may have been); only their calls are
-    deleted first. The returned paths (as the calls gave them, made absolute) are the session's places too (the caller adds them
-    to ``session_paths``, so that the gate judges the session by every path a call named, commands included).
+    deleted first. The returned paths (as the calls gave them, made absolute) are the session's places too (the caller
+    adds them to ``session_paths``, so that the gate judges the session by every path a call named, commands
+    included).
     """
     places: set[str] = set()
+    # The rows of the session's calls, written together at the end (a statement a message cost more than the rows).
+    path_rows: list[tuple[str, int, int, str, int]] = []
+    word_rows: list[tuple[str, int]] = []
+    result_rows: list[tuple[int, str, str, int]] = []
+    insert = (
+        "INSERT INTO tool_calls(session, message, seq, position, call_id, tool, created_at, arguments) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid"
+    )
     for seq, key, when, blocks in messages:
         if replaced is None or key in replaced:  # a message new to the store has no calls to take back
             connection.execute("DELETE FROM tool_calls WHERE session = ? AND message = ?", (session, key))
         for call in calls_of(blocks, cwd):
             arguments = clip(arguments_text(call.arguments), ARGUMENTS_LIMIT) if call.arguments is not None else ""
             rowid = connection.execute(
-                "INSERT INTO tool_calls(session, message, seq, position, call_id, tool, created_at, arguments) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING rowid",
-                (session, key, seq, call.position, call.call_id, call.tool, when or fallback_time, arguments),
+                insert, (session, key, seq, call.position, call.call_id, call.tool, when or fallback_time, arguments)
             ).fetchone()[0]
-            rows = []
             for path, action in call.places.items():
                 places.add(path)
                 for index, form in enumerate(dict.fromkeys((path, *path_forms(path)))):
-                    rows.append((form, rowid, session, action, 1 if index == 0 else 0))
-            connection.executemany(
-                "INSERT OR IGNORE INTO tool_call_paths(path, call, session, action, literal) VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
-            connection.executemany(
-                "INSERT OR IGNORE INTO tool_call_words(word, call) VALUES (?, ?)",
-                ((word, rowid) for word in words_of(f"{call.tool} {arguments}")),
-            )
+                    path_rows.append((form, rowid, session, action, 1 if index == 0 else 0))
+            word_rows.extend((word, rowid) for word in words_of(f"{call.tool} {arguments}"))
+        result_rows.extend(
+            (session, call_id, clip(text, RESULT_LIMIT), int(error)) for call_id, text, error in results_of(blocks)
+        )
+    if path_rows:
+        connection.executemany(
+            "INSERT OR IGNORE INTO tool_call_paths(path, call, session, action, literal) VALUES (?, ?, ?, ?, ?)",
+            path_rows,
+        )
+    if word_rows:
+        connection.executemany("INSERT OR IGNORE INTO tool_call_words(word, call) VALUES (?, ?)", word_rows)
+    if result_rows:
         connection.executemany(
             "INSERT INTO tool_results(session, call_id, result, is_error) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(session, call_id) DO UPDATE SET result = excluded.result, is_error = excluded.is_error",
-            (
-                (session, call_id, clip(text, RESULT_LIMIT), int(error))
-                for call_id, text, error in results_of(blocks)
-            ),
+            result_rows,
         )
     return places
 
