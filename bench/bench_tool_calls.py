@@ -135,6 +135,8 @@ def direct(path: Path, kind: str, arguments: dict, closed: list[str] | None):
     forms = path_forms(arguments["path"]) if arguments.get("path") else ()
 
     def run():
+        if kind == "rousseau_list_sessions":
+            return connection.execute(*store.recent_query(20, gated)).fetchall()
         if kind == "sessions_touching":
             found = calls.touching(connection, forms, "", 20, gated)
             for touch in found:
@@ -168,11 +170,14 @@ async def measure(gateway, gated, path: Path, repeat: int) -> list[dict]:
         ("search_tool_calls", "a prefix (handl*)", {"query": "handl*"}),
         ("search_tool_calls", "a tool at a file", {"tool": "Edit", "path": busiest}),
         ("search_tool_calls", "a project's folder", {"path": "/home/ada/src/project42"}),
+        ("rousseau_list_sessions", "the 20 newest, for comparison", {}),
     ]
     rows = []
     for on, shut, label in ((gateway, None, ""), (gated, closed, f", {CLOSED_PROJECTS}/100 projects closed")):
         for tool, kind, arguments in cases:
             if shut and tool == "search_tool_calls" and "folder" not in kind and "Bash" not in kind:
+                continue
+            if shut and tool == "rousseau_list_sessions":
                 continue
 
             def call(tool=tool, arguments=arguments, on=on):
@@ -181,8 +186,9 @@ async def measure(gateway, gated, path: Path, repeat: int) -> list[dict]:
             answer = await call()
             assert not answer.is_error, answer.text
             found = len(answer.data.get("sessions", answer.data.get("calls", [])))
+            size = len(answer.text) + len(json.dumps(answer.data))
             through, plain = await paired(call, direct(path, tool, arguments, shut), repeat)
-            rows.append(row(f"{tool}, {kind}{label} ({found} given)", through, plain))
+            rows.append(row(f"{tool}, {kind}{label} ({found} given, {size / 1000:.0f} kB)", through, plain))
     return rows
 
 
