@@ -2,7 +2,9 @@
 
 The gate fails closed: a config named explicitly (``--config``, ``GATEWAY_CONFIG``) or a manifest named in
 it that is missing, unreadable, empty or changing while read makes the snapshot an error, and while it is
-one nothing is given. Only the default paths being absent mean "no config" and "no projects".
+one nothing is given. Only the default paths being absent mean "no config" and "no projects", and only until
+this process has seen the file: a config or manifest that was there and is gone is being saved (`git
+checkout` unlinks then creates, an editor renames), so it is looked for again for a moment, then an error.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from gateway.traits import forget_linked
 CORE_PLUGIN_KEYS = frozenset({"prefix", "disabled_tools", "refresh"})
 _GATEWAY_KEYS = frozenset({"plugins", "read_only", "call_timeout", "refresh_budget_ms", "timezone"})
 _ACCESS_KEYS = frozenset({"projects", "outside_projects"})
-_TOP_KEYS = frozenset({"gateway", "access", "plugins"})
+_TOP_KEYS = frozenset({"gateway", "access", "plugins", "profiles"})
+_PROFILE_KEYS = frozenset({"plugins", "tools", "projects", "read_only", "outside_projects"})
 
 
 class ConfigError(ValueError):
@@ -46,6 +49,40 @@ def config_choice(folder: Path) -> tuple[Path, bool]:
 
 
 @frozen
+class Profile:
+    """`[profiles.NAME]`: what one host is given, never more than the rest of the config gives. Each list left
+    out means "as the config says"; `projects` names the projects open to this host (of those the manifest
+    opens); `outside_projects = false` closes things in no project to it."""
+
+    plugins: tuple[str, ...] | None = None
+    tools: tuple[str, ...] | None = None
+    projects: tuple[str, ...] | None = None
+    read_only: bool = False
+    outside_projects: bool | None = None
+
+
+def _profiles(data: Mapping[str, Any], where: str) -> dict[str, Profile]:
+    found = {}
+    for name, table in _table(data, "profiles", where).items():
+        place = f"[profiles.{name}]"
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{where}: {place} must be a table")
+        _refuse_unknown(table, _PROFILE_KEYS, where, place)
+        lists = {}
+        for key in ("plugins", "tools", "projects"):
+            value = table.get(key)
+            if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+                raise ConfigError(f"{where}: {place} {key} must be a list of names")
+            lists[key] = tuple(value) if value is not None else None
+        for key in ("read_only", "outside_projects"):
+            if key in table and not isinstance(table[key], bool):
+                raise ConfigError(f"{where}: {place} {key} must be true or false")
+        found[str(name)] = Profile(**lists, read_only=table.get("read_only", False),
+                                   outside_projects=table.get("outside_projects"))
+    return found
+
+
+@frozen
 class Config:
     """What the file says. ``plugins`` is None when the file does not choose (then every plugin is on)."""
 
@@ -59,6 +96,10 @@ class Config:
     projects_named: bool = False  # the config names the manifest: then a missing one is an error
     outside_projects: bool = True
     plugin_tables: Mapping[str, Mapping[str, Any]] = field(factory=dict)
+    profiles: Mapping[str, Profile] = field(factory=dict)
+    # Set on the copy a profile narrows (gateway.core): the tools it may list (None: all), and its name.
+    allowed_tools: frozenset[str] | None = None
+    profile: str = ""
 
     @classmethod
     def from_toml(cls, text: str, path: Path | None = None) -> Config:
@@ -126,6 +167,7 @@ class Config:
             projects_named="projects" in access,
             outside_projects=access.get("outside_projects", True),
             plugin_tables={name: dict(table) for name, table in tables.items()},
+            profiles=_profiles(data, where),
         )
 
     def table(self, plugin: str) -> Mapping[str, Any]:
@@ -185,6 +227,8 @@ CLOSED = Gate(Manifest(), outside_projects=False)
 SETTLE_SECONDS = 0.05
 EMPTY_WINDOW_SECONDS = 1.0
 READ_ATTEMPTS = 4
+# A file seen before and absent now is looked for again for this long (a checkout or an editor saving it).
+ABSENT_WAIT_SECONDS = 0.5
 
 Stamp = tuple[Any, ...]
 
@@ -249,6 +293,7 @@ class ConfigSource:
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._readings = 0
+        self._seen: set[Path] = set()  # the files read once: their absence is a save under way, never "none"
 
     def _stamp_now(self) -> tuple[Any, ...]:
         config_stamp = stat_stamp(self.path) if self._fixed is None else None
@@ -290,8 +335,24 @@ class ConfigSource:
         gate = Gate(manifest, config.outside_projects, reading=self._readings)
         return Snapshot(config, gate), (config_stamp, manifest_path, manifest_stamp)
 
-    def _read_manifest(self, path: Path, named: bool) -> tuple[Manifest, Stamp]:
+    def _back_again(self, path: Path) -> Stamp:
+        """The stamp of a file once seen and absent now, after looking for it again for a moment."""
         stamp = stat_stamp(path)
+        waited = 0.0
+        while stamp == ("absent",) and path in self._seen and waited < ABSENT_WAIT_SECONDS:
+            time.sleep(SETTLE_SECONDS)
+            waited += SETTLE_SECONDS
+            stamp = stat_stamp(path)
+        return stamp
+
+    def _read_manifest(self, path: Path, named: bool) -> tuple[Manifest, Stamp]:
+        stamp = self._back_again(path)
+        if stamp == ("absent",) and path in self._seen and not named:
+            raise ManifestError(
+                f"the projects manifest {path} was there and is gone (a checkout or an editor saving it?); nothing "
+                "is given until it is back. If you removed it on purpose, leave a file there holding only a comment "
+                "(# no projects), or restart the gateway"
+            )
         if stamp == ("absent",) and not named:
             return Manifest(), stamp  # the default manifest, absent: a fresh install, no projects yet
         if stamp == ("absent",):
@@ -321,10 +382,17 @@ class ConfigSource:
                 f"the projects manifest {path} is empty; nothing is given until it lists the projects (or the "
                 "config stops naming it)"
             )
-        return Manifest.from_bytes(raw, path), settled
+        manifest = Manifest.from_bytes(raw, path)
+        self._seen.add(path)
+        return manifest, settled
 
     def _read_config(self) -> tuple[Config, Stamp]:
-        stamp = stat_stamp(self.path)
+        stamp = self._back_again(self.path)
+        if stamp == ("absent",) and self.path in self._seen:
+            raise ConfigError(
+                f"the config {self.path} was there and is gone (a checkout or an editor saving it?); nothing is "
+                "given until it is back. If you removed it on purpose, restart the gateway"
+            )
         if stamp == ("absent",) and not self.explicit:
             return Config(), stamp  # no config at all: every plugin on, default paths
         if stamp in (("absent",), ("broken link",)):
@@ -347,7 +415,9 @@ class ConfigSource:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ConfigError(f"the config {self.path} is not UTF-8 text") from error
-        return Config.from_toml(text, self.path), settled
+        config = Config.from_toml(text, self.path)
+        self._seen.add(self.path)
+        return config, settled
 
 
 class _ConfigChanging(ConfigError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +94,17 @@ class PluginHost:
     """What hooks get: the plugin's name, its folders and its settings (defaults filled, the core's keys left out).
 
     ``plugin_settings(name)`` gives another plugin's table as written, for the hooks that run with a config
-    (commands, startup, shutdown); the registration hooks are pure and get an empty one.
+    (commands, startup, shutdown); the registration hooks are pure and get an empty one. ``gate`` is the gate of
+    that config for ``traits_of``, ``census`` and ``tied_projects`` (a closed one elsewhere).
     """
 
     name: str
     folders: Folders
     settings: Mapping[str, Any] = field(factory=dict)
     plugin_tables: Callable[[str], Mapping[str, Any]] = field(default=_no_tables, repr=False)
+    # The gate of the config the core read: given to ``traits_of`` and ``census`` (a plugin may describe a thing
+    # by the manifest's routes, as the timeline reads a route's folder name in a window title); else closed.
+    gate: Gate = field(factory=lambda: Gate(outside_projects=False), repr=False)
 
     def plugin_settings(self, plugin: str) -> Mapping[str, Any]:
         """Another plugin's ``[plugins.<plugin>]`` table as written in the config the core read (empty when absent)."""
@@ -111,12 +115,18 @@ class PluginHost:
         return _path_setting(self.settings, self.folders, key, default)
 
 
+def _no_ties(_addresses: tuple[str, ...]) -> Mapping[str, frozenset[str]]:
+    return {}
+
+
 @frozen
 class Context:
     """Everything a tool needs besides its arguments, fresh for each call.
 
     ``settings`` is the plugin's config table (with defaults filled in), ``folders`` its own folders, ``gate``
-    the consent gate of this call, ``client`` the host's name. ``frame`` wraps others' words with the mark
+    the consent gate of this call, ``client`` the host's name and ``client_version`` its version (as its MCP
+    initialize gave them), ``transport`` how it reached the gateway (``stdio``, ``http``, ``cli`` for
+    ``gateway call``, ``direct`` in tests). ``frame`` wraps others' words with the mark
     made for this answer. ``deadline`` is when the call must be done by: wrap SQLite work in
     ``with ctx.interruptible(connection):`` so that it stops there. ``plugin_settings(name)`` is another
     plugin's table as written in the same config snapshot (a plugin built on another's settings, such as the spam
@@ -128,12 +138,23 @@ class Context:
     folders: Folders
     gate: Gate
     client: str = "unknown"
+    client_version: str = ""
+    transport: str = "direct"
     mark: str = field(factory=framing.new_mark)
     deadline: Deadline = field(factory=Deadline.never)
     plugin_tables: Mapping[str, Mapping[str, Any]] = field(factory=dict, repr=False)
     # The person's zone, `[gateway] timezone` (an IANA name), "" for the computer's: every plugin shows times in
     # it, unless its own table names another.
     timezone: str = ""
+    ties: Callable[[tuple[str, ...]], Mapping[str, frozenset[str]]] = field(default=_no_ties, repr=False)
+
+    def tied(self, addresses: Iterable[str]) -> Mapping[str, frozenset[str]]:
+        """The projects the person tied each of these addresses to, as every enabled plugin keeps them
+        (``tied_projects``): only the tied addresses are keys; ids spelt as in the manifest. Put them in the
+        thing's ``Traits(projects=...)``. Ask once per batch. Raises ToolError when a plugin's ties cannot be
+        read (the call fails rather than give a thing whose tie was not seen)."""
+        wanted = tuple(dict.fromkeys(a for a in addresses if a))
+        return self.ties(wanted) if wanted else {}
 
     def plugin_settings(self, plugin: str) -> Mapping[str, Any]:
         """Another plugin's ``[plugins.<plugin>]`` table as written in this call's config (empty when absent).

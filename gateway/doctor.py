@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
+from gateway.config import Snapshot
 from gateway.core import Caller, Gateway
 from gateway.kit import plural
 
@@ -66,13 +67,15 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
             say(f"ok       plugin {name} {plugin.version} ({plugin.origin}): {plural(tools, 'tool')}")
         for text in catalogue.problems:
             problem(text)
-        for text in say_sources(gateway, say):
+        for text in say_sources(gateway, say, warning):
             problem(text)
         for text in _ways_out():
             warning(text)
         if not ((snapshot.config.path or path).parent / "tools.lock").exists():
             say("-        no tools.lock: every tool is given as its plugin defines it now; `gateway lock` pins them, "
                 "so that a changed description is withheld until you accept it")
+        for text in route_warnings(gateway, snapshot):
+            warning(text)
     audit = gateway.audit.folder
     # Modes first: writing a line (the check below) makes the folder the person's alone again.
     if audit.is_dir():
@@ -92,11 +95,50 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
     return Findings(problems, warnings)
 
 
-def say_sources(gateway: Gateway, say: Callable[[str], None]) -> list[str]:
+def route_warnings(gateway: Gateway, snapshot: Snapshot) -> list[str]:
+    """What the census shows of the manifest's routes: one that takes nothing in any source, a folder route
+    naming no folder of any account, a place (account, task list, calendar, address book) that a closed
+    project's `paths` route covers only in part. Said only when some plugin reports what it holds."""
+    from gateway.census import names_a_folder, tally
+
+    if not snapshot.gate.projects:
+        return []
+    counted = tally(gateway, snapshot)
+    found = [f"plugin {failure}: what its routes take is not counted" for failure in counted.failures]
+    if not counted.total:
+        return found
+    manifest = snapshot.config.projects_path
+    for project in snapshot.gate.projects:
+        for kind, routes in project.routes.items():
+            for route in routes:
+                where = f"project {project.id}'s {kind} route {route!r} ({manifest})"
+                if kind == "folders" and counted.folders and not names_a_folder(route, counted.folders):
+                    examples = ", ".join(sorted({f"{a}/{f}" if a else f for a, f in counted.folders})[:3])
+                    found.append(f"{where} names no folder of any account; folders are written as the tools print "
+                                 f"them (account/folder, e.g. {examples}), or as a bare name for that folder in "
+                                 "every account")
+                elif not counted.taken.get((project.id, kind, route)):
+                    found.append(f"{where} takes nothing in any source now ({counted.total:,} things looked at); "
+                                 "check its spelling with `gateway access list`")
+    for (project_id, kind, route), place, name, taken, every in counted.partly_covered():
+        found.append(f"the closed project {project_id}'s {kind} route {route!r} takes {taken:,} of the {every:,} "
+                     f"things of the {place} {name}; the others are not kept by it. To close the whole "
+                     f"{place}, add {name!r} to its {_name_route(place)} route (or widen the path)")
+    return found
+
+
+def _name_route(place: str) -> str:
+    return {"account": "accounts", "task list": "lists", "calendar": "calendars", "address book": "addressbooks"}[place]
+
+
+def say_sources(gateway: Gateway, say: Callable[[str], None],
+                warning: Callable[[str], None] | None = None) -> list[str]:
     """Where each plugin found its sources (or looked for them), which ones its store is behind on, and whether
-    `gateway watch` is keeping them fresh; the next call reads what is stale. Returns the problems: each source
-    the config names that does not exist (a typo, a disk not mounted), said with the key to fix."""
+    `gateway watch` is keeping them fresh; the next call reads what is stale. Files a plugin could read only in
+    part are said through `warning` (counted by doctor). Returns the problems: each source the config names that
+    does not exist (a typo, a disk not mounted), said with the key to fix."""
     missing: list[str] = []
+    warning = warning or (lambda text: say(f"WARNING  {text}"))
     import time
 
     from gateway.watch import read_heartbeat
@@ -120,6 +162,8 @@ def say_sources(gateway: Gateway, say: Callable[[str], None]) -> list[str]:
                     say(f"stale    {name}: {source.what} at {source.path}: {source.stale} (the next call reads it)")
                 else:
                     say(f"ok       {name}: {source.what} at {source.path}")
+                if source.found and source.unreadable:
+                    warning(f"{name}: {source.what} at {source.path}: {source.unreadable}")
     from gateway.changes import availability, watch_limit
 
     why = availability()

@@ -88,11 +88,16 @@ def parse_address(address: str) -> tuple[str, int]:
 
 
 class RequireToken:
-    """ASGI middleware: every request carries `Authorization: Bearer <token>`, or gets 401."""
+    """ASGI middleware: every request carries `Authorization: Bearer <token>`, or gets 401.
+
+    The scheme's name is read whatever its case (`bearer`, `BEARER`: RFC 7235 section 2.1 makes it
+    case-insensitive), with the spaces around the token ignored; the token itself is compared exactly, in constant
+    time.
+    """
 
     def __init__(self, app: Any, token: str, token_file: Path) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
         self.refusal = json.dumps({
             "error": f"a bearer token is required: send the header `Authorization: Bearer TOKEN`, TOKEN being the "
                      f"line kept in {token_file} on the computer the gateway runs on",
@@ -100,8 +105,8 @@ class RequireToken:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _space, given = dict(scope.get("headers") or []).get(b"authorization", b"").strip().partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.expected):
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),
                                         (b"www-authenticate", b'Bearer realm="gateway"')]})

@@ -55,8 +55,9 @@ class Refreshed:
 
 @frozen
 class Source:
-    """A place a plugin reads from, for `gateway doctor` and `gateway watch`: what, where, found or not, and why
-    it is stale ("" when the store has all of it)."""
+    """A place a plugin reads from, for `gateway doctor` and `gateway watch`: what, where, found or not, why it is
+    stale ("" when the store has all of it), and what of it could not be read ("" when everything could: files
+    from strangers that the plugin read only in part, said by doctor as a warning)."""
 
     what: str
     path: Path
@@ -65,6 +66,7 @@ class Source:
     # The config key that names this source ("[plugins.mail] accounts"), when the person set it: a named source
     # that does not exist is a problem for doctor (exit 1), never a quiet "nothing found".
     setting: str = ""
+    unreadable: str = ""
 
 
 @frozen

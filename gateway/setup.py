@@ -20,12 +20,15 @@ class SetupError(Exception):
     """The host's config cannot be merged into safely; the message says why and what to do."""
 
 
-def command(config: Path | None = None) -> tuple[str, list[str]]:
+def command(config: Path | None = None, profile: str = "") -> tuple[str, list[str]]:
     """How a host starts the gateway: the installed script if on PATH, else this Python with -m gateway.
 
-    `config`: the config named on this command line (``--config``), which the host's gateway must read too.
+    `config`: the config named on this command line (``--config``), which the host's gateway must read too;
+    `profile`: the `[profiles.NAME]` that host is given (``serve --profile NAME``).
     """
     serve = ["--config", str(config.expanduser().absolute()), "serve"] if config else ["serve"]
+    if profile:
+        serve += ["--profile", profile]
     found = shutil.which("gateway")
     if found:
         return str(Path(found).resolve()), serve
@@ -60,23 +63,23 @@ def config_file(host: str, scope: str = "user") -> Path:
     }[host]
 
 
-def _server(host: str, config: Path | None = None) -> dict[str, Any]:
-    program, args = command(config)
+def _server(host: str, config: Path | None = None, profile: str = "") -> dict[str, Any]:
+    program, args = command(config, profile)
     if host == "vscode":
         return {"type": "stdio", "command": program, "args": args}
     return {"command": program, "args": args}
 
 
-def entry_for(host: str, name: str, scope: str = "user", config: Path | None = None) -> str:
+def entry_for(host: str, name: str, scope: str = "user", config: Path | None = None, profile: str = "") -> str:
     """The text to paste, with where it goes."""
-    program, args = command(config)
+    program, args = command(config, profile)
     if host == "claude-code":
         return f"claude mcp add --scope user {name} -- {program} {' '.join(args)}"
     if host == "codex":
-        body = tomli_w.dumps({"mcp_servers": {name: _server(host, config)}})
+        body = tomli_w.dumps({"mcp_servers": {name: _server(host, config, profile)}})
         return f"# in {config_file(host, scope)}\n{body}"
     key = "servers" if host == "vscode" else "mcpServers"
-    return f"// in {config_file(host, scope)}\n" + json.dumps({key: {name: _server(host, config)}}, indent=2)
+    return f"// in {config_file(host, scope)}\n" + json.dumps({key: {name: _server(host, config, profile)}}, indent=2)
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -93,7 +96,7 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def merge_into(host: str, name: str, scope: str = "user", config: Path | None = None) -> Path:
+def merge_into(host: str, name: str, scope: str = "user", config: Path | None = None, profile: str = "") -> Path:
     """Add (or replace) our entry in the host's config, keeping every other byte; never clobber a broken file.
 
     JSON configs may hold comments and trailing commas (VS Code's do): the entry is spliced in place, and
@@ -117,7 +120,7 @@ def merge_into(host: str, name: str, scope: str = "user", config: Path | None = 
         elif not isinstance(servers, dict):
             raise SetupError(f"{path}: mcp_servers is not a table; nothing was changed")
         entry = tomlkit.table()
-        entry.update(_server(host, config))
+        entry.update(_server(host, config, profile))
         servers[name] = entry
         _atomic_write(path, tomlkit.dumps(document))
         return path
@@ -125,11 +128,11 @@ def merge_into(host: str, name: str, scope: str = "user", config: Path | None = 
 
     key = "servers" if host == "vscode" else "mcpServers"
     try:
-        text = set_member(raw, [key, name], _server(host, config))
+        text = set_member(raw, [key, name], _server(host, config, profile))
     except JsoncError as error:
         raise SetupError(
             f"{path} cannot be merged into safely ({error}); nothing was changed. Fix it, or paste this entry "
-            f"by hand:\n{entry_for(host, name, scope, config)}"
+            f"by hand:\n{entry_for(host, name, scope, config, profile)}"
         ) from error
     _atomic_write(path, text)
     return path

@@ -51,8 +51,8 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         finally:
             connection.close()
         click.echo(f"{counts['read']} read, {counts['moved']} moved or reflagged, {counts['removed']} removed, "
-                   f"{counts['unreadable']} unreadable; {held} messages indexed "
-                   f"({time.perf_counter() - started:.1f} s).")
+                   f"{counts['unreadable']} unreadable (read by their envelope or not opened; gateway doctor names "
+                   f"them); {held} messages indexed ({time.perf_counter() - started:.1f} s).")
 
     @group.command("accounts")
     def accounts_command() -> None:

@@ -5,16 +5,15 @@ the vdir cache each stat what they read). This refresh does the same work ahead 
 `gateway watch` running no call pays for it: each account's Maildir, the task lists, the calendars, the contacts
 and the notes. The core never runs it before a call (`stale` says no): the tools already did that work, and doing
 it twice would cost each call a second pass. `sources` names each place with the config key that set it, so that
-`gateway doctor` says a configured folder that does not exist (a typo, a disk not mounted) as a problem.
+`gateway doctor` says a configured folder that does not exist (a typo, a disk not mounted) as a problem, and with
+each account's messages read in part (past the parser's bounds), which doctor says as a warning.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
-from gateway import Context
-from gateway.refresh import Refresh, Refreshed, Source
+from gateway import Context, Refresh, Refreshed, Source
 
 
 def refresh() -> Refresh:
@@ -22,6 +21,8 @@ def refresh() -> Refresh:
 
 
 def _run(ctx: Context) -> Refreshed:
+    import sqlite3
+
     from gateway_mail import docindex
     from gateway_mail.mail import index
     from gateway_mail.mail.store import accounts
@@ -50,12 +51,15 @@ def _run(ctx: Context) -> Refreshed:
 
 
 def _sources(ctx: Context) -> list[Source]:
-    from gateway_mail.mail.store import accounts
+    from gateway_mail import unread
+    from gateway_mail.mail.store import accounts, unreadable_said
     from gateway_mail.notes import contacts, notes
     from gateway_mail.plan import events, tasks
 
+    in_part = unreadable_said(ctx)  # messages read in part: a warning of doctor's, beside their Maildir
     found = [Source(f"Maildir of account {account.name}", account.maildir, account.maildir.is_dir(),
-                    setting="[plugins.mail] accounts") for account in accounts(ctx.settings, ctx.folders.config)]
+                    setting="[plugins.mail] accounts", unreadable=in_part.get(account.name, ""))
+             for account in accounts(ctx.settings, ctx.folders.config)]
     for what, key, root in (("task lists folder", "tasks", tasks.root_of(ctx)),
                             ("calendars folder", "calendars", events.root_of(ctx)),
                             ("address books folder", "contacts", contacts.folder(ctx)),
@@ -63,5 +67,6 @@ def _sources(ctx: Context) -> list[Source]:
         if root is None:
             continue
         named = bool(str(ctx.settings.get(key) or "").strip())
-        found.append(Source(what, root, root.is_dir(), setting=f"[plugins.mail] {key}" if named else ""))
+        found.append(Source(what, root, root.is_dir(), setting=f"[plugins.mail] {key}" if named else "",
+                            unreadable=unread.said(ctx, key, root) if root.is_dir() else ""))
     return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -31,6 +32,15 @@ def _progress(label: str):
     return wrap
 
 
+def _damaged(path: Path, error: Exception) -> click.ClickException:
+    """What to say when the store itself is not a database SQLite can use (written over, cut short, not ours)."""
+    return click.ClickException(
+        f"the sessions store {path} cannot be used: SQLite says {error}. It is damaged or is not the gateway's. "
+        f"Nothing was imported. Move it aside (mv '{path}' '{path}.damaged') and run `gateway sessions import` again: "
+        "the store is made anew from the agents' transcripts, which are only ever read."
+    )
+
+
 def commands(host: PluginHost) -> list[click.Command]:
     @click.group("sessions")
     def sessions() -> None:
@@ -57,7 +67,11 @@ def commands(host: PluginHost) -> list[click.Command]:
             )
         if path is not None and not path.expanduser().exists():
             raise click.ClickException(f"{path} does not exist; give {agent}'s {module(agent).EXPECTED}")
-        connection = store.open_for_writing(store_path(host), say=click.echo)
+        target = store_path(host)
+        try:
+            connection = store.open_for_writing(target, say=click.echo)
+        except sqlite3.DatabaseError as error:
+            raise _damaged(target, error) from None
         trouble = False
         try:
             for name in AGENTS if agent == "all" else (agent,):
@@ -74,6 +88,8 @@ def commands(host: PluginHost) -> list[click.Command]:
                         err=True,
                     )
                     trouble = True
+        except sqlite3.DatabaseError as error:
+            raise _damaged(target, error) from None
         finally:
             connection.close()
         if trouble:

@@ -1,9 +1,9 @@
 """The person's own spam filter (SpamBayes' method), trained on their mail, run, watched and judged by an agent.
 
-Settings: `spam_folders` and `ham_folders` (per account, names with `/`), `ham_cutoff`, `spam_cutoff`, and `imap`
-(the servers spam_fetch reads). The accounts are the mail plugin's (`[plugins.mail] accounts`), read through the
+Settings: `spam_folders` and `ham_folders` (per account, names with `/`), `ham_cutoff`, `spam_cutoff`, `imap`
+(the servers spam_fetch reads) and `agent_labels_per_day`. The accounts are the mail plugin's (`[plugins.mail] accounts`), read through the
 shared `maildirs` library. Tools: spam_status, spam_eval, spam_train, spam_job, spam_review, spam_label,
-spam_fetch; commands: `gateway spam classify`, `gateway spam why`. README.md says every choice.
+spam_fetch; commands: `gateway spam classify`, `why`, `train`, `labels`. README.md says every choice.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
         Setting("ham_folders", ["INBOX", "Archive"], "each account's ham folders, names written with /"),
         Setting("ham_cutoff", 0.20, "below this score a message is ham", type=float, minimum=0, maximum=1),
         Setting("spam_cutoff", 0.90, "above this score a message is spam", type=float, minimum=0, maximum=1),
-        Setting("imap", [], "servers spam_fetch reads: [{ account, host, port, user, password_command }]",
-                type=list),
+        Setting("imap", [], "servers spam_fetch reads: [{ account, host, port, user, password_command }]; TLS "
+                "always (993, or STARTTLS), but tls = false on a loopback host", type=list),
+        Setting("agent_labels_per_day", 20, "the most spam_label calls agents may make in 24 hours (all clients "
+                "together; the person's own command line is not counted)", type=int, minimum=0, maximum=10_000),
     ]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from gateway import PluginHost
+from gateway import PluginHost, plural
 
 SPAM, HAM, UNSURE, ERROR = 0, 1, 2, 3
 EXIT_CODES = {"spam": SPAM, "ham": HAM, "unsure": UNSURE}
@@ -41,7 +41,13 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         except OSError as error:
             click.echo(f"error: {file}: {error.strerror}", err=True)
             sys.exit(ERROR)
-        return Model.load(path).score(tokens(stripped(raw)), keep_clues=clues)
+        try:
+            found = tokens(stripped(raw))
+        except Exception:  # noqa: BLE001 - a stranger's message: broken or nested too deep to read
+            click.echo(f"error: {file}: the message cannot be read (its structure is broken or nested too deep)",
+                       err=True)
+            sys.exit(ERROR)
+        return Model.load(path).score(found, keep_clues=clues)
 
     def cutoffs() -> tuple[float, float]:
         return float(gateway.settings.get("ham_cutoff", 0.2)), float(gateway.settings.get("spam_cutoff", 0.9))
@@ -72,22 +78,57 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         for token, probability in score.clues[:clues]:
             click.echo(f"  {probability:.4f}  {token}")
 
+    def train_settings() -> dict:
+        return {"spam_folders": list(gateway.settings.get("spam_folders", ["Junk", "Spam"])),
+                "ham_folders": list(gateway.settings.get("ham_folders", ["INBOX", "Archive"])),
+                "ham_cutoff": cutoffs()[0], "spam_cutoff": cutoffs()[1], "data": str(gateway.folders.data),
+                "config": str(gateway.folders.config.parent.parent),
+                # The accounts of the config this run of gateway read (`gateway --config PATH` included).
+                "mail_accounts": list(gateway.plugin_settings("mail").get("accounts", []))}
+
+    def report(result: dict) -> None:
+        online = result["online"]
+        click.echo(f"{online['messages']} messages: FP {online['fp_percent']}%, FN {online['fn_percent']}%, "
+                   f"unsure {online['unsure_percent']}%, (1-ROCA) {online['one_minus_roca_percent']}%")
+
     @group.command("train")
     @click.option("--dry-run", is_flag=True, help="evaluate only, write nothing")
     def train(dry_run: bool) -> None:
         """Evaluate, then train the model, here in the terminal (spam_train does it as a job)."""
         from gateway_spam import training
 
-        settings = {"spam_folders": list(gateway.settings.get("spam_folders", ["Junk", "Spam"])),
-                    "ham_folders": list(gateway.settings.get("ham_folders", ["INBOX", "Archive"])),
-                    "ham_cutoff": cutoffs()[0], "spam_cutoff": cutoffs()[1], "data": str(gateway.folders.data),
-                    "config": str(gateway.folders.config.parent.parent),
-                    # The accounts of the config this run of gateway read (`gateway --config PATH` included).
-                    "mail_accounts": list(gateway.plugin_settings("mail").get("accounts", []))}
-        result = training.train(settings, dry_run=dry_run)
-        online = result["online"]
-        click.echo(f"{online['messages']} messages: FP {online['fp_percent']}%, FN {online['fn_percent']}%, "
-                   f"unsure {online['unsure_percent']}%, (1-ROCA) {online['one_minus_roca_percent']}%")
+        result = training.train(train_settings(), dry_run=dry_run)
+        report(result)
         click.echo("dry run: nothing written" if dry_run else f"written: {', '.join(result['written'])}")
+
+    @group.command("labels")
+    @click.option("--undo-client", "undo", metavar="NAME", help="take away every label this client gave, then "
+                  "train the model again without them")
+    def labels_command(undo: str | None) -> None:
+        """The labels, by the client that gave them (cli: your own command line); --undo-client NAME takes one
+        client's labels away and trains the model again, as if it had never given them."""
+        from gateway_spam import labels, training
+
+        data = gateway.folders.data
+        if undo is None:
+            summary = labels.by_client(labels.entries(data))
+            if not summary:
+                click.echo("No labels yet.")
+            for client, row in sorted(summary.items(), key=lambda item: item[1]["last"], reverse=True):
+                versions = f" ({', '.join(row['versions'])})" if row["versions"] else ""
+                click.echo(f"{client}{versions}: {plural(row['labels'], 'label')} ({row['spam']} spam, "
+                           f"{row['ham']} ham), {row['first']} to {row['last']}")
+            return
+        removed = labels.remove_client(data, undo)
+        if not removed:
+            known = ", ".join(sorted(labels.by_client(labels.entries(data)))) or "none"
+            raise click.ClickException(f"no labels given by {undo!r} (clients with labels: {known})")
+        click.echo(f"Took away {plural(len(removed), 'label')} given by {undo}.")
+        if not training.model_path(data).exists():
+            click.echo("No model yet: nothing to train again.")
+            return
+        click.echo("Training the model again without them...")
+        report(training.train(train_settings()))
+        click.echo("The model is as if they had never been given.")
 
     return [group]

@@ -4,8 +4,8 @@
   compared without case; a folder's mail is labelled by the list that names it.
 - Fetched: `<data>/corpus/<spam|ham>/<id>.eml` (0600), id = the first 16 hex digits of the message's SHA-256;
   its place is `spam:corpus/<id>`.
-- Labels: `<data>/labels.jsonl`, one line per message ({key, label, place, at}); a new label of the same
-  message replaces its line (the file is written whole, then renamed). A label wins over the folder.
+- Labels: `<data>/labels.jsonl` (labels.py: one line per message and client, who gave it and when). A label
+  wins over the folder.
 
 A message's key is its Message-ID (`mid:<id>`), else `sha:<hash of the file>`: what labels and training
 remember it by, whatever folder or name the file has now.
@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import json
 import os
 import re
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from typing import Any
 from attrs import define
 from maildirs import Account, folders, messages
 
+from gateway_spam import labels
 from gateway_spam.tokens import header_text, parse
 
 CORPUS_PLACE = re.compile(r"^spam:corpus/([0-9a-f]{16})$")
@@ -43,7 +42,7 @@ class Place:
     corpus_id: str = ""
 
 
-def _matches(folder: str, names: list[str]) -> bool:
+def matches(folder: str, names: list[str]) -> bool:
     wanted = {n.strip("/").lower() for n in names}
     return folder.lower() in wanted
 
@@ -53,7 +52,7 @@ def folder_places(accounts: list[Account], spam_folders: list[str], ham_folders:
     """The messages of the accounts' spam and ham folders (or of every folder, labelled where a list names it)."""
     for account in accounts:
         for folder in folders(account.maildir):
-            label = "spam" if _matches(folder.name, spam_folders) else "ham" if _matches(folder.name, ham_folders) \
+            label = "spam" if matches(folder.name, spam_folders) else "ham" if matches(folder.name, ham_folders) \
                 else None
             if label is None and not every_folder:
                 continue
@@ -103,43 +102,9 @@ def find_fetched(data: Path, identity: str) -> Place | None:
     return None
 
 
-# -- labels ---------------------------------------------------------------------------------------------------
+# -- labels (kept in labels.py: who gave each, and when) ------------------------------------------------------
 
-
-def labels_path(data: Path) -> Path:
-    return data / "labels.jsonl"
-
-
-def read_labels(data: Path) -> dict[str, dict[str, Any]]:
-    """key -> its one label line."""
-    found: dict[str, dict[str, Any]] = {}
-    try:
-        lines = labels_path(data).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return found
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(entry, dict) and entry.get("label") in ("spam", "ham") and isinstance(entry.get("key"), str):
-            found[entry["key"]] = entry
-    return found
-
-
-def write_label(data: Path, key: str, label: str, place: str) -> str | None:
-    """Label one message (replacing its earlier line); returns the label it had before, if any."""
-    labels = read_labels(data)
-    before = labels.get(key, {}).get("label")
-    labels[key] = {"key": key, "label": label, "place": place, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                                    time.gmtime())}
-    path = labels_path(data)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-        out.writelines(json.dumps(entry, sort_keys=True) + "\n" for entry in labels.values())
-    os.replace(temporary, path)
-    return before
+labels_path, read_labels, write_label = labels.labels_path, labels.read_labels, labels.write_label
 
 
 # -- one message ----------------------------------------------------------------------------------------------

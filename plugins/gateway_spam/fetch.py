@@ -2,7 +2,8 @@
 
 The server is `[plugins.spam] imap` (account, host, port, user, password_command); the password is the first line
 the command prints, held in memory for the login and never written. Port 993 is TLS from the start; another port
-uses STARTTLS when the server offers it. Folders: the account's `spam_folders` and `ham_folders`, as the server
+must offer STARTTLS and succeed in it before the LOGIN is sent; `tls = false` (clear text) is accepted for a
+loopback host only (a local bridge such as Proton's, a test server). Folders: the account's `spam_folders` and `ham_folders`, as the server
 names them. Nothing on the server changes: folders are opened with EXAMINE and messages read with BODY.PEEK[].
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import imaplib
+import ipaddress
 import ssl
 import subprocess
 import time
@@ -54,19 +56,64 @@ def password(command: str) -> str:
     return run.stdout.decode("utf-8", "replace").splitlines()[0]
 
 
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or `localhost`: the only hosts a password may be sent to in clear text (`tls = false`)."""
+    if host.strip().lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def tls_problem(entry: Mapping[str, Any]) -> str | None:
+    """Why an `imap` entry's TLS setting cannot be used (None when it can): said before any job starts."""
+    tls, host = entry.get("tls", True), str(entry.get("host", ""))
+    if not isinstance(tls, bool):
+        return f"[plugins.spam] imap: tls must be true or false, not {tls!r}"
+    if not tls and not is_loopback(host):
+        return (f"[plugins.spam] imap: tls = false is allowed for a loopback host only (127.0.0.1, ::1, localhost), "
+                f"not {host!r}: the password would cross the network in clear text; remove tls = false and use "
+                "port 993 or a server that offers STARTTLS")
+    return None
+
+
 def connect(entry: dict[str, Any]) -> imaplib.IMAP4:
+    """A connection over TLS (port 993: TLS from the start; another port: STARTTLS, which must succeed), or in
+    clear text on a loopback host whose entry says `tls = false`. Nothing is sent before TLS holds but CAPABILITY
+    and STARTTLS: a server (or someone between) that does not offer STARTTLS never receives the LOGIN."""
     host, port = str(entry.get("host", "")), int(entry.get("port", 993))
+    problem = tls_problem(entry)
+    if problem is not None:
+        raise FetchFailed(problem)
     try:
         if port == 993:
             connection: imaplib.IMAP4 = imaplib.IMAP4_SSL(host, port, ssl_context=ssl.create_default_context(),
                                                           timeout=60)
         else:
             connection = imaplib.IMAP4(host, port, timeout=60)
-            if "STARTTLS" in connection.capabilities:
-                connection.starttls(ssl.create_default_context())
     except (OSError, imaplib.IMAP4.error) as error:
         raise FetchFailed(f"could not reach the IMAP server {host}:{port} ({error})") from None
+    if port == 993 or entry.get("tls", True) is False:
+        return connection
+    if "STARTTLS" not in connection.capabilities:
+        _drop(connection)
+        raise FetchFailed(f"the IMAP server {host}:{port} does not offer STARTTLS, so the password would go in clear "
+                          "text (someone between may have removed it): nothing was sent. Use port 993 (TLS from the "
+                          "start), or ask the server's admin to offer STARTTLS")
+    try:
+        connection.starttls(ssl.create_default_context())
+    except (OSError, ssl.SSLError, imaplib.IMAP4.error) as error:
+        _drop(connection)
+        raise FetchFailed(f"STARTTLS with the IMAP server {host}:{port} failed ({error}): nothing was sent. Use port "
+                          "993, or check the server's certificate") from None
     return connection
+
+
+def _drop(connection: imaplib.IMAP4) -> None:
+    """Close without LOGOUT's round trip: nothing more is said to a server that could not be trusted."""
+    with contextlib.suppress(OSError):
+        connection.shutdown()
 
 
 def fetch(settings: dict[str, Any], account: str | None, days: int,

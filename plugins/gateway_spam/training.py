@@ -15,7 +15,7 @@ from typing import Any
 from maildirs import accounts_in, unique_of
 from maildirs.conversations import ids_of_headers
 
-from gateway.privacy import clip, mask
+from gateway import clip, mask
 from gateway_spam import corpus, evaluation
 from gateway_spam.model import Model
 from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens
@@ -94,18 +94,24 @@ def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[
         if raw is None:
             counts["unreadable"] += 1
             return
-        counts["read"] += 1
-        message = parse(raw)
-        key = corpus.key_of(raw, message)
-        label = corpus.label_of(place, key, labels)
-        digest = corpus.body_digest(raw)
-        if label is None or key in seen_keys or digest in digests:
-            counts["duplicates"] += label is not None
+        try:
+            message = parse(raw)
+            key = corpus.key_of(raw, message)
+            label = corpus.label_of(place, key, labels)
+            digest = corpus.body_digest(raw)
+            if label is None or key in seen_keys or digest in digests:
+                counts["read"] += 1
+                counts["duplicates"] += label is not None
+                return
+            sample = evaluation.Sample(key, label, corpus.when_of(message, place.path), tokens(stripped(raw)),
+                                       envelope(message, place, key))
+        except Exception:  # noqa: BLE001 - a stranger's file (broken, nested too deep): counted, never a failure
+            counts["unreadable"] += 1
             return
+        counts["read"] += 1
         seen_keys.add(key)
         digests.add(digest)
-        samples.append(evaluation.Sample(key, label, corpus.when_of(message, place.path), tokens(stripped(raw)),
-                                         envelope(message, place, key)))
+        samples.append(sample)
 
     for number, place in enumerate(places, start=1):
         take(place)

@@ -34,13 +34,14 @@ def http_server(gateway_home):
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
     process = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--http", f"127.0.0.1:{port}"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 120  # a guard against a hang: a loaded machine takes seconds to start a server
+    while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             break
         except OSError:
             assert process.poll() is None, process.stderr.read().decode()
+            assert time.monotonic() < deadline, f"gateway serve --http did not listen on {port} within 120 s"
             time.sleep(0.1)
     token = (folders_of(gateway_home).state / "http-token").read_text().strip()
     yield f"http://127.0.0.1:{port}/mcp", token, gateway_home
@@ -93,3 +94,11 @@ def test_only_loopback_addresses_are_served(address):
 
     with pytest.raises(click.BadParameter):
         parse_address(address)
+
+
+def test_the_bearer_scheme_is_read_whatever_its_case_and_the_token_exactly(http_server):
+    url, token, _home = http_server
+    for accepted in (f"bearer {token}", f"BEARER {token}", f"Bearer  {token}"):
+        assert httpx2.post(url, json=INIT, headers={**ACCEPT, "Authorization": accepted}).status_code == 200, accepted
+    for refused in (f"Basic {token}", f"bearer{token}", f"bearer {token.upper()}x", f"{token}", "bearer"):
+        assert httpx2.post(url, json=INIT, headers={**ACCEPT, "Authorization": refused}).status_code == 401, refused

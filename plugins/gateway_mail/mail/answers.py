@@ -23,6 +23,8 @@ from gateway_mail.mail.tools import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
+MAX_READ = 200_000  # characters of a message's text given by read_message (as read_note gives a note's)
+RECIPIENTS_SHOWN = 50  # of a message's To and of its Cc, each: the rest counted ("and 3,000 more")
 PORCH_LIST = 10
 WAITING_DAYS = 14
 CODE_HOURS = 24
@@ -245,10 +247,17 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
 def _envelope(ctx: Context, row: Any, parsed: parse.Parsed, path: str) -> dict[str, Any]:
     shown = _hit(ctx, row)
     shown["file"] = path
-    shown["to"] = [ctx.clip(a, FIELD_LIMIT) for a in parsed.to]
-    shown["cc"] = [ctx.clip(a, FIELD_LIMIT) for a in parsed.cc]
+    for field, addresses in (("to", parsed.to), ("cc", parsed.cc)):
+        shown[field] = [ctx.clip(a, FIELD_LIMIT) for a in addresses[:RECIPIENTS_SHOWN]]
+        if len(addresses) > RECIPIENTS_SHOWN:
+            shown[f"{field}_more"] = len(addresses) - RECIPIENTS_SHOWN
     shown["authentication"] = _authentication(row)
     return shown
+
+
+def _listed(shown: dict[str, Any], field: str) -> str:
+    more = shown.get(f"{field}_more", 0)
+    return ", ".join(shown[field]) + (f" and {more} more" if more else "")
 
 
 def message_answer(ctx: Context, address: str) -> Answer:
@@ -263,20 +272,28 @@ def message_answer(ctx: Context, address: str) -> Answer:
     shown = _envelope(ctx, row, parsed, path)
     lines = [f"Address: {shown['address']}", f"File: {path}", f"Account: {shown['account']}",
              f"Folder: {shown['folder']}", f"Flags: {shown['flags'] or '(none)'}", f"Date: {shown['date']}",
-             f"From: {shown['from']}", f"To: {', '.join(shown['to'])}"]
+             f"From: {shown['from']}", f"To: {_listed(shown, 'to')}"]
     if shown["cc"]:
-        lines.append(f"Cc: {', '.join(shown['cc'])}")
+        lines.append(f"Cc: {_listed(shown, 'cc')}")
     lines += [f"Subject: {shown['subject']}", f"Authentication: {shown['authentication']}"]
     if parsed.encrypted:
         lines.append("Encrypted: yes. This message is encrypted (PGP/MIME or S/MIME): only its envelope is given.")
         return Answer("\n".join(lines), {**shown, "encrypted": True}, given=[shown["address"]])
-    attachments = [{"name": ctx.clip(a.name, FIELD_LIMIT), "type": ctx.one_line(a.type, 80), "size": a.size}
+    attachments = [{"name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80), "size": a.size}
                    for a in parsed.attachments]
     for attachment in attachments:
         lines.append(f"Attachment: {attachment['name']} ({attachment['type']}, {attachment['size']} bytes)")
-    text = parse.masked(parsed).text
-    lines.append(ctx.frame(text))
-    data = {**shown, "attachments": attachments, "text": text}
+    if parsed.unreadable:
+        lines.append(f"Read in part: {parsed.unreadable}.")
+    shown_text = parse.masked(parsed, MAX_READ)
+    if shown_text.cut:
+        lines.append(f"Cut: only the first {MAX_READ} characters are given.")
+    lines.append(ctx.frame(shown_text.text))
+    data = {**shown, "attachments": attachments, "text": shown_text.text}
+    if parsed.unreadable:
+        data["unreadable"] = parsed.unreadable
+    if shown_text.cut:
+        data["cut"] = True
     return Answer("\n".join(lines), data, given=[shown["address"]])
 
 

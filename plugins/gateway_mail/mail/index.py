@@ -14,6 +14,7 @@ match by date cost as much as the search itself on common words.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -27,7 +28,7 @@ from gateway import MASKS_VERSION
 from gateway_mail.docindex import bump, generation, meta, set_meta  # noqa: F401 (the index's meta, asked for here too)
 from gateway_mail.mail import maildir
 from gateway_mail.mail.accounts import Account
-from gateway_mail.mail.parse import Parsed, masked, parse_file, text_of_raw
+from gateway_mail.mail.parse import Parsed, attachment_name, masked, parse_file, text_of_raw
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,6 +51,8 @@ CREATE INDEX IF NOT EXISTS messages_unseen ON messages (account, date) WHERE ins
 CREATE INDEX IF NOT EXISTS messages_forged ON messages (account, date) WHERE auth = 'forged';
 CREATE INDEX IF NOT EXISTS messages_by_folder ON messages (account, folder, date);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (subject, sender, body, tokenize = 'unicode61');
+-- Messages read in part, and why (parse.Parsed.unreadable): counted, said by `gateway doctor`.
+CREATE TABLE IF NOT EXISTS unreadable (id INTEGER PRIMARY KEY, reason TEXT NOT NULL);
 """
 # A directory changed less than this long ago may change again within its time's granularity: not trusted.
 _SETTLE_NS = 2_000_000_000
@@ -160,13 +163,25 @@ def thread_of(parsed: Parsed, fallback: str) -> str:
 
 
 def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any] | None:
-    """One file parsed and masked into a row (None when it cannot be read): run in worker processes too."""
+    """One file parsed and masked into a row (None when it cannot be opened): run in worker processes too.
+
+    Never raises on what the file holds: a message past the parser's bounds, or one it fails on, is a row of what
+    could be read (its envelope at least) with `_unreadable` saying why, so that it is counted and not read again
+    until the file changes.
+    """
     account, folder, path, name, sub, size, mtime_ns = job
     try:
         parsed = parse_file(Path(path), account.authserv_id)
     except OSError:
         return None
-    shown = masked(parsed)
+    unreadable = parsed.unreadable
+    try:
+        shown = masked(parsed)
+        attachments = [[attachment_name(a.name), a.type, a.size] for a in parsed.attachments]
+    except Exception as error:  # noqa: BLE001 - the masks failing on one text fails that message alone
+        unreadable = unreadable or f"its text could not be masked ({type(error).__name__})"
+        shown = masked(Parsed(**{**_fields(parsed), "subject": "", "text": ""}))
+        attachments = []
     row = {
         "account": account.name, "folder": folder, "unique_name": maildir.unique_of(name), "sub": sub,
         "filename": name, "size": size, "mtime_ns": mtime_ns,
@@ -175,17 +190,16 @@ def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any
         "recipients": " ".join(parsed.to + parsed.cc), "in_reply_to": parsed.in_reply_to,
         "thread": thread_of(parsed, f"file:{account.name}/{folder}/{name}"), "auth": parsed.auth,
         "encrypted": int(parsed.encrypted), "code": int(shown.code), "password": int(shown.password),
-        "bulk": int(parsed.bulk),
-        "attachments": json.dumps([[shown_name(a.name), a.type, a.size] for a in parsed.attachments]),
-        "_body": "" if parsed.encrypted else shown.text,
+        "bulk": int(parsed.bulk), "attachments": json.dumps(attachments),
+        "_body": "" if parsed.encrypted else shown.text, "_unreadable": unreadable,
     }
     return {key: text_of_raw(value) if isinstance(value, str) else value for key, value in row.items()}
 
 
-def shown_name(name: str) -> str:
-    from gateway import clip
+def _fields(parsed: Parsed) -> dict[str, Any]:
+    import attrs
 
-    return clip(name, 120)
+    return attrs.asdict(parsed, recurse=False)
 
 
 Progress = Callable[[int], None]
@@ -235,6 +249,7 @@ def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full
 def _delete(connection: sqlite3.Connection, where: str, values: tuple[Any, ...]) -> int:
     ids = [r[0] for r in connection.execute(f"SELECT id FROM messages WHERE {where}", values)]
     connection.executemany("DELETE FROM messages_fts WHERE rowid = ?", [(i,) for i in ids])
+    connection.executemany("DELETE FROM unreadable WHERE id = ?", [(i,) for i in ids])
     connection.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in ids])
     return len(ids)
 
@@ -329,18 +344,23 @@ def _refresh_folder(connection: sqlite3.Connection, account: Account, folder: ma
             _delete(connection, "id = ?", (message_id,))
     parsed = pool.imap(read_row, jobs, chunksize=64) if pool is not None else map(read_row, jobs)
     pending: list[dict[str, Any]] = []
-    for row in parsed:
-        if check:
-            check()
-        if progress:
-            progress(1)
-        if row is None:
-            counts["unreadable"] += 1
-            continue
-        pending.append(row)
-        counts["read"] += 1
-        if len(pending) >= _BATCH:
-            _insert(connection, pending)
+    try:
+        for row in parsed:  # each file is parsed as the loop asks for it: the deadline is looked at between two
+            if progress:
+                progress(1)
+            if row is None:
+                counts["unreadable"] += 1
+            else:
+                pending.append(row)
+                counts["read"] += 1
+                counts["unreadable"] += bool(row["_unreadable"])
+                if len(pending) >= _BATCH:
+                    _insert(connection, pending)
+            if check:
+                check()
+    except BaseException:
+        _keep(connection, pending)
+        raise
     _insert(connection, pending)
     gone = [r[0] for u, r in rows.items() if u not in seen]
     with connection:
@@ -350,17 +370,46 @@ def _refresh_folder(connection: sqlite3.Connection, account: Account, folder: ma
 
 
 def _insert(connection: sqlite3.Connection, pending: list[dict[str, Any]]) -> None:
+    """Write the rows parsed, in one transaction; `pending` is emptied once they are in (kept when it fails)."""
     with connection:
-        for row in pending:
-            body = row.pop("_body")
+        for parsed_row in pending:
+            row = {key: value for key, value in parsed_row.items() if not key.startswith("_")}
             row["id"] = _free_id(connection, row["date"])
             columns = ", ".join(row)
             cursor = connection.execute(
                 f"INSERT INTO messages ({columns}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
             )
             connection.execute("INSERT INTO messages_fts (rowid, subject, sender, body) VALUES (?, ?, ?, ?)",
-                               (cursor.lastrowid, row["subject"], f"{row['sender_name']} {row['sender']}", body))
+                               (cursor.lastrowid, row["subject"], f"{row['sender_name']} {row['sender']}",
+                                parsed_row["_body"]))
+            if parsed_row["_unreadable"]:
+                connection.execute("INSERT INTO unreadable (id, reason) VALUES (?, ?)",
+                                   (cursor.lastrowid, parsed_row["_unreadable"]))
     pending.clear()
+
+
+def _keep(connection: sqlite3.Connection, pending: list[dict[str, Any]]) -> None:
+    """The rows parsed before a refresh stopped (its deadline, an interruption) written all the same: parsing was
+    the cost, writing them is milliseconds, and a row dropped here would be parsed again by every call. The
+    deadline's SQLite interruption is lifted for this write (the caller's `interrupting` block removes it anyway)."""
+    if not pending:
+        return
+    connection.set_progress_handler(None, 0)
+    if connection.in_transaction:
+        connection.rollback()
+    with contextlib.suppress(sqlite3.Error):  # the index itself failing: the next call parses them again
+        _insert(connection, pending)
+
+
+def unreadable(connection: sqlite3.Connection, account: str, limit: int = 5) -> tuple[int, list[tuple[str, str]]]:
+    """How many of an account's indexed messages were read in part, and the first few (file under the account's
+    Maildir, why)."""
+    total = connection.execute("SELECT count(*) FROM unreadable u JOIN messages m ON m.id = u.id WHERE m.account = ?",
+                               (account,)).fetchone()[0]
+    rows = connection.execute(
+        "SELECT m.folder, m.sub, m.filename, u.reason FROM unreadable u JOIN messages m ON m.id = u.id "
+        "WHERE m.account = ? ORDER BY m.folder, m.filename LIMIT ?", (account, limit)).fetchall()
+    return total, [(f"{r[0]}/{r[1]}/{r[2]}", r[3]) for r in rows]
 
 
 def count_files(accounts: Iterable[Account]) -> int:

@@ -123,3 +123,26 @@ def opened(ctx: Context) -> Iterator[Mail]:
         verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)))
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
         yield Mail(ctx, found, connection, verdicts, blocked)
+
+
+
+def unreadable_said(ctx: Context) -> dict[str, str]:
+    """Per account, the messages the index holds read in part, said for `gateway doctor` ("" for none). From the
+    index as the last call or refresh left it: nothing is indexed here."""
+    path = index.index_path(ctx.folders.cache)
+    if not path.exists():
+        return {}
+    said: dict[str, str] = {}
+    connection = index.connect(path)
+    try:
+        for account in accounts(ctx.settings, ctx.folders.config):
+            total, first = index.unreadable(connection, account.name)
+            if total:
+                files = "; ".join(f"{file} ({why})" for file, why in first) + ("; ..." if total > len(first) else "")
+                said[account.name] = (
+                    f"{total} message{'s' if total != 1 else ''} read in part (past a bound of the mail plugin's on "
+                    "size, lines, MIME parts, nesting, header fields or time, or one the mail parser fails on; "
+                    f"each is read again when its file changes): {files}")
+    finally:
+        connection.close()
+    return said

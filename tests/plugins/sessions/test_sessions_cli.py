@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import FIXTURES, NOTES, PEARS, PLUMS, SUBAGENT, place_fixtures
 from gateway_sessions.cli import commands
 
 from gateway import Folders, PluginHost
 from gateway.testing import write_config
+from tests.plugins.sessions.sessions_helpers import FIXTURES, NOTES, PEARS, PLUMS, SUBAGENT, place_fixtures
 
 
 def _run(*arguments: str):
@@ -146,3 +146,26 @@ def test_list_and_show_of_an_empty_store_say_how_to_fill_it(gateway_home: Path):
     assert listed.output.splitlines() == ["(no sessions)", "The store is empty: `gateway sessions import` fills it."]
     shown = _run("sessions", "show", "abc")
     assert shown.exit_code == 1 and "`gateway sessions import` fills it" in shown.output
+
+
+def test_a_store_that_is_not_a_database_is_said_in_a_sentence_not_a_traceback(gateway_home: Path):
+    import os
+    import subprocess
+    import sys
+
+    from gateway.context import home_environment
+    from gateway.testing import folders_of
+
+    write_config(gateway_home, {"gateway": {"plugins": ["sessions"]}})
+    place_fixtures(gateway_home)
+    store_file = folders_of(gateway_home).data / "plugins" / "sessions" / "sessions.db"
+    store_file.parent.mkdir(parents=True, exist_ok=True)
+    store_file.write_bytes(bytes(range(256)) * 400)  # garbage, not SQLite
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
+    run = subprocess.run([sys.executable, "-m", "gateway", "sessions", "import"], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr + run.stdout
+    assert f"the sessions store {store_file} cannot be used: SQLite says file is not a database" in run.stderr
+    assert f"mv '{store_file}' '{store_file}.damaged'" in run.stderr
+    assert store_file.read_bytes() == bytes(range(256)) * 400  # left as it was, for the person to look at

@@ -51,7 +51,8 @@ async def _fetch_and_follow(client, arguments: dict) -> tuple[object, dict]:
 def _config(home: Path, port: int, password_command: str) -> None:
     root = home / "Mail" / "personal"
     root.mkdir(parents=True, exist_ok=True)
-    imap = [{"account": "personal", "host": "127.0.0.1", "port": port, "user": "pat",
+    # Dovecot here offers no TLS (ssl = no): clear text is allowed on a loopback host, and only when said.
+    imap = [{"account": "personal", "host": "127.0.0.1", "port": port, "user": "pat", "tls": False,
              "password_command": password_command}]
     write_config(home, sample.config(root, imap=imap, spam_folders=["Junk"], ham_folders=["INBOX", "Archive"]),
                  projects=sample.PROJECTS)

@@ -1,0 +1,176 @@
+"""Every message a real `gateway serve` sends validates against the specification's own JSON Schema of the revision
+it negotiated (tests/data/mcp-schema, vendored unchanged): for each revision from 2024-11-05 to 2026-07-28, a
+client written here speaks raw JSON-RPC on stdio, lists and calls every tool of every built-in (arguments made
+from each tool's input schema), reads every listed resource and gets every prompt; each response and notification
+is checked against the envelope and against the result type of its method."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from queue import Empty, Queue
+from typing import Any
+
+import jsonschema
+import pytest
+from gateway_mail.demo import write_maildir, write_organizer
+
+from gateway.context import home_environment
+from gateway.testing import write_config
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "mcp-schema"
+REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+MODERN = "2026-07-28"
+RESULT_OF = {"initialize": "InitializeResult", "server/discover": "DiscoverResult", "ping": "EmptyResult",
+             "tools/list": "ListToolsResult", "tools/call": "CallToolResult", "resources/list": "ListResourcesResult",
+             "resources/templates/list": "ListResourceTemplatesResult", "resources/read": "ReadResourceResult",
+             "prompts/list": "ListPromptsResult", "prompts/get": "GetPromptResult"}
+
+
+def validator(revision: str, definition: str) -> jsonschema.protocols.Validator:
+    schema = json.loads((SCHEMAS / f"{revision}.json").read_text())
+    defs = "$defs" if "$defs" in schema else "definitions"
+    assert definition in schema[defs], f"{definition} is not in the {revision} schema"
+    root = {**schema, "$ref": f"#/{defs}/{definition}"}
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(root)
+
+
+def problems(revision: str, definition: str, value: Any) -> list[str]:
+    return [f"{definition} at {'/'.join(map(str, e.absolute_path))}: {e.message}"
+            for e in validator(revision, definition).iter_errors(value)]
+
+
+class RawClient:
+    """JSON-RPC on a `gateway serve` subprocess's stdin/stdout, one message a line, every message kept."""
+
+    def __init__(self, home: Path, revision: str) -> None:
+        env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
+        self.process = subprocess.Popen([sys.executable, "-m", "gateway", "serve"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.revision = revision
+        self.messages: Queue[dict[str, Any]] = Queue()
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.messages.put(json.loads(line))
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        params = dict(params or {})
+        if self.revision == MODERN:
+            params["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
+                               "io.modelcontextprotocol/clientInfo": {"name": "schema-check", "version": "1"},
+                               "io.modelcontextprotocol/clientCapabilities": {}}
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+        while True:
+            try:
+                answer = self.messages.get(timeout=60)
+            except Empty:
+                raise AssertionError(f"no answer to {method} in 60 s") from None
+            self.seen.append((method, answer))
+            if answer.get("id") == self.next_id:
+                return answer
+
+    def notify(self, method: str) -> None:
+        self.process.stdin.write((json.dumps({"jsonrpc": "2.0", "method": method}) + "\n").encode())
+        self.process.stdin.flush()
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def _value(schema: dict[str, Any], name: str) -> Any:
+    """A plausible value for a required argument, from its schema alone."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind is None and "anyOf" in schema:
+        return _value(next(s for s in schema["anyOf"] if s.get("type") != "null"), name)
+    if kind == "integer":
+        return max(schema.get("minimum", 1), 1)
+    if kind == "number":
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {}
+    return {"address": "sioul:project/garden", "query": "compost", "title": "Water the beds", "text": "A note.",
+            "label": "ham", "to": "sioul:project/garden", "path": "~/Notes", "start": "today",
+            "body": "Thanks."}.get(name, "garden")
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("schema") / "home"
+    home.mkdir()
+    write_maildir(home / "Mail" / "demo", datetime.now(UTC).timestamp())
+    table = write_organizer(home, datetime.now(UTC))
+    write_config(home, {"gateway": {"plugins": ["sessions", "cron", "timeline", "mail", "spam", "hello"]},
+                        "plugins": {"mail": {**table, "accounts": [{"name": "demo", "maildir": str(home / "Mail" / "demo"),
+                                                                   "addresses": ["pat@example.org"]}]}}},
+                 projects=[{"id": "garden", "name": "Community garden", "ai": True, "paths": ["~/Notes/garden"]},
+                           {"id": "lawsuit", "ai": False, "senders": ["@law.example.net"]}])
+    return home
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_every_message_validates_against_the_revisions_schema(home: Path, revision: str) -> None:
+    client = RawClient(home, revision)
+    try:
+        if revision == MODERN:
+            client.request("server/discover")
+        else:
+            started = client.request("initialize", {"protocolVersion": revision, "capabilities": {},
+                                                    "clientInfo": {"name": "schema-check", "version": "1"}})
+            assert started["result"]["protocolVersion"] == revision
+            client.notify("notifications/initialized")
+            client.request("ping")
+        tools = client.request("tools/list")["result"]["tools"]
+        assert len(tools) > 30
+        for tool in tools:
+            schema = tool["inputSchema"]
+            arguments = {name: _value(schema.get("properties", {}).get(name, {}), name)
+                         for name in schema.get("required", [])}
+            client.request("tools/call", {"name": tool["name"], "arguments": arguments})
+        resources = client.request("resources/list")["result"]["resources"]
+        for resource in resources[:25]:
+            client.request("resources/read", {"uri": resource["uri"]})
+        client.request("resources/templates/list")
+        for prompt in client.request("prompts/list")["result"]["prompts"]:
+            arguments = {a["name"]: "garden" for a in prompt.get("arguments", []) if a.get("required")}
+            client.request("prompts/get", {"name": prompt["name"], "arguments": arguments})
+        client.request("tools/call", {"name": "no_such_tool", "arguments": {}})  # an error, in the schema's shape
+    finally:
+        client.close()
+    found = []
+    for method, message in client.seen:
+        envelope = "JSONRPCMessage"
+        found += problems(revision, envelope, message)
+        if "result" in message and method in RESULT_OF:
+            found += [f"{method}: {p}" for p in problems(revision, RESULT_OF[method], message["result"])]
+    assert not found, f"{len(found)} messages break the {revision} schema:\n" + "\n".join(found[:20])
+
+
+def test_a_wrong_answer_is_caught_by_the_check() -> None:
+    malformed = {"contents": [{"text": "no uri here"}]}  # a resource's contents without its uri
+    assert problems("2025-06-18", "ReadResourceResult", malformed)
+    assert problems(MODERN, "ListToolsResult", {"tools": [{"name": "t"}]})  # a tool with no input schema
+    assert not problems("2025-06-18", "ReadResourceResult", {"contents": [{"uri": "x:y", "text": "z"}]})
