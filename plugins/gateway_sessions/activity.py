@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from gateway import Answer, Context, Resource, ToolError, mask_secrets, plural, tool
+from gateway import Answer, Context, Resource, ToolError, mask_secrets, path_forms, plural, tool
 from gateway_sessions import tools
 from gateway_sessions.resume import resume_command
 from gateway_sessions.tools import MAX_LIMIT, Limit
@@ -55,8 +55,6 @@ def _calls_reader(ctx: Context):
 
 
 def _forms(path: str) -> tuple[str, ...]:
-    from gateway.routes import path_forms
-
     path = path.strip()
     if not path:
         raise ToolError("path is required: an absolute path, or one beginning with ~")

@@ -11,14 +11,12 @@ asked (else the count would tell what the closed sessions touched).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "plugins" / "sessions"))
-
-from more_agents import (  # noqa: E402
+from gateway.testing import serve_client, write_config
+from tests.plugins.sessions.more_agents import (
     AMP_THREAD,
     CLAUDE_CANARY,
     CLAUDE_VAULT,
@@ -36,8 +34,6 @@ from more_agents import (  # noqa: E402
     place_goose,
     place_qwen,
 )
-
-from gateway.testing import serve_client, write_config  # noqa: E402
 
 CLOSED_IDS = (CLAUDE_VAULT, CURSOR_VAULT, ROO_TASK, CONTINUE_CUT)
 SECRETS = (CLAUDE_CANARY, CURSOR_CANARY, *CLOSED_IDS, "current.pem", "keys/", "sealed keys")

@@ -27,8 +27,7 @@ import time
 from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
-from gateway.privacy import MASKS_VERSION, clip
-from gateway.routes import path_forms
+from gateway import MASKS_VERSION, clip, path_forms
 from gateway_sessions.calls import ARGUMENTS_LIMIT, RESULT_LIMIT, arguments_text, calls_of, results_of
 
 VERSION = 1

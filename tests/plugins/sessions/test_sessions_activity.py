@@ -9,13 +9,13 @@ from pathlib import Path
 
 import gateway_sessions
 import pytest
-from conftest import store_path
 from gateway_sessions import store
 from gateway_sessions.model import Message, Session
 from gateway_sessions.resume import resume_command
 from gateway_sessions.store import calls
 
 from gateway.testing import make_gateway
+from tests.plugins.sessions.sessions_helpers import store_path
 
 HAND_IMPORTED = {"plugins": {"sessions": {"refresh": False}}}
 CARD = "4539 1488 0343 6467"

@@ -7,12 +7,12 @@ import json
 import sqlite3
 from pathlib import Path
 
-from conftest import store_path
 from gateway_sessions import store
 from gateway_sessions.importers import aider, amp, cline, continue_, copilot, cursor, goose, qwen
 from gateway_sessions.importing import import_agent
 from gateway_sessions.refresh import look
-from more_agents import (
+
+from tests.plugins.sessions.more_agents import (
     AIDER_FILE,
     AMP_THREAD,
     CLINE_TASK,
@@ -33,6 +33,7 @@ from more_agents import (
     place_goose,
     place_qwen,
 )
+from tests.plugins.sessions.sessions_helpers import store_path
 
 
 def _import(home: Path, agent: str, root: Path | None = None):
