@@ -6,7 +6,7 @@ Tables (made beside the others by the schema, filled at import, brought up to da
 - ``tool_calls(session, message, seq, position, call_id, tool, created_at, arguments)``: ``arguments`` masked whole
   then cut (``gateway.privacy.clip``), one row per call, unique on (session, message key, position);
 - ``tool_call_paths(path, call, session, action, literal)``: every form of every path a call acted on
-  (``gateway.routes.path_forms``: as written, ``~`` expanded, links resolved), ``literal`` 1 for the form as the
+  (``gateway.path_forms``: as written, ``~`` expanded, links resolved), ``literal`` 1 for the form as the
   call gave it (made absolute), so that folders match by a range of the index and counts use one form;
 - ``tool_call_words(word, call)``: the tool's name and the masked arguments' words, case-folded, for
   ``search_tool_calls``: a small inverted index of its own rather than an FTS5 table, since the words are looked up
