@@ -205,7 +205,13 @@ def test_agent_week_gives_each_day_by_project_with_files_and_masked_first_prompt
 
 
 def test_the_week_resource_reads_as_the_tool_does(activity_gateway):
+    import re
+
     assert "rousseau://week" in [resource.uri for resource in activity_gateway.catalogue().resources]
+    unframed = lambda text: re.sub(r"(data|end of data) [0-9a-f]{16}", r"\1 MARK", text)  # noqa: E731
+    read = activity_gateway.read("rousseau://week")
+    assert not read.is_error and read.text.startswith("agent sessions ")
+    assert unframed(read.text) == unframed(activity_gateway.call("agent_week", {}).text)
 
 
 def test_tool_calls_are_indexed_once_however_often_a_session_is_written(gateway_home, worktree):
