@@ -30,6 +30,7 @@ from gateway.items import (
 )
 from gateway.kit import GateMemo, left_out_sentence, plural
 from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, one_line
+from gateway.routes import path_forms
 from gateway.traits import Person, Reason, Traits
 
 __version__ = "0.1.0"
@@ -88,6 +89,7 @@ __all__ = [
     "mask",
     "mask_secrets",
     "one_line",
+    "path_forms",
     "plural",
     "tool",
 ]
