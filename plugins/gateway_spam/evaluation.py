@@ -77,14 +77,18 @@ def worst(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float, co
             for kind, group in (("false positive", ham), ("false negative", spam)) for o in group]
 
 
-def online(samples: Sequence[Sample], progress: Callable[[int], None] | None = None) -> list[Outcome]:
-    """TREC's protocol: in time order, classify each message with what came before it, then train on it."""
-    model = Model()
+def online(samples: Sequence[Sample], progress: Callable[[int], None] | None = None,
+           model: Model | None = None) -> list[Outcome]:
+    """TREC's protocol: in time order, classify each message with what came before it, then train on it.
+
+    `model` (empty, else a new one) ends trained on every sample, by key: the model training saves.
+    """
+    model = Model() if model is None else model
     outcomes = []
     for number, sample in enumerate(sorted(samples, key=lambda s: s.when), start=1):
         score = model.score(sample.tokens)
         outcomes.append(Outcome(sample, score.probability, score.strength))
-        model.learn(sample.tokens, sample.label)
+        model.learn(sample.tokens, sample.label, sample.key)
         if progress and number % 200 == 0:
             progress(number)
     return outcomes
