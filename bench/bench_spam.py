@@ -13,6 +13,15 @@ process each, per message, in the same order; its latency therefore includes sta
 
 Figures: false positives (% of ham scored spam), false negatives (% of spam scored ham), unsure (% of all),
 (1-ROCA)% from the scores, training messages/s, classification latency per message (median and p95).
+
+Then, side by side and interleaved (so both meet the same load):
+- training the whole stream at once: ours is the training job's work on these messages (tokenize each once,
+  evaluate online while training, write the SQLite model); bogofilter's is its bulk registration
+  (`bogofilter -s -B FILES`, then `-n -B FILES`), which evaluates nothing.
+- classifying one message per process, as a delivery rule does, with each model trained on the whole stream:
+  `python -m spamfilter.classify FILE`, `bogofilter -T -I FILE`, `gateway spam classify FILE` (fewer of these)
+  and `python -c pass` (the interpreter's own start, the floor); wall time (median) and CPU time per process.
+  Every lean verdict is checked against the in-process model's (they must be the same line).
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ sys.path.insert(0, str(ROOT / "plugins"))
 from gateway_spam import corpus, evaluation  # noqa: E402
 from gateway_spam.model import Model  # noqa: E402
 from gateway_spam.tokens import parse, stripped, tokens  # noqa: E402
+from spamfilter import store  # noqa: E402
 
 FETCH = Path("/work/shared/tools/fetch-spamassassin.sh")
 
@@ -109,6 +119,112 @@ def bogofilter(messages: list[tuple[str, bytes, float]], binary: str) -> dict:
             "figures": figures}
 
 
+def _one_pass_training(messages: list[tuple[str, bytes, float]], data: Path) -> float:
+    """Messages/s of the training job's work on the stream: tokenize once, evaluate online (which trains), save."""
+    start = time.perf_counter()
+    samples = [evaluation.Sample(str(n), label, when, tokens(raw)) for n, (label, raw, when) in enumerate(messages)]
+    model = Model(cutoffs=(0.20, 0.90))
+    evaluation.online(samples, model=model)
+    model.save(data / store.NAME)
+    return len(messages) / (time.perf_counter() - start)
+
+
+def _bogofilter_bulk(messages: list[tuple[str, bytes, float]], binary: str, database: Path, files: Path) -> float:
+    """Messages/s of bogofilter's bulk registration of the stream's files (spam with -s, ham with -n)."""
+    names = {"spam": [], "ham": []}
+    for number, (label, raw, _when) in enumerate(messages):
+        path = files / f"{number:06d}.eml"
+        path.write_bytes(raw)
+        names[label].append(str(path))
+    start = time.perf_counter()
+    for label, flag in (("spam", "-s"), ("ham", "-n")):
+        for chunk in range(0, len(names[label]), 1000):  # within the command line's length
+            subprocess.run([binary, "-d", str(database), flag, "-B", *names[label][chunk:chunk + 1000]],
+                           check=True, capture_output=True)
+    return len(messages) / (time.perf_counter() - start)
+
+
+def _timed(command: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess]:
+    """(wall seconds, CPU seconds of the child, the result) of one process."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
+
+
+def per_process(messages: list[tuple[str, bytes, float]], count: int, gateway_count: int,
+                binary: str | None) -> None:
+    """Training rates, then classify per process, side by side and interleaved."""
+    work = Path(tempfile.mkdtemp(prefix="bench-spam-process-"))
+    try:
+        home = work / "home"
+        data = home / ".local" / "share" / "gateway" / "plugins" / "spam"
+        data.mkdir(parents=True)
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "XDG_DATA_HOME": str(home / ".local" / "share"),
+               "XDG_CONFIG_HOME": str(home / ".config"), "XDG_STATE_HOME": str(home / ".local" / "state"),
+               "XDG_CACHE_HOME": str(home / ".cache")}
+        files = work / "files"
+        files.mkdir()
+        database = work / "bogofilter"
+        database.mkdir()
+        ours_rate = _one_pass_training(messages, data)
+        rates = [("ours (evaluate online + train + write, one pass)", ours_rate)]
+        if binary:
+            rates.append(("bogofilter bulk (-s/-n -B, no evaluation)", _bogofilter_bulk(messages, binary, database,
+                                                                                         files)))
+        print("\ntraining the whole stream at once, messages/s")
+        for name, rate in rates:
+            print(f"  {name:52} {rate:10.0f}")
+        if binary:
+            print(f"  ratio ours/bogofilter: {ours_rate / rates[1][1]:.2f}x")
+        model = Model.load(data / store.NAME)
+        picked = [(n, messages[n]) for n in range(0, len(messages), max(1, len(messages) // count))][:count]
+        python = sys.executable
+        gateway = str(Path(python).with_name("gateway"))
+        kinds = {"python -m spamfilter.classify": lambda path: [python, "-m", "spamfilter.classify", path],
+                 "python -c pass (the floor)": lambda path: [python, "-c", "pass"]}
+        if binary:
+            kinds["bogofilter -T"] = lambda path: [binary, "-d", str(database), "-T", "-I", path]
+        kinds["gateway spam classify"] = lambda path: [gateway, "spam", "classify", path]
+        walls: dict[str, list[float]] = {k: [] for k in kinds}
+        cpus: dict[str, list[float]] = {k: [] for k in kinds}
+        mismatches = 0
+        for order, (number, (_label, raw, _when)) in enumerate(picked):
+            path = str(files / f"{number:06d}.eml")
+            if not Path(path).exists():
+                Path(path).write_bytes(raw)
+            expected = model.score(tokens(raw))
+            line = f"{expected.verdict(0.20, 0.90)} {expected.probability:.6f}"
+            for name, command in kinds.items():
+                if name == "gateway spam classify" and order >= gateway_count:
+                    continue
+                wall, cpu, done = _timed(command(path), env)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                if name != "python -c pass (the floor)" and name != "bogofilter -T" and done.stdout.strip() != line:
+                    mismatches += 1
+                    print(f"  MISMATCH {name} {path}: {done.stdout.strip()!r} != {line!r} {done.stderr[-200:]}")
+        print(f"\nclassify one message per process ({len(picked)} messages, interleaved; the gateway's command on "
+              f"{min(gateway_count, len(picked))}); verdicts equal to the in-process model's: "
+              f"{'all' if not mismatches else f'{mismatches} differ'}")
+        print(f"  {'':34}{'wall median':>14}{'CPU median':>14}")
+        for name in kinds:
+            print(f"  {name:34}{statistics.median(walls[name]) * 1000:>11.1f} ms"
+                  f"{statistics.median(cpus[name]) * 1000:>11.1f} ms")
+        if binary:
+            lean, bogo = statistics.median(walls["python -m spamfilter.classify"]), statistics.median(
+                walls["bogofilter -T"])
+            lean_cpu, bogo_cpu = (statistics.median(cpus["python -m spamfilter.classify"]),
+                                  statistics.median(cpus["bogofilter -T"]))
+            print(f"  ratio lean/bogofilter: wall {lean / bogo:.1f}x, CPU {lean_cpu / max(bogo_cpu, 1e-4):.1f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def _latency(times: list[float]) -> str:
     ordered = sorted(times)
     return f"{statistics.median(ordered) * 1000:.2f} ms (p95 {ordered[int(len(ordered) * 0.95)] * 1000:.2f} ms)"
@@ -121,6 +237,11 @@ def main() -> None:
     parser.add_argument("--ham-cutoff", type=float, default=0.20)
     parser.add_argument("--spam-cutoff", type=float, default=0.90)
     parser.add_argument("--no-bogofilter", action="store_true")
+    parser.add_argument("--no-online", action="store_true", help="skip the online comparison (per-message "
+                        "bogofilter processes, minutes)")
+    parser.add_argument("--no-process", action="store_true", help="skip training at once and classify per process")
+    parser.add_argument("--classify", type=int, default=60, help="messages classified one process each")
+    parser.add_argument("--gateway-classify", type=int, default=10, help="of which through `gateway spam classify`")
     arguments = parser.parse_args()
     folder = arguments.corpus
     if folder is None:
@@ -128,12 +249,17 @@ def main() -> None:
     messages = stream(folder, max(1, arguments.every))
     print(f"{len(messages)} messages ({sum(m[0] == 'spam' for m in messages)} spam), deduplicated, in time order; "
           f"{os.cpu_count()} cores", flush=True)
-    results = {"ours": ours(messages, arguments.ham_cutoff, arguments.spam_cutoff)}
     binary = shutil.which("bogofilter")
-    if binary and not arguments.no_bogofilter:
-        results["bogofilter"] = bogofilter(messages, binary)
-    elif not arguments.no_bogofilter:
+    if not binary and not arguments.no_bogofilter:
         print("bogofilter is not installed (apt-get install bogofilter): ours alone", flush=True)
+    binary = None if arguments.no_bogofilter else binary
+    if not arguments.no_process:
+        per_process(messages, arguments.classify, arguments.gateway_classify, binary)
+    if arguments.no_online:
+        return
+    results = {"ours": ours(messages, arguments.ham_cutoff, arguments.spam_cutoff)}
+    if binary:
+        results["bogofilter"] = bogofilter(messages, binary)
     rows = [("false positives %", "fp_percent"), ("false negatives %", "fn_percent"),
             ("unsure %", "unsure_percent"), ("(1-ROCA) %", "one_minus_roca_percent")]
     names = list(results)
