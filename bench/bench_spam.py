@@ -88,6 +88,7 @@ def bogofilter(messages: list[tuple[str, bytes, float]], binary: str) -> dict:
     outcomes, classify_times, train_time = [], [], 0.0
     verdicts = {"S": 0, "H": 0, "U": 0}
     false_positives = false_negatives = 0
+    letters: list[tuple[str, str]] = []
     try:
         for number, (label, raw, when) in enumerate(messages):
             start = time.perf_counter()
@@ -101,6 +102,7 @@ def bogofilter(messages: list[tuple[str, bytes, float]], binary: str) -> dict:
             letter, _, value = run.stdout.decode().strip().partition(" ")
             probability = float(value or 0.5)
             verdicts[letter] = verdicts.get(letter, 0) + 1
+            letters.append((label, letter))
             false_positives += label == "ham" and letter == "S"
             false_negatives += label == "spam" and letter == "H"
             outcomes.append(evaluation.Outcome(evaluation.Sample(str(number), label, when, set()), probability,
@@ -115,8 +117,18 @@ def bogofilter(messages: list[tuple[str, bytes, float]], binary: str) -> dict:
                "fn_percent": round(100.0 * false_negatives / spam, 3) if spam else 0.0,
                "unsure_percent": round(100.0 * verdicts.get("U", 0) / len(messages), 3),
                "one_minus_roca_percent": round(100.0 * (1.0 - evaluation.roc_area(outcomes)), 4)}
+    bands = {}
+    for part, chosen in (("whole", letters), ("2nd half", letters[len(letters) // 2:])):
+        ham = sum(label == "ham" for label, _ in chosen)
+        spam = len(chosen) - ham
+        counts = {"fp": sum(label == "ham" and letter == "S" for label, letter in chosen),
+                  "fn": sum(label == "spam" and letter == "H" for label, letter in chosen),
+                  "unsure_ham": sum(label == "ham" and letter == "U" for label, letter in chosen),
+                  "unsure_spam": sum(label == "spam" and letter == "U" for label, letter in chosen)}
+        bands[part] = {**counts, "unsure_ham_percent": round(100.0 * counts["unsure_ham"] / max(1, ham), 3),
+                       "unsure_spam_percent": round(100.0 * counts["unsure_spam"] / max(1, spam), 3)}
     return {"outcomes": outcomes, "classify": classify_times, "train_rate": len(messages) / train_time,
-            "figures": figures}
+            "figures": figures, "bands": bands}
 
 
 def _one_pass_training(messages: list[tuple[str, bytes, float]], data: Path) -> float:
@@ -225,6 +237,35 @@ def per_process(messages: list[tuple[str, bytes, float]], count: int, gateway_co
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _band(outcomes: list, ham_cutoff: float, spam_cutoff: float) -> dict:
+    """FP, FN and unsure of each class (counts and %) at these cutoffs."""
+    ham = [o.probability for o in outcomes if o.sample.label == "ham"]
+    spam = [o.probability for o in outcomes if o.sample.label == "spam"]
+    counts = {"fp": sum(p > spam_cutoff for p in ham), "fn": sum(p < ham_cutoff for p in spam),
+              "unsure_ham": sum(ham_cutoff <= p <= spam_cutoff for p in ham),
+              "unsure_spam": sum(ham_cutoff <= p <= spam_cutoff for p in spam)}
+    return {**counts, "ham": len(ham), "spam": len(spam),
+            "unsure_ham_percent": round(100.0 * counts["unsure_ham"] / max(1, len(ham)), 3),
+            "unsure_spam_percent": round(100.0 * counts["unsure_spam"] / max(1, len(spam)), 3)}
+
+
+def tune(outcomes: list, today: tuple[float, float]) -> tuple[float, float]:
+    """Cutoffs chosen on the first half of the stream alone (in time order): the least unsure ham with no more
+    false positives nor false negatives than today's cutoffs give on that half; ties by the least unsure spam."""
+    first = outcomes[: len(outcomes) // 2]
+    bound = _band(first, *today)
+    best = (bound["unsure_ham"], bound["unsure_spam"], today)
+    grid = [round(0.05 * i, 2) for i in range(1, 20)] + [0.97, 0.98, 0.99, 0.995, 0.999]
+    for ham_cutoff in grid:
+        for spam_cutoff in grid:
+            if spam_cutoff < ham_cutoff:
+                continue
+            band = _band(first, ham_cutoff, spam_cutoff)
+            if band["fp"] <= bound["fp"] and band["fn"] <= bound["fn"]:
+                best = min(best, (band["unsure_ham"], band["unsure_spam"], (ham_cutoff, spam_cutoff)))
+    return best[2]
+
+
 def _latency(times: list[float]) -> str:
     ordered = sorted(times)
     return f"{statistics.median(ordered) * 1000:.2f} ms (p95 {ordered[int(len(ordered) * 0.95)] * 1000:.2f} ms)"
@@ -273,6 +314,25 @@ def main() -> None:
     print(f"{'classify latency':24}" + "".join(f"{_latency(results[n]['classify']):>30}" for n in names))
     if "bogofilter" in results:
         print("bogofilter's times include starting one process per message and per training (its usual use).")
+    today = (arguments.ham_cutoff, arguments.spam_cutoff)
+    chosen = tune(results["ours"]["outcomes"], today)
+    half = len(messages) // 2
+    print(f"\nunsure by class; cutoffs tuned on the first half of the stream ({half} messages, in time order) "
+          f"alone: {chosen[0]} / {chosen[1]}; figures of the second half ({len(messages) - half}), never tuned on")
+    rows = [(f"ours at {today[0]}/{today[1]}", results["ours"]["outcomes"], today),
+            (f"ours at {chosen[0]}/{chosen[1]} (tuned)", results["ours"]["outcomes"], chosen)]
+    if "bogofilter" in results:
+        rows.append(("bogofilter, its own cutoffs", results["bogofilter"]["outcomes"], None))
+    for title, outcomes, cutoffs in rows:
+        for part, chosen_outcomes in (("whole", outcomes), ("2nd half", outcomes[half:])):
+            if cutoffs is None:
+                band = results["bogofilter"]["bands"][part]
+            else:
+                band = _band(chosen_outcomes, *cutoffs)
+            roca = round(100.0 * (1.0 - evaluation.roc_area(chosen_outcomes)), 4)
+            print(f"  {title:34} {part:9} unsure ham {band['unsure_ham_percent']:6.3f}% ({band['unsure_ham']}), "
+                  f"unsure spam {band['unsure_spam_percent']:6.3f}% ({band['unsure_spam']}), FP {band['fp']}, "
+                  f"FN {band['fn']}, (1-ROCA) {roca}%")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import email.errors
 import email.header
 import re
 from email.message import Message
+from html.parser import HTMLParser
 
 # Headers never tokenized: what filters on the way added (they give the answer away), and routing.
 LEAKING = re.compile(
@@ -106,29 +107,53 @@ def _payload_text(part: Message) -> str:
         return payload.decode("utf-8", "replace")
 
 
-def html_text(html: str) -> tuple[str, list[str]]:
-    """The words of an HTML part, and the tag names and attributes a filter learns from (e.g. font colours)."""
-    import lxml.html
-    from lxml import etree
+_MARKED_TAGS = frozenset(("img", "font", "table", "form", "iframe", "a"))
+_HIDDEN_TAGS = frozenset(("script", "style"))
 
+
+class _HTMLText(HTMLParser):
+    """The text of an HTML part and its marks, by the standard library's tolerant parser (no lxml to import: a
+    delivery rule's process starts without it)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.pieces: list[str] = []
+        self.marks: list[str] = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _HIDDEN_TAGS:
+            self.marks.append(f"html:{tag}")
+            self.hidden += 1
+            return
+        if tag in _MARKED_TAGS:
+            self.marks.append(f"html:{tag}")
+        names = {name for name, _value in attrs}
+        self.marks.extend(f"html:{tag}:{key}" for key in ("src", "href") if key in names)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in _HIDDEN_TAGS:
+            self.handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _HIDDEN_TAGS and self.hidden:
+            self.hidden -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            self.pieces.append(data)
+
+
+def html_text(html: str) -> tuple[str, list[str]]:
+    """The words of an HTML part (scripts and styles left out), and the tag names and attributes a filter learns
+    from (images, fonts, forms, links...)."""
+    parser = _HTMLText()
     try:
-        tree = lxml.html.document_fromstring(html)
-    except (etree.ParserError, ValueError):
+        parser.feed(html)
+        parser.close()
+    except (AssertionError, ValueError):  # what html.parser raises on markup it cannot go on with
         return html, []
-    marks = []
-    for element in tree.iter():
-        if not isinstance(element.tag, str):
-            continue
-        if element.tag in ("script", "style"):
-            marks.append(f"html:{element.tag}")
-            element.drop_tree() if element.getparent() is not None else None
-            continue
-        if element.tag in ("img", "font", "table", "form", "iframe", "a"):
-            marks.append(f"html:{element.tag}")
-        for key in ("src", "href"):
-            if key in element.attrib:
-                marks.append(f"html:{element.tag}:{key}")
-    return " ".join(tree.itertext()), marks
+    return " ".join(parser.pieces), parser.marks
 
 
 def texts(message: Message) -> tuple[list[str], list[str]]:
