@@ -67,12 +67,21 @@ def figures(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float) 
     }
 
 
-def worst(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float, count: int = 5) -> list[dict]:
-    """The worst errors, envelopes only: the hams scored most spammy, the spams scored most hammy."""
+def worst_outcomes(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float,
+                   count: int = 5) -> list[Outcome]:
+    """The worst errors: the hams scored most spammy, then the spams scored most hammy (up to `count` each)."""
     ham = sorted((o for o in outcomes if o.sample.label == "ham" and o.probability > spam_cutoff),
                  key=lambda o: -o.probability)[:count]
     spam = sorted((o for o in outcomes if o.sample.label == "spam" and o.probability < ham_cutoff),
                   key=lambda o: o.probability)[:count]
+    return ham + spam
+
+
+def worst(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float, count: int = 5) -> list[dict]:
+    """The worst errors, envelopes only: the hams scored most spammy, the spams scored most hammy."""
+    chosen = worst_outcomes(outcomes, ham_cutoff, spam_cutoff, count)
+    ham = [o for o in chosen if o.sample.label == "ham"]
+    spam = [o for o in chosen if o.sample.label == "spam"]
     return [{**o.sample.envelope, "label": o.sample.label, "error": kind, "score": round(o.probability, 4)}
             for kind, group in (("false positive", ham), ("false negative", spam)) for o in group]
 

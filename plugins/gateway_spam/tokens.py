@@ -14,9 +14,10 @@ from spamfilter.tokens import (
     stripped,
     texts,
     tokens,
+    tokens_of,
     url_tokens,
     words,
 )
 
 __all__ = ["ADDRESS_HEADERS", "LEAKING", "MAX_NESTING", "MAX_PARTS", "MAX_TEXT", "Unreadable", "address_tokens",
-           "header_text", "html_text", "parse", "stripped", "texts", "tokens", "url_tokens", "words"]
+           "header_text", "html_text", "parse", "stripped", "texts", "tokens", "tokens_of", "url_tokens", "words"]

@@ -19,7 +19,7 @@ from spamfilter import store
 from gateway.privacy import clip, mask
 from gateway_spam import corpus, evaluation
 from gateway_spam.model import LEGACY, Model
-from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens
+from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens_of
 
 Progress = Callable[[str, int, int], None]
 
@@ -102,7 +102,8 @@ def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[
             counts["unreadable"] += 1
             return
         try:
-            message = parse(raw)
+            # Parsed once, without its leaking headers (they hold neither the Message-ID nor the Date read here).
+            message = parse(stripped(raw))
             key = corpus.key_of(raw, message)
             label = corpus.label_of(place, key, labels)
             digest = corpus.body_digest(raw)
@@ -110,8 +111,9 @@ def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[
                 counts["read"] += 1
                 counts["duplicates"] += label is not None
                 return
-            sample = evaluation.Sample(key, label, corpus.when_of(message, place.path), tokens(stripped(raw)),
-                                       envelope(message, place, key))
+            # The envelope is made later, for the worst errors alone: `place` says where to read it from.
+            sample = evaluation.Sample(key, label, corpus.when_of(message, place.path), tokens_of(message),
+                                       {"place": place})
         except Exception:  # noqa: BLE001 - a stranger's file (broken, nested too deep): counted, never a failure
             counts["unreadable"] += 1
             return
@@ -127,6 +129,24 @@ def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[
     for place in _labelled_elsewhere(labels, seen_keys):
         take(place)
     return samples, counts
+
+
+def _with_envelopes(outcomes: list[evaluation.Outcome], ham_cutoff: float,
+                    spam_cutoff: float) -> list[evaluation.Outcome]:
+    """The outcomes `evaluation.worst` keeps, their envelopes made from their files (read again: a handful)."""
+    kept = {id(o) for o in evaluation.worst_outcomes(outcomes, ham_cutoff, spam_cutoff)}
+    chosen = []
+    for outcome in outcomes:
+        if id(outcome) not in kept:
+            continue
+        place = outcome.sample.envelope.get("place")
+        raw = corpus.read_raw(place.path) if isinstance(place, corpus.Place) else None
+        try:
+            outcome.sample.envelope = envelope(parse(raw), place, outcome.sample.key) if raw is not None else {}
+        except Exception:  # noqa: BLE001 - changed since it was read: shown without its envelope
+            outcome.sample.envelope = {}
+        chosen.append(outcome)
+    return chosen
 
 
 def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | None = None) -> dict[str, Any]:
@@ -151,7 +171,7 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
         "corpus": {**counts, "messages": total, "spam": sum(s.label == "spam" for s in samples),
                    "ham": sum(s.label == "ham" for s in samples)},
         "online": evaluation.figures(online, ham_cutoff, spam_cutoff),
-        "worst": evaluation.worst(online, ham_cutoff, spam_cutoff),
+        "worst": evaluation.worst(_with_envelopes(online, ham_cutoff, spam_cutoff), ham_cutoff, spam_cutoff),
         "cutoffs": {"ham": ham_cutoff, "spam": spam_cutoff},
     }
     if dry_run:

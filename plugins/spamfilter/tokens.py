@@ -223,7 +223,11 @@ def address_tokens(name: str, value: str) -> list[str]:
 
 def tokens(raw: bytes) -> set[str]:
     """The set of tokens of one raw message (each counted once, as both filters do for training)."""
-    message = parse(raw)
+    return tokens_of(parse(raw))
+
+
+def tokens_of(message: Message) -> set[str]:
+    """The set of tokens of a message already parsed (from bytes without their leaking headers: `stripped`)."""
     found: list[str] = []
     subject = header_text(message, "subject")
     found.extend(words(subject, "subject:"))
