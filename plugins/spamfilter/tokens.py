@@ -183,14 +183,17 @@ def texts(message: Message) -> tuple[list[str], list[str]]:
 
 
 def words(text: str, prefix: str = "") -> list[str]:
-    """Lower-cased words of 3 to 12 characters; longer ones as `skip:` tokens (their first letter and length)."""
+    """Lower-cased words of 3 to 12 characters; longer ones as `skip:` tokens (their first letter and length).
+
+    Each distinct word once (tokens are a set): the text is lower-cased once and its repeats skipped."""
     out = []
-    for match in WORD.finditer(text):
-        word = match.group().lower().strip(".!-'")
-        if len(word) < 3:
+    for match in set(WORD.findall(text.lower())):
+        word = match.strip(".!-'")
+        length = len(word)
+        if length < 3:
             continue
-        if len(word) > 12:
-            out.append(f"{prefix}skip:{word[0]} {len(word) // 10 * 10}")
+        if length > 12:
+            out.append(f"{prefix}skip:{word[0]} {length // 10 * 10}")
         else:
             out.append(prefix + word)
     return out
