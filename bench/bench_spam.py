@@ -19,7 +19,7 @@ Then, side by side and interleaved (so both meet the same load):
   evaluate online while training, write the SQLite model); bogofilter's is its bulk registration
   (`bogofilter -s -B FILES`, then `-n -B FILES`), which evaluates nothing.
 - classifying one message per process, as a delivery rule does, with each model trained on the whole stream:
-  `python -m spamfilter.classify FILE`, `bogofilter -T -I FILE`, `gateway spam classify FILE` (fewer of these)
+  `gateway-spam-classify FILE` (and `python -m spamfilter.classify FILE`), `bogofilter -T -I FILE`, `gateway spam classify FILE` (fewer of these)
   and `python -c pass` (the interpreter's own start, the floor); wall time (median) and CPU time per process.
   Every lean verdict is checked against the in-process model's (they must be the same line).
 """
@@ -43,6 +43,7 @@ from gateway_spam import corpus, evaluation  # noqa: E402
 from gateway_spam.model import Model  # noqa: E402
 from gateway_spam.tokens import parse, stripped, tokens  # noqa: E402
 from spamfilter import store  # noqa: E402
+from spamfilter.score import HAM_CUTOFF, SPAM_CUTOFF  # noqa: E402
 
 FETCH = Path("/work/shared/tools/fetch-spamassassin.sh")
 
@@ -135,7 +136,7 @@ def _one_pass_training(messages: list[tuple[str, bytes, float]], data: Path) -> 
     """Messages/s of the training job's work on the stream: tokenize once, evaluate online (which trains), save."""
     start = time.perf_counter()
     samples = [evaluation.Sample(str(n), label, when, tokens(raw)) for n, (label, raw, when) in enumerate(messages)]
-    model = Model(cutoffs=(0.20, 0.90))
+    model = Model(cutoffs=(HAM_CUTOFF, SPAM_CUTOFF))
     evaluation.online(samples, model=model)
     model.save(data / store.NAME)
     return len(messages) / (time.perf_counter() - start)
@@ -220,7 +221,9 @@ def per_process(messages: list[tuple[str, bytes, float]], count: int, gateway_co
         picked = [(n, messages[n]) for n in range(0, len(messages), max(1, len(messages) // count))][:count]
         python = sys.executable
         gateway = str(Path(python).with_name("gateway"))
-        kinds = {"python -m spamfilter.classify": lambda path: [python, "-m", "spamfilter.classify", path],
+        lean = str(Path(python).with_name("gateway-spam-classify"))
+        kinds = {"gateway-spam-classify": lambda path: [lean, path],
+                 "python -m spamfilter.classify": lambda path: [python, "-m", "spamfilter.classify", path],
                  "python -c pass (the floor)": lambda path: [python, "-c", "pass"]}
         if binary:
             kinds["bogofilter -T"] = lambda path: [binary, "-d", str(database), "-T", "-I", path]
@@ -233,7 +236,7 @@ def per_process(messages: list[tuple[str, bytes, float]], count: int, gateway_co
             if not Path(path).exists():
                 Path(path).write_bytes(raw)
             expected = model.score(tokens(raw))
-            line = f"{expected.verdict(0.20, 0.90)} {expected.probability:.6f}"
+            line = f"{expected.verdict(HAM_CUTOFF, SPAM_CUTOFF)} {expected.probability:.6f}"
             for name, command in kinds.items():
                 if name == "gateway spam classify" and order >= gateway_count:
                     continue
@@ -251,9 +254,9 @@ def per_process(messages: list[tuple[str, bytes, float]], count: int, gateway_co
             print(f"  {name:34}{statistics.median(walls[name]) * 1000:>11.1f} ms"
                   f"{statistics.median(cpus[name]) * 1000:>11.1f} ms")
         if binary:
-            lean, bogo = statistics.median(walls["python -m spamfilter.classify"]), statistics.median(
+            lean, bogo = statistics.median(walls["gateway-spam-classify"]), statistics.median(
                 walls["bogofilter -T"])
-            lean_cpu, bogo_cpu = (statistics.median(cpus["python -m spamfilter.classify"]),
+            lean_cpu, bogo_cpu = (statistics.median(cpus["gateway-spam-classify"]),
                                   statistics.median(cpus["bogofilter -T"]))
             print(f"  ratio lean/bogofilter: wall {lean / bogo:.1f}x, CPU {lean_cpu / max(bogo_cpu, 1e-4):.1f}x")
     finally:
@@ -298,7 +301,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, help="the corpus folder (default: fetched by the shared script)")
     parser.add_argument("--every", type=int, default=1, help="take one message in so many (same order)")
-    parser.add_argument("--ham-cutoff", type=float, default=0.20)
+    parser.add_argument("--ham-cutoff", type=float, default=0.20, help="the cutoffs tuning starts from (the "
+                        "earlier defaults); the tuned ones are shown beside them")
     parser.add_argument("--spam-cutoff", type=float, default=0.90)
     parser.add_argument("--no-bogofilter", action="store_true")
     parser.add_argument("--no-online", action="store_true", help="skip the online comparison (per-message "

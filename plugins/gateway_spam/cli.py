@@ -71,7 +71,10 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         return Model.load(path).score(found, keep_clues=True)
 
     def cutoffs() -> tuple[float, float]:
-        return float(gateway.settings.get("ham_cutoff", 0.2)), float(gateway.settings.get("spam_cutoff", 0.9))
+        from spamfilter.score import HAM_CUTOFF, SPAM_CUTOFF
+
+        return (float(gateway.settings.get("ham_cutoff", HAM_CUTOFF)),
+                float(gateway.settings.get("spam_cutoff", SPAM_CUTOFF)))
 
     @click.group("spam")
     def group() -> None:

@@ -9,11 +9,15 @@ reader that opened the old file keeps reading it (it is never changed in place, 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
+from urllib.parse import quote
+
+# No pathlib: a delivery rule's process would pay for its import; paths are str or os.PathLike here.
+PathLike = str | os.PathLike
 
 FORMAT = 2
 NAME = "model.sqlite"
@@ -30,12 +34,14 @@ class ModelError(Exception):
     """The model file is missing, unreadable, or of another format."""
 
 
-def write(path: Path, spam: int, ham: int, counts: Mapping[str, list[int]], trained: Mapping[str, str],
+def write(path: PathLike, spam: int, ham: int, counts: Mapping[str, list[int]], trained: Mapping[str, str],
           cutoffs: tuple[float, float] | None = None, trained_at: float | None = None) -> float:
     """Write the model to `path` atomically; returns the time it records as trained."""
     trained_at = time.time() if trained_at is None else trained_at
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.unlink(missing_ok=True)  # a leftover of this pid's crash: never a live reader's file
+    path = os.fspath(path)
+    folder, name = os.path.split(path)
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    _remove(temporary)  # a leftover of this pid's crash: never a live reader's file
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         connection = sqlite3.connect(temporary, isolation_level=None)
@@ -63,16 +69,22 @@ def write(path: Path, spam: int, ham: int, counts: Mapping[str, list[int]], trai
     except BaseException:
         if descriptor >= 0:
             os.close(descriptor)
-        temporary.unlink(missing_ok=True)
+        _remove(temporary)
         raise
     return trained_at
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    if not path.is_file():
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _open(path: PathLike) -> sqlite3.Connection:
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
         raise ModelError("the filter has no model yet")
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        connection = sqlite3.connect(f"file:{quote(path)}?mode=ro&immutable=1", uri=True)
         connection.execute("SELECT 1 FROM meta LIMIT 1")
     except sqlite3.Error as error:
         raise ModelError(f"the model file cannot be read ({error})") from error
@@ -82,7 +94,7 @@ def _open(path: Path) -> sqlite3.Connection:
 class Table:
     """The model file opened for lookups: the message counts and cutoffs at once, the tokens as asked."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: PathLike) -> None:
         self.connection = _open(path)
         try:
             meta = dict(self.connection.execute("SELECT key, value FROM meta"))

@@ -12,7 +12,6 @@ import email.errors
 import email.header
 import re
 from email.message import Message
-from html.parser import HTMLParser
 
 # Headers never tokenized: what filters on the way added (they give the answer away), and routing.
 LEAKING = re.compile(
@@ -109,45 +108,57 @@ def _payload_text(part: Message) -> str:
 
 _MARKED_TAGS = frozenset(("img", "font", "table", "form", "iframe", "a"))
 _HIDDEN_TAGS = frozenset(("script", "style"))
+_PARSER: type | None = None
 
 
-class _HTMLText(HTMLParser):
-    """The text of an HTML part and its marks, by the standard library's tolerant parser (no lxml to import: a
-    delivery rule's process starts without it)."""
+def _html_parser() -> type:
+    """The parser class, made on first use: html.parser compiles its patterns on import (tens of milliseconds
+    of a delivery rule's process), which a message without HTML need not pay."""
+    global _PARSER
+    if _PARSER is not None:
+        return _PARSER
+    from html.parser import HTMLParser
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.pieces: list[str] = []
-        self.marks: list[str] = []
-        self.hidden = 0
+    class HTMLText(HTMLParser):
+        """The text of an HTML part and its marks, by the standard library's tolerant parser."""
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _HIDDEN_TAGS:
-            self.marks.append(f"html:{tag}")
-            self.hidden += 1
-            return
-        if tag in _MARKED_TAGS:
-            self.marks.append(f"html:{tag}")
-        names = {name for name, _value in attrs}
-        self.marks.extend(f"html:{tag}:{key}" for key in ("src", "href") if key in names)
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.pieces: list[str] = []
+            self.marks: list[str] = []
+            self.hidden = 0
 
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag not in _HIDDEN_TAGS:
-            self.handle_starttag(tag, attrs)
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in _HIDDEN_TAGS:
+                self.marks.append(f"html:{tag}")
+                self.hidden += 1
+                return
+            if tag in _MARKED_TAGS:
+                self.marks.append(f"html:{tag}")
+            names = {name for name, _value in attrs}
+            self.marks.extend(f"html:{tag}:{key}" for key in ("src", "href") if key in names)
 
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _HIDDEN_TAGS and self.hidden:
-            self.hidden -= 1
+        def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag not in _HIDDEN_TAGS:
+                self.handle_starttag(tag, attrs)
 
-    def handle_data(self, data: str) -> None:
-        if not self.hidden:
-            self.pieces.append(data)
+        def handle_endtag(self, tag: str) -> None:
+            if tag in _HIDDEN_TAGS and self.hidden:
+                self.hidden -= 1
+
+        def handle_data(self, data: str) -> None:
+            if not self.hidden:
+                self.pieces.append(data)
+
+    _PARSER = HTMLText
+    return _PARSER
 
 
 def html_text(html: str) -> tuple[str, list[str]]:
     """The words of an HTML part (scripts and styles left out), and the tag names and attributes a filter learns
-    from (images, fonts, forms, links...)."""
-    parser = _HTMLText()
+    from (images, fonts, forms, links...), by the standard library's html.parser (no lxml to import: a delivery
+    rule's process starts without it)."""
+    parser = _html_parser()()
     try:
         parser.feed(html)
         parser.close()

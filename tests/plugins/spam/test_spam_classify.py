@@ -42,7 +42,7 @@ def trained(gateway_home: Path) -> tuple[Path, list[Path], Model]:
 
 def test_looked_up_scores_are_the_loaded_models_exactly(trained) -> None:
     data, files, model = trained
-    assert data == classify.data_folder()  # where the gateway keeps it, found without the gateway
+    assert str(data) == classify.data_folder()  # where the gateway keeps it, found without the gateway
     verdicts = set()
     for path in files:
         expected = model.score(tokens(stripped(path.read_bytes())))
