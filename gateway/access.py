@@ -187,32 +187,35 @@ class Gate:
                 left_out += 1
         return Kept(kept, left_out)
 
-    def refusal(self, owners: Iterable[str] = (), what: str = "this item") -> str:
+    def refusal(self, owners: Iterable[str] = (), what: str = "this item", address: str | None = None) -> str:
         """The sentence that says `what` is kept and that only the person can open it; it names no project.
 
         The same sentence whatever keeps the item (a closed project, several, or outside_projects), so that
-        a refusal says nothing of where the item lives. `owners` is accepted for callers' convenience.
+        a refusal says nothing of where the item lives. With `address` (what the agent asked for, as your
+        ``traits_of`` reads it) it names the exact command the person runs. `owners` is accepted for callers'
+        convenience.
         """
+        command = f"`gateway access why {address}`" if address else "`gateway access why` with its address"
         return (
-            f"{what} is closed to AI agents; only the person can open it. `gateway access why` with its address "
+            f"{what} is closed to AI agents; only the person can open it. {command} "
             "shows them what keeps it and which line to change (ai = true in the projects manifest, or "
             "outside_projects = true in the config); ask them if it is needed."
         )
 
-    def refused(self, owners: Iterable[str], what: str = "this item") -> Refused:
+    def refused(self, owners: Iterable[str], what: str = "this item", address: str | None = None) -> Refused:
         """The exception to raise for a kept item: the refusal as its message, the owners kept for the person."""
         owners = frozenset(owners)
-        return Refused(self.refusal(owners, what), owners)
+        return Refused(self.refusal(owners, what, address), owners)
 
-    def check_read(self, owners: Iterable[str], what: str = "this item") -> None:
+    def check_read(self, owners: Iterable[str], what: str = "this item", address: str | None = None) -> None:
         """Raise Refused (a ToolError naming nothing) unless an item owned by `owners` may be given."""
         owners = frozenset(owners)
         if not self.allows(owners):
-            raise self.refused(owners, what)
+            raise self.refused(owners, what, address)
 
-    def check_write(self, owners: Iterable[str], what: str = "this change") -> None:
+    def check_write(self, owners: Iterable[str], what: str = "this change", address: str | None = None) -> None:
         """Raise Refused unless something may be written into (or outside) these projects."""
-        self.check_read(owners, what)
+        self.check_read(owners, what, address)
 
     def closed_by(self, owners: Iterable[str]) -> list[Project]:
         """The person's answer to "why is it kept": the closed projects among `owners` (none: outside_projects)."""
@@ -232,6 +235,7 @@ class Place:
 
 _PROJECT_HEADER = re.compile(r"^\[\[\s*project\s*\]\]\s*(#.*)?$")
 _KEY = re.compile(r"^(id|ai)\s*=")
+_HEADER = re.compile(r"^\[\[?[^\]\"',]+\]\]?\s*(#.*)?$")
 
 
 def place_of(text: str, project_id: str) -> Place:
@@ -254,6 +258,25 @@ def place_of(text: str, project_id: str) -> Place:
     # Written some other way (an inline table): the line that names the id, at least.
     named = re.compile(r"\bid\s*=\s*[\"']" + re.escape(project_id) + r"[\"']")
     return Place(next((n for n, line in enumerate(text.splitlines(), start=1) if named.search(line)), 0), 0)
+
+
+def route_line(text: str, project_id: str, kind: str, route: str) -> int:
+    """The line of a manifest's text that writes this route of this project (its kind's line, else the entry's)."""
+    start = place_of(text, project_id).entry
+    if not start:
+        return 0
+    lines = text.splitlines()
+    key = re.compile(r"^\s*" + re.escape(kind) + r"\s*=")
+    kind_line = 0
+    for number in range(start + 1, len(lines) + 1):
+        line = lines[number - 1]
+        if _HEADER.match(line.strip()):
+            break  # the next table: this project's entry ended
+        if key.match(line):
+            kind_line = number
+        if kind_line and (f'"{route}"' in line or f"'{route}'" in line):
+            return number
+    return kind_line or start
 
 
 def _keys(names: Any) -> str:

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -420,16 +421,25 @@ def parse_since(value: str) -> datetime:
 @click.option("--since", help="Only calls after this: 30m, 2h, 3d, 1w, or an ISO date/time.")
 @click.option("--tool", help="Only calls of this tool (or resource URI, or prompt).")
 @click.option("--client", help="Only calls from hosts whose client name holds these letters (any case): cli, claude-code, cursor.")
+@click.option("--project", metavar="ID", help="Only what agents were given of this project (each address given is "
+                                              "placed as the gate places it now).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, as stored.")
 @click.pass_context
-def audit(ctx: click.Context, since: str | None, tool: str | None, client: str | None, as_json: bool) -> None:
+def audit(ctx: click.Context, since: str | None, tool: str | None, client: str | None, project: str | None,
+          as_json: bool) -> None:
     """Read the audit log back: what was given to which host, when. `gateway audit verify` checks its chain."""
     if ctx.invoked_subcommand is not None:
         return
     gateway = _gateway()
     moment = parse_since(since) if since else None
+    ours = _of_project(gateway, project) if project else None
     count = 0
     for entry in gateway.audit.read(since=moment, tool=tool, client=client):
+        if ours is not None:
+            mine = [address for address in entry.get("given") or [] if ours(address)]
+            if not mine:
+                continue
+            entry = {**entry, "given": mine}
         count += 1
         if as_json:
             click.echo(json.dumps(entry, ensure_ascii=False))
@@ -443,8 +453,29 @@ def audit(ctx: click.Context, since: str | None, tool: str | None, client: str |
             f"length={entry.get('length', 0)}{left}{' given: ' + shown if shown else ''}"
         )
     if not count and not as_json:
-        filtered = since is not None or tool is not None or client is not None
+        filtered = since is not None or tool is not None or client is not None or project is not None
         click.echo("(no calls match)" if filtered else "(no calls logged)", err=True)
+
+
+def _of_project(gateway: Gateway, project: str) -> Callable[[str], bool]:
+    """Whether an address an agent was given belongs to `project`: its traits (the plugins' traits_of), placed
+    by the gate as it is now; remembered per address for the run."""
+    snapshot = gateway.snapshot()
+    if snapshot.error is not None:
+        raise click.ClickException(f"the projects cannot be read now: {snapshot.error}")
+    if snapshot.gate.project(project) is None:
+        ids = ", ".join(p.id for p in snapshot.gate.projects) or "none"
+        raise click.BadParameter(f"no project {project!r} in the manifest (its projects: {ids})",
+                                 param_hint="--project")
+    known: dict[str, bool] = {}
+
+    def ours(address: str) -> bool:
+        if address not in known:
+            known[address] = any(project in snapshot.gate.owners(traits)
+                                 for _plugin, traits in gateway.traits_of(address, snapshot))
+        return known[address]
+
+    return ours
 
 
 @audit.command("verify")
@@ -573,10 +604,11 @@ def access() -> None:
 def access_why(address: str, arguments: str | None) -> None:
     """Which project (or setting) keeps ADDRESS from agents, and which line of which file to change.
 
-    ADDRESS is what an agent asked for: a resource URI (`rousseau://sessions/ID`, `timeline://events/ID`),
-    or a tool's name followed by its JSON arguments (`rousseau_read_session '{"id": "ID"}'`). It is asked
-    for once through the gate, as a host would (the audit log keeps that call). Exit 0 when agents are
-    given it, 1 when it is kept.
+    ADDRESS is any address a tool hands out (`mid:...`, `rousseau://sessions/ID`, `timeline://events/ID`...):
+    the plugin that knows it gives its traits, and each route that took it, or could not apply and why, is
+    named with its line. An address no plugin knows, or a tool's name followed by its JSON arguments
+    (`rousseau_read_session '{"id": "ID"}'`), is asked for once through the gate, as a host would (the audit
+    log keeps that call). Exit 0 when agents are given it, 1 when it is kept.
     """
     from gateway.why import explain
 
@@ -588,14 +620,19 @@ def access_why(address: str, arguments: str | None) -> None:
 
 
 @access.command("list")
-def access_list() -> None:
-    """Every project of the manifest, open or closed, with its routes and its line in the manifest."""
+@click.option("--no-counts", is_flag=True, help="Routes only: do not ask the plugins what each route takes now.")
+def access_list(no_counts: bool) -> None:
+    """Every project of the manifest, open or closed, with its routes, its line in the manifest, and how many
+    things each route takes in each source now (from every plugin's census: a few seconds on a large store)."""
+    from gateway.census import tally
     from gateway.why import list_projects
 
-    snapshot = _gateway().snapshot()
+    gateway = _gateway()
+    snapshot = gateway.snapshot()
     if snapshot.error is not None:
         raise click.ClickException(f"nothing is given to agents now: {snapshot.error}")
-    list_projects(snapshot.gate, snapshot.config.projects_path, click.echo)
+    counted = None if no_counts else tally(gateway, snapshot)
+    list_projects(snapshot.gate, snapshot.config.projects_path, click.echo, counted)
 
 
 @main.command()

@@ -2,7 +2,9 @@
 
 The gate fails closed: a config named explicitly (``--config``, ``GATEWAY_CONFIG``) or a manifest named in
 it that is missing, unreadable, empty or changing while read makes the snapshot an error, and while it is
-one nothing is given. Only the default paths being absent mean "no config" and "no projects".
+one nothing is given. Only the default paths being absent mean "no config" and "no projects", and only until
+this process has seen the file: a config or manifest that was there and is gone is being saved (`git
+checkout` unlinks then creates, an editor renames), so it is looked for again for a moment, then an error.
 """
 
 from __future__ import annotations
@@ -225,6 +227,8 @@ CLOSED = Gate(Manifest(), outside_projects=False)
 SETTLE_SECONDS = 0.05
 EMPTY_WINDOW_SECONDS = 1.0
 READ_ATTEMPTS = 4
+# A file seen before and absent now is looked for again for this long (a checkout or an editor saving it).
+ABSENT_WAIT_SECONDS = 0.5
 
 Stamp = tuple[Any, ...]
 
@@ -289,6 +293,7 @@ class ConfigSource:
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._readings = 0
+        self._seen: set[Path] = set()  # the files read once: their absence is a save under way, never "none"
 
     def _stamp_now(self) -> tuple[Any, ...]:
         config_stamp = stat_stamp(self.path) if self._fixed is None else None
@@ -330,8 +335,24 @@ class ConfigSource:
         gate = Gate(manifest, config.outside_projects, reading=self._readings)
         return Snapshot(config, gate), (config_stamp, manifest_path, manifest_stamp)
 
-    def _read_manifest(self, path: Path, named: bool) -> tuple[Manifest, Stamp]:
+    def _back_again(self, path: Path) -> Stamp:
+        """The stamp of a file once seen and absent now, after looking for it again for a moment."""
         stamp = stat_stamp(path)
+        waited = 0.0
+        while stamp == ("absent",) and path in self._seen and waited < ABSENT_WAIT_SECONDS:
+            time.sleep(SETTLE_SECONDS)
+            waited += SETTLE_SECONDS
+            stamp = stat_stamp(path)
+        return stamp
+
+    def _read_manifest(self, path: Path, named: bool) -> tuple[Manifest, Stamp]:
+        stamp = self._back_again(path)
+        if stamp == ("absent",) and path in self._seen and not named:
+            raise ManifestError(
+                f"the projects manifest {path} was there and is gone (a checkout or an editor saving it?); nothing "
+                "is given until it is back. If you removed it on purpose, leave a file there holding only a comment "
+                "(# no projects), or restart the gateway"
+            )
         if stamp == ("absent",) and not named:
             return Manifest(), stamp  # the default manifest, absent: a fresh install, no projects yet
         if stamp == ("absent",):
@@ -361,10 +382,17 @@ class ConfigSource:
                 f"the projects manifest {path} is empty; nothing is given until it lists the projects (or the "
                 "config stops naming it)"
             )
-        return Manifest.from_bytes(raw, path), settled
+        manifest = Manifest.from_bytes(raw, path)
+        self._seen.add(path)
+        return manifest, settled
 
     def _read_config(self) -> tuple[Config, Stamp]:
-        stamp = stat_stamp(self.path)
+        stamp = self._back_again(self.path)
+        if stamp == ("absent",) and self.path in self._seen:
+            raise ConfigError(
+                f"the config {self.path} was there and is gone (a checkout or an editor saving it?); nothing is "
+                "given until it is back. If you removed it on purpose, restart the gateway"
+            )
         if stamp == ("absent",) and not self.explicit:
             return Config(), stamp  # no config at all: every plugin on, default paths
         if stamp in (("absent",), ("broken link",)):
@@ -387,7 +415,9 @@ class ConfigSource:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ConfigError(f"the config {self.path} is not UTF-8 text") from error
-        return Config.from_toml(text, self.path), settled
+        config = Config.from_toml(text, self.path)
+        self._seen.add(self.path)
+        return config, settled
 
 
 class _ConfigChanging(ConfigError):

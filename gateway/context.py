@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -94,13 +94,17 @@ class PluginHost:
     """What hooks get: the plugin's name, its folders and its settings (defaults filled, the core's keys left out).
 
     ``plugin_settings(name)`` gives another plugin's table as written, for the hooks that run with a config
-    (commands, startup, shutdown); the registration hooks are pure and get an empty one.
+    (commands, startup, shutdown); the registration hooks are pure and get an empty one. ``gate`` is the gate of
+    that config for ``traits_of``, ``census`` and ``tied_projects`` (a closed one elsewhere).
     """
 
     name: str
     folders: Folders
     settings: Mapping[str, Any] = field(factory=dict)
     plugin_tables: Callable[[str], Mapping[str, Any]] = field(default=_no_tables, repr=False)
+    # The gate of the config the core read: given to ``traits_of`` and ``census`` (a plugin may describe a thing
+    # by the manifest's routes, as the timeline reads a route's folder name in a window title); else closed.
+    gate: Gate = field(factory=lambda: Gate(outside_projects=False), repr=False)
 
     def plugin_settings(self, plugin: str) -> Mapping[str, Any]:
         """Another plugin's ``[plugins.<plugin>]`` table as written in the config the core read (empty when absent)."""
@@ -109,6 +113,10 @@ class PluginHost:
     def path_setting(self, key: str, default: Path | None = None) -> Path | None:
         """A setting holding a path, ``~`` expanded and relative paths taken from the config folder (empty: `default`)."""
         return _path_setting(self.settings, self.folders, key, default)
+
+
+def _no_ties(_addresses: tuple[str, ...]) -> Mapping[str, frozenset[str]]:
+    return {}
 
 
 @frozen
@@ -138,6 +146,15 @@ class Context:
     # The person's zone, `[gateway] timezone` (an IANA name), "" for the computer's: every plugin shows times in
     # it, unless its own table names another.
     timezone: str = ""
+    ties: Callable[[tuple[str, ...]], Mapping[str, frozenset[str]]] = field(default=_no_ties, repr=False)
+
+    def tied(self, addresses: Iterable[str]) -> Mapping[str, frozenset[str]]:
+        """The projects the person tied each of these addresses to, as every enabled plugin keeps them
+        (``tied_projects``): only the tied addresses are keys; ids spelt as in the manifest. Put them in the
+        thing's ``Traits(projects=...)``. Ask once per batch. Raises ToolError when a plugin's ties cannot be
+        read (the call fails rather than give a thing whose tie was not seen)."""
+        wanted = tuple(dict.fromkeys(a for a in addresses if a))
+        return self.ties(wanted) if wanted else {}
 
     def plugin_settings(self, plugin: str) -> Mapping[str, Any]:
         """Another plugin's ``[plugins.<plugin>]`` table as written in this call's config (empty when absent).

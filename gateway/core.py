@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,10 +31,12 @@ from gateway.items import (
     wants_context,
 )
 from gateway.lock import LOCK_FILE
-from gateway.privacy import mask_secrets
+from gateway.privacy import mask
+from gateway.privacy.masks import mask_typed
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
 from gateway.refresh import Refreshing
-from gateway.registry import Plugin, Registry
+from gateway.registry import HookFailed, Plugin, Registry
+from gateway.traits import Traits
 
 log = structlog.get_logger("gateway")
 
@@ -45,6 +47,9 @@ PAGE_SIZE = 100
 
 class NotFound(LookupError):
     """An unknown tool, resource or prompt: a protocol error, not a tool's failure."""
+
+
+COMPLETIONS = 100  # suggestions given at most for one completion/complete
 
 
 @attrs.frozen
@@ -187,11 +192,19 @@ class Gateway:
             # A plugin whose table is unusable is off, but its tools stay listed and each call says why: a typo
             # in a table must not look to the agent like tools that never existed.
             off = plugin.table_problem(config.table(name))
+            prefix = config.prefix(name)
+            if not off and _switched_off(plugin, config.table(name)):
+                # A plugin that declares an `enabled` setting and is not turned on offers nothing: its tools are
+                # unlisted and each call says how to turn it on; its refresh, resources and prompts do not run.
+                for tool in plugin.tools:
+                    hidden.setdefault(prefix + tool.name, _hidden_sentence(
+                        prefix + tool.name, f"the plugin {name} is off until the person turns it on (enabled = "
+                        f"true in [plugins.{name}] of {_config_named(config)})"))
+                continue
             if off:
                 problems.append(off)
             else:
                 order.append(name)
-            prefix = config.prefix(name)
             disabled = config.disabled_tools(name)
             for tool in plugin.tools:
                 public = prefix + tool.name
@@ -244,7 +257,64 @@ class Gateway:
             transport=caller.transport,
             plugin_tables=snapshot.config.plugin_tables,
             timezone=snapshot.config.timezone,
+            ties=partial(self.tied, snapshot),
         )
+
+    # -- what plugins say of their things: ties (for every call), traits and census (for the person) ------
+
+    def tied(self, snapshot: Snapshot, addresses: tuple[str, ...]) -> dict[str, frozenset[str]]:
+        """The projects each address is tied to, as every enabled plugin keeps them (``tied_projects``), ids
+        spelt as in the manifest; raises ToolError when a plugin's ties cannot be read (fail closed)."""
+        if not addresses:
+            return {}
+        wanted = set(addresses)
+        spelling = {project.id.casefold(): project.id for project in snapshot.gate.projects}
+        found: dict[str, set[str]] = {}
+        try:
+            answers = self.registry.call_each("tied_projects", self.catalogue(snapshot).plugin_order,
+                                              snapshot.config.table, strict=True, gate=snapshot.gate,
+                                              addresses=addresses)
+            for plugin, answer in answers:
+                if answer is None:
+                    continue
+                if not isinstance(answer, Mapping):
+                    raise HookFailed(plugin, "tied_projects", TypeError(f"gave a {type(answer).__name__}"))
+                for address, projects in answer.items():
+                    ids = [projects] if isinstance(projects, str) else list(projects or ())
+                    if address in wanted and ids:
+                        found.setdefault(address, set()).update(spelling.get(str(i).casefold(), str(i)) for i in ids)
+        except HookFailed as error:
+            raise ToolError(
+                f"{error}, so ties cannot be read and nothing that may be tied is given; the details are in the "
+                "gateway's log. Try again in a moment, or tell the person."
+            ) from None
+        return {address: frozenset(ids) for address, ids in found.items()}
+
+    def traits_of(self, address: str, snapshot: Snapshot | None = None) -> list[tuple[str, Traits]]:
+        """(plugin, traits) from each enabled plugin that knows ADDRESS (``traits_of``); for the person only."""
+        snapshot = snapshot or self.snapshot()
+        found = []
+        for plugin, traits in self.registry.call_each("traits_of", self.catalogue(snapshot).plugin_order,
+                                                      snapshot.config.table, gate=snapshot.gate, address=address):
+            if isinstance(traits, Traits):
+                found.append((plugin, traits))
+            elif traits is not None:
+                log.error("traits_of gave something else than Traits", plugin=plugin, type=type(traits).__name__)
+        return found
+
+    def census(self, snapshot: Snapshot | None = None) -> Iterator[tuple[str, str, Traits | None]]:
+        """(plugin, source, traits) for every thing each enabled plugin holds now (``census``); a plugin whose
+        census fails gives one (plugin, sentence, None) saying so, and the others carry on."""
+        snapshot = snapshot or self.snapshot()
+        for plugin, things in self.registry.call_each("census", self.catalogue(snapshot).plugin_order,
+                                                      snapshot.config.table, gate=snapshot.gate):
+            try:
+                for source, traits in things or ():
+                    if isinstance(traits, Traits):
+                        yield plugin, str(source), traits
+            except Exception as error:
+                log.error("census failed", plugin=plugin, traceback=traceback.format_exc())
+                yield plugin, f"its census failed ({type(error).__name__}: {error})", None
 
     # -- calls ----------------------------------------------------------------------------------------
 
@@ -437,7 +507,7 @@ class Gateway:
         watch = Stopwatch()
         snapshot = self.snapshot()
         catalogue = self.catalogue(snapshot)
-        entry: dict[str, Any] = {"uri": mask_secrets(uri)[:200]}
+        entry: dict[str, Any] = {"uri": mask_typed(uri)[:200]}
         if snapshot.error is not None:
             answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
             return self._finish(answer, entry, "config_error", caller, watch), "text/plain"
@@ -467,6 +537,35 @@ class Gateway:
         self._audit(caller, {**entry, "outcome": "unknown_resource"}, watch)
         raise NotFound(f"Unknown resource: {uri}")
 
+    async def complete(self, kind: str, name: str, argument: str, value: str, caller: Caller = Caller()) -> list[str]:
+        """Suggested values for completion/complete: a prompt's argument (`kind` "prompt", `name` its name) or a
+        resource template's parameter (`kind` "resource", `name` its URI template). What the plugin suggests,
+        masked, starting with `value`, at most COMPLETIONS of them, under the call's deadline; the listing logged
+        like any giving. None suggested while the config is unusable or when the plugin has nothing to say."""
+        watch = Stopwatch()
+        snapshot = self.snapshot()
+        if snapshot.error is not None:
+            return []
+        catalogue = self.catalogue(snapshot)
+        if kind == "prompt":
+            found: Any = catalogue.prompts.get(name)
+        else:
+            found = next((t for t in catalogue.templates if t.uri_template == name), None)
+        if found is None or found.complete is None:
+            return []
+        ctx = self.context(found.plugin, snapshot, caller)
+        suggest = found.complete
+
+        def values(ctx: Context, argument: str, value: str) -> dict[str, Any]:
+            return {"values": [str(v) for v in list(suggest(ctx, argument, value) or [])[:COMPLETIONS * 10]]}
+
+        answer, _outcome = await self._run(values, ctx, {"argument": argument, "value": value},
+                                           f"the completion of {argument}", found.plugin)
+        values = answer.data.get("values", []) if isinstance(answer.data, Mapping) else []
+        chosen = [mask(str(v)) for v in values if isinstance(v, str) and str(v).startswith(value)][:COMPLETIONS]
+        self._audit_listing(caller, "completion/complete", [], watch)
+        return chosen
+
     async def may_tell(self, uri: str, caller: Caller | None) -> bool:
         """Whether `caller`, subscribed to `uri`, may be told now that it changed: the resource is read for them
         again under the gate as it is now (not refreshed, nothing of it sent), and the notice logged like any
@@ -486,7 +585,7 @@ class Gateway:
         _answer, outcome = await self._run(read, self.context(plugin, snapshot, caller), params, f"the resource {uri}",
                                            plugin)
         told = outcome == "ok"
-        entry = {"plugin": plugin, "method": "notifications/resources/updated", "uri": mask_secrets(uri)[:200],
+        entry = {"plugin": plugin, "method": "notifications/resources/updated", "uri": mask_typed(uri)[:200],
                  "outcome": outcome, "given": [uri] if told else []}
         return self._audit(caller, entry, watch) is None and told
 
@@ -528,6 +627,12 @@ def _off_sentence(tool: str, problem: str, config: Config) -> str:
     """What a call to a listed tool of a plugin its table turns off answers."""
     return (f"{tool} cannot answer now: {problem}. Ask the person to fix {_config_named(config)}; it is read again "
             "on the next call.")
+
+
+def _switched_off(plugin: Any, table: Mapping[str, Any]) -> bool:
+    """Does the plugin declare a boolean `enabled` setting that its table (or the setting's default) leaves false?"""
+    setting = plugin.settings.get("enabled")
+    return setting is not None and isinstance(setting.default, bool) and plugin.settings_for(table).get("enabled") is False
 
 
 def _hidden_sentence(tool: str, why: str) -> str:

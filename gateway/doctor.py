@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
+from gateway.config import Snapshot
 from gateway.core import Caller, Gateway
 from gateway.kit import plural
 
@@ -73,6 +74,8 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
         if not ((snapshot.config.path or path).parent / "tools.lock").exists():
             say("-        no tools.lock: every tool is given as its plugin defines it now; `gateway lock` pins them, "
                 "so that a changed description is withheld until you accept it")
+        for text in route_warnings(gateway, snapshot):
+            warning(text)
     audit = gateway.audit.folder
     # Modes first: writing a line (the check below) makes the folder the person's alone again.
     if audit.is_dir():
@@ -90,6 +93,42 @@ def run_checks(gateway: Gateway, say: Callable[[str], None]) -> Findings:
     else:
         say(f"ok       audit log in {audit}")
     return Findings(problems, warnings)
+
+
+def route_warnings(gateway: Gateway, snapshot: Snapshot) -> list[str]:
+    """What the census shows of the manifest's routes: one that takes nothing in any source, a folder route
+    naming no folder of any account, a place (account, task list, calendar, address book) that a closed
+    project's `paths` route covers only in part. Said only when some plugin reports what it holds."""
+    from gateway.census import names_a_folder, tally
+
+    if not snapshot.gate.projects:
+        return []
+    counted = tally(gateway, snapshot)
+    found = [f"plugin {failure}: what its routes take is not counted" for failure in counted.failures]
+    if not counted.total:
+        return found
+    manifest = snapshot.config.projects_path
+    for project in snapshot.gate.projects:
+        for kind, routes in project.routes.items():
+            for route in routes:
+                where = f"project {project.id}'s {kind} route {route!r} ({manifest})"
+                if kind == "folders" and counted.folders and not names_a_folder(route, counted.folders):
+                    examples = ", ".join(sorted({f"{a}/{f}" if a else f for a, f in counted.folders})[:3])
+                    found.append(f"{where} names no folder of any account; folders are written as the tools print "
+                                 f"them (account/folder, e.g. {examples}), or as a bare name for that folder in "
+                                 "every account")
+                elif not counted.taken.get((project.id, kind, route)):
+                    found.append(f"{where} takes nothing in any source now ({counted.total:,} things looked at); "
+                                 "check its spelling with `gateway access list`")
+    for (project_id, kind, route), place, name, taken, every in counted.partly_covered():
+        found.append(f"the closed project {project_id}'s {kind} route {route!r} takes {taken:,} of the {every:,} "
+                     f"things of the {place} {name}; the others are not kept by it. To close the whole "
+                     f"{place}, add {name!r} to its {_name_route(place)} route (or widen the path)")
+    return found
+
+
+def _name_route(place: str) -> str:
+    return {"account": "accounts", "task list": "lists", "calendar": "calendars", "address book": "addressbooks"}[place]
 
 
 def say_sources(gateway: Gateway, say: Callable[[str], None],

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     import click
 
@@ -83,6 +83,14 @@ def census(gateway: PluginHost) -> Iterable[tuple[str, Traits]]:
     """For the person's ``gateway access list``: every thing you hold now, as (source, traits), where source
     names the kind and place (``mail account work``, ``task list home``); the core counts what each route takes
     in each source. A generator is welcome; it may take a few seconds on a large store."""
+
+
+@hookspec
+def tied_projects(gateway: PluginHost, addresses: Sequence[str]) -> Mapping[str, Iterable[str]] | None:
+    """The projects the person tied each of these addresses to, from a tie store you keep (leave out an address
+    with no tie, and one you do not know). Every plugin reads ties through ``ctx.tied(addresses)``, which asks
+    every enabled plugin, so all agree about a tied thing. Called on a call's worker thread: keep it quick (one
+    query for the whole batch); raise rather than answer partly: a tie that cannot be read fails the call."""
 
 
 @hookspec

@@ -166,7 +166,8 @@ class ResourceTemplate:
 
     ``read(ctx, **params)`` gives one by the template's parameters; ``listing(ctx, cursor, limit)`` (optional)
     returns a :class:`ResourcePage` of concrete resources for resources/list, each a dict with ``uri``,
-    ``name`` and optionally ``title``, ``description``, ``mime_type``.
+    ``name`` and optionally ``title``, ``description``, ``mime_type``. ``complete(ctx, argument, value)``
+    (optional) suggests values of a parameter for completion/complete: only what the gate lets the host see.
     """
 
     uri_template: str
@@ -177,6 +178,7 @@ class ResourceTemplate:
     mime_type: str = "text/markdown"
     listing: Callable[..., ResourcePage] | None = field(default=None, repr=False)
     plugin: str = ""
+    complete: Callable[..., list[str]] | None = field(default=None, repr=False)
 
     def match(self, uri: str) -> dict[str, str] | None:
         """The template's parameters if `uri` is one of its resources, else None."""
@@ -201,6 +203,8 @@ class Prompt:
     title: str | None = None
     arguments: tuple[PromptArgument, ...] = field(default=(), converter=tuple)
     plugin: str = ""
+    # complete(ctx, argument, value): suggested values of an argument for completion/complete (gated, bounded).
+    complete: Callable[..., list[str]] | None = field(default=None, repr=False)
 
 
 @frozen

@@ -28,7 +28,7 @@ from gateway.settings import filled, table_problem
 GROUP = "gateway.plugins"
 DISTRIBUTION = "mcp-gateway"
 # The built-in plugins, in the order used when no config chooses; the others follow by name.
-BUILT_IN_ORDER = ("sessions", "cron", "timeline", "mail", "spam")
+BUILT_IN_ORDER = ("sessions", "cron", "timeline", "mail", "spam", "texts")
 
 log = structlog.get_logger("gateway.registry")
 
@@ -246,8 +246,10 @@ class Registry:
                 items.append(item)
         return items
 
-    def call_each(self, hook: str, names: Iterable[str], settings: Callable[[str], Mapping[str, Any]]) -> list:
-        """Call a hook of each named, loaded plugin in turn; a failure is logged and skipped.
+    def call_each(self, hook: str, names: Iterable[str], settings: Callable[[str], Mapping[str, Any]], *,
+                  strict: bool = False, gate: Any = None, **arguments: Any) -> list:
+        """Call a hook of each named, loaded plugin in turn, with `arguments` besides ``gateway``; a failure is
+        logged and skipped, or with `strict` raised as HookFailed (for a hook whose silence would open something).
 
         `settings(name)` gives the plugin's table; each hook sees it in the one shape (defaults filled in).
         """
@@ -258,12 +260,24 @@ class Registry:
                 continue
             host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=plugin.settings_for(settings(name)),
                               plugin_tables=settings)
+            if gate is not None:
+                host = attrs.evolve(host, gate=gate)
             try:
-                for result in self.hook_caller(name, hook)(gateway=host):
+                for result in self.hook_caller(name, hook)(gateway=host, **arguments):
                     results.append((name, result))
-            except Exception:
+            except Exception as error:
                 log.error("plugin hook failed", plugin=name, hook=hook, traceback=traceback.format_exc())
+                if strict:
+                    raise HookFailed(name, hook, error) from error
         return results
+
+
+class HookFailed(Exception):
+    """A plugin's hook raised where its answer cannot be done without (the ties a gate decision needs)."""
+
+    def __init__(self, plugin: str, hook: str, error: BaseException) -> None:
+        super().__init__(f"the {plugin} plugin's {hook} failed ({type(error).__name__})")
+        self.plugin, self.hook = plugin, hook
 
 
 class Lifecycle:

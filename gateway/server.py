@@ -302,6 +302,13 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=answer.text))],
         )
 
+    async def completion(ctx: ServerRequestContext[Any], params: types.CompleteRequestParams):
+        ref = params.ref
+        kind, name = ("prompt", ref.name) if getattr(ref, "type", "") == "ref/prompt" else ("resource", ref.uri)
+        values = await gateway.complete(kind, name, params.argument.name, params.argument.value or "",
+                                        _caller(ctx, transport))
+        return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
+
     server: Server[Any] = Server(
         "gateway",
         version=__version__,
@@ -316,6 +323,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
             "on_subscriptions_listen": listen} if notifier else {}),
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
+        on_completion=completion,
     )
     # We keep no OpenTelemetry (its middleware is per-call cost for nothing here); our one middleware keeps
     # the core's own faults from reaching the wire as the SDK's code-0 error with the exception's text.

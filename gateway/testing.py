@@ -6,6 +6,9 @@
   (arguments checked, gate, masks, audit), ``.read(uri)``, ``.list_tools()``, ``.list_resources()``.
 - ``audit_lines``: the parsed audit log of ``gateway_home``.
 - ``serve_client(home, ...)``: the SDK's own client connected to a real ``gateway serve`` subprocess.
+- ``check_closed_project(home, plugin=..., canary=..., samples=[Sample(kind, route), ...])``: the closed-project
+  check a plugin runs on itself (see ``gateway.canary``): a canary in things placed by each route kind is in no
+  answer of any tool, resource or prompt once the project is closed, and lists say they left something out.
 """
 
 from __future__ import annotations
@@ -22,11 +25,18 @@ import pytest
 import tomli_w
 
 from gateway.audit import AuditLog
+from gateway.canary import CanaryLeak, CanaryReport, Sample, check_closed_project
 from gateway.config import ConfigSource
 from gateway.context import Folders, home_environment
 from gateway.core import Caller, Gateway
 from gateway.items import Answer
 from gateway.registry import Registry
+
+__all__ = [
+    "CanaryLeak", "CanaryReport", "Sample", "TestGateway", "audit_lines", "captured_logs", "check_closed_project",
+    "folders_of", "gateway_home", "inline_plugin", "installed_plugin", "listed_resources", "make_gateway",
+    "read_audit", "serve_client", "write_config",
+]
 
 
 def folders_of(home: Path) -> Folders:

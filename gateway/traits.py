@@ -30,8 +30,10 @@ thing, and each that could not apply and why.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import stat
 from collections.abc import Iterable
 from email.utils import getaddresses
 from typing import TYPE_CHECKING, Any
@@ -69,10 +71,14 @@ def _people(value: Any) -> tuple[Person, ...]:
 class Person:
     """Someone on a thing: an e-mail address (a display name is allowed: `Lee <lee@example.net>`) or a phone
     number; `proven` when the address is known to be theirs (the account's server authenticated the sender,
-    the person wrote to them, or the card is in the person's own address book)."""
+    the person wrote to them, or the card is in the person's own address book). `why_unproven` says, for the
+    person, why nothing could prove it ("account work has no authserv_id"); it changes no decision."""
 
     address: str
     proven: bool = False
+    # When not proven and the plugin knows why nothing could prove it (an account with no authserv_id): the
+    # reason, in a few words, said by `gateway access why` beside an open sender route that could not take it.
+    why_unproven: str = ""
 
 
 @frozen
@@ -125,20 +131,28 @@ class _Prepared:
         self.traits = traits
         self.homes = homes()
         self.paths = [item_form("paths", p) for p in traits.paths if p]
-        self.files = [_file_id(p) for p in traits.paths if p]
-        self.addresses: list[tuple[str, bool]] = []
-        self.phones: list[tuple[str, bool]] = []
+        self._files: list[tuple[int, int]] | None = None
+        self.addresses: list[tuple[str, Person]] = []
+        self.phones: list[tuple[str, Person]] = []
         for person in traits.people:
             for address in _addresses_of(person.address):
-                self.addresses.append((address, person.proven))
+                self.addresses.append((address, person))
             phone = _phone(person.address)
             if phone:
-                self.phones.append((phone, person.proven))
+                self.phones.append((phone, person))
         self.words = [w.casefold() for w in traits.words if w]
         self._patterns: list[list[str]] | None = None
         self.apps = [item_form("apps", a) for a in traits.apps if a]
         self.urls = [item_form("urls", u) for u in traits.urls if u]
         self.projects = {p.casefold() for p in traits.projects if p}
+
+    @property
+    def files(self) -> list[tuple[int, int]]:
+        """(device, inode) of each of the thing's files that has other names (hard links): asked of the file
+        system only when a path route did not take the thing by its paths."""
+        if self._files is None:
+            self._files = [f for f in map(_file_id, self.traits.paths) if f is not None]
+        return self._files
 
     @property
     def patterns(self) -> list[list[str]]:
@@ -163,7 +177,7 @@ def _takes(project: Project, thing: _Prepared, reasons: list[Reason] | None) -> 
     if thing.projects and project.id.casefold() in thing.projects and said("project", project.id, True):
         return True
     for route in project.paths:
-        if (thing.paths or thing.files) and said("paths", route, _path_route_takes(route, thing)):
+        if thing.paths and said("paths", route, _path_route_takes(route, thing)):
             return True
     for route in project.senders:
         if thing.addresses or thing.phones:
@@ -171,10 +185,12 @@ def _takes(project: Project, thing: _Prepared, reasons: list[Reason] | None) -> 
             if said("senders", route, ok, why_not):
                 return True
     for route in project.subjects:
-        if thing.words and said("subjects", route, _words_take(route.casefold(), thing, project.ai)):
-            return True
+        if thing.words:
+            ok, why_not = _words_take(route.casefold(), thing, project.ai)
+            if said("subjects", route, ok, why_not):
+                return True
     for route in project.folders:
-        if t.folder and said("folders", route, _folder_route_takes(route, t.account, t.folder)):
+        if t.folder and said("folders", route, folder_route_takes(route, t.account, t.folder)):
             return True
     for kind in _NAME_ROUTES:
         value = getattr(t, _PLACE_OF[kind])
@@ -197,17 +213,27 @@ def _path_route_takes(route: str, thing: _Prepared) -> bool:
     if any(take(prepared, item) for item in thing.paths):
         return True
     # A file with other names (hard links): the route takes it when one of its names lies under the route.
-    linked = [f for f in thing.files if f is not None]
+    linked = thing.files
     return bool(linked) and any(f in _linked_files_under(route, thing.homes) for f in linked)
 
 
+@functools.lru_cache(maxsize=131072)
 def _file_id(path: str) -> tuple[int, int] | None:
-    """(device, inode) of a regular file with more than one name; None otherwise (nothing more to find)."""
+    """(device, inode) of a regular file with more than one name; None otherwise (nothing more to find).
+
+    Only absolute paths (``~`` expanded) are asked about: a relative one would be read from wherever the
+    server happens to run. Remembered per path until the config or the manifest is read again (`forget_linked`),
+    as the files under each route are: a stat per thing per call would cost more than the decision itself."""
+    if not path:
+        return None
+    full = os.path.expanduser(path)
+    if not os.path.isabs(full):
+        return None
     try:
-        status = os.stat(os.path.expanduser(path), follow_symlinks=True)
+        status = os.stat(full)
     except (OSError, ValueError):
         return None
-    if status.st_nlink < 2 or not os.path.isfile(os.path.expanduser(path)):
+    if status.st_nlink < 2 or not stat.S_ISREG(status.st_mode):
         return None
     return status.st_dev, status.st_ino
 
@@ -219,6 +245,7 @@ _linked_cache: dict[tuple[str, tuple[str, ...]], frozenset[tuple[int, int]]] = {
 def forget_linked() -> None:
     """Forget which hard-linked files lie under which route (the config or the manifest was read again)."""
     _linked_cache.clear()
+    _file_id.cache_clear()
 
 
 def _linked_files_under(route: str, home_folders: tuple[str, ...]) -> frozenset[tuple[int, int]]:
@@ -234,15 +261,15 @@ def _linked_files_under(route: str, home_folders: tuple[str, ...]) -> frozenset[
             continue
         for folder, _dirs, names in os.walk(form):
             for name in names:
-                seen += 1
-                if seen > _LINKED_SCAN_LIMIT:
-                    break
                 try:
                     status = os.stat(os.path.join(folder, name), follow_symlinks=False)
                 except OSError:
                     continue
-                if status.st_nlink > 1:
+                if status.st_nlink > 1 and stat.S_ISREG(status.st_mode):
                     files.add((status.st_dev, status.st_ino))
+            seen += len(names)
+            if seen > _LINKED_SCAN_LIMIT:
+                break  # a route over a very large tree: the files looked at so far (said in the plugin guide)
     result = frozenset(files)
     if len(_linked_cache) > 256:
         _linked_cache.clear()
@@ -250,15 +277,17 @@ def _linked_files_under(route: str, home_folders: tuple[str, ...]) -> frozenset[
     return result
 
 
-def _addresses_of(value: str) -> list[str]:
+@functools.lru_cache(maxsize=16384)
+def _addresses_of(value: str) -> tuple[str, ...]:
     """The e-mail addresses in a value (`Lee <lee@example.net>`, `mailto:lee@...`, a bare address), lower-cased."""
     text = value.strip()
     if text.lower().startswith("mailto:"):
         text = text[7:]
     found = [address.strip().lower() for _name, address in getaddresses([text]) if "@" in address]
+    found = [a[7:] if a.startswith("mailto:") else a for a in found]  # `Lee <mailto:lee@...>`, as some cards write
     if not found and "@" in text and " " not in text:
         found = [text.lower()]
-    return found
+    return tuple(dict.fromkeys(found))
 
 
 def _phone(value: str) -> str:
@@ -281,43 +310,53 @@ def _sender_route_takes(route: str, thing: _Prepared, open_project: bool) -> tup
     take = taker("senders")
     phone_route = "@" not in route and _phone(route)
     prepared = route_form("senders", route) if not phone_route else ""
-    unproven = False
     if phone_route:
-        candidates = [(p, proven) for p, proven in thing.phones if _same_phone(phone_route, p)]
+        candidates = [(p, person) for p, person in thing.phones if _same_phone(phone_route, p)]
     else:
-        candidates = [(a, proven) for a, proven in thing.addresses if take(prepared, a)]
-    for _value, proven in candidates:
-        if proven or not open_project:
+        candidates = [(a, person) for a, person in thing.addresses if take(prepared, a)]
+    for _value, person in candidates:
+        if person.proven or not open_project:
             return True, ""
-        unproven = True
-    if unproven:
-        return False, ("the address matches, but nothing proves it is theirs (no authentication by the "
-                       "account's server), so it cannot open the thing to agents")
+    if candidates:
+        because = next((person.why_unproven for _value, person in candidates if person.why_unproven),
+                       "the account's server did not authenticate it")
+        return False, (f"{candidates[0][0]} matches, but nothing proves the address is theirs ({because}), and an "
+                       "open project's sender route opens only proven addresses")
     return False, ""
 
 
-def _words_take(route: str, thing: _Prepared, open_project: bool) -> bool:
-    if not route:
-        return False
+def _words_take(route: str, thing: _Prepared, open_project: bool) -> tuple[bool, str]:
+    if not route.strip():
+        return False, ""
     if any(route in word for word in thing.words):
-        return True
-    if open_project:
-        return False
-    return any(may_take(route, pattern) for pattern in thing.patterns)
+        return True, ""
+    hidden = any(may_take(route, pattern) for pattern in thing.patterns)
+    if hidden and open_project:
+        return False, ("the words may be behind a mask ([code], [link]...), but an open project's subject route "
+                       "opens only words it can read")
+    return hidden, ""
 
 
-def _folder_route_takes(route: str, account: str, folder: str) -> bool:
+def folder_route_takes(route: str, account: str, folder: str) -> bool:
+    """Does a `folders` route (`account/folder`, or a bare folder name in every account) take this folder?"""
     route = route.strip().strip("/")
     if not route:
         return False
-    take = taker("folders")
-    if take(route, folder):
-        return True
-    if folder.startswith("INBOX/") and take(route, folder[len("INBOX/"):]):
-        return True
+    folder = folder.strip("/")
+    # INBOX is a name without case (IMAP), and some servers nest every folder under it (INBOX/Archive).
+    if folder[:6].casefold() == "inbox/" or folder.casefold() == "inbox":
+        folder = "INBOX" + folder[5:]
+    nested = folder[len("INBOX/"):] if folder.startswith("INBOX/") else ""
+    forms = [route]
     head, _, rest = route.partition("/")
-    if account and rest and head.casefold() == account.casefold():
-        return take(rest, folder) or (folder.startswith("INBOX/") and take(rest, folder[len("INBOX/"):]))
+    if account and rest and head.casefold() == account.strip().casefold():
+        forms.append(rest.strip("/"))  # account/folder, as the tools print it
+    take = taker("folders")
+    for form in forms:
+        if form[:6].casefold() == "inbox/" or form.casefold() == "inbox":
+            form = "INBOX" + form[5:]
+        if take(form, folder) or (nested and take(form, nested)):
+            return True
     return False
 
 

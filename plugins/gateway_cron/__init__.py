@@ -6,10 +6,11 @@ only way to add, remove, enable or disable them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib.util import find_spec
 from pathlib import Path
 
-from gateway import PluginHost, ResourceTemplate, Setting, hookimpl
+from gateway import PluginHost, ResourceTemplate, Setting, Traits, hookimpl
 
 if find_spec("croniter") is None:  # checked without importing it: importing croniter is slow
     raise ImportError("the cron plugin needs croniter: pip install 'mcp-gateway[cron]'")
@@ -48,6 +49,29 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
             mime_type="text/plain",
         )
     ]
+
+
+@hookimpl
+def traits_of(gateway: PluginHost, address: str) -> Traits | None:
+    """A job's traits, for `gateway access why rousseau://cron/NAME`."""
+    from gateway_cron import store
+
+    prefix = tools.URI.split("{", 1)[0]
+    if not address.startswith(prefix):
+        return None
+    name = address[len(prefix):]
+    path = gateway.path_setting("store", default_path(gateway.folders.data))
+    job = next((j for j in store.read_jobs(path) if j.name == name), None)
+    return tools.traits(job) if job is not None else None
+
+
+@hookimpl
+def census(gateway: PluginHost) -> Iterator[tuple[str, Traits]]:
+    """Every job, as `cron jobs`."""
+    from gateway_cron import store
+
+    for job in store.read_jobs(gateway.path_setting("store", default_path(gateway.folders.data))):
+        yield "cron jobs", tools.traits(job)
 
 
 @hookimpl

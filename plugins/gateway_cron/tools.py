@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gateway import Answer, Context, ResourcePage, ToolError, left_out_sentence, tool
+from gateway import Answer, Context, Person, ResourcePage, ToolError, Traits, left_out_sentence, tool
 from gateway_cron.defaults import default_path
 
 if TYPE_CHECKING:  # the store (sqlite3) is imported when the tool first runs, not when the gateway starts
@@ -33,6 +33,7 @@ def job_line(name: str, enabled: bool, schedule: str, prompt: str, deliver_to: s
 
 # An address anywhere in a delivery target ("ada@example.org", "mailto:ada@example.org", "Ada <ada@example.org>").
 _ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
+_PHONE = re.compile(r"^\+?[\d().\-/]{6,}$")
 
 
 # What rousseau_cron_list gives as structured content (checked by the core after each call).
@@ -58,12 +59,20 @@ LIST_OUTPUT = {
 }
 
 
+def traits(job: store.Job) -> Traits:
+    """A job as the gate sees it: its working directory, and the people its answers go to (the person wrote the
+    delivery target, so its addresses are theirs to name: proven), e-mail addresses and phone numbers."""
+    people = [Person(found, proven=True) for found in _ADDRESS.findall(job.deliver_to)]
+    for word in re.split(r"[\s,;]+", job.deliver_to):
+        number = word.rpartition(":")[2]  # sms:+33..., signal:+33..., tel:+33...
+        if number and "@" not in number and _PHONE.match(number):
+            people.append(Person(number, proven=True))
+    return Traits(paths=(job.cwd,) if job.cwd else (), people=people)
+
+
 def _owners(ctx: Context, job: store.Job) -> frozenset[str]:
     """Where the job works and where its answers go: every project either routes to."""
-    owners = set(ctx.gate.owners_of(path=job.cwd)) if job.cwd else set()
-    for address in _ADDRESS.findall(job.deliver_to):
-        owners |= ctx.gate.owners_of(sender=address)
-    return frozenset(owners)
+    return ctx.gate.owners(traits(job))
 
 
 def _store_path(ctx: Context) -> Path:
@@ -133,7 +142,7 @@ def read_job(ctx: Context, name: str) -> Answer:
     job = next((j for j in store.read_jobs(_store_path(ctx)) if j.name == name), None)
     if job is None:
         raise ToolError(f"no cron job named {name!r} (rousseau_cron_list lists them)")
-    ctx.gate.check_read(_owners(ctx, job), what=f"the cron job {name}")
+    ctx.gate.check_read(_owners(ctx, job), what=f"the cron job {name}", address=address(name))
     described = describe(ctx, job)
     text = "\n".join(
         [

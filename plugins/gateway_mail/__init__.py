@@ -95,11 +95,17 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
                              description="One note by its path under the notes folder, as read_note gives it.",
                              mime_type="text/plain"),
             *[ResourceTemplate(uri_template=f"sioul:{kind}/{{ident}}", name=kind, read=_reader(kind), title=title,
-                               description=f"{description}, by the address the tools give.", mime_type="text/plain")
+                               description=f"{description}, by the address the tools give.", mime_type="text/plain",
+                               complete=_open_projects if kind == "project" else None)
               for kind, title, description in (
                   ("project", "A project's page", "A project's page, as read_project gives it"),
                   ("task", "A task", "One task"), ("event", "An event", "One event"),
                   ("contact", "A contact", "One contact card"))]]
+
+
+def _open_projects(ctx: Context, argument: str, value: str) -> list[str]:
+    """completion/complete for a project's page: the ids of the projects open to agents, never a closed one."""
+    return sorted(p.id for p in ctx.gate.open_projects() if p.id.startswith(value))
 
 
 def _reader(kind: str):

@@ -6,10 +6,20 @@ The store is one SQLite file (setting ``store``, default ``<data>/gateway/plugin
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
-from gateway import Context, PluginHost, ResourceTemplate, Setting, hookimpl
-from gateway.refresh import Refresh, Refreshed, Source
+from gateway import (
+    Context,
+    PluginHost,
+    Refresh,
+    Refreshed,
+    ResourceTemplate,
+    Setting,
+    Source,
+    Traits,
+    hookimpl,
+)
 from gateway_sessions import tools
 from gateway_sessions.defaults import default_path
 
@@ -52,8 +62,25 @@ def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
             read=tools.read_resource,
             listing=tools.list_resources,
             mime_type="text/plain",
+            complete=tools.complete_id,
         )
     ]
+
+
+@hookimpl
+def traits_of(gateway: PluginHost, address: str) -> Traits | None:
+    """A session's places, for `gateway access why rousseau://sessions/ID` (a bare session id is read too)."""
+    from gateway_sessions import described
+
+    return described.traits_of(gateway, address)
+
+
+@hookimpl
+def census(gateway: PluginHost) -> Iterator[tuple[str, Traits]]:
+    """Every session, as `sessions of <agent>`, with its places."""
+    from gateway_sessions import described
+
+    return described.census(gateway)
 
 
 @hookimpl

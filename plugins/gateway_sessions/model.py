@@ -10,7 +10,7 @@ from typing import Any
 
 from attrs import define, field
 
-from gateway.privacy import clip
+from gateway import clip
 
 
 @define

@@ -25,9 +25,7 @@ from typing import Any
 import structlog
 from attrs import define, field
 
-from gateway import Context, PluginHost
-from gateway.changes import Changes, Names, merged, toward
-from gateway.refresh import Refreshed, Source
+from gateway import Changes, Context, Names, PluginHost, Refreshed, Source, merged, toward
 from gateway_sessions.defaults import default_path
 from gateway_sessions.importers import AGENTS, module
 

@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import structlog
 from pydantic import Field
 
-from gateway import Answer, Context, GateMemo, ResourcePage, ToolError, left_out_sentence, plural, tool
+from gateway import (
+    Answer,
+    Context,
+    GateMemo,
+    ResourcePage,
+    ToolError,
+    Traits,
+    left_out_sentence,
+    plural,
+    tool,
+)
 from gateway_sessions.defaults import default_path
 
 if TYPE_CHECKING:  # the store and the rendering are imported when a tool first runs, not when the gateway starts
@@ -150,7 +160,7 @@ def _bring_up_to_date(path: Any) -> None:
 def _verdict(ctx: Context, path: str) -> int:
     from gateway_sessions import store
 
-    owners = ctx.gate.owners_of(path=path)
+    owners = ctx.gate.owners(Traits(paths=(path,)))
     if not owners:
         return store.OUTSIDE
     return store.OPEN if ctx.gate.allows(owners) else store.CLOSED
@@ -175,12 +185,14 @@ def _scope(ctx: Context, reader: store.Reader) -> tuple[bool, int]:
 _VERDICTS: GateMemo[dict[str, int]] = GateMemo(dict, gates=4)
 
 
+def traits(reader: store.Reader, row: store.Row) -> Traits:
+    """A session as the gate sees it: every place of it and of the sessions above it (cwds, tool calls' files)."""
+    return Traits(paths=tuple(sorted(reader.places(row))))
+
+
 def _owners(ctx: Context, reader: store.Reader, row: store.Row) -> frozenset[str]:
     """Every project one of the session's places (or its parent's) is in."""
-    owners: set[str] = set()
-    for place in reader.places(row):
-        owners |= ctx.gate.owners_of(path=place)
-    return frozenset(owners)
+    return ctx.gate.owners(traits(reader, row))
 
 
 def _left_out_line(left_out: int) -> list[str]:
@@ -368,7 +380,7 @@ def _read(ctx: Context, reader: store.Reader | None, session_id: str) -> Answer:
             f"session not found: {session_id} (rousseau_list_sessions and rousseau_search_sessions give ids)"
             + "".join(f"\n{sentence}" for sentence in hint.values())
         )
-    ctx.gate.check_read(_owners(ctx, reader, row), what=f"session {session_id}")
+    ctx.gate.check_read(_owners(ctx, reader, row), what=f"session {session_id}", address=address(session_id))
     title = _title(ctx, row.title)
     # Only what people and the model wrote: tool calls, tool results and thinking stay out (the CLI shows them). Every
     # message is numbered, from 0 as the store and `gateway sessions show` number them, and `messages:` counts them
@@ -404,6 +416,12 @@ def list_resources(ctx: Context, cursor: str | None, limit: int) -> ResourcePage
         except store.CursorError as error:
             raise ToolError(str(error)) from error
     return ResourcePage(resources=[_resource(ctx, row) for row in rows], next_cursor=next_cursor)
+
+
+def complete_id(ctx: Context, argument: str, value: str) -> list[str]:
+    """completion/complete for a session's id: the newest sessions the gate lets through whose id starts so."""
+    page = list_resources(ctx, None, MAX_LIMIT)
+    return [r["name"] for r in page.resources if r["name"].startswith(value)]
 
 
 def _resource(ctx: Context, row: store.Row) -> dict[str, Any]:

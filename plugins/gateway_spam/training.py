@@ -16,7 +16,7 @@ from maildirs import accounts_in, unique_of
 from maildirs.conversations import ids_of_headers
 from spamfilter import store
 
-from gateway.privacy import clip, mask
+from gateway import clip, mask
 from gateway_spam import corpus, evaluation
 from gateway_spam.model import LEGACY, Model
 from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens_of

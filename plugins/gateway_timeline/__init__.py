@@ -47,7 +47,7 @@ def register_prompts(gateway: PluginHost):
 
 @hookimpl
 def register_refresh(gateway: PluginHost):
-    from gateway.refresh import Refresh
+    from gateway import Refresh
 
     return [Refresh(run=_refresh, sources=_sources, stale=_stale)]
 
@@ -91,3 +91,19 @@ def register_demo(gateway: PluginHost):
     from gateway_timeline.demo import make_demo
 
     return make_demo(gateway)
+
+
+@hookimpl
+def traits_of(gateway: PluginHost, address: str):
+    """An event's traits, for `gateway access why timeline://events/ID`."""
+    from gateway_timeline import described
+
+    return described.traits_of(gateway, address)
+
+
+@hookimpl
+def census(gateway: PluginHost):
+    """Every event within the retention period, as `timeline events`."""
+    from gateway_timeline import described
+
+    return described.census(gateway)

@@ -2,7 +2,7 @@
 
 A window title routes through the paths it names (see `title_paths`, `TitleFolders`): an editor's or a
 terminal's title saying `~/work/secret-client/src` or `settings.py — secret-client — Visual Studio Code` is that
-folder's project's. Every verdict is the gate's (`Gate.owners_of`, `Gate.allows`) on one value; SQL only looks
+folder's project's. Every verdict is the gate's (`Gate.owners`, `Gate.allows`) on one value; SQL only looks
 up the values the gate named. Private-window events (`private_rows`) are not the gate's: they are dropped
 without being counted, as the importers drop them.
 
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import frozen
 
 from gateway import Gate, GateMemo
+from gateway import Traits as Described
 from gateway_timeline.envelope import is_private_app, is_private_title
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ class Gatekeeper:
             return frozenset()
         owners = self._memo.owners.get((kind, value))
         if owners is None:
-            owners = self._title_owners(value) if kind == "title" else self.gate.owners_of(**{kind: value})
+            owners = self._title_owners(value) if kind == "title" else self.gate.owners(Described(**{kind + "s": (value,)}))
             self._memo.owners[(kind, value)] = owners
         return owners
 
@@ -208,6 +209,15 @@ class Gatekeeper:
         for route in self.folders.routes_named(title):
             owners |= self.owners_by("path", route)  # the gate decides, as for an item at the route's folder
         return frozenset(owners)
+
+    def described(self, app: str | None, url: str | None, path: str | None, label: str | None) -> Described:
+        """An event as the gate sees it, for the person (`gateway access why`, `access list`): its app, URL and
+        path, and the paths its title names (a folder name an editor shows stands for the route's folder)."""
+        paths = [path] if path else []
+        if label and self.titles_routed:
+            paths += title_paths(label) if any(word in label for word in _PATH_WORDS) else []
+            paths += self.folders.routes_named(label)
+        return Described(apps=(app,) if app else (), urls=(url,) if url else (), paths=tuple(dict.fromkeys(paths)))
 
     def _shuts(self, kind: str, value: str) -> bool:
         """Does this value alone keep an event back (it belongs to a closed project)? For outside_projects true."""

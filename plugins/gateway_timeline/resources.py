@@ -78,7 +78,7 @@ def read_event(ctx: Context, id: str) -> Answer:  # noqa: A002 - the template's 
     try:
         found = queries.event(store, keeper, id, to_ms(now()) - settings.retention_ms(ctx.settings))
     except PermissionError as owners:
-        raise ctx.gate.refused(owners.args[0], f"the event {id}") from None
+        raise ctx.gate.refused(owners.args[0], f"the event {id}", address=f"timeline://events/{id}") from None
     finally:
         if store is not None:
             store.close()

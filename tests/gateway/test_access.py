@@ -347,7 +347,8 @@ def test_access_list_shows_every_project_open_or_closed_with_routes(why_home):
     result = _run("access", "list")
     assert result.exit_code == 0
     assert "garden (no name): open to agents" in result.output
-    assert "lawsuit (Dispute): closed" in result.output and "paths: /srv/lawsuit, /srv/both" in result.output
+    assert "lawsuit (Dispute): closed" in result.output
+    assert "paths '/srv/lawsuit': takes nothing now" in result.output and "paths '/srv/both'" in result.output
     assert "Things outside projects: closed." in result.output
 
 

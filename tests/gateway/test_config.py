@@ -89,9 +89,42 @@ def test_a_misspelt_manifest_path_is_an_error(gw):
     assert _all_refused(gw, "projetcs.toml")
 
 
-def test_the_default_manifest_deleted_means_no_projects(gw):
-    (gw.source.path.parent / "projects.toml").unlink()
-    assert gw.call("peek", {"path": "/srv/vault/a"}).text == "VAULT-CANARY"
+def test_the_default_manifest_absent_from_the_start_means_no_projects(gateway_home):
+    gateway = make_gateway([plugin()], home=gateway_home, config={"gateway": {"plugins": ["probe"]}})
+    assert gateway.call("peek", {"path": "/srv/vault/a"}).text == "VAULT-CANARY"  # a fresh install
+
+
+def test_the_default_manifest_gone_once_seen_is_an_error_until_it_is_back(gw):
+    manifest = gw.source.path.parent / "projects.toml"
+    manifest.unlink()  # `git checkout` unlinks, then creates; an editor renames, then writes
+    assert _all_refused(gw, "was there and is gone")
+    manifest.write_text(MANIFEST)
+    assert gw.call("peek", {"path": "/srv/vault/a"}).is_error
+    assert gw.call("peek", {"path": "/srv/open/a"}).text == "VAULT-CANARY"
+
+
+def test_a_manifest_back_within_a_moment_is_read_as_if_never_gone(gw):
+    manifest = gw.source.path.parent / "projects.toml"
+    manifest.rename(manifest.with_name("projects.toml~"))  # Emacs keeps the old one as a backup...
+    timer = threading.Timer(0.1, lambda: manifest.write_text(MANIFEST))  # ...and writes the new one
+    timer.start()
+    try:
+        answer = gw.call("peek", {"path": "/srv/vault/a"})
+    finally:
+        timer.join()
+    assert answer.is_error and "VAULT-CANARY" not in answer.text
+    assert gw.call("peek", {"path": "/srv/open/a"}).text == "VAULT-CANARY"
+
+
+def test_the_default_config_gone_once_seen_is_an_error_never_the_defaults(gateway_home, tmp_path):
+    elsewhere = tmp_path / "dotfiles" / "projects.toml"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(MANIFEST)
+    gateway = make_gateway([plugin()], home=gateway_home,
+                           config={"gateway": {"plugins": ["probe"]}, "access": {"projects": str(elsewhere)}})
+    assert gateway.call("peek", {"path": "/srv/vault/a"}).is_error
+    gateway.source.path.unlink()  # the defaults would read no manifest at all: everything open
+    assert _all_refused(gateway, "was there and is gone")
 
 
 @pytest.mark.parametrize("content", ["", "  \n\t\n"])

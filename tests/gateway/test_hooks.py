@@ -10,11 +10,13 @@ import textwrap
 import tomllib
 
 import anyio
+import attrs
 import click
 import pluggy
 
 from gateway import (
     Context,
+    Person,
     Prompt,
     PromptArgument,
     Resource,
@@ -22,13 +24,14 @@ from gateway import (
     ResourceTemplate,
     Setting,
     Tool,
+    Traits,
     hookimpl,
     hookspecs,
 )
 from gateway.context import home_environment
 from gateway.refresh import Refresh, Refreshed
 from gateway.registry import Lifecycle, lifecycle_of
-from gateway.testing import installed_plugin, make_gateway, serve_client, write_config
+from gateway.testing import folders_of, installed_plugin, make_gateway, read_audit, serve_client, write_config
 
 
 def _hooks() -> list[str]:
@@ -373,6 +376,151 @@ def test_sigterm_ends_a_stdio_server_with_its_shutdown_hooks(gateway_home, tmp_p
             process.kill()
     events = gateway_home / ".local" / "share" / "gateway" / "plugins" / "life" / "events.txt"
     assert events.read_text().splitlines() == ["startup", "shutdown"]
+
+
+# --- what a plugin says of its things: traits_of, census, tied_projects --------------------------------------
+
+SHELF_PROJECTS = [
+    {"id": "lawsuit", "name": "Dispute", "senders": ["@law.example.net"], "lists": ["court"]},
+    {"id": "garden", "ai": True, "senders": ["@garden.example.org"]},
+]
+
+
+class Shelf:
+    """A plugin holding three letters, describing them to the gate, and keeping the person's ties."""
+
+    LETTERS = {
+        "letter/1": ("lee@law.example.net", "home", "the canary word is juniper"),
+        "letter/2": ("bo@garden.example.org", "home", "seeds arrived"),
+        "letter/3": ("kim@example.com", "court", "a hearing date"),
+    }
+
+    def __init__(self, ties=None, broken=False):
+        self.ties = dict(ties or {})
+        self.broken = broken
+
+    def traits(self, address):
+        sender, shelf, _text = self.LETTERS[address]
+        return Traits(people=[Person(sender, proven=True)], list=shelf)
+
+    @hookimpl
+    def register_tools(self, gateway):
+        def read_letter(ctx: Context, id: str) -> str:
+            """A letter, by its address."""
+            tied = ctx.tied([id]).get(id, frozenset())
+            owners = ctx.gate.owners(attrs.evolve(self.traits(id), projects=tied))
+            ctx.gate.check_read(owners, f"the letter {id}", address=id)
+            return self.LETTERS[id][2]
+
+        return [Tool.from_function(read_letter, read_only=True)]
+
+    @hookimpl
+    def traits_of(self, gateway, address):
+        return self.traits(address) if address in self.LETTERS else None
+
+    @hookimpl
+    def census(self, gateway):
+        for address in self.LETTERS:
+            yield f"shelf {self.LETTERS[address][1]}", self.traits(address)
+
+    @hookimpl
+    def tied_projects(self, gateway, addresses):
+        if self.broken:
+            raise OSError("the tie store is locked")
+        return {a: self.ties[a] for a in addresses if a in self.ties}
+
+
+class Reader:
+    """A second plugin that reads the shelf's letters by address: it sees the shelf's ties through the core."""
+
+    @hookimpl
+    def register_tools(self, gateway):
+        def peek(ctx: Context, id: str) -> str:
+            """Whether a letter may be shown, as this plugin's gate sees it."""
+            tied = ctx.tied([id, "unknown"])
+            assert "unknown" not in tied
+            ctx.gate.check_read(ctx.gate.owners(Traits(projects=tied.get(id, ()))), f"the letter {id}")
+            return f"{id} may be shown"
+
+        return [Tool.from_function(peek, read_only=True)]
+
+
+def _shelf_gateway(home, shelf):
+    return make_gateway([("shelf", shelf), ("reader", Reader())], home=home, projects=SHELF_PROJECTS,
+                        config={"gateway": {"plugins": ["shelf", "reader"]}})
+
+
+def test_hook_traits_of(gateway_home):
+    from gateway.why import explain
+
+    gateway = _shelf_gateway(gateway_home, Shelf())
+    said: list[str] = []
+    assert explain(gateway, "letter/1", None, said.append) == 1
+    text = "\n".join(said)
+    manifest = folders_of(gateway_home).config / "projects.toml"
+    assert "letter/1 (shelf plugin):" in text
+    assert f"taken by lawsuit (closed): senders route '@law.example.net'  [{manifest}:" in text
+    assert "kept from agents by the project:" in text and "lawsuit (Dispute)" in text
+    said.clear()
+    assert explain(gateway, "letter/2", None, said.append) == 0
+    assert "taken by garden (open)" in "\n".join(said) and "open to agents" in "\n".join(said)
+    # No audit line: the person's question was answered from the traits, not by a call through the gate.
+    assert not [e for e in read_audit(gateway_home) if e.get("tool") == "read_letter"]
+
+
+def test_hook_census(gateway_home):
+    from gateway.census import tally
+    from gateway.why import list_projects
+
+    gateway = _shelf_gateway(gateway_home, Shelf())
+    snapshot = gateway.snapshot()
+    counted = tally(gateway, snapshot)
+    assert counted.things == {"shelf home": 2, "shelf court": 1}
+    said: list[str] = []
+    list_projects(snapshot.gate, snapshot.config.projects_path, said.append, counted)
+    text = "\n".join(said)
+    assert "  senders '@law.example.net': 1 in shelf home" in text
+    assert "  lists 'court': 1 in shelf court" in text
+    assert "Counted now over 3 things in 2 sources." in text
+
+
+def test_hook_tied_projects(gateway_home):
+    shelf = Shelf(ties={"letter/2": ["LAWSUIT"]})  # ids are compared without case
+    gateway = _shelf_gateway(gateway_home, shelf)
+    refused = gateway.call("read_letter", {"id": "letter/2"})
+    assert refused.is_error and "seeds" not in refused.text and "`gateway access why letter/2`" in refused.text
+    assert gateway.call("peek", {"id": "letter/2"}).is_error  # the other plugin agrees
+    assert gateway.call("peek", {"id": "letter/3"}).text == "letter/3 may be shown"
+    shelf.ties.clear()
+    assert gateway.call("read_letter", {"id": "letter/2"}).text == "seeds arrived"
+
+
+def test_a_tie_store_that_cannot_be_read_fails_the_call_never_gives(gateway_home, captured_logs):
+    gateway = _shelf_gateway(gateway_home, Shelf(ties={"letter/2": ["lawsuit"]}, broken=True))
+    for tool in ("read_letter", "peek"):
+        answer = gateway.call(tool, {"id": "letter/2"})
+        assert answer.is_error and "seeds" not in answer.text and "ties cannot be read" in answer.text
+    assert any(e.get("hook") == "tied_projects" for e in captured_logs)
+
+
+def test_a_failing_census_is_said_and_the_others_are_counted(gateway_home):
+    from gateway.census import tally
+
+    class Broken:
+        @hookimpl
+        def census(self, gateway):
+            yield "broken list", Traits(list="x")
+            raise OSError("store gone")
+
+    gateway = make_gateway([("shelf", Shelf()), ("broken", Broken())], home=gateway_home, projects=SHELF_PROJECTS,
+                           config={"gateway": {"plugins": ["shelf", "broken"]}})
+    counted = tally(gateway, gateway.snapshot())
+    assert counted.things["shelf home"] == 2 and counted.things["broken list"] == 1
+    assert counted.failures and "broken: its census failed (OSError: store gone)" in counted.failures[0]
+    from gateway.doctor import route_warnings
+
+    said = route_warnings(gateway, gateway.snapshot())
+    assert "plugin broken: its census failed (OSError: store gone): what its routes take is not counted" in said
 
 
 DETECTING_PLUGIN = '''

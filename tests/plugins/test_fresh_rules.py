@@ -19,17 +19,14 @@ import gateway_sessions
 import gateway_timeline
 import inotify_simple
 import pytest
-from fresh_helpers import claude_session, open_projects
 from gateway_sessions import refresh as sessions_refresh
 from gateway_timeline import refresh as timeline_refresh
 
 from gateway.context import home_environment
 from gateway.core import Caller
 from gateway.testing import folders_of, make_gateway
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "timeline"))
-
-from timeline_awdb import WINDOW, AWDatabase  # noqa: E402
+from tests.plugins.fresh_helpers import claude_session, open_projects
+from tests.plugins.timeline.timeline_awdb import WINDOW, AWDatabase
 
 FIXTURES = Path(__file__).resolve().parent / "sessions" / "fixtures"
 

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gateway import plural
-from gateway.privacy import MASKS_VERSION, clip, mask
+from gateway import MASKS_VERSION, clip, mask, plural
 from gateway_sessions.defaults import default_path  # noqa: F401 - named here too
 from gateway_sessions.model import first_words_of, text_of, tool_paths
 from gateway_sessions.store import impact

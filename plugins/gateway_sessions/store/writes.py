@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from gateway.privacy import mask
+from gateway import mask
 from gateway_sessions.model import Session, paths_of, text_of
 from gateway_sessions.store.impact import Maintainer
 

@@ -6,11 +6,20 @@ import re
 from pathlib import Path
 
 import gateway_sessions
-from conftest import CLOSED_VAULT, NOTES, PEARS, PLUMS, SUBAGENT, VAULT, import_all, store_path
 from gateway_sessions import store
 from gateway_sessions.model import Message, Session
 
 from gateway.testing import make_gateway
+from tests.plugins.sessions.sessions_helpers import (
+    CLOSED_VAULT,
+    NOTES,
+    PEARS,
+    PLUMS,
+    SUBAGENT,
+    VAULT,
+    import_all,
+    store_path,
+)
 
 # These stores are imported by hand from some agents only: no call-time refresh adds the others.
 HAND_IMPORTED = {"plugins": {"sessions": {"refresh": False}}}

@@ -124,6 +124,12 @@ def test_a_job_runs_at_the_lowest_priority(gateway_home: Path, monkeypatch) -> N
     started = gateway.call("spam_train", {"dry_run": True})
     job_file = _state(gateway_home) / "jobs" / f"{started.data['id']}.json"
     pid = json.loads(job_file.read_text())["pid"]
+    # The job is started as `ionice -c 3 python ...`: ionice sets the class, then becomes the job. Wait for
+    # that (the process no longer being ionice) before reading its class, or the read may come first.
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"ionice"):
+        assert time.monotonic() < deadline, "the job's ionice did not start the job within 60 seconds"
+        time.sleep(0.02)
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     assert int(fields[16]) == 19  # nice
     ionice = subprocess.run(["ionice", "-p", str(pid)], capture_output=True, text=True)
