@@ -110,3 +110,36 @@ def test_cutoffs_come_from_the_model_unless_given(trained) -> None:
     assert classify.run(str(path), data)[0] == classify.SPAM
     assert classify.main(["--data", str(data), "--spam-cutoff", "1", str(path)]) == classify.UNSURE
     assert classify.main(["--data", str(data), "--ham-cutoff", "2", str(path)]) == classify.ERROR
+
+
+def test_training_in_a_terminal_shows_its_progress_and_writes_a_model_the_command_reads(gateway_home: Path) -> None:
+    import pty
+
+    from gateway.testing import write_config
+
+    root = gateway_home / "Mail"
+    written = sample.write_mailbox(root, messages=40)
+    write_config(gateway_home, sample.config(root))
+    controller, terminal = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "gateway", "spam", "train"], env=_env(gateway_home),
+                              stdout=subprocess.PIPE, stderr=terminal, text=True, timeout=300)
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal's other end is closed: all was read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert done.returncode == 0, done.stdout
+    assert b"reading the corpus: 43 of 43" in shown and b"evaluating online and training:" in shown, shown
+    assert "written: model.sqlite, evaluation.json" in done.stdout
+    data = classify.data_folder()
+    assert os.path.isfile(os.path.join(data, store.NAME))
+    code, line = classify.run(str(written["mixed"]))  # the model where the command looks for it, by default
+    assert code in (classify.SPAM, classify.HAM, classify.UNSURE) and line.split()[0] in classify.EXIT_CODES
