@@ -143,3 +143,21 @@ def test_training_in_a_terminal_shows_its_progress_and_writes_a_model_the_comman
     assert os.path.isfile(os.path.join(data, store.NAME))
     code, line = classify.run(str(written["mixed"]))  # the model where the command looks for it, by default
     assert code in (classify.SPAM, classify.HAM, classify.UNSURE) and line.split()[0] in classify.EXIT_CODES
+
+
+def test_a_model_of_the_earlier_format_is_converted_once(tmp_path: Path) -> None:
+    import gzip
+    import json
+
+    from gateway_spam import training
+
+    legacy = {"format": 1, "spam": 4, "ham": 5, "trained_at": 1.0, "counts": {"lottery": [4, 0], "garden": [0, 5]},
+              "trained": {"mid:a@example.org": "spam"}}
+    (tmp_path / "model.json.gz").write_bytes(gzip.compress(json.dumps(legacy).encode()))
+    path = training.model_path(tmp_path)
+    assert path.name == store.NAME and path.is_file() and not (tmp_path / "model.json.gz").exists()
+    model = Model.load(path)
+    assert (model.spam, model.ham, model.counts, model.trained) == (4, 5, legacy["counts"], legacy["trained"])
+    table = store.Table(path)
+    assert sorted(table.counts(["garden", "lottery", "unknown"])) == [("garden", 0, 5), ("lottery", 4, 0)]
+    table.close()
