@@ -84,7 +84,7 @@ def test_a_training_job_followed_from_start_to_end(gateway_home: Path) -> None:
     assert job_file.exists() and stat.S_IMODE(job_file.stat().st_mode) == 0o600  # and after the end
     assert job["result"]["corpus"]["messages"] == 40 + 3  # Notes' mixed message is in no list
     assert job["result"]["online"]["false_positives"] == 0
-    model = _data(gateway_home) / "model.json.gz"
+    model = _data(gateway_home) / "model.sqlite"
     assert stat.S_IMODE(model.stat().st_mode) == 0o600
     status = gateway.call("spam_status")
     assert "43 messages" in status.text and status.data["model"]["spam"] == 23
