@@ -264,6 +264,8 @@ def message_answer(ctx: Context, address: str) -> Answer:
         row = find(mail, address)
         path = file_of(row, mail)
         account = mail.account(row["account"])
+        # Its projects, for the agent to file what it makes of it there: all open, or it would not be given.
+        projects = sorted(p for p in mail.owners(row) if (found := ctx.gate.project(p)) is not None and found.ai)
     try:
         parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
     except OSError as error:
@@ -275,6 +277,9 @@ def message_answer(ctx: Context, address: str) -> Answer:
     if shown["cc"]:
         lines.append(f"Cc: {_listed(shown, 'cc')}")
     lines += [f"Subject: {shown['subject']}", f"Authentication: {shown['authentication']}"]
+    shown["projects"] = projects
+    if projects:
+        lines.append(f"Projects: {', '.join(projects)} (file a task made from it there: add_task project)")
     if parsed.encrypted:
         lines.append("Encrypted: yes. This message is encrypted (PGP/MIME or S/MIME): only its envelope is given.")
         return Answer("\n".join(lines), {**shown, "encrypted": True}, given=[shown["address"]])

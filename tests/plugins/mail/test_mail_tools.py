@@ -323,3 +323,14 @@ def test_a_draft_carries_the_accounts_display_name(world) -> None:
     broken = gateway(accounts=[{"name": "personal", "maildir": str(root), "from_name": "Pat\r\nBcc: x@example.net"}])
     refused = broken.call("search_mail", {"query": "x"})
     assert refused.is_error and "from_name must be a name on one line" in refused.text
+
+
+def test_read_message_names_the_messages_open_projects_and_never_a_closed_one(world) -> None:
+    root, ids, gateway = world
+    plumber = gateway().call("read_message", {"address": f"mid:{ids['plumber']}"})
+    assert not plumber.is_error and "Projects: plumbing" in plumber.text and plumber.data["projects"] == ["plumbing"]
+    friend = gateway().call("read_message", {"address": f"mid:{ids['friend']}"})
+    assert "Projects:" not in friend.text and friend.data["projects"] == []
+    closed = gateway(projects=[dict(p, ai=False) if p["id"] == "plumbing" else p for p in sample.PROJECTS])
+    kept = closed.call("read_message", {"address": f"mid:{ids['plumber']}"})
+    assert kept.is_error and "plumbing" not in kept.text
