@@ -29,7 +29,7 @@ from gateway.items import (
     tool,
 )
 from gateway.kit import GateMemo, left_out_sentence, plural
-from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, one_line
+from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, mask_url, one_line
 from gateway.routes import path_forms
 from gateway.traits import Person, Reason, Traits
 
@@ -88,6 +88,7 @@ __all__ = [
     "left_out_sentence",
     "mask",
     "mask_secrets",
+    "mask_url",
     "one_line",
     "path_forms",
     "plural",

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from gateway import clip, one_line
+from gateway import clip, mask_url, one_line
 from gateway_timeline.rows import FORMAT_ACTIVITYWATCH, EventRow
 from gateway_timeline.timeexpr import iso_ms
 
@@ -195,7 +195,8 @@ def safe_text(value: str, limit: int | None = FIELD_LIMIT) -> str:
     (`gateway.clip`: a field cut before masking could end in half a card or IBAN no mask knows any more)."""
     text = one_line(value)
     if "://" in text:
-        text = " ".join(strip_url_secrets(word) if "://" in word else word for word in text.split(" "))
+        # A URL keeps its scheme and host; what is secret in the rest goes as one label (gateway.mask_url).
+        text = " ".join(mask_url(strip_url_secrets(word)) if "://" in word else word for word in text.split(" "))
     return clip(text, limit)
 
 

@@ -221,3 +221,22 @@ def test_the_sql_exclusion_and_the_row_by_row_screen_agree(closed_home: Path, no
         condition, params = keeper.exclusion(store, since, until)
         excluded = store.count(since, until, f" AND {condition}", params)
     assert excluded == sum(group[4] for group in screened) == 4
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://ada:hunter2@wiki.example.com/page?user=ada&token=abc123def456&x=1",
+         "https://wiki.example.com/[link with a token]"),
+        ("https://mail.example.com/reset?code=482913", "https://mail.example.com/[sign-in link]"),
+        ("https://docs.example.org/guide?page=2", "https://docs.example.org/guide?page=2"),
+        ("https://example.com/", "https://example.com/"),
+    ],
+)
+def test_a_url_keeps_its_scheme_and_host_and_its_secret_rest_goes_as_one_label(
+        gateway_home: Path, now, url: str, shown: str) -> None:
+    fill(home_store(gateway_home), [envelope(now - timedelta(minutes=3), "browser.navigate", "Firefox", "A page",
+                                             data={"url": url, "tab_title": "A page", "mode": "normal"})])
+    gateway = make_gateway([gateway_timeline], config=gateway_config(), home=gateway_home)
+    event = gateway.call("query_events", {"since": "1h"}).data["events"][0]
+    assert event["data"]["url"] == shown
