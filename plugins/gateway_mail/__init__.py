@@ -129,3 +129,12 @@ def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
     from gateway_mail.demo import make_demo
 
     return make_demo(gateway)
+
+
+@hookimpl
+def tied_projects(gateway: PluginHost, addresses: list[str]) -> dict[str, list[str]]:
+    # The work lives in projects/tied.py: a module named like this hook would be shadowed by it here.
+    from gateway_mail.projects.tied import projects_tied
+    from gateway_mail.projects.ties import FILE_NAME
+
+    return projects_tied(gateway.folders.data / FILE_NAME, addresses)
