@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import email.utils
 import heapq
 import itertools
 import os
@@ -115,6 +114,20 @@ def folders_signature(known: list[Account], data: Path) -> tuple[tuple[str, int]
         except OSError:
             found.append((str(directory), -1))
     return tuple(found)
+
+
+_masked: dict[str, str] = {}
+
+
+def _masked_subject(subject: str) -> str:
+    """A subject masked and cut as the gate reads it, kept per subject (the conversations are placed again after
+    each new message, and masking every subject again would be most of that pass)."""
+    found = _masked.get(subject)
+    if found is None:
+        if len(_masked) >= 200_000:
+            _masked.clear()
+        found = _masked[subject] = clip(subject, 200)
+    return found
 
 
 class Shown:
@@ -272,9 +285,9 @@ class Shown:
                     head = facts_of(place.path)
                     if head is None:
                         continue
-                    found.add(head.ids, self.own_owners(
-                        place.account, place.folder, str(place.path), email.utils.parseaddr(head.sender)[1].lower(),
-                        clip(head.subject, 200), head.passed_by, head.recipients))
+                    found.add(head.ids, self.own_owners(place.account, place.folder, str(place.path), head.address,
+                                                        _masked_subject(head.subject), head.passed_by,
+                                                        head.recipients))
             self._conversations = found
             memo.update(signature=signature, value=found)
         return self._conversations

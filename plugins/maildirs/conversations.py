@@ -54,12 +54,13 @@ def ids_of_headers(message_id: str | None, in_reply_to: str | None, references: 
 @frozen
 class Head:
     """What a message file's headers say of it, for placing it: the ids it names, its Subject and From as
-    written (decoded), the servers whose Authentication-Results pass its From address
+    written (decoded), the From address alone (lower-cased), the servers whose Authentication-Results pass it
     (`maildirs.authentication.passed_by`), and its To and Cc addresses (lower-cased, at most 100)."""
 
     ids: tuple[str, ...]
     subject: str
     sender: str
+    address: str = ""
     passed_by: tuple[str, ...] = ()
     recipients: tuple[str, ...] = ()
 
@@ -96,7 +97,7 @@ def facts_of(path: Path) -> Head | None:
     except Exception:  # noqa: BLE001 - a stranger's header: whatever it holds, it names no one
         recipients = ()
     found = Head(ids_of_headers(*(_text(headers, name) for name in ("message-id", "in-reply-to", "references"))),
-                 _text(headers, "subject"), sender, passed_by(results, address) if address else (),
+                 _text(headers, "subject"), sender, address, passed_by(results, address) if address else (),
                  recipients[:_RECIPIENTS])
     with _kept_lock:
         if len(_kept) >= _KEPT:
