@@ -13,6 +13,15 @@ process each, per message, in the same order; its latency therefore includes sta
 
 Figures: false positives (% of ham scored spam), false negatives (% of spam scored ham), unsure (% of all),
 (1-ROCA)% from the scores, training messages/s, classification latency per message (median and p95).
+
+Then, side by side and interleaved (so both meet the same load):
+- training the whole stream at once: ours is the training job's work on these messages (tokenize each once,
+  evaluate online while training, write the SQLite model); bogofilter's is its bulk registration
+  (`bogofilter -s -B FILES`, then `-n -B FILES`), which evaluates nothing.
+- classifying one message per process, as a delivery rule does, with each model trained on the whole stream:
+  `gateway-spam-classify FILE` (and `python -m spamfilter.classify FILE`), `bogofilter -T -I FILE`, `gateway spam classify FILE` (fewer of these)
+  and `python -c pass` (the interpreter's own start, the floor); wall time (median) and CPU time per process.
+  Every lean verdict is checked against the in-process model's (they must be the same line).
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ sys.path.insert(0, str(ROOT / "plugins"))
 from gateway_spam import corpus, evaluation  # noqa: E402
 from gateway_spam.model import Model  # noqa: E402
 from gateway_spam.tokens import parse, stripped, tokens  # noqa: E402
+from spamfilter import store  # noqa: E402
+from spamfilter.score import HAM_CUTOFF, SPAM_CUTOFF  # noqa: E402
 
 FETCH = Path("/work/shared/tools/fetch-spamassassin.sh")
 
@@ -78,6 +89,7 @@ def bogofilter(messages: list[tuple[str, bytes, float]], binary: str) -> dict:
     outcomes, classify_times, train_time = [], [], 0.0
     verdicts = {"S": 0, "H": 0, "U": 0}
     false_positives = false_negatives = 0
+    letters: list[tuple[str, str]] = []
     try:
         for number, (label, raw, when) in enumerate(messages):
             start = time.perf_counter()
@@ -91,6 +103,7 @@ def bogofilter(messages: list[tuple[str, bytes, float]], binary: str) -> dict:
             letter, _, value = run.stdout.decode().strip().partition(" ")
             probability = float(value or 0.5)
             verdicts[letter] = verdicts.get(letter, 0) + 1
+            letters.append((label, letter))
             false_positives += label == "ham" and letter == "S"
             false_negatives += label == "spam" and letter == "H"
             outcomes.append(evaluation.Outcome(evaluation.Sample(str(number), label, when, set()), probability,
@@ -105,8 +118,178 @@ def bogofilter(messages: list[tuple[str, bytes, float]], binary: str) -> dict:
                "fn_percent": round(100.0 * false_negatives / spam, 3) if spam else 0.0,
                "unsure_percent": round(100.0 * verdicts.get("U", 0) / len(messages), 3),
                "one_minus_roca_percent": round(100.0 * (1.0 - evaluation.roc_area(outcomes)), 4)}
+    bands = {}
+    for part, chosen in (("whole", letters), ("2nd half", letters[len(letters) // 2:])):
+        ham = sum(label == "ham" for label, _ in chosen)
+        spam = len(chosen) - ham
+        counts = {"fp": sum(label == "ham" and letter == "S" for label, letter in chosen),
+                  "fn": sum(label == "spam" and letter == "H" for label, letter in chosen),
+                  "unsure_ham": sum(label == "ham" and letter == "U" for label, letter in chosen),
+                  "unsure_spam": sum(label == "spam" and letter == "U" for label, letter in chosen)}
+        bands[part] = {**counts, "unsure_ham_percent": round(100.0 * counts["unsure_ham"] / max(1, ham), 3),
+                       "unsure_spam_percent": round(100.0 * counts["unsure_spam"] / max(1, spam), 3)}
     return {"outcomes": outcomes, "classify": classify_times, "train_rate": len(messages) / train_time,
-            "figures": figures}
+            "figures": figures, "bands": bands}
+
+
+def _one_pass_training(messages: list[tuple[str, bytes, float]], data: Path) -> float:
+    """Messages/s of the training job's work on the stream: tokenize once, evaluate online (which trains), save."""
+    start = time.perf_counter()
+    samples = [evaluation.Sample(str(n), label, when, tokens(raw)) for n, (label, raw, when) in enumerate(messages)]
+    model = Model(cutoffs=(HAM_CUTOFF, SPAM_CUTOFF))
+    evaluation.online(samples, model=model)
+    model.save(data / store.NAME)
+    return len(messages) / (time.perf_counter() - start)
+
+
+def _gateway_train(messages: list[tuple[str, bytes, float]], home: Path, env: dict[str, str]) -> float:
+    """Messages/s of `gateway spam train` on a Maildir of the stream (spam in Junk, ham in INBOX), start-up included."""
+    import tomli_w
+
+    root = home / "Mail"
+    for number, (label, raw, when) in enumerate(messages):
+        folder = root / ("Junk" if label == "spam" else "INBOX")
+        for sub in ("cur", "new", "tmp"):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+        path = folder / "cur" / f"{int(when)}.M{number}P1.bench:2,S"
+        path.write_bytes(raw)
+        os.utime(path, (when, when))
+    config = home / ".config" / "gateway" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(tomli_w.dumps({"gateway": {"plugins": ["mail", "spam"]}, "plugins": {
+        "mail": {"accounts": [{"name": "bench", "maildir": str(root)}]}, "spam": {}}}))
+    start = time.perf_counter()
+    subprocess.run([str(Path(sys.executable).with_name("gateway")), "spam", "train"], env=env, check=True,
+                   capture_output=True)
+    return len(messages) / (time.perf_counter() - start)
+
+
+def _bogofilter_bulk(messages: list[tuple[str, bytes, float]], binary: str, database: Path, files: Path) -> float:
+    """Messages/s of bogofilter's bulk registration of the stream's files (spam with -s, ham with -n)."""
+    names = {"spam": [], "ham": []}
+    for number, (label, raw, _when) in enumerate(messages):
+        path = files / f"{number:06d}.eml"
+        path.write_bytes(raw)
+        names[label].append(str(path))
+    start = time.perf_counter()
+    for label, flag in (("spam", "-s"), ("ham", "-n")):
+        for chunk in range(0, len(names[label]), 1000):  # within the command line's length
+            subprocess.run([binary, "-d", str(database), flag, "-B", *names[label][chunk:chunk + 1000]],
+                           check=True, capture_output=True)
+    return len(messages) / (time.perf_counter() - start)
+
+
+def _timed(command: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess]:
+    """(wall seconds, CPU seconds of the child, the result) of one process."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
+
+
+def per_process(messages: list[tuple[str, bytes, float]], count: int, gateway_count: int,
+                binary: str | None) -> None:
+    """Training rates, then classify per process, side by side and interleaved."""
+    work = Path(tempfile.mkdtemp(prefix="bench-spam-process-"))
+    try:
+        home = work / "home"
+        data = home / ".local" / "share" / "gateway" / "plugins" / "spam"
+        data.mkdir(parents=True)
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "XDG_DATA_HOME": str(home / ".local" / "share"),
+               "XDG_CONFIG_HOME": str(home / ".config"), "XDG_STATE_HOME": str(home / ".local" / "state"),
+               "XDG_CACHE_HOME": str(home / ".cache")}
+        files = work / "files"
+        files.mkdir()
+        database = work / "bogofilter"
+        database.mkdir()
+        ours_rate = _gateway_train(messages, home, env)
+        rates = [("gateway spam train (read, evaluate online, train)", ours_rate),
+                 ("the same work in process, messages already read", _one_pass_training(messages, data))]
+        if binary:
+            rates.append(("bogofilter bulk (-s/-n -B, no evaluation)", _bogofilter_bulk(messages, binary, database,
+                                                                                         files)))
+        print("\ntraining the whole stream at once, messages/s")
+        for name, rate in rates:
+            print(f"  {name:52} {rate:10.0f}")
+        if binary:
+            print(f"  ratio gateway spam train / bogofilter bulk: {ours_rate / rates[-1][1]:.2f}x")
+        model = Model.load(data / store.NAME)
+        picked = [(n, messages[n]) for n in range(0, len(messages), max(1, len(messages) // count))][:count]
+        python = sys.executable
+        gateway = str(Path(python).with_name("gateway"))
+        lean = str(Path(python).with_name("gateway-spam-classify"))
+        kinds = {"gateway-spam-classify": lambda path: [lean, path],
+                 "python -m spamfilter.classify": lambda path: [python, "-m", "spamfilter.classify", path],
+                 "python -c pass (the floor)": lambda path: [python, "-c", "pass"]}
+        if binary:
+            kinds["bogofilter -T"] = lambda path: [binary, "-d", str(database), "-T", "-I", path]
+        kinds["gateway spam classify"] = lambda path: [gateway, "spam", "classify", path]
+        walls: dict[str, list[float]] = {k: [] for k in kinds}
+        cpus: dict[str, list[float]] = {k: [] for k in kinds}
+        mismatches = 0
+        for order, (number, (_label, raw, _when)) in enumerate(picked):
+            path = str(files / f"{number:06d}.eml")
+            if not Path(path).exists():
+                Path(path).write_bytes(raw)
+            expected = model.score(tokens(raw))
+            line = f"{expected.verdict(HAM_CUTOFF, SPAM_CUTOFF)} {expected.probability:.6f}"
+            for name, command in kinds.items():
+                if name == "gateway spam classify" and order >= gateway_count:
+                    continue
+                wall, cpu, done = _timed(command(path), env)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                if name != "python -c pass (the floor)" and name != "bogofilter -T" and done.stdout.strip() != line:
+                    mismatches += 1
+                    print(f"  MISMATCH {name} {path}: {done.stdout.strip()!r} != {line!r} {done.stderr[-200:]}")
+        print(f"\nclassify one message per process ({len(picked)} messages, interleaved; the gateway's command on "
+              f"{min(gateway_count, len(picked))}); verdicts equal to the in-process model's: "
+              f"{'all' if not mismatches else f'{mismatches} differ'}")
+        print(f"  {'':34}{'wall median':>14}{'CPU median':>14}")
+        for name in kinds:
+            print(f"  {name:34}{statistics.median(walls[name]) * 1000:>11.1f} ms"
+                  f"{statistics.median(cpus[name]) * 1000:>11.1f} ms")
+        if binary:
+            lean, bogo = statistics.median(walls["gateway-spam-classify"]), statistics.median(
+                walls["bogofilter -T"])
+            lean_cpu, bogo_cpu = (statistics.median(cpus["gateway-spam-classify"]),
+                                  statistics.median(cpus["bogofilter -T"]))
+            print(f"  ratio lean/bogofilter: wall {lean / bogo:.1f}x, CPU {lean_cpu / max(bogo_cpu, 1e-4):.1f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _band(outcomes: list, ham_cutoff: float, spam_cutoff: float) -> dict:
+    """FP, FN and unsure of each class (counts and %) at these cutoffs."""
+    ham = [o.probability for o in outcomes if o.sample.label == "ham"]
+    spam = [o.probability for o in outcomes if o.sample.label == "spam"]
+    counts = {"fp": sum(p > spam_cutoff for p in ham), "fn": sum(p < ham_cutoff for p in spam),
+              "unsure_ham": sum(ham_cutoff <= p <= spam_cutoff for p in ham),
+              "unsure_spam": sum(ham_cutoff <= p <= spam_cutoff for p in spam)}
+    return {**counts, "ham": len(ham), "spam": len(spam),
+            "unsure_ham_percent": round(100.0 * counts["unsure_ham"] / max(1, len(ham)), 3),
+            "unsure_spam_percent": round(100.0 * counts["unsure_spam"] / max(1, len(spam)), 3)}
+
+
+def tune(outcomes: list, today: tuple[float, float]) -> tuple[float, float]:
+    """Cutoffs chosen on the first half of the stream alone (in time order): the least unsure ham with no more
+    false positives nor false negatives than today's cutoffs give on that half; ties by the least unsure spam."""
+    first = outcomes[: len(outcomes) // 2]
+    bound = _band(first, *today)
+    best = (bound["unsure_ham"], bound["unsure_spam"], today)
+    grid = [round(0.05 * i, 2) for i in range(1, 20)] + [0.97, 0.98, 0.99, 0.995, 0.999]
+    for ham_cutoff in grid:
+        for spam_cutoff in grid:
+            if spam_cutoff < ham_cutoff:
+                continue
+            band = _band(first, ham_cutoff, spam_cutoff)
+            if band["fp"] <= bound["fp"] and band["fn"] <= bound["fn"]:
+                best = min(best, (band["unsure_ham"], band["unsure_spam"], (ham_cutoff, spam_cutoff)))
+    return best[2]
 
 
 def _latency(times: list[float]) -> str:
@@ -118,9 +301,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, help="the corpus folder (default: fetched by the shared script)")
     parser.add_argument("--every", type=int, default=1, help="take one message in so many (same order)")
-    parser.add_argument("--ham-cutoff", type=float, default=0.20)
+    parser.add_argument("--ham-cutoff", type=float, default=0.20, help="the cutoffs tuning starts from (the "
+                        "earlier defaults); the tuned ones are shown beside them")
     parser.add_argument("--spam-cutoff", type=float, default=0.90)
     parser.add_argument("--no-bogofilter", action="store_true")
+    parser.add_argument("--no-online", action="store_true", help="skip the online comparison (per-message "
+                        "bogofilter processes, minutes)")
+    parser.add_argument("--no-process", action="store_true", help="skip training at once and classify per process")
+    parser.add_argument("--classify", type=int, default=60, help="messages classified one process each")
+    parser.add_argument("--gateway-classify", type=int, default=10, help="of which through `gateway spam classify`")
     arguments = parser.parse_args()
     folder = arguments.corpus
     if folder is None:
@@ -128,12 +317,17 @@ def main() -> None:
     messages = stream(folder, max(1, arguments.every))
     print(f"{len(messages)} messages ({sum(m[0] == 'spam' for m in messages)} spam), deduplicated, in time order; "
           f"{os.cpu_count()} cores", flush=True)
-    results = {"ours": ours(messages, arguments.ham_cutoff, arguments.spam_cutoff)}
     binary = shutil.which("bogofilter")
-    if binary and not arguments.no_bogofilter:
-        results["bogofilter"] = bogofilter(messages, binary)
-    elif not arguments.no_bogofilter:
+    if not binary and not arguments.no_bogofilter:
         print("bogofilter is not installed (apt-get install bogofilter): ours alone", flush=True)
+    binary = None if arguments.no_bogofilter else binary
+    if not arguments.no_process:
+        per_process(messages, arguments.classify, arguments.gateway_classify, binary)
+    if arguments.no_online:
+        return
+    results = {"ours": ours(messages, arguments.ham_cutoff, arguments.spam_cutoff)}
+    if binary:
+        results["bogofilter"] = bogofilter(messages, binary)
     rows = [("false positives %", "fp_percent"), ("false negatives %", "fn_percent"),
             ("unsure %", "unsure_percent"), ("(1-ROCA) %", "one_minus_roca_percent")]
     names = list(results)
@@ -147,6 +341,25 @@ def main() -> None:
     print(f"{'classify latency':24}" + "".join(f"{_latency(results[n]['classify']):>30}" for n in names))
     if "bogofilter" in results:
         print("bogofilter's times include starting one process per message and per training (its usual use).")
+    today = (arguments.ham_cutoff, arguments.spam_cutoff)
+    chosen = tune(results["ours"]["outcomes"], today)
+    half = len(messages) // 2
+    print(f"\nunsure by class; cutoffs tuned on the first half of the stream ({half} messages, in time order) "
+          f"alone: {chosen[0]} / {chosen[1]}; figures of the second half ({len(messages) - half}), never tuned on")
+    rows = [(f"ours at {today[0]}/{today[1]}", results["ours"]["outcomes"], today),
+            (f"ours at {chosen[0]}/{chosen[1]} (tuned)", results["ours"]["outcomes"], chosen)]
+    if "bogofilter" in results:
+        rows.append(("bogofilter, its own cutoffs", results["bogofilter"]["outcomes"], None))
+    for title, outcomes, cutoffs in rows:
+        for part, chosen_outcomes in (("whole", outcomes), ("2nd half", outcomes[half:])):
+            if cutoffs is None:
+                band = results["bogofilter"]["bands"][part]
+            else:
+                band = _band(chosen_outcomes, *cutoffs)
+            roca = round(100.0 * (1.0 - evaluation.roc_area(chosen_outcomes)), 4)
+            print(f"  {title:34} {part:9} unsure ham {band['unsure_ham_percent']:6.3f}% ({band['unsure_ham']}), "
+                  f"unsure spam {band['unsure_spam_percent']:6.3f}% ({band['unsure_spam']}), FP {band['fp']}, "
+                  f"FN {band['fn']}, (1-ROCA) {roca}%")
 
 
 if __name__ == "__main__":

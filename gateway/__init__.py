@@ -30,11 +30,37 @@ from gateway.items import (
 )
 from gateway.kit import GateMemo, left_out_sentence, plural
 from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, one_line
+from gateway.routes import path_forms
 from gateway.traits import Person, Reason, Traits
 
 __version__ = "0.1.0"
 
+# Taught by the plugin guide, loaded only when a plugin asks for them (a refresh's pieces, file notifications):
+# `gateway serve` does not pay their import unless a plugin uses them.
+_LAZY = {
+    "Refresh": "gateway.refresh", "Refreshed": "gateway.refresh", "Source": "gateway.refresh",
+    "watched_signature": "gateway.refresh", "Changes": "gateway.changes", "Names": "gateway.changes",
+    "merged": "gateway.changes", "toward": "gateway.changes",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gateway' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 __all__ = [
+    "Changes",
+    "Names",
+    "Refresh",
+    "Refreshed",
+    "Source",
+    "merged",
+    "toward",
+    "watched_signature",
     "MASKS_VERSION",
     "Answer",
     "Context",
@@ -63,6 +89,7 @@ __all__ = [
     "mask",
     "mask_secrets",
     "one_line",
+    "path_forms",
     "plural",
     "tool",
 ]

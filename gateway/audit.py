@@ -25,9 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gateway.privacy import mask
+from gateway.privacy.framing import one_line
+from gateway.privacy.masks import mask_typed
 
 ARGUMENT_LIMIT = 40
+# Arguments that hold what a person or an agent wrote for others to read (a message's body, a note's text):
+# kept by their length only whatever their tool declares, as those its `private_arguments` name.
+FREE_TEXT_NAMES = frozenset({"body", "text", "content", "message", "note", "notes", "description", "html"})
 
 
 class AuditError(OSError):
@@ -35,24 +39,36 @@ class AuditError(OSError):
 
 
 def summarise_arguments(arguments: Mapping[str, Any], private: frozenset[str] | set[str] = frozenset()) -> dict:
-    """What the log keeps of a call's arguments: free texts by length, other strings short and masked."""
+    """What the log keeps of a call's arguments.
+
+    Free texts (the arguments a tool declares private, and any named like a message's body or a note's
+    text: `FREE_TEXT_NAMES`) by their length only. Every other string masked (`mask_typed`: a code an
+    agent typed is masked like a code in a message), and one longer than `ARGUMENT_LIMIT` characters or
+    on several lines by its first `ARGUMENT_LIMIT` characters (masked first, then put on one line and
+    cut) and its length: `{"start": "...", "length": 123}`.
+    """
     kept: dict[str, Any] = {}
     for key, value in arguments.items():
-        kept[key] = _summarise(value, key in private)
+        kept[key] = _summarise(value, key in private or key.lower() in FREE_TEXT_NAMES)
     return kept
 
 
 def _summarise(value: Any, private: bool) -> Any:
     if isinstance(value, str):
-        if private or len(value) > ARGUMENT_LIMIT or "\n" in value:
+        if private:
             return {"length": len(value)}
-        return mask(value)
+        if len(value) > ARGUMENT_LIMIT or "\n" in value or "\r" in value:
+            return {"start": one_line(mask_typed(value), ARGUMENT_LIMIT), "length": len(value)}
+        return mask_typed(value)
     if isinstance(value, bool | int | float) or value is None:
         return value
     if isinstance(value, list):
         return [_summarise(v, private) for v in value[:10]] + (["…"] if len(value) > 10 else [])
     if isinstance(value, Mapping):
-        return {str(k)[:ARGUMENT_LIMIT]: _summarise(v, private) for k, v in list(value.items())[:10]}
+        return {
+            one_line(mask_typed(str(k)), ARGUMENT_LIMIT): _summarise(v, private or str(k).lower() in FREE_TEXT_NAMES)
+            for k, v in list(value.items())[:10]
+        }
     return {"type": type(value).__name__}
 
 

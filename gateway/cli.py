@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -420,16 +421,25 @@ def parse_since(value: str) -> datetime:
 @click.option("--since", help="Only calls after this: 30m, 2h, 3d, 1w, or an ISO date/time.")
 @click.option("--tool", help="Only calls of this tool (or resource URI, or prompt).")
 @click.option("--client", help="Only calls from hosts whose client name holds these letters (any case): cli, claude-code, cursor.")
+@click.option("--project", metavar="ID", help="Only what agents were given of this project (each address given is "
+                                              "placed as the gate places it now).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, as stored.")
 @click.pass_context
-def audit(ctx: click.Context, since: str | None, tool: str | None, client: str | None, as_json: bool) -> None:
+def audit(ctx: click.Context, since: str | None, tool: str | None, client: str | None, project: str | None,
+          as_json: bool) -> None:
     """Read the audit log back: what was given to which host, when. `gateway audit verify` checks its chain."""
     if ctx.invoked_subcommand is not None:
         return
     gateway = _gateway()
     moment = parse_since(since) if since else None
+    ours = _of_project(gateway, project) if project else None
     count = 0
     for entry in gateway.audit.read(since=moment, tool=tool, client=client):
+        if ours is not None:
+            mine = [address for address in entry.get("given") or [] if ours(address)]
+            if not mine:
+                continue
+            entry = {**entry, "given": mine}
         count += 1
         if as_json:
             click.echo(json.dumps(entry, ensure_ascii=False))
@@ -443,8 +453,29 @@ def audit(ctx: click.Context, since: str | None, tool: str | None, client: str |
             f"length={entry.get('length', 0)}{left}{' given: ' + shown if shown else ''}"
         )
     if not count and not as_json:
-        filtered = since is not None or tool is not None or client is not None
+        filtered = since is not None or tool is not None or client is not None or project is not None
         click.echo("(no calls match)" if filtered else "(no calls logged)", err=True)
+
+
+def _of_project(gateway: Gateway, project: str) -> Callable[[str], bool]:
+    """Whether an address an agent was given belongs to `project`: its traits (the plugins' traits_of), placed
+    by the gate as it is now; remembered per address for the run."""
+    snapshot = gateway.snapshot()
+    if snapshot.error is not None:
+        raise click.ClickException(f"the projects cannot be read now: {snapshot.error}")
+    if snapshot.gate.project(project) is None:
+        ids = ", ".join(p.id for p in snapshot.gate.projects) or "none"
+        raise click.BadParameter(f"no project {project!r} in the manifest (its projects: {ids})",
+                                 param_hint="--project")
+    known: dict[str, bool] = {}
+
+    def ours(address: str) -> bool:
+        if address not in known:
+            known[address] = any(project in snapshot.gate.owners(traits)
+                                 for _plugin, traits in gateway.traits_of(address, snapshot))
+        return known[address]
+
+    return ours
 
 
 @audit.command("verify")

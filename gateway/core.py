@@ -31,7 +31,8 @@ from gateway.items import (
     wants_context,
 )
 from gateway.lock import LOCK_FILE
-from gateway.privacy import mask, mask_secrets
+from gateway.privacy import mask
+from gateway.privacy.masks import mask_typed
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
 from gateway.refresh import Refreshing
 from gateway.registry import HookFailed, Plugin, Registry
@@ -191,11 +192,19 @@ class Gateway:
             # A plugin whose table is unusable is off, but its tools stay listed and each call says why: a typo
             # in a table must not look to the agent like tools that never existed.
             off = plugin.table_problem(config.table(name))
+            prefix = config.prefix(name)
+            if not off and _switched_off(plugin, config.table(name)):
+                # A plugin that declares an `enabled` setting and is not turned on offers nothing: its tools are
+                # unlisted and each call says how to turn it on; its refresh, resources and prompts do not run.
+                for tool in plugin.tools:
+                    hidden.setdefault(prefix + tool.name, _hidden_sentence(
+                        prefix + tool.name, f"the plugin {name} is off until the person turns it on (enabled = "
+                        f"true in [plugins.{name}] of {_config_named(config)})"))
+                continue
             if off:
                 problems.append(off)
             else:
                 order.append(name)
-            prefix = config.prefix(name)
             disabled = config.disabled_tools(name)
             for tool in plugin.tools:
                 public = prefix + tool.name
@@ -498,7 +507,7 @@ class Gateway:
         watch = Stopwatch()
         snapshot = self.snapshot()
         catalogue = self.catalogue(snapshot)
-        entry: dict[str, Any] = {"uri": mask_secrets(uri)[:200]}
+        entry: dict[str, Any] = {"uri": mask_typed(uri)[:200]}
         if snapshot.error is not None:
             answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
             return self._finish(answer, entry, "config_error", caller, watch), "text/plain"
@@ -576,7 +585,7 @@ class Gateway:
         _answer, outcome = await self._run(read, self.context(plugin, snapshot, caller), params, f"the resource {uri}",
                                            plugin)
         told = outcome == "ok"
-        entry = {"plugin": plugin, "method": "notifications/resources/updated", "uri": mask_secrets(uri)[:200],
+        entry = {"plugin": plugin, "method": "notifications/resources/updated", "uri": mask_typed(uri)[:200],
                  "outcome": outcome, "given": [uri] if told else []}
         return self._audit(caller, entry, watch) is None and told
 
@@ -618,6 +627,12 @@ def _off_sentence(tool: str, problem: str, config: Config) -> str:
     """What a call to a listed tool of a plugin its table turns off answers."""
     return (f"{tool} cannot answer now: {problem}. Ask the person to fix {_config_named(config)}; it is read again "
             "on the next call.")
+
+
+def _switched_off(plugin: Any, table: Mapping[str, Any]) -> bool:
+    """Does the plugin declare a boolean `enabled` setting that its table (or the setting's default) leaves false?"""
+    setting = plugin.settings.get("enabled")
+    return setting is not None and isinstance(setting.default, bool) and plugin.settings_for(table).get("enabled") is False
 
 
 def _hidden_sentence(tool: str, why: str) -> str:

@@ -283,8 +283,11 @@ def _addresses_of(value: str) -> tuple[str, ...]:
     text = value.strip()
     if text.lower().startswith("mailto:"):
         text = text[7:]
+    # `Lee <mailto:lee@...>`, as some cards write: the scheme dropped before parsing (a strict parser, as Python's
+    # with the fix of CVE-2023-27043 has, reads nothing from the colon inside the brackets).
+    text = re.sub(r"<\s*mailto:", "<", text, flags=re.IGNORECASE)
     found = [address.strip().lower() for _name, address in getaddresses([text]) if "@" in address]
-    found = [a[7:] if a.startswith("mailto:") else a for a in found]  # `Lee <mailto:lee@...>`, as some cards write
+    found = [a[7:] if a.startswith("mailto:") else a for a in found]
     if not found and "@" in text and " " not in text:
         found = [text.lower()]
     return tuple(dict.fromkeys(found))

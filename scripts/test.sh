@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Sets everything up (scripts/setup.sh), checks the style, and runs the whole test suite.
+# Sets everything up (scripts/setup.sh), checks the style, and runs the whole test suite on parallel workers
+# (pytest-xdist; give -n 0 to run it in one process, -n N for N workers; other pytest arguments are passed on).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/setup.sh"
 cd "$root"
 .venv/bin/ruff check .
-.venv/bin/python -m pytest "$@"
+# Python and pytest keep compiled (and assertion-rewritten) modules so that each worker and each server a test
+# starts reads them instead of compiling every module again.
+unset PYTHONDONTWRITEBYTECODE
+# More workers than cores: much of the suite waits on the servers and tools it starts. `worksteal` hands an idle
+# worker tests queued for a busy one, so one long file does not finish alone at the end.
+.venv/bin/python -m pytest -n 4 --dist worksteal "$@"

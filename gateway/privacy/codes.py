@@ -21,6 +21,16 @@ a short number to call or text (up to five digits after "call", "SMS"...) is lef
 code's words it is a code all the same. An order number of 4 to 8 digits in a code message is masked
 too: one mask too many rather than a leak. (Every link of a code message is masked by `links`.)
 
+Outside a code message, a code is a code where its word names it, however it is spaced: the number
+just after "code", "PIN", "OTP", "passcode" ("Code: 731 904 (valid 10 min)", "The code: 731904", "Code
+731904 expires soon", "My code is 482913"), capitals and digits there or just before "is your code"
+("ABX-482"), and a code spelled out in words just after "code" (or "passcode", "codice"), a few words
+between at most: four to eight digit words in English, French, German, Spanish or Italian ("my code is
+seven three one nine zero four", "le code est sept trois un neuf zéro quatre"). Not an error, exit, status, postal, area, product or
+source code (the word before "code" says so: see `_NOT_A_SECRET_CODE`), not a year alone ("Advent of Code
+2023"), not a count ("one two three four"), not a name with a number ("COVID-19"). Digits of every form count: superscript ⁷³¹, circled
+⑦③①, full-width, Arabic-Indic, mathematical bold (read by `unicodedata.digit`, each in its place).
+
 A message giving a password says "temporary password" or its kin (French, German, Spanish, Italian), or
 "password is / password: / mot de passe : / Passwort lautet" followed by something that looks like a
 password (a digit, a symbol or mixed case), or holds a line that is only "Password: <value>". Not "Forgot
@@ -375,17 +385,272 @@ def _dotted_codes(plain: str, low: str) -> list[tuple[int, int]]:
     return [span for span, digits in found if digits in codes]
 
 
-def mask_codes(text: str, other_digits: bool = False) -> str:
+def mask_codes(text: str, other_digits: bool = False, named: bool = False) -> str:
     """`text` with every code masked: for a text that `names_a_code`. `other_digits`: the text may hold
-    digits of other scripts, read as ASCII ones."""
+    digits of other scripts, read as ASCII ones. `named`: the codes its words name too (`mask_named_codes`),
+    read in the same copy."""
     plain = plain_copy(text, other_digits)
     low = lower_same_length(plain)
+    # Its numbers are all masked below: of the codes its words name, only those in letters are left.
+    named_spans = _named_spans(plain, low, numbers=False) if named else []
     spans = _dotted_codes(plain, low) if "." in plain else []
     for run in _CODE_RUN.finditer(plain):
         for start, end in _code_spans(plain, run):
             # Only a number that reads as ordinary needs to know whether the code's words come before it.
             if not _ordinary_number(low, start, end) or (start == run.start() and after_code_words(low, start)):
                 spans.append((start, end))
-    if not spans:
+    if not spans and not named_spans:
         return text
-    return apply_edits(text, [(start, end, CODE) for start, end in spans])
+    masked = apply_edits(text, [(start, end, CODE) for start, end in spans + named_spans])
+    return mask_named_codes(masked, other_digits) if named_spans else masked
+
+
+# --- codes named in any text --------------------------------------------------------------------------
+
+# Outside a code message, a code is still a code where the words name it: the number just after "code",
+# "PIN", "OTP" or "passcode" ("Code: 731 904 (valid 10 min)", "The code: 731904", "Code 731904 expires
+# soon", "My code is 482913"), a code of capitals and digits there ("Your code is ABX-482") or just
+# before "is your ... code", and a code spelled out in words just after "code", a few words between at
+# most ("seven three one nine zero four", "sept trois un neuf zéro quatre"). Not the code of something
+# else: an error, exit or status code, a postal, area or country code, a product or article code, source
+# code... (the word before "code" says so), nor a "code postal" (a word between), nor a year alone.
+# Each opens on a literal, which `re` finds fast ("passcode" is found as "code", then read whole; "código"
+# as "digo"), and gives where its word begins.
+_CODE_WORDS = (
+    ("cod", re.compile(r"cod(?:e|ice)(?![^\W\d_])"), 0),
+    ("digo", re.compile(r"digo(?<=c[óo]digo)(?![^\W\d_])"), 2),
+    ("pin", re.compile(r"pin(?![^\W\d_])"), 0),
+    ("otp", re.compile(r"otp(?![^\W\d_])"), 0),
+)
+# The glance, on the lowered UTF-8 bytes: one of these words, not inside a longer one ("pinned", "encode").
+_CODE_GLANCE = re.compile(rb"cod(?:e(?:(?<![a-z]code)|(?<=passcode))(?![a-z])|ice(?![a-z]))")
+_OTHER_GLANCES = ((b"pin", re.compile(rb"pin(?![a-z])")), (b"otp", re.compile(rb"otp(?![a-z])")))
+_NOT_A_SECRET_NAMES = (
+    "error errors exit status return response http zip postal post area country dialing dialling dial "
+    "region tax product item sku article source station airport color colour hs naf ape bank sort swift "
+    "branch iso language currency reason fault stop exception result event key char character gpio "
+    "ascii qr bar op class course program sample example test library module line font erreur retour "
+    "sortie pays couleur produit fehler länder"
+)
+_NOT_A_SECRET_CODE = frozenset(_NOT_A_SECRET_NAMES.split())
+_NOT_LETTERS = re.compile(r"[\W\d_]+")
+_AFTER_CODE_WORD = re.compile(
+    r"(?:\s+(?:is|was|est|es|ist|lautet|è|é|era|war|était|sera|will be))?[\s:=>*\"'«#_-]{1,8}"
+)
+_DIGIT_CODE = re.compile(r"[0-9]")
+_JSON_NUMBER = re.compile(r"[\"']\s*:\s*[0-9]")
+_CODE_START = re.compile(r"[0-9A-Z]")
+# A code of capitals and digits, dashes between (`ABX-482`, `K7Q9PL`): see `_letter_code`.
+_LETTER_CODE = re.compile(r"[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,3}(?![A-Za-z0-9]|[-.][A-Za-z0-9])")
+_LETTER_CODE_BEFORE = re.compile(r"(?<![A-Za-z0-9-])[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,3}$")
+_IS_YOUR_CODE = re.compile(r" is your (?:[^ \n]{1,24} ){0,3}(?:code|pin|passcode)(?![^\W\d_])")
+_DIGIT_WORDS = {
+    **dict.fromkeys(("zero", "zéro", "oh", "null", "cero"), "0"),
+    **dict.fromkeys(("one", "un", "une", "eins", "uno"), "1"),
+    **dict.fromkeys(("two", "deux", "zwei", "dos", "due"), "2"),
+    **dict.fromkeys(("three", "trois", "drei", "tres", "tre"), "3"),
+    **dict.fromkeys(("four", "quatre", "vier", "cuatro", "quattro"), "4"),
+    **dict.fromkeys(("five", "cinq", "fünf", "funf", "cinco", "cinque"), "5"),
+    **dict.fromkeys(("six", "sechs", "seis", "sei"), "6"),
+    **dict.fromkeys(("seven", "sept", "sieben", "siete", "sette"), "7"),
+    **dict.fromkeys(("eight", "huit", "acht", "ocho", "otto"), "8"),
+    **dict.fromkeys(("nine", "neuf", "neun", "nueve", "nove"), "9"),
+}
+
+
+def _trie(words: list[str]) -> str:
+    """An alternation of `words` written as a tree of their letters: `re` then tries one branch per letter."""
+    branches: dict[str, list[str]] = {}
+    for word in words:
+        branches.setdefault(word[0], []).append(word[1:])
+    pattern = []
+    for letter, rests in sorted(branches.items()):
+        longer = [rest for rest in rests if rest]
+        if not longer:
+            pattern.append(re.escape(letter))
+            continue
+        optional = "?" if len(longer) < len(rests) else ""
+        pattern.append(f"{re.escape(letter)}(?:{_trie(longer)}){optional}")
+    return "|".join(pattern)
+
+
+_DIGIT_WORD = f"(?:{_trie(sorted(_DIGIT_WORDS))})(?![^\\W\\d_])"
+# Four or more digit words in a row, spaces, commas, dots or dashes between (in the lowered plain copy).
+_SPELLED_RUN = re.compile(rf"(?<![^\W\d_]){_DIGIT_WORD}(?:[\s,.;/-]{{1,4}}{_DIGIT_WORD}){{3,}}")
+_SPELLED_SPLIT = re.compile(r"[\s,.;/-]+")
+# A code spelled out begins just after a code's word, or a few words after it, words only between ("the
+# code they sent me is: seven three..."): a number or a mask between ends the reach, in a second pass too.
+_SPELLED_LEAD = re.compile(
+    _AFTER_CODE_WORD.pattern + rf"(?:[^\W\d_]+[\s,:'’-]{{1,3}}){{0,4}}?(?={_SPELLED_RUN.pattern})"
+)
+# The code words followed by what may be a code (a digit; letters and dashes then a digit: `ABX-482`;
+# after "code", a code spelled out): a glance in `re` that passes over the others at once.
+_MAY_FOLLOW = _AFTER_CODE_WORD.pattern + r"[a-z-]{0,12}[0-9]"
+_FOLLOWED_CODE_WORDS = tuple(
+    (literal, re.compile(f"{pattern.pattern}(?={_MAY_FOLLOW}{spelled})"), back)
+    for literal, pattern, back in _CODE_WORDS
+    for spelled in [f"|{_SPELLED_LEAD.pattern}" if literal == "cod" else ""]
+)
+
+
+def may_name_a_code(low_bytes: bytes, digits: int) -> bool:
+    """Whether the text (as lowered UTF-8 bytes, holding so many `digits`) may name a code: a glance for
+    `mask_named_codes`. Without two digits, only a code spelled out after "code" can be there."""
+    if b"cod" in low_bytes and _CODE_GLANCE.search(low_bytes) is not None:
+        return True
+    if digits < 2:
+        return False
+    for hint, word in _OTHER_GLANCES:
+        if hint in low_bytes:
+            for found in word.finditer(low_bytes):
+                if not found.start() or not low_bytes[found.start() - 1 : found.start()].isalpha():
+                    return True
+    return b"digo" in low_bytes
+
+
+def _code_word_at(low_bytes: bytes, clue: bytes, start: int) -> bool:
+    """Whether the clue found at `start` is a code's word (`may_name_a_code`, read where `names_a_code`
+    found it)."""
+    if clue == b"cod":
+        return _CODE_GLANCE.match(low_bytes, start) is not None
+    if clue in (b"otp", b"pin"):
+        return not low_bytes[start + 3 : start + 4].isalpha() and not low_bytes[start - 1 : start].isalpha()
+    return clue == "ódigo".encode()
+
+
+def read_code_words(low_bytes: bytes, digits: int) -> tuple[bool, bool]:
+    """Whether the text (as lowered UTF-8 bytes, holding so many `digits`) is a code message
+    (`names_a_code`), and whether it may name a code (`may_name_a_code`): one reading for both."""
+    if digits < 4:  # no code message has fewer
+        return False, may_name_a_code(low_bytes, digits)
+    named = False
+    for clue, phrases, before, after in _CODE_CLUES:
+        for found in clue.finditer(low_bytes):
+            if phrases.search(low_bytes, max(0, found.start() - before), found.end() + after):
+                return True, named or may_name_a_code(low_bytes, digits)
+            named = named or _code_word_at(low_bytes, clue.pattern, found.start())
+    return False, named
+
+
+def _names_a_secret_code(low: str, start: int) -> bool:
+    """Whether the code word at `start` names a secret: not glued to a word, not an error or postal code."""
+    if low.endswith("pass", 0, start):
+        start -= 4
+    if start and (low[start - 1].isalnum() or low[start - 1] in "[]"):  # "[code]" is a mask, not a word
+        return False
+    before = low[max(0, start - 24) : start]
+    kept = before.rstrip(" _-")
+    if len(before) - len(kept) not in (1, 2):  # the word before: one or two spaces, dashes or "_" between
+        return True
+    words = _NOT_LETTERS.split(kept)
+    return words[-1] not in _NOT_A_SECRET_CODE
+
+
+_LETTERS_OR_DIGITS = re.compile(r"[A-Z]+|[0-9]+")
+
+
+def _letter_code(written: str) -> bool:
+    """A code of capitals and digits: three digits or more (`ABX-482`), or letters and digits mixed
+    (`K7Q9PL`); not a name with a number (`COVID-19`, `UTF-8`)."""
+    letters = sum(ch.isalpha() for ch in written)
+    digits = sum(ch.isdigit() for ch in written)
+    if not letters or not 4 <= letters + digits <= 16:
+        return False
+    return digits >= 3 or (digits >= 2 and len(_LETTERS_OR_DIGITS.findall(written)) >= 4)
+
+
+def _named_code_edit(plain: str, low: str, start: int, numbers: bool = True) -> tuple[int, int] | None:
+    """The code that comes just after the code word ending at `start`, if one does (`numbers`: one written
+    in digits alone too)."""
+    after = _AFTER_CODE_WORD.match(low, start)
+    if after is None or after.end() >= len(plain):
+        return None
+    begin = after.end()
+    if not _CODE_START.match(plain, begin):  # a word in small letters, a mask: no code
+        return None
+    if numbers and _DIGIT_CODE.match(plain, begin):
+        dotted = _DOTTED_CODE.match(plain, begin) if "." in plain[begin : begin + 12] else None
+        if dotted and 4 <= sum(ch.isdigit() for ch in dotted.group()) <= 8:
+            return dotted.span()
+        run = _CODE_RUN.match(plain, begin)
+        spans = _code_spans(plain, run) if run else []
+        # A year alone is a year here ("Advent of Code 2023"): a code message, where it is a code, is read apart.
+        if spans and spans[0][0] == begin and not _is_year(plain[spans[0][0] : spans[0][1]]):
+            return spans[0]
+    letters = _LETTER_CODE.match(plain, begin)
+    if letters and _letter_code(letters.group()):
+        return letters.span()
+    return None
+
+
+def _spelled_code(low: str, start: int) -> tuple[int, int] | None:
+    """A code spelled out in words, four to eight digits, after the code word ending at `start`; unless it
+    comes just after the word, not a count (one two three four) nor one word said again (null, null...)."""
+    lead = _SPELLED_LEAD.match(low, start)
+    if lead is None:
+        return None
+    run = _SPELLED_RUN.match(low, lead.end())
+    if run is None:
+        return None
+    digits = [_DIGIT_WORDS[word] for word in _SPELLED_SPLIT.split(run.group()) if word]
+    if not 4 <= len(digits) <= 8:
+        return None
+    steps = {int(b) - int(a) for a, b in zip(digits, digits[1:], strict=False)}
+    if len(steps) == 1 and steps <= {-1, 0, 1}:
+        just_after = _AFTER_CODE_WORD.match(low, start)
+        if just_after is None or just_after.end() != run.start():
+            return None
+    return run.span()
+
+
+def _named_spans(plain: str, low: str, numbers: bool = True) -> list[tuple[int, int]]:
+    """Where the codes named by their words are, in a plain copy and its lower case (`numbers`: those
+    written in digits alone too; without them, as in a code message whose numbers are all masked, only
+    what follows "code" is read: a code in capitals or spelled out)."""
+    spans: list[tuple[int, int]] = []
+    for literal, pattern, back in _FOLLOWED_CODE_WORDS if numbers else _FOLLOWED_CODE_WORDS[:1]:
+        if literal not in low:
+            continue
+        for word in pattern.finditer(low):
+            # A glance at what follows first: a digit or a capital may open a code, a letter a code spelled
+            # out (after "code" only); most code words have neither a code nor a secret's name.
+            after = _AFTER_CODE_WORD.match(low, word.end())
+            follows = plain[after.end() : after.end() + 1] if after else ""
+            # `"code": 4001` in JSON is an error's or a status's number; a one-time code there is a string.
+            written = (follows.isdigit() and not _JSON_NUMBER.match(low, word.end())) or "A" <= follows <= "Z"
+            spelled = literal == "cod" and follows.isalpha()
+            if not (written or spelled) or not _names_a_secret_code(low, word.start() - back):
+                continue
+            found = _named_code_edit(plain, low, word.end(), numbers) if written else None
+            if found is None and spelled:
+                found = _spelled_code(low, word.end())
+            if found:
+                spans.append(found)
+    if " is your " in low:
+        for index in find_all(low, " is your "):
+            if _IS_YOUR_CODE.match(low, index):
+                before = _LETTER_CODE_BEFORE.search(plain, max(0, index - 44), index)
+                if before and _letter_code(before.group()):
+                    spans.append(before.span())
+    return spans
+
+
+def _named_codes_once(text: str, other_digits: bool) -> str:
+    plain = plain_copy(text, other_digits)
+    spans = _named_spans(plain, lower_same_length(plain))
+    return apply_edits(text, [(start, end, CODE) for start, end in spans]) if spans else text
+
+
+def mask_named_codes(text: str, other_digits: bool = False) -> str:
+    """`text` with the codes its words name masked (see above): for a text that `may_name_a_code`, code
+    message or not. `other_digits`: the text may hold digits of other scripts, read as ASCII ones.
+
+    Whatever was masked, the masks are looked for again until nothing changes (twice in all, almost
+    always), as a second pass would: one mask must not bring another code within reach of its word.
+    """
+    for _ in range(8):
+        masked = _named_codes_once(text, other_digits)
+        if masked is text:
+            break
+        text = masked
+    return text

@@ -7,7 +7,9 @@ What was chosen: `password=...` is masked unless the value is a plain name, a ca
 parameter (`access_token=`, `sig=`...) keeps its name and loses its value. An AWS secret access key is
 told by its shape (40 characters of base64) after any of its usual labels, whatever their case and
 separators: `aws_secret_access_key = `, `AWS_SECRET_ACCESS_KEY=`, `"SecretAccessKey": "`,
-`--aws-secret-access-key `, `AWS Secret Access Key [None]: ` (what `aws configure` asks). Hugging Face
+`--aws-secret-access-key `, `AWS Secret Access Key [None]: ` (what `aws configure` asks), or, after a
+label in snake case, a space alone (`aws_secret_access_key wJalr...`); without a label, beside an access key id (`AKIA...`, within 120
+characters: a credentials file, a CSV row, a pasted pair) when it mixes both cases. Hugging Face
 (`hf_`), GitLab (`glpat-` and its kin) and npm (`npm_`) tokens by their prefix and length; an `hf_` one
 must mix capitals and small letters, as real ones do, so that a long snake_case name is no token.
 """
@@ -45,6 +47,11 @@ _AWS_SECRET = re.compile(
     r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
 _AWS_LABEL = r"\1[secret: AWS secret key]"
+# A secret key without its label, beside its access key id (a credentials file or a CSV row, a pasted pair):
+# 40 characters of base64 with both cases, within so many characters of the id.
+_AWS_SECRET_ALONE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET_CHARS = re.compile(r"[A-Za-z0-9/+=]")
+_AWS_NEAR = 120
 _JWT = re.compile(r"eyJ(?<![A-Za-z0-9_\]-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
@@ -203,6 +210,20 @@ def _authorization_edits(text: str, low: str) -> list[Edit]:
     return edits
 
 
+def _aws_access_keys(text: str) -> str:
+    """AWS access key ids, and the secret key written beside one without its label."""
+    edits: list[Edit] = []
+    for key in _AWS_KEY.finditer(text):
+        edits.append((key.start(), key.end(), "[secret: AWS access key]"))
+        # Within reach of the id only (the end checked by hand: `endpos` would end a longer word there).
+        end = min(len(text), key.end() + _AWS_NEAR + 40)
+        for secret in _AWS_SECRET_ALONE.finditer(text, max(0, key.start() - _AWS_NEAR - 40), end):
+            value = secret.group()
+            if _AWS_SECRET_CHARS.match(text, secret.end()) is None and value.lower() != value != value.upper():
+                edits.append((secret.start(), secret.end(), "[secret: AWS secret key]"))
+    return apply_edits(text, edits) if edits else text
+
+
 def mask_keys(text: str) -> str:
     """`text` with its keys, tokens, private keys, authorization headers and secret settings masked."""
     # Single characters first: finding one is a memchr, far cheaper than a search for a longer string.
@@ -217,6 +238,8 @@ def mask_keys(text: str) -> str:
         if "-access-key" in text or "-ACCESS-KEY" in text:  # a command's flag
             text = _AWS_SECRET.sub(_AWS_LABEL, text)
     if "_" in text:
+        if "ccess_key" in text or "CCESS_KEY" in text:  # its label in snake case, whatever follows it
+            text = _AWS_SECRET.sub(_AWS_LABEL, text)
         text = _GITHUB.sub("[secret: GitHub token]", text)
         if "k_live_" in text or "k_test_" in text:
             text = _STRIPE.sub("[secret: Stripe key]", text)
@@ -225,7 +248,7 @@ def mask_keys(text: str) -> str:
         if "npm_" in text:
             text = _NPM.sub("[secret: npm token]", text)
     if _A_TOKEN_HINT.search(text):
-        text = _AWS_KEY.sub("[secret: AWS access key]", text)
+        text = _aws_access_keys(text)
         text = _GOOGLE.sub("[secret: Google API key]", text)
     if _JWT_HINT.search(text):
         text = _JWT.sub("[secret: JWT]", text)

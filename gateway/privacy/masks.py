@@ -9,11 +9,12 @@ Each form has its module, whose docstring says what was chosen where the contrac
 (messages giving a password, one-time codes in code messages), `links` (sign-in links, secret query
 values, every link of a code message), `secret_links` (credentials in URLs, webhooks), `keys` (API keys,
 tokens, private keys, secret settings), `numbers` (IBANs, cards, NIRs); `text` holds what they share.
-This module composes them. Digits of every script count as digits (`٤٨٢٩١٣`, `４８２９１３` are a code
-in a code message, a full-width card is a card): they are read in a copy where each is its ASCII digit,
-and the masks land on the original text. That copy is made only for a text whose UTF-8 holds the first
-bytes of such a digit: ASCII text pays nothing for it, accents, emoji, CJK and most letters of other
-scripts a glance (`text.may_hold_other_digits`).
+This module composes them. Digits of every script and form count as digits (`٤٨٢٩١٣`, `４８２９１３`,
+`⁴⁸²⁹¹³`, `④⑧②⑨①③` are a code in a code message, a full-width card is a card): they are read in a copy
+where each is its ASCII digit, and the masks land on the original text. That copy is made only for a text
+whose UTF-8 holds the first bytes of such a digit: ASCII text pays nothing for it, accents, emoji, CJK and
+most letters of other scripts a glance (`text.may_hold_other_digits`). Codes named by their word outside
+code messages, and codes spelled out in words, are `codes.mask_named_codes`.
 """
 
 from __future__ import annotations
@@ -29,23 +30,26 @@ from gateway.privacy.numbers import mask_numbers
 from gateway.privacy.secret_links import mask_secret_links
 from gateway.privacy.text import ascii_digits, may_hold_other_digits
 
-__all__ = ["MASKS_VERSION", "clip", "mask", "mask_secrets"]
+__all__ = ["MASKS_VERSION", "clip", "mask", "mask_secrets", "mask_typed"]
 
 # Raised whenever what the masks hide changes. A plugin that indexes masked text records the version it
 # indexed with, and rebuilds that index when this differs (an index must hide exactly what answers hide).
 # 2: passwords in URLs, webhooks, hf_/glpat-/npm_ tokens, AWS secret keys after their labels, IBANs in
 # small letters or with dashes, cards with dots or slashes, every script's digits, more code phrases,
 # every link of a code message masked, its amounts, times and rooms kept.
-MASKS_VERSION = 2
+# 3: a code after its word outside code messages ("Code 731904", "My code is 482913", "ABX-482"), codes
+# spelled out in words, superscript and circled digits, a card or IBAN across a tab or a line break, a bare
+# AWS secret key after its label or beside its access key id.
+MASKS_VERSION = 3
 
-# A glance at the UTF-8 bytes: digits become "0", capitals "A", small letters "a", spaces, dashes and
-# every non-ASCII byte (Unicode spaces among them) vanish, the rest becomes ".". A card or a NIR then
-# shows as 13 "0" in a row, a Corsican NIR as "A" and 8 "0", an IBAN as "AA00": without them, no number
-# needs its check digits.
+# A glance at the UTF-8 bytes: digits become "0", capitals "A", small letters "a", spaces, tabs, line
+# breaks, dashes and every non-ASCII byte (Unicode spaces among them) vanish, the rest becomes ".". A card
+# or a NIR then shows as 13 "0" in a row (wrapped at a line's end too), a Corsican NIR as "A" and 8 "0",
+# an IBAN as "AA00": without them, no number needs its check digits.
 _SHAPE = bytes(
     48 if 48 <= byte <= 57 else 65 if 65 <= byte <= 90 else 97 if 97 <= byte <= 122 else 46 for byte in range(256)
 )
-_SHAPE_DROP = b" \t-" + bytes(range(128, 256))
+_SHAPE_DROP = b" \t\r\n-" + bytes(range(128, 256))
 
 # An IBAN in small letters: two letters glued to two digits, then (spaces dropped) mostly digits. Written
 # to open on "00", rare in a shape, which the search skips to; "a" is everywhere.
@@ -70,10 +74,11 @@ def _number_scope(shape: bytes) -> _NumberScope | None:
     return (around, small_ibans, marked_cards) if around or small_ibans or marked_cards else None
 
 
-def _glance(text: str) -> tuple[str, bytes]:
-    """`text` with every script's digits as ASCII ones (`text` itself when it has none), and its UTF-8."""
+def _glance(text: str, forms: bool = True) -> tuple[str, bytes]:
+    """`text` with every script's digits (and, if `forms`, superscript, circled... digits) as ASCII ones
+    (`text` itself when it has none), and its UTF-8."""
     data = text.encode("utf-8", "surrogatepass")
-    if len(data) == len(text) or not may_hold_other_digits(data):
+    if len(data) == len(text) or not may_hold_other_digits(data, forms):
         return text, data
     digits = ascii_digits(text)
     return (text, data) if digits is text else (digits, digits.encode("utf-8", "surrogatepass"))
@@ -88,11 +93,12 @@ def mask_secrets(text: str) -> str:
     """`text` with IBANs, payment cards, French NIRs, API keys, tokens, private keys, passwords in URLs
     and webhooks masked.
 
-    Context-free, so safe on any text: a number is masked only when its check digits hold.
+    Context-free, so safe on any text: a number is masked only when its check digits hold. Digits of
+    every script count; the forms of digits (superscript, circled) are left to `mask`, which reads them.
     """
     if not text:
         return text
-    digits, data = _glance(text)
+    digits, data = _glance(text, forms=False)
     shape = data.translate(_SHAPE, _SHAPE_DROP)
     return _mask_secrets(text, _number_scope(shape), digits is not text)
 
@@ -113,16 +119,36 @@ def mask(text: str) -> str:
     shape = data.translate(_SHAPE, _SHAPE_DROP)
     numbers = _number_scope(shape)
     masked = _mask_secrets(links.mask_links(text), numbers, other_digits)
-    if shape.count(b"0") < 4:  # no code has fewer digits
+    # No code message has fewer than 4 digits; a code named by its word may (`ABX-482`, spelled out).
+    digit_count = shape.count(b"0")
+    if digit_count < 2 and b"cod" not in low_bytes:
         return masked
     # Whether it is a code message is read once links and numbers are masked, as a second pass would read
     # it: a mask must not complete a phrase ("your [sign-in link] code is") the first pass did not see.
     if masked is not text:
         low_bytes = _glance(masked)[1].lower()
-    if not codes.names_a_code(low_bytes):
+    code_message, named = codes.read_code_words(low_bytes, digit_count)
+    if code_message:
+        # A code message loses every link (with whatever the other masks left in it), then its codes.
+        return codes.mask_codes(links.mask_links(masked, every=True), other_digits, named)
+    return codes.mask_named_codes(masked, other_digits) if named else masked
+
+
+def mask_typed(text: str) -> str:
+    """What an agent typed (a query, a title, an address) masked as others' words are, and each number
+    that may be a code masked as in a code message: a code typed as a search is a code.
+
+    Dates, times, amounts and rooms stay, as they do in a code message; so do numbers of 3 digits or
+    fewer, and of more than 8.
+    """
+    masked = mask(text)
+    if not masked:
         return masked
-    # A code message loses every link (with whatever the other masks left in it), then its codes.
-    return codes.mask_codes(links.mask_links(masked, every=True), other_digits)
+    codes, _ = _FORMS or _forms()
+    digits, data = _glance(masked)
+    if data.translate(_SHAPE, _SHAPE_DROP).count(b"0") < 4:  # no code has fewer digits
+        return masked
+    return codes.mask_codes(masked, digits is not masked)
 
 
 # The code and link forms (most of the masks' patterns) are compiled when mask() first runs, not when the gateway

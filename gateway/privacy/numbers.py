@@ -37,15 +37,18 @@ _IBAN_REGISTRY = (
 _IBAN_LENGTHS = {entry[:2]: int(entry[2:]) for entry in _IBAN_REGISTRY.split()}
 # These read the plain copy. Where a long number is: a digit, then 11 more letters or digits with small
 # gaps (phone numbers have fewer).
-_NUMBER_CLUSTER = re.compile(r"[0-9](?<![0-9][0-9])(?<![0-9][ -][0-9])(?:[ -]{0,2}+[0-9A-Z]){11,}+")
-_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9\]][A-Z])[A-Z][0-9]{2}(?: {0,2}[0-9A-Z]){11,30}")
+_NUMBER_CLUSTER = re.compile(r"[0-9](?<![0-9][0-9])(?<![0-9][ -][0-9])(?:[ -]{0,3}+[0-9A-Z]){11,}+")
+_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9\]][A-Z])[A-Z][0-9]{2}(?: {0,3}[0-9A-Z]){11,30}")
 _NIR = re.compile(
     r"[1-478](?<![0-9A-Za-z\]][1-478])(?<![0-9\]] [1-478])(?: {0,2}[0-9AB]){14}(?![0-9A-Za-z\[])(?! [0-9\[])"
 )
+# A number's groups in table cells or wrapped at a line's end: in the plain copy a tab, and a line break
+# alone (spaces and tabs around it), read as spaces; a blank line still parts two numbers.
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
 _NIR_LAYOUT = re.compile(r"[0-9]{5}(?:[0-9]{2}|2[AB])[0-9]{8}")
-_CARD_RUN = re.compile(r"[0-9](?<![0-9A-Za-z\]][0-9])(?:[ -]{0,2}[0-9]){12,}+(?![A-Za-z\[])")
+_CARD_RUN = re.compile(r"[0-9](?<![0-9A-Za-z\]][0-9])(?:[ -]{0,3}[0-9]){12,}+(?![A-Za-z\[])")
 _DIGIT_GROUP = re.compile(r"[0-9]+")
-_IBAN_BEFORE = re.compile(r"[A-Za-z]{2}[0-9]{2}[ -]{1,2}$")
+_IBAN_BEFORE = re.compile(r"[A-Za-z]{2}[0-9]{2}[ -]{1,3}$")
 # An IBAN in small letters or with dashes (see the docstring): read in groups of four only.
 _LOOSE_IBAN = re.compile(
     r"[A-Za-z](?<![A-Za-z0-9\]][A-Za-z])[A-Za-z][0-9]{2}(?:([ -]{1,2})[0-9A-Za-z]{4}(?:\1[0-9A-Za-z]{4}){1,6}"
@@ -57,7 +60,20 @@ _LOOSE_IBAN_DIGITS = re.compile(r"[0-9]{2}(?<=[A-Za-z]{2}[0-9]{2})")
 _MARKED_CARD = re.compile(
     r"[2-6](?<![0-9A-Za-z.\]/][2-6])[0-9]{3}([./])[0-9]{3,6}(?:\1[0-9]{1,5}){1,3}(?![0-9A-Za-z\[]|[./][0-9])"
 )
-_IBAN_GOES_ON = re.compile(r" {0,2}[0-9A-Za-z\[]")
+_IBAN_GOES_ON = re.compile(r" {0,3}[0-9A-Za-z\[]")
+
+
+def _lines_joined(plain: str) -> str:
+    """`plain` with each tab, and each line break that is not part of a blank line, as a space (in its place)."""
+    if "\n" not in plain:
+        return plain.replace("\t", " ")
+    joined = plain.replace("\t", " ").replace("\r", " ").replace("\n", " ")
+    pieces: list[str] = []
+    done = 0
+    for blank in _BLANK_LINE.finditer(plain):
+        pieces += [joined[done : blank.start()], plain[blank.start() : blank.end()]]
+        done = blank.end()
+    return "".join(pieces) + joined[done:] if pieces else joined
 
 
 def _compact(chars: str) -> str:
@@ -272,7 +288,7 @@ def mask_numbers(
     """IBANs, NIRs and cards, looked for `around` long runs of digits (with a margin for the lookarounds);
     IBANs in small letters and cards with dots or slashes, which have no such run, in the whole text when
     a glance saw one may be there. `other_digits`: the text may hold digits of other scripts."""
-    plain = plain_copy(text, other_digits)
+    plain = _lines_joined(plain_copy(text, other_digits))
     edits = (_loose_iban_edits(plain) if small_ibans else []) + (_marked_card_edits(plain) if marked_cards else [])
     if edits:
         text, plain = apply_edits(text, edits), apply_edits(plain, edits)

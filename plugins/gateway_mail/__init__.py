@@ -132,6 +132,20 @@ def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
 
 
 @hookimpl
+def traits_of(gateway: PluginHost, address: str):  # noqa: ANN201 (a Traits or None; the import stays lazy)
+    from gateway_mail.projects.described import traits_of as described
+
+    return described(gateway, address)
+
+
+@hookimpl
+def census(gateway: PluginHost):  # noqa: ANN201 (an iterator of (source, Traits))
+    from gateway_mail.projects.described import census as described
+
+    return described(gateway)
+
+
+@hookimpl
 def tied_projects(gateway: PluginHost, addresses: list[str]) -> dict[str, list[str]]:
     # The work lives in projects/tied.py: a module named like this hook would be shadowed by it here.
     from gateway_mail.projects.tied import projects_tied

@@ -5,6 +5,9 @@ lists only those that changed (a file written through a new name, as editors, kh
 its directory); every `SWEEP_SECONDS` a call also stats every file, for text changed in place. A file may hold
 several documents (a .vcf of many cards). `MASKS_VERSION` is recorded: an index made with other masks is emptied.
 Links are never followed, hidden folders (`.git`, `.obsidian`) are skipped: what is indexed lies in the folder.
+A file whose reading fails in any way is recorded unreadable (and one a reader could only read in part, by its
+summary), with its time and size, so that it is not read again until it changes; `problems` lists them for
+`gateway doctor`.
 """
 
 from __future__ import annotations
@@ -19,15 +22,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import structlog
 from attrs import frozen
 
 from gateway import MASKS_VERSION
+
+log = structlog.get_logger("gateway_mail.docindex")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
+    path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    problem TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS files_by_dir ON files (dir);
 CREATE TABLE IF NOT EXISTS docs (
@@ -38,11 +45,12 @@ CREATE INDEX IF NOT EXISTS docs_by_file ON docs (file);
 CREATE INDEX IF NOT EXISTS docs_by_key ON docs (key);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5 (title, body, tokenize = 'unicode61');
 """
-FORMAT = "2"
+FORMAT = "3"  # 3: each file's problem (read by summary only, unreadable) recorded
 SWEEP_SECONDS = 30.0
 _SETTLE_NS = 2_000_000_000  # a directory changed this recently may change again within its time's granularity
 MAX_DEPTH = 24
 BATCH = 200  # files read and committed at once: a refresh stopped at a call's deadline keeps what it did
+CHECK_BYTES = 256 << 10  # of files read since a refresh last looked at its stop, within a batch too
 _locks: dict[str, threading.Lock] = {}
 _guard = threading.Lock()
 
@@ -58,7 +66,20 @@ class Doc:
     date: float = 0.0
 
 
-Reader = Callable[[Path, str], list[Doc]]  # (absolute path, path relative to the root) -> its documents
+SUMMARY_ONLY = "summary"
+UNREADABLE = "unreadable"
+
+
+@frozen
+class Read:
+    """What a reader made of a file it could not read whole: the documents it found, and why (SUMMARY_ONLY)."""
+
+    docs: list[Doc]
+    problem: str = ""
+
+
+# (absolute path, path relative to the root) -> its documents, or a Read saying what went wrong
+Reader = Callable[[Path, str], "list[Doc] | Read"]
 
 
 def _lock(path: Path) -> threading.Lock:
@@ -157,11 +178,21 @@ def refresh(connection: sqlite3.Connection, root: Path, suffixes: tuple[str, ...
         for start in range(0, len(changed), BATCH):
             if stop is not None and stop():
                 return False
-            batch = [(relative, _read(read, root, relative)) for relative in changed[start:start + BATCH]]
+            batch = []
+            unchecked = 0
+            for relative in changed[start:start + BATCH]:
+                batch.append((relative, _read(read, root, relative)))
+                unchecked += listed[relative].st_size
+                if stop is not None and unchecked > CHECK_BYTES:
+                    unchecked = 0
+                    if stop():
+                        break  # each file's reading is bounded, but costs: what was read is kept, the next call goes on
             with connection:
-                for relative, docs in batch:
-                    _store(connection, relative, listed[relative], docs)
+                for relative, found in batch:
+                    _store(connection, relative, listed[relative], found)
                 bump(connection)
+            if len(batch) < len(changed[start:start + BATCH]):
+                return False
         with connection:
             if dirs_changed:
                 connection.execute("DELETE FROM dirs")
@@ -181,18 +212,26 @@ def stopper(ctx: Any) -> Callable[[], bool]:
     return lambda: deadline.left() < deadline.seconds * (1 - SPEND)
 
 
-def _read(read: Reader, root: Path, relative: str) -> list[Doc]:
+def _read(read: Reader, root: Path, relative: str) -> Read:
     try:
-        return read(root / relative, relative)
-    except (OSError, ValueError):
-        return []
+        found = read(root / relative, relative)
+    except Exception as error:  # noqa: BLE001 (a stranger's file may make a parser fail in any way: one file, one count)
+        log.warning("file unreadable", path=str(root / relative), error=type(error).__name__)
+        return Read([], UNREADABLE)
+    return found if isinstance(found, Read) else Read(found)
 
 
-def _store(connection: sqlite3.Connection, relative: str, status: os.stat_result, docs: list[Doc]) -> None:
+def problems(connection: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The files read by summary only or unreadable: (path relative to the root, which), for `gateway doctor`."""
+    return [(r[0], r[1]) for r in connection.execute(
+        "SELECT path, problem FROM files WHERE problem != '' ORDER BY path")]
+
+
+def _store(connection: sqlite3.Connection, relative: str, status: os.stat_result, found: Read) -> None:
     _forget(connection, relative)
-    connection.execute("INSERT INTO files (path, dir, size, mtime_ns) VALUES (?, ?, ?, ?)",
-                       (relative, _parent(relative), status.st_size, status.st_mtime_ns))
-    for doc in docs:
+    connection.execute("INSERT INTO files (path, dir, size, mtime_ns, problem) VALUES (?, ?, ?, ?, ?)",
+                       (relative, _parent(relative), status.st_size, status.st_mtime_ns, found.problem))
+    for doc in found.docs:
         cursor = connection.execute("INSERT INTO docs (file, key, title, extra, date) VALUES (?, ?, ?, ?, ?)",
                                     (relative, doc.key, doc.title, json.dumps(doc.extra, ensure_ascii=False),
                                      doc.date))

@@ -11,11 +11,9 @@ each account's messages read in part (past the parser's bounds), which doctor sa
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
-from gateway import Context
-from gateway.refresh import Refresh, Refreshed, Source
+from gateway import Context, Refresh, Refreshed, Source
 
 
 def refresh() -> Refresh:
@@ -23,6 +21,8 @@ def refresh() -> Refresh:
 
 
 def _run(ctx: Context) -> Refreshed:
+    import sqlite3
+
     from gateway_mail import docindex
     from gateway_mail.mail import index
     from gateway_mail.mail.store import accounts
@@ -51,6 +51,7 @@ def _run(ctx: Context) -> Refreshed:
 
 
 def _sources(ctx: Context) -> list[Source]:
+    from gateway_mail import unread
     from gateway_mail.mail.store import accounts, unreadable_said
     from gateway_mail.notes import contacts, notes
     from gateway_mail.plan import events, tasks
@@ -66,5 +67,6 @@ def _sources(ctx: Context) -> list[Source]:
         if root is None:
             continue
         named = bool(str(ctx.settings.get(key) or "").strip())
-        found.append(Source(what, root, root.is_dir(), setting=f"[plugins.mail] {key}" if named else ""))
+        found.append(Source(what, root, root.is_dir(), setting=f"[plugins.mail] {key}" if named else "",
+                            unreadable=unread.said(ctx, key, root) if root.is_dir() else ""))
     return found

@@ -9,8 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from gateway import Context, PluginHost, ResourceTemplate, Setting, Traits, hookimpl
-from gateway.refresh import Refresh, Refreshed, Source
+from gateway import (
+    Context,
+    PluginHost,
+    Refresh,
+    Refreshed,
+    ResourceTemplate,
+    Setting,
+    Source,
+    Traits,
+    hookimpl,
+)
 from gateway_sessions import tools
 from gateway_sessions.defaults import default_path
 
@@ -34,12 +43,57 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
             where.format("opencode (its database)", "~/.local/share/opencode/opencode.db"),
             type=Path,
         ),
+        Setting(
+            "cursor",
+            "",
+            where.format("Cursor (its global database)", "~/.config/Cursor/User/globalStorage/state.vscdb"),
+            type=Path,
+        ),
+        Setting(
+            "cline",
+            "",
+            where.format(
+                "Cline, Roo Code and Kilo Code (the editors' settings folder, or one extension's tasks folder)",
+                "~/.config, each editor's globalStorage searched",
+            ),
+            type=Path,
+        ),
+        Setting(
+            "aider",
+            "",
+            "a repository holding .aider.chat.history.md, or a folder of such repositories (looked for three "
+            "levels down); empty: only ~/.aider.chat.history.md",
+            type=Path,
+        ),
+        Setting("copilot", "", where.format("GitHub Copilot CLI", "$COPILOT_HOME/session-state or ~/.copilot/session-state"),
+                type=Path),
+        Setting("goose", "", where.format("Goose (its database)", "~/.local/share/goose/sessions/sessions.db"), type=Path),
+        Setting("continue", "", where.format("Continue", "$CONTINUE_GLOBAL_DIR/sessions or ~/.continue/sessions"),
+                type=Path),
+        Setting("qwen", "", where.format("Qwen Code", "~/.qwen"), type=Path),
+        Setting("amp", "", where.format("Amp", "~/.local/share/amp/threads"), type=Path),
     ]
 
 
 @hookimpl
 def register_tools(gateway: PluginHost) -> list:
-    return [tools.rousseau_search_sessions, tools.rousseau_list_sessions, tools.rousseau_read_session]
+    from gateway_sessions import activity
+
+    return [
+        tools.rousseau_search_sessions,
+        tools.rousseau_list_sessions,
+        tools.rousseau_read_session,
+        activity.sessions_touching,
+        activity.search_tool_calls,
+        activity.agent_week,
+    ]
+
+
+@hookimpl
+def register_resources(gateway: PluginHost) -> list:
+    from gateway_sessions import activity
+
+    return [activity.WEEK_RESOURCE]
 
 
 @hookimpl

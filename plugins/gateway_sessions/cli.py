@@ -44,7 +44,7 @@ def _damaged(path: Path, error: Exception) -> click.ClickException:
 def commands(host: PluginHost) -> list[click.Command]:
     @click.group("sessions")
     def sessions() -> None:
-        """Past agent sessions (Claude Code, Codex, Gemini CLI, opencode) in one searchable store."""
+        """Past agent sessions (Claude Code, Codex, Gemini CLI, opencode, Cursor, Cline, Aider...) in one store."""
 
     @sessions.command("import")
     @click.argument("agent", type=click.Choice([*AGENTS, "all"]), default="all")
@@ -52,10 +52,11 @@ def commands(host: PluginHost) -> list[click.Command]:
     def import_(agent: str, path: Path | None) -> None:
         """Copy the agents' transcripts into the store; run it again at any time, only changed files are read.
 
-        AGENT is claude-code, codex, gemini, opencode or all (the default). PATH, for one agent, replaces where
-        it keeps its files (for Claude Code the folder of per-project folders, ~/.claude/projects; for Codex
-        ~/.codex/sessions; for Gemini CLI ~/.gemini/tmp; for opencode its opencode.db). The agents' files are only
-        read.
+        AGENT is one of the agents listed or all (the default). PATH, for one agent, replaces where it keeps its
+        files (for Claude Code the folder of per-project folders, ~/.claude/projects; for Codex ~/.codex/sessions;
+        for Gemini CLI ~/.gemini/tmp; for opencode its opencode.db; for Cursor its state.vscdb; for Cline the
+        editors' settings folder; for Aider a repository or a folder of them; see the plugin's README for the
+        others). The agents' files are only read.
         """
         from gateway_sessions.importers import module
         from gateway_sessions.importing import import_agent

@@ -10,7 +10,7 @@ from typing import Any
 
 from attrs import define, field
 
-from gateway.privacy import clip
+from gateway import clip
 
 
 @define
@@ -139,6 +139,10 @@ _PATH_KEYS = frozenset(
         "workdir",
         "working_directory",
         "cwd",
+        "target_file",  # Cursor's read_file and edit_file
+        "relative_workspace_path",  # Cursor's list_dir
+        "filepath",  # Continue's read_file, edit_existing_file, create_new_file
+        "dirPath",  # Continue's ls
     )
 )
 _PATH_LIST_KEYS = frozenset(("paths", "file_paths"))

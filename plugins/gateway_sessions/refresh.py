@@ -25,15 +25,26 @@ from typing import Any
 import structlog
 from attrs import define, field
 
-from gateway import Context, PluginHost
-from gateway.changes import Changes, Names, merged, toward
-from gateway.refresh import Refreshed, Source
+from gateway import Changes, Context, Names, PluginHost, Refreshed, Source, merged, toward
 from gateway_sessions.defaults import default_path
 from gateway_sessions.importers import AGENTS, module
 
 log = structlog.get_logger("gateway_sessions.refresh")
 
-NAMES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "opencode": "opencode"}
+NAMES = {
+    "claude-code": "Claude Code",
+    "codex": "Codex",
+    "gemini": "Gemini CLI",
+    "opencode": "opencode",
+    "cursor": "Cursor",
+    "cline": "Cline, Roo Code and Kilo Code",
+    "aider": "Aider",
+    "copilot": "GitHub Copilot CLI",
+    "goose": "Goose",
+    "continue": "Continue",
+    "qwen": "Qwen Code",
+    "amp": "Amp",
+}
 SETTINGS = {agent: agent.replace("-", "_") for agent in AGENTS}
 
 Signature = Callable[[str], Any]
@@ -119,7 +130,9 @@ def _signature_of(agent: str) -> Signature:
 
 # Where each agent keeps its files by default depends on the environment only (HOME, XDG_*, CODEX_HOME...), which
 # the gateway never changes while it runs: worked out once per environment, not on every call.
-_ENVIRONMENT = ("HOME", "XDG_DATA_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
+_ENVIRONMENT = (
+    "HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "CONTINUE_GLOBAL_DIR"
+)
 _default_roots: dict[tuple, Path] = {}
 
 

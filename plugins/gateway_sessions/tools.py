@@ -27,6 +27,7 @@ from gateway import (
     tool,
 )
 from gateway_sessions.defaults import default_path
+from gateway_sessions.resume import resume_command
 
 if TYPE_CHECKING:  # the store and the rendering are imported when a tool first runs, not when the gateway starts
     from gateway_sessions import store
@@ -46,7 +47,7 @@ NO_TEXT = "(no text)"
 # Said (a second line of text, and `hint` in the structured content) while the store holds no session at all.
 EMPTY_HINT = (
     "The sessions store is empty: the person can run `gateway sessions import` to copy in the transcripts of "
-    "Claude Code, Codex, Gemini CLI and opencode."
+    "Claude Code, Codex, Gemini CLI, opencode, Cursor, Cline, Aider, Copilot CLI, Goose, Continue, Qwen Code and Amp."
 )
 _HINT_PROPERTY = {"hint": {"type": "string", "description": "what the person can do, when the store is empty"}}
 
@@ -65,6 +66,10 @@ _SESSION_PROPERTIES = {
     "updated_at": {"type": "string"},
     "cwd": {"type": "string"},
     "parent_id": {"type": "string"},
+    "resume": {
+        "type": "string",
+        "description": "the shell command that resumes the session in its own agent ('' when it has none); never run",
+    },
 }
 SEARCH_OUTPUT = _object(
     {
@@ -341,6 +346,7 @@ def _summary(ctx: Context, row: store.Row) -> dict[str, Any]:
         "updated_at": row.updated_at,
         "cwd": row.cwd,
         "parent_id": row.parent_id,
+        "resume": resume_command(row.agent, row.id, row.cwd, row.parent_id),
     }
 
 

@@ -8,6 +8,8 @@ spam_fetch; commands: `gateway spam classify`, `why`, `train`, `labels`. README.
 
 from __future__ import annotations
 
+from spamfilter.score import HAM_CUTOFF, SPAM_CUTOFF
+
 from gateway import PluginHost, Setting, hookimpl
 
 
@@ -16,8 +18,8 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
     return [
         Setting("spam_folders", ["Junk", "Spam"], "each account's spam folders, names written with /"),
         Setting("ham_folders", ["INBOX", "Archive"], "each account's ham folders, names written with /"),
-        Setting("ham_cutoff", 0.20, "below this score a message is ham", type=float, minimum=0, maximum=1),
-        Setting("spam_cutoff", 0.90, "above this score a message is spam", type=float, minimum=0, maximum=1),
+        Setting("ham_cutoff", HAM_CUTOFF, "below this score a message is ham", type=float, minimum=0, maximum=1),
+        Setting("spam_cutoff", SPAM_CUTOFF, "above this score a message is spam", type=float, minimum=0, maximum=1),
         Setting("imap", [], "servers spam_fetch reads: [{ account, host, port, user, password_command }]; TLS "
                 "always (993, or STARTTLS), but tls = false on a loopback host", type=list),
         Setting("agent_labels_per_day", 20, "the most spam_label calls agents may make in 24 hours (all clients "

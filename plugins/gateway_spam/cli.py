@@ -1,33 +1,51 @@
 """`gateway spam classify FILE|-` for a mail pipeline, `gateway spam why FILE` for the person's terminal only.
 
 classify prints one line, `spam 0.998712` (the verdict, then the score), and exits as bogofilter does, so a
-procmail or maildrop rule can test the code: 0 spam, 1 ham, 2 unsure, 3 error (no model, unreadable file).
+procmail or maildrop rule can test the code: 0 spam, 1 ham, 2 unsure, 3 error (no model, unreadable file), and
+4 for a file that is not mail. It is `spamfilter.classify`'s work with the config's cutoffs; a rule that runs for
+every message runs `python -m spamfilter.classify` itself, which starts without the gateway.
 """
 
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from gateway import PluginHost, plural
 
-SPAM, HAM, UNSURE, ERROR = 0, 1, 2, 3
+SPAM, HAM, UNSURE, ERROR, NOT_MAIL = 0, 1, 2, 3, 4
 EXIT_CODES = {"spam": SPAM, "ham": HAM, "unsure": UNSURE}
 
 
-def _read(file: str) -> bytes:
-    from gateway_spam.corpus import MAX_MESSAGE
+def _terminal_progress() -> Callable[[str, int, int], None] | None:
+    """A progress line on standard error, rewritten in place, when it is a terminal (else nothing)."""
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0, ""]
 
-    if file == "-":
-        return sys.stdin.buffer.read(MAX_MESSAGE)
-    with open(file, "rb") as handle:
-        return handle.read(MAX_MESSAGE)
+    def show(phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if phase == last[1] and done < total and now - last[0] < 0.2:
+            return
+        last[0], last[1] = now, phase
+        share = f" {100 * done // total}%" if total else ""
+        sys.stderr.write(f"\r\x1b[K{phase}: {done:,} of {total:,}{share}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
 
 
 def commands(gateway: PluginHost) -> list[click.Command]:
-    def scored(file: str, clues: bool = False):  # type: ignore[no-untyped-def]
+    def scored(file: str):  # type: ignore[no-untyped-def]
+        from spamfilter.classify import _read
+        from spamfilter.tokens import is_mail
+
         from gateway_spam.model import Model
         from gateway_spam.tokens import stripped, tokens
         from gateway_spam.training import model_path
@@ -41,16 +59,22 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         except OSError as error:
             click.echo(f"error: {file}: {error.strerror}", err=True)
             sys.exit(ERROR)
+        if not is_mail(raw):
+            click.echo(f"error: {file}: this is not a mail message", err=True)
+            sys.exit(NOT_MAIL)
         try:
             found = tokens(stripped(raw))
         except Exception:  # noqa: BLE001 - a stranger's message: broken or nested too deep to read
             click.echo(f"error: {file}: the message cannot be read (its structure is broken or nested too deep)",
                        err=True)
             sys.exit(ERROR)
-        return Model.load(path).score(found, keep_clues=clues)
+        return Model.load(path).score(found, keep_clues=True)
 
     def cutoffs() -> tuple[float, float]:
-        return float(gateway.settings.get("ham_cutoff", 0.2)), float(gateway.settings.get("spam_cutoff", 0.9))
+        from spamfilter.score import HAM_CUTOFF, SPAM_CUTOFF
+
+        return (float(gateway.settings.get("ham_cutoff", HAM_CUTOFF)),
+                float(gateway.settings.get("spam_cutoff", SPAM_CUTOFF)))
 
     @click.group("spam")
     def group() -> None:
@@ -61,19 +85,24 @@ def commands(gateway: PluginHost) -> list[click.Command]:
     def classify(file: str) -> None:
         """Print the verdict and score of one message (FILE, or - for standard input).
 
-        Exit code: 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter's), for procmail or maildrop.
+        Exit code: 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter's), 4 not mail, for procmail or maildrop.
+        A rule run for every message is faster with `python -m spamfilter.classify FILE` (the same verdict).
         """
-        score = scored(file)
-        verdict = score.verdict(*cutoffs())
-        click.echo(f"{verdict} {score.probability:.6f}")
-        sys.exit(EXIT_CODES[verdict])
+        from spamfilter.classify import run
+
+        from gateway_spam.training import model_path
+
+        model_path(gateway.folders.data)  # a model of the earlier format is converted here, once
+        code, line = run(file, gateway.folders.data, cutoffs())
+        click.echo(line, err=code in (ERROR, NOT_MAIL))
+        sys.exit(code)
 
     @group.command("why")
     @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
     @click.option("--clues", default=30, show_default=True, help="how many of the strongest tokens to show")
     def why(file: Path, clues: int) -> None:
         """Why the filter scores a message so: its strongest tokens (for your terminal only, never an agent)."""
-        score = scored(str(file), clues=True)
+        score = scored(str(file))
         click.echo(f"{score.verdict(*cutoffs())} {score.probability:.6f}")
         for token, probability in score.clues[:clues]:
             click.echo(f"  {probability:.4f}  {token}")
@@ -97,7 +126,7 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         """Evaluate, then train the model, here in the terminal (spam_train does it as a job)."""
         from gateway_spam import training
 
-        result = training.train(train_settings(), dry_run=dry_run)
+        result = training.train(train_settings(), dry_run=dry_run, progress=_terminal_progress())
         report(result)
         click.echo("dry run: nothing written" if dry_run else f"written: {', '.join(result['written'])}")
 
@@ -128,7 +157,7 @@ def commands(gateway: PluginHost) -> list[click.Command]:
             click.echo("No model yet: nothing to train again.")
             return
         click.echo("Training the model again without them...")
-        report(training.train(train_settings()))
+        report(training.train(train_settings(), progress=_terminal_progress()))
         click.echo("The model is as if they had never been given.")
 
     return [group]

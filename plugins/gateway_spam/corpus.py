@@ -23,12 +23,12 @@ from typing import Any
 
 from attrs import define
 from maildirs import Account, folders, messages
+from spamfilter.tokens import MAX_MESSAGE
 
 from gateway_spam import labels
 from gateway_spam.tokens import header_text, parse
 
 CORPUS_PLACE = re.compile(r"^spam:corpus/([0-9a-f]{16})$")
-MAX_MESSAGE = 20 * 1024 * 1024  # bigger files are attachments' carriers, not what a filter learns from
 
 
 @define

@@ -67,24 +67,37 @@ def figures(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float) 
     }
 
 
-def worst(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float, count: int = 5) -> list[dict]:
-    """The worst errors, envelopes only: the hams scored most spammy, the spams scored most hammy."""
+def worst_outcomes(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float,
+                   count: int = 5) -> list[Outcome]:
+    """The worst errors: the hams scored most spammy, then the spams scored most hammy (up to `count` each)."""
     ham = sorted((o for o in outcomes if o.sample.label == "ham" and o.probability > spam_cutoff),
                  key=lambda o: -o.probability)[:count]
     spam = sorted((o for o in outcomes if o.sample.label == "spam" and o.probability < ham_cutoff),
                   key=lambda o: o.probability)[:count]
+    return ham + spam
+
+
+def worst(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float, count: int = 5) -> list[dict]:
+    """The worst errors, envelopes only: the hams scored most spammy, the spams scored most hammy."""
+    chosen = worst_outcomes(outcomes, ham_cutoff, spam_cutoff, count)
+    ham = [o for o in chosen if o.sample.label == "ham"]
+    spam = [o for o in chosen if o.sample.label == "spam"]
     return [{**o.sample.envelope, "label": o.sample.label, "error": kind, "score": round(o.probability, 4)}
             for kind, group in (("false positive", ham), ("false negative", spam)) for o in group]
 
 
-def online(samples: Sequence[Sample], progress: Callable[[int], None] | None = None) -> list[Outcome]:
-    """TREC's protocol: in time order, classify each message with what came before it, then train on it."""
-    model = Model()
+def online(samples: Sequence[Sample], progress: Callable[[int], None] | None = None,
+           model: Model | None = None) -> list[Outcome]:
+    """TREC's protocol: in time order, classify each message with what came before it, then train on it.
+
+    `model` (empty, else a new one) ends trained on every sample, by key: the model training saves.
+    """
+    model = Model() if model is None else model
     outcomes = []
     for number, sample in enumerate(sorted(samples, key=lambda s: s.when), start=1):
         score = model.score(sample.tokens)
         outcomes.append(Outcome(sample, score.probability, score.strength))
-        model.learn(sample.tokens, sample.label)
+        model.learn(sample.tokens, sample.label, sample.key)
         if progress and number % 200 == 0:
             progress(number)
     return outcomes

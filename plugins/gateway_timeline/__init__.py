@@ -47,7 +47,7 @@ def register_prompts(gateway: PluginHost):
 
 @hookimpl
 def register_refresh(gateway: PluginHost):
-    from gateway.refresh import Refresh
+    from gateway import Refresh
 
     return [Refresh(run=_refresh, sources=_sources, stale=_stale)]
 

@@ -17,9 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gateway import Context
-from gateway.changes import Changes, merged, toward
-from gateway.refresh import Refreshed, Source, watched_signature
+from gateway import Changes, Context, Refreshed, Source, merged, toward, watched_signature
 from gateway_timeline import settings
 
 RECENT_URI = "timeline://recent"

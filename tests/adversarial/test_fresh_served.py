@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import anyio
@@ -18,11 +17,8 @@ import pytest
 import tomli_w
 from mcp.shared.exceptions import MCPError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
-
-from fresh_helpers import claude_session, open_projects  # noqa: E402
-
-from gateway.testing import folders_of, listed_resources, read_audit, serve_client, write_config  # noqa: E402
+from gateway.testing import folders_of, listed_resources, read_audit, serve_client, write_config
+from tests.plugins.fresh_helpers import claude_session, open_projects
 
 CANARY = "wolfsbanecanary"
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import CliRunner
-from gate_probe import CANARY, given, install_probe
 
 from gateway.cli import main
 from gateway.testing import serve_client, write_config
+from tests.adversarial.gate_probe import CANARY, given, install_probe
 
 CLOSED = "/srv/lawsuit"
 MANIFEST = f'# my projects\n[[project]]\nid = "lawsuit"\nname = "Neighbour dispute"\npaths = ["{CLOSED}"]\n'

@@ -8,7 +8,6 @@ changed when all that arrived is a closed project's session (it names nothing, b
 from __future__ import annotations
 
 import json
-import sys
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,16 +16,11 @@ import anyio
 import pytest
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "timeline"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fresh_helpers import claude_session, open_projects  # noqa: E402
-from test_fresh_served import CANARY, save_manifest  # noqa: E402
-from timeline_awdb import WINDOW, AWDatabase  # noqa: E402
-from timeline_helpers import gateway_config  # noqa: E402
-
-from gateway.testing import read_audit, serve_client, write_config  # noqa: E402
+from gateway.testing import read_audit, serve_client, write_config
+from tests.adversarial.test_fresh_served import CANARY, save_manifest
+from tests.plugins.fresh_helpers import claude_session, open_projects
+from tests.plugins.timeline.timeline_awdb import WINDOW, AWDatabase
+from tests.plugins.timeline.timeline_helpers import gateway_config
 
 WATCHED = "rousseau://sessions/watched"
 KEPT = "rousseau://sessions/kept"

@@ -69,7 +69,8 @@ def test_a_closed_projects_mail_is_never_shown(gateway_home: Path) -> None:
     for answer in given:
         assert CANARY not in answer
         assert "Vault matters" not in answer and "keeper@vault" not in answer
-    assert set(counts) == {(2, 1)}, counts
+    # Kept: the vault's two and the two claiming the closed client's address (kept, authenticated or not).
+    assert set(counts) == {(4, 1)}, counts
     assert not list((gateway_home / "Mail" / "personal" / "Drafts" / "cur").glob("*vault*"))
 
 
@@ -107,7 +108,10 @@ def test_paths_outside_the_mail_are_refused(gateway_home: Path) -> None:
 
 
 def test_codes_links_and_numbers_are_masked_and_forgery_is_said(gateway_home: Path) -> None:
-    _root, ids = _world(gateway_home)
+    root, ids = _world(gateway_home)
+    # The client's project open: its sender route needs proof, so the forged and the claimed mail are of no project.
+    opened = [p if p["id"] != "client" else {**p, "ai": True} for p in sample.PROJECTS]
+    write_config(gateway_home, sample.config(root), projects=opened)
 
     async def play(client):
         read = {role: _text(await client.call_tool("read_message", {"address": f"mid:{ids[role]}"}))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from gate_probe import CANARY, given, install_probe
 
 from gateway.testing import serve_client, write_config
+from tests.adversarial.gate_probe import CANARY, given, install_probe
 
 ACCOUNT_HOME = pwd.getpwuid(os.getuid()).pw_dir
 PRIVATE = "zz-gate-test-private-7f3a"  # under the account's home in name only: nothing is made there

@@ -101,7 +101,7 @@ def test_labels_cannot_poison_a_correspondents_mail(gateway_home: Path) -> None:
     async def play():
         async with serve_client(gateway_home) as client:
             await _train(client)
-            model_file = folders_of(gateway_home).data / "plugins" / "spam" / "model.json.gz"
+            model_file = folders_of(gateway_home).data / "plugins" / "spam" / "model.sqlite"
             trained = model_file.read_bytes()
             ada = [await client.call_tool("spam_label", {"address": f"mid:ada{n}@example.org", "label": "spam"})
                    for n in range(8)]
@@ -125,7 +125,7 @@ def test_labels_cannot_poison_a_correspondents_mail(gateway_home: Path) -> None:
     assert [(e["key"], e["client"], e["client_version"]) for e in labelled] == [
         ("mid:spam3@winner.example.net", "test-host", "1.0")]
     # The control: the same labels given without the guard (straight to the trained model) do poison it.
-    model_file = folders_of(gateway_home).data / "plugins" / "spam" / "control.json.gz"
+    model_file = folders_of(gateway_home).data / "plugins" / "spam" / "control.sqlite"
     model_file.write_bytes(trained)
     model = Model.load(model_file)
     for folder, prefix, count in (("INBOX", "ada", 8), ("INBOX", "news", 6)):

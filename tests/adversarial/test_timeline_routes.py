@@ -19,16 +19,22 @@ from typing import Any
 
 import anyio
 import pytest
+from gateway_timeline.importers.activitywatch import import_database
+from gateway_timeline.importers.jsonl import ingest_lines
+from gateway_timeline.store import Store
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "timeline"))
-
-from gateway_timeline.importers.activitywatch import import_database  # noqa: E402
-from gateway_timeline.importers.jsonl import ingest_lines  # noqa: E402
-from gateway_timeline.store import Store  # noqa: E402
-from timeline_awdb import WINDOW, AWDatabase  # noqa: E402
-from timeline_helpers import WEEK_MS, envelope, fill, gateway_config, home_store, iso, lines_of, minute_now  # noqa: E402
-
-from gateway.testing import home_environment, serve_client, write_config  # noqa: E402
+from gateway.testing import home_environment, serve_client, write_config
+from tests.plugins.timeline.timeline_awdb import WINDOW, AWDatabase
+from tests.plugins.timeline.timeline_helpers import (
+    WEEK_MS,
+    envelope,
+    fill,
+    gateway_config,
+    home_store,
+    iso,
+    lines_of,
+    minute_now,
+)
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from gateway import Answer, Tool
 from gateway.audit import AuditLog, summarise_arguments
 from gateway.testing import inline_plugin, make_gateway
@@ -41,6 +43,54 @@ def test_short_arguments_are_kept_masked():
     kept = summarise_arguments({"limit": 5, "id": "abc", "number": card})
     assert kept["limit"] == 5 and kept["id"] == "abc"
     assert "1111 1111 1111" not in json.dumps(kept)
+
+
+def test_a_long_query_or_title_is_kept_by_its_first_40_characters_masked_and_its_length():
+    card = "4111 1111 1111 1111"
+    title = f"Pay {card} to Jane before the meeting of the whole committee"
+    kept = summarise_arguments({"title": title, "query": "first line\nsecond line"})
+    assert kept["title"] == {"start": "Pay [card …1111] to Jane before the mee…", "length": len(title)}
+    assert kept["query"] == {"start": "first line second line", "length": len("first line\nsecond line")}
+    assert "1111 1111" not in json.dumps(kept)
+
+
+def test_a_long_argument_is_masked_before_it_is_cut():
+    # Cut first, the card would end at the 40th character as a number no mask knows any more.
+    query = "words to push the card far along: 4111 1111 1111 1111 and more words"
+    kept = summarise_arguments({"query": query})
+    assert kept["query"]["length"] == len(query)
+    assert "4111" not in kept["query"]["start"] and "1111" not in kept["query"]["start"]
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["482913", "482 913", "48-29-13", "code 731904", "４８２９１３", "⑦③①⑨⓪④", "code: seven three one nine"],
+)
+def test_a_code_an_agent_typed_as_a_search_is_masked_like_a_code(typed):
+    kept = summarise_arguments({"query": typed})
+    assert "[code]" in kept["query"]
+    assert not any(ch.isdigit() for ch in kept["query"])
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["2026-03-12", "09:30", "today", "sioul:task/t-law", "mid:<20261201.482913@example.com>", "room 204", "v3.11.7",
+     "1 200 €", "12"],
+)
+def test_dates_times_addresses_and_small_numbers_an_agent_typed_are_kept(typed):
+    assert summarise_arguments({"query": typed}) == {"query": typed}
+
+
+def test_free_texts_are_kept_by_their_length_even_when_their_tool_did_not_say():
+    kept = summarise_arguments(
+        {"body": "Dear Jane, the code is 482913", "text": "a note", "nested": {"message": "hello there"}, "to": "x"}
+    )
+    assert kept == {
+        "body": {"length": len("Dear Jane, the code is 482913")},
+        "text": {"length": len("a note")},
+        "nested": {"message": {"length": len("hello there")}},
+        "to": "x",
+    }
 
 
 def test_the_log_is_the_persons_alone(gateway_home):

@@ -122,3 +122,23 @@ def test_gateway_audit_verify_says_it_holds_or_where_it_breaks(gateway_home: Pat
     broken = runner.invoke(main, ["audit", "verify"])
     assert broken.exit_code == 1 and "BROKEN" in broken.output
     assert runner.invoke(main, ["audit"]).exit_code == 0  # reading back still works
+
+
+def test_audit_project_says_what_agents_got_of_one_project(gateway_home: Path) -> None:
+    from gateway.testing import folders_of, write_config
+
+    cards = folders_of(gateway_home).data / "plugins" / "hello" / "cards"
+    cards.mkdir(parents=True)
+    (cards / "ada.txt").write_text("To: ada@garden.example.org\nHappy birthday!\n")
+    (cards / "lee.txt").write_text("To: lee@law.example.net\nThank you.\n")
+    write_config(gateway_home, {"gateway": {"plugins": ["hello"]},
+                                "plugins": {"hello": {"cards": str(cards)}}},
+                 projects=[{"id": "garden", "ai": True, "senders": ["@garden.example.org"]},
+                           {"id": "dupont", "ai": True, "senders": ["@law.example.net"]}])
+    runner = CliRunner()
+    for name in ("ada", "lee"):
+        assert runner.invoke(main, ["read", f"hello://cards/{name}"]).exit_code == 0
+    garden = runner.invoke(main, ["audit", "--project", "garden"])
+    assert "hello://cards/ada" in garden.output and "hello://cards/lee" not in garden.output
+    unknown = runner.invoke(main, ["audit", "--project", "nosuch"])
+    assert unknown.exit_code != 0 and "no project 'nosuch'" in unknown.output

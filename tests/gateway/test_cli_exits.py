@@ -100,7 +100,7 @@ def test_doctor_shows_no_ok_line_for_a_plugin_that_is_off(run, gateway_home):
                  projects=[{"id": "kept", "paths": ["/srv/kept"]}])
     result = run("doctor")
     assert result.exit_code == 1
-    assert "ok       plugin hello" in result.output and "3 tools" in result.output
+    assert "ok       plugin hello" in result.output and "5 tools" in result.output
     assert "ok       plugin sessions" not in result.output
     assert result.output.count("unknown key in [plugins.sessions]: colour") == 1  # not also a log line
 

@@ -8,7 +8,6 @@ import selectors
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import anyio
 import httpx2
@@ -18,10 +17,7 @@ from click.testing import CliRunner
 from gateway.cli import main
 from gateway.context import home_environment
 from gateway.testing import folders_of, write_config
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
-
-from fresh_helpers import claude_session, open_projects  # noqa: E402
+from tests.plugins.fresh_helpers import claude_session, open_projects
 
 
 def free_port() -> int:

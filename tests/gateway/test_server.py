@@ -35,7 +35,7 @@ def test_a_host_lists_and_calls_through_a_real_server(hello_home, mode, version)
         async with serve_client(hello_home, mode=mode, client_name="claude-code") as client:
             assert client.protocol_version == version
             tools = (await client.list_tools()).tools
-            assert [t.name for t in tools] == ["hello", "echo", "whose"]
+            assert [t.name for t in tools] == ["hello", "echo", "whose", "list_cards", "read_card"]
             assert tools[0].annotations.read_only_hint is True
             assert tools[0].annotations.destructive_hint is False
             assert tools[0].output_schema["required"] == ["greeting", "name", "times"]

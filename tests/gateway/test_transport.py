@@ -37,6 +37,11 @@ def line(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
 
 
+# Seconds a test waits for a frame before it fails: a guard against a hang (the calls these tests expect never
+# to be waited for sleep 60 s), generous because a loaded machine can take seconds to start a server.
+PATIENCE = 45
+
+
 def echo_call(request_id: Any, text: str = "hi", **extra: Any) -> dict[str, Any]:
     arguments = {"text": text, **extra}
     return {
@@ -83,7 +88,7 @@ class Raw:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
 
-    def recv(self, timeout: float = 15) -> dict[str, Any] | None:
+    def recv(self, timeout: float = PATIENCE) -> dict[str, Any] | None:
         """The next frame, None at end of output; fails on anything that is not one JSON-RPC object per line."""
         raw = self.lines.get(timeout=timeout)
         if raw is None:
@@ -93,7 +98,7 @@ class Raw:
         assert isinstance(frame, dict) and frame.get("jsonrpc") == "2.0", raw[:200]
         return frame
 
-    def answer(self, request_id: Any, timeout: float = 15) -> dict[str, Any]:
+    def answer(self, request_id: Any, timeout: float = PATIENCE) -> dict[str, Any]:
         """The answer to `request_id`, holding back any other frame that arrives first."""
         for i, frame in enumerate(self.held):
             if frame.get("id") == request_id:
@@ -177,7 +182,7 @@ def test_stdout_carries_frames_only_even_when_a_handler_prints(shared: Raw) -> N
     # recv() fails on any line that is not a JSON-RPC object; the print must not reach stdout at all.
     assert shared.answer("p1")["result"]["content"][0]["text"] == "quiet"
     shared.assert_alive()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + PATIENCE
     while "STRAY OUTPUT" not in shared.stderr() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert "STRAY OUTPUT" in shared.stderr()
@@ -276,7 +281,7 @@ def test_line_over_max_line_is_never_buffered_whole(tmp_path: Path) -> None:
         server.assert_alive()
         before = server.memory_kib("VmHWM")
         server.send(b'{"text":"' + b"y" * (9 * MIB) + b'"}\n')
-        frame = server.recv(timeout=30)
+        frame = server.recv(timeout=PATIENCE)
         assert frame is not None and frame["error"]["code"] == -32700
         server.assert_alive()
         grown_mib = (server.memory_kib("VmHWM") - before) / 1024
@@ -353,7 +358,7 @@ def test_a_fractional_id_call_can_be_cancelled(tmp_path: Path) -> None:
     assert server.answer("quick")["result"]["content"][0]["text"] == "done"
     server.send(line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7.25}}))
     server.proc.stdin.close()  # type: ignore[union-attr]
-    assert server.recv(timeout=20) is None  # cancelled under its alias: never answered, nothing waits on it
+    assert server.recv(timeout=PATIENCE) is None  # cancelled under its alias: never answered, nothing waits on it
     assert server.close() == 0
 
 
@@ -462,12 +467,12 @@ def test_eof_with_three_slow_calls_in_flight_answers_all_then_exits_0(tmp_path: 
     started = time.monotonic()
     server.proc.stdin.close()  # type: ignore[union-attr]
     frames = []
-    while (frame := server.recv(timeout=30)) is not None:
+    while (frame := server.recv(timeout=PATIENCE)) is not None:
         frames.append(frame)
     assert sorted(f["id"] for f in frames) == ["slow0", "slow1", "slow2"]
     assert all(f["result"]["content"][0]["text"] == f"slow {f['id'][-1]}" for f in frames)
     assert server.close() == 0
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < PATIENCE
 
 
 def test_eof_does_not_wait_for_a_call_the_client_cancelled(tmp_path: Path) -> None:
@@ -480,9 +485,9 @@ def test_eof_does_not_wait_for_a_call_the_client_cancelled(tmp_path: Path) -> No
     )
     started = time.monotonic()
     server.proc.stdin.close()  # type: ignore[union-attr]
-    assert server.recv(timeout=20) is None  # a cancelled request is never answered
+    assert server.recv(timeout=PATIENCE) is None  # a cancelled request is never answered
     assert server.close() == 0
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < PATIENCE
 
 
 def test_eof_wait_is_capped(tmp_path: Path) -> None:
@@ -491,12 +496,12 @@ def test_eof_wait_is_capped(tmp_path: Path) -> None:
     time.sleep(0.2)
     started = time.monotonic()
     server.proc.stdin.close()  # type: ignore[union-attr]
-    frame = server.recv(timeout=20)
+    frame = server.recv(timeout=PATIENCE)
     # The SDK answers the call it had to cancel; what matters is that nothing hangs.
     assert frame is not None and frame["id"] == "stuck" and frame["error"]["code"] == -32000
-    assert server.recv(timeout=20) is None
+    assert server.recv(timeout=PATIENCE) is None
     assert server.close() == 0
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < PATIENCE
 
 
 def test_last_line_without_newline_is_served_and_fds_are_restored(tmp_path: Path) -> None:
@@ -505,7 +510,7 @@ def test_last_line_without_newline_is_served_and_fds_are_restored(tmp_path: Path
     server.proc.stdin.close()  # type: ignore[union-attr]
     assert server.answer("last")["result"]["content"][0]["text"] == "no newline"
     # After the transport exits, fd 1 is the real stdout again.
-    assert server.lines.get(timeout=15) == b"BACK ON STDOUT\n"
+    assert server.lines.get(timeout=PATIENCE) == b"BACK ON STDOUT\n"
     assert server.close() == 0
 
 
@@ -531,7 +536,7 @@ def test_stdin_from_a_regular_file_uses_the_thread_fallback(tmp_path: Path) -> N
     with script.open("rb") as stdin:
         server = Raw(tmp_path, stdin=stdin)
         frames = []
-        while (frame := server.recv(timeout=30)) is not None:
+        while (frame := server.recv(timeout=PATIENCE)) is not None:
             frames.append(frame)
     assert server.close() == 0
     by_id = {f["id"]: f for f in frames}
@@ -846,7 +851,7 @@ def test_fuzz_every_frame_gets_exactly_its_answer(
 
     def next_frame() -> dict[str, Any]:
         try:
-            frame = server.recv(timeout=5)
+            frame = server.recv(timeout=PATIENCE)
         except queue.Empty:
             missing = [rid for rid in want_ids if rid not in got_ids]
             raise AssertionError(

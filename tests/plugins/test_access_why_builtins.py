@@ -4,9 +4,7 @@ names the route that took the thing, read from the plugin's own traits, and the 
 from __future__ import annotations
 
 import json
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -15,13 +13,12 @@ from gateway_sessions import store as sessions_store
 from gateway_sessions.importing import import_agent
 
 from gateway.cli import main
-from gateway.testing import folders_of, write_config
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "timeline"))
-
-from timeline_helpers import envelope, fill, home_store, minute_now  # noqa: E402
-
-from gateway.testing import make_gateway  # noqa: E402
+from gateway.testing import (
+    folders_of,
+    make_gateway,  # noqa: E402
+    write_config,
+)
+from tests.plugins.timeline.timeline_helpers import envelope, fill, home_store, minute_now
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ changed, from a real `gateway serve`."""
 from __future__ import annotations
 
 import anyio
-from fresh_helpers import claude_session, open_projects
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated
 
 from gateway.testing import serve_client, write_config
+from tests.plugins.fresh_helpers import claude_session, open_projects
 
 WATCHED = "rousseau://sessions/watched"
 

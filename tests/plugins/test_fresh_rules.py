@@ -19,17 +19,14 @@ import gateway_sessions
 import gateway_timeline
 import inotify_simple
 import pytest
-from fresh_helpers import claude_session, open_projects
 from gateway_sessions import refresh as sessions_refresh
 from gateway_timeline import refresh as timeline_refresh
 
 from gateway.context import home_environment
 from gateway.core import Caller
 from gateway.testing import folders_of, make_gateway
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "timeline"))
-
-from timeline_awdb import WINDOW, AWDatabase  # noqa: E402
+from tests.plugins.fresh_helpers import claude_session, open_projects
+from tests.plugins.timeline.timeline_awdb import WINDOW, AWDatabase
 
 FIXTURES = Path(__file__).resolve().parent / "sessions" / "fixtures"
 
@@ -139,9 +136,11 @@ def test_nothing_changed_costs_a_stat_per_watched_folder_and_file_and_no_walk(ga
         patch.setattr(Path, "rglob", no_walk)
         patch.setattr(Path, "iterdir", no_walk)
         assert not sessions_refresh.refresh(sessions_ctx)
-    # opencode's signature stats its database and its log: one more each.
+    # opencode's signature stats its database and its log: one more each; an agent whose place is missing (most of
+    # them in this home) costs one stat of that place.
     opencode = watched["opencode"]
-    assert len(stats) == expected + len(opencode.files)
+    missing = sum(1 for w in watched.values() if w.missing)
+    assert len(stats) == expected + len(opencode.files) + missing
     assert set(stats) >= {path for w in watched.values() for path in [*w.folders, *w.files]}
     # And a line appended is seen by the next refresh, a new file in a new project too.
     claude_session(home, "late", ["a late pear"], home / "src" / "orchard", project="-brand-new")

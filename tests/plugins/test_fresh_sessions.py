@@ -8,11 +8,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from fresh_helpers import claude_session, open_projects
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 
 from gateway.testing import folders_of, serve_client, write_config
+from tests.plugins.fresh_helpers import claude_session, open_projects
 
 
 def _search(home: Path, words: list[str], before=None, extra_env=None) -> list[dict]:

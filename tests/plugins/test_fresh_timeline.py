@@ -4,19 +4,15 @@ found in ActivityWatch's own default place (both server flavours), with no impor
 from __future__ import annotations
 
 import json
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "timeline"))
-
-from timeline_awdb import WINDOW, AWDatabase  # noqa: E402
-from timeline_helpers import gateway_config  # noqa: E402
-
-from gateway.testing import serve_client, write_config  # noqa: E402
+from gateway.testing import serve_client, write_config
+from tests.plugins.timeline.timeline_awdb import WINDOW, AWDatabase
+from tests.plugins.timeline.timeline_helpers import gateway_config
 
 DEFAULT_PLACES = {
     "rust": Path(".local/share/activitywatch/aw-server-rust/sqlite.db"),

@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
-from fresh_helpers import claude_session, open_projects
 
 from gateway.context import home_environment
 from gateway.core import make_gateway_from_environment
 from gateway.testing import folders_of, write_config
 from gateway.watch import read_heartbeat, watch
+from tests.plugins.fresh_helpers import claude_session, open_projects
 
 
 def _sessions(home: Path) -> list[str]:

@@ -223,8 +223,8 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
         wanted = address[4:].strip().strip("<>")
         rows = mail.connection.execute("SELECT * FROM messages WHERE message_id = ? ORDER BY date DESC",
                                        (wanted,)).fetchall()
-        if not rows:
-            raise ToolError(f"no message {address} in the accounts' mail; search_mail gives the addresses")
+        if not rows:  # worded as a kept one: an agent may not learn which ids the closed projects hold
+            raise mail.ctx.gate.refused(frozenset(), f"the message {address}")
     else:
         roots = [a.maildir for a in mail.accounts]
         try:
@@ -234,9 +234,8 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
                             f"{refused}. Give a mid: address or a file path search_mail or read_message gave.") from None
         rows = [row for row in mail.connection.execute(
             "SELECT * FROM messages WHERE filename = ?", (real.name,)) if Path(file_of(row, mail)).resolve() == real]
-        if not rows:
-            raise ToolError(f"{tool} opens message files of the accounts' folders only, and that file is not one (not "
-                            "in the index). Give a mid: address or a file path search_mail or read_message gave.")
+        if not rows:  # worded as a kept one, as for an unknown id
+            raise mail.ctx.gate.refused(frozenset(), f"the message {address}")
     owners = frozenset().union(*(mail.owners(row) for row in rows))
     mail.ctx.gate.check_read(owners, f"the message {address}")
     if any(mail.is_blocked(row) for row in rows):

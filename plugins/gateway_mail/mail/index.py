@@ -24,11 +24,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from maildirs.conversations import ids_of_headers
+
 from gateway import MASKS_VERSION
 from gateway_mail.docindex import bump, generation, meta, set_meta  # noqa: F401 (the index's meta, asked for here too)
 from gateway_mail.mail import maildir
 from gateway_mail.mail.accounts import Account
 from gateway_mail.mail.parse import Parsed, attachment_name, masked, parse_file, text_of_raw
+from gateway_mail.projects.placing import has_label
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,7 +64,7 @@ _locks_guard = threading.Lock()
 
 COLUMNS = ("id", "account", "folder", "unique_name", "sub", "filename", "size", "mtime_ns", "flags", "message_id",
            "date", "sender", "sender_name", "subject", "recipients", "in_reply_to", "thread", "auth", "encrypted",
-           "code", "password", "bulk", "attachments")
+           "code", "password", "bulk", "attachments", "refs", "labels")
 
 
 def index_path(cache: Path) -> Path:
@@ -84,6 +87,7 @@ def connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = NORMAL")
     connection.executescript(SCHEMA)
+    _add_traits_columns(connection)
     if meta(connection, "dirs_format") != "2":  # keys once held NUL, which SQLite's text functions stop at
         with connection:
             connection.execute("DELETE FROM dirs")
@@ -98,6 +102,20 @@ def connect(path: Path) -> sqlite3.Connection:
             set_meta(connection, "ids", IDS)
             bump(connection)
     return connection
+
+
+def _add_traits_columns(connection: sqlite3.Connection) -> None:
+    """The columns the gate's traits need, added to an index made before them, which is then made again (its rows
+    lack them): `refs` (every id the message names: its own, In-Reply-To's, References'), `labels` (1 when its
+    masked subject, text or attachment names hold a mask label)."""
+    have = {row[1] for row in connection.execute("PRAGMA table_info(messages)")}
+    if "refs" in have and "labels" in have:
+        return
+    with connection:
+        for column, kind in (("refs", "TEXT NOT NULL DEFAULT ''"), ("labels", "INTEGER NOT NULL DEFAULT 0")):
+            if column not in have:
+                connection.execute(f"ALTER TABLE messages ADD COLUMN {column} {kind}")
+        set_meta(connection, "ids", "")  # read below as an index of another kind: emptied and made again
 
 
 # How ids are made (an index of another kind is made again): "date" = from the date, see `date_key`.
@@ -191,6 +209,10 @@ def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any
         "thread": thread_of(parsed, f"file:{account.name}/{folder}/{name}"), "auth": parsed.auth,
         "encrypted": int(parsed.encrypted), "code": int(shown.code), "password": int(shown.password),
         "bulk": int(parsed.bulk), "attachments": json.dumps(attachments),
+        "refs": " ".join(ids_of_headers(parsed.message_id, parsed.in_reply_to,
+                                        " ".join(f"<{r}>" for r in parsed.references))),
+        "labels": int(any(has_label(t) for t in (shown.subject, "" if parsed.encrypted else shown.text,
+                                                 *(a[0] for a in attachments)))),
         "_body": "" if parsed.encrypted else shown.text, "_unreadable": unreadable,
     }
     return {key: text_of_raw(value) if isinstance(value, str) else value for key, value in row.items()}
@@ -259,12 +281,14 @@ def _refresh_account(connection: sqlite3.Connection, account: Account, full: boo
     root_key = f"root:{account.name}"
     if not account.maildir.is_dir():
         return  # a root gone (a disk not mounted, a typo): its rows are kept, and come back with it
-    if meta(connection, root_key) != str(account.maildir):
+    # The account's root and its server's name: either changed, its mail is read again (the verdicts depend on both).
+    root_value = f"{account.maildir}\x1fauthserv_id={account.authserv_id}"
+    if meta(connection, root_key) != root_value:
         with connection:
             counts["removed"] += _delete(connection, "account = ?", (account.name,))
             connection.execute("DELETE FROM dirs WHERE substr(path, 1, ?) = ?",
                                (len(account.name) + 1, account.name + "\x1f"))
-            set_meta(connection, root_key, str(account.maildir))
+            set_meta(connection, root_key, root_value)
     found = maildir.folders(account.maildir)
     names = {f.name for f in found}
     prefix = account.name + "\x1f"

@@ -120,7 +120,7 @@ def opened(ctx: Context) -> Iterator[Mail]:
     with ctx.interruptible(connection):
         index.refresh(connection, found, check=ctx.deadline.check)
         key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
-        verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)))
+        verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)), found)
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
         yield Mail(ctx, found, connection, verdicts, blocked)
 

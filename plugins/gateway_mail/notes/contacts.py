@@ -3,6 +3,12 @@
 Every field is masked before it is indexed or shown (an IBAN in a NOTE is found by no digit). A contact belongs to
 a project when it is the project's client (the manifest's `client` is one of its addresses, its UID, its
 `sioul:contact/<UID>` or its full name) or when it is tied to `sioul:project/<id>`. Nothing here writes a vCard.
+
+Cards come from strangers (a sync brings whatever a correspondent sent) and vobject holds the interpreter while it
+parses a line, so the input is bounded before vobject sees it (contentlines.py): a PHOTO, LOGO, SOUND or KEY line
+never reaches it (nothing binary is decoded), nor a line over LINE_LIMIT; a file over MAX_FILE bytes is read by its
+summary only (the FN, N, EMAIL, TEL, ORG, NOTE and UID lines of its first SUMMARY_CARDS cards, SUMMARY_LINES lines
+at most, within its first SCAN_LIMIT bytes), and one of more than MAX_LINES lines is cut there, and a file vobject cannot read is recorded unreadable (docindex.py) until it changes.
 """
 
 from __future__ import annotations
@@ -10,19 +16,29 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
-from gateway import Context, Gate, GateMemo, ToolError, mask
-from gateway_mail import docindex
+from gateway import Context, Gate, GateMemo, Person, ToolError, Traits, mask
+from gateway_mail import contentlines, docindex
 from gateway_mail.projects.belonging import tied_projects
 from gateway_mail.projects.ties import Ties, address
 
 SUFFIXES = (".vcf", ".vcard")
 INDEX_FILE = "contacts-index.sqlite"
+MAX_FILE = 1 << 20
+SCAN_LIMIT = 64 << 20  # a card with a photo of tens of MB still gives the lines after it
+LINE_LIMIT = 64 << 10
+UNIT_LIMIT = 256 << 10  # of one card: its further lines are left out
+SUMMARY_CARDS = 1_000
+MAX_LINES = 4_000  # of a file read whole: vobject and the masks take some 250 microseconds a line here
+SUMMARY_LINES = 4_000
+MOST_CARDS = 100_000  # of a file read whole (a 1 MiB file holds far fewer)
+BINARY = frozenset((b"PHOTO", b"LOGO", b"SOUND", b"KEY"))
+SUMMARY_PROPERTIES = frozenset((b"VERSION", b"UID", b"FN", b"N", b"EMAIL", b"TEL", b"ORG", b"NOTE"))
 FIELDS = ("fn", "emails", "tels", "org", "title", "nickname", "categories", "addresses", "urls", "note", "birthday")
 
 
@@ -50,16 +66,34 @@ def card_fields(card: Any) -> dict[str, Any]:
     }
 
 
-def read_file(path: Path, relative: str) -> list[docindex.Doc]:
+def bounded_text(path: Path) -> tuple[str, bool]:
+    """What vobject is given of a .vcf: every line but the binary ones and those too long, or, for a file over
+    MAX_FILE bytes, its summary (and True). Never more than SCAN_LIMIT bytes are read."""
+    summary = path.stat().st_size > MAX_FILE
+    if summary:
+        found = contentlines.reduced(path, limit=SCAN_LIMIT, line_limit=LINE_LIMIT, unit_limit=UNIT_LIMIT,
+                                     units=SUMMARY_CARDS, container=None, kept_components=frozenset((b"VCARD",)),
+                                     wanted=lambda _card, name: name in SUMMARY_PROPERTIES,
+                                     skip=BINARY.__contains__, max_lines=SUMMARY_LINES)
+    else:
+        found = contentlines.reduced(path, limit=MAX_FILE, line_limit=LINE_LIMIT, unit_limit=MAX_FILE,
+                                     units=MOST_CARDS, container=None, kept_components=frozenset((b"VCARD",)),
+                                     wanted=lambda _card, name: name not in BINARY, skip=BINARY.__contains__,
+                                     max_lines=MAX_LINES)
+        summary = not found.whole  # grown past the bound since it was looked at
+    return found.text(None).decode("utf-8", "replace") if found.lines else "", summary
+
+
+def read_file(path: Path, relative: str) -> docindex.Read:
     """The cards of one .vcf file as documents, every field masked; a card without UID takes the file's name."""
     import vobject
 
-    text = path.read_bytes().decode("utf-8", "replace")
+    text, summary = bounded_text(path)
     docs = []
     try:
-        cards = list(vobject.readComponents(text, ignoreUnreadable=True))
-    except Exception:  # noqa: BLE001 (vobject raises many kinds on a broken file: it is then not indexed)
-        return []
+        cards = list(vobject.readComponents(text, ignoreUnreadable=True)) if text else []
+    except Exception:  # noqa: BLE001 (vobject raises many kinds on a broken file: one file, one count)
+        return docindex.Read([], docindex.UNREADABLE)
     stem = relative.rpartition("/")[2].rsplit(".", 1)[0]
     for number, card in enumerate(cards):
         if getattr(card, "name", "").upper() != "VCARD":
@@ -73,7 +107,7 @@ def read_file(path: Path, relative: str) -> list[docindex.Doc]:
         masked["match"] = sorted({*(e.casefold() for e in masked["emails"]), masked["fn"].casefold()} - {""})
         body = "\n".join(_text(masked[k]) for k in FIELDS if masked.get(k))
         docs.append(docindex.Doc(uid, masked["fn"] or masked["org"] or uid, body, masked))
-    return docs
+    return docindex.Read(docs, docindex.SUMMARY_ONLY if summary else "")
 
 
 _verdicts: GateMemo[docindex.Verdicts] = GateMemo(gates=4)
@@ -115,7 +149,7 @@ def opened(ctx: Context, ties: Ties) -> Iterator[Book]:
         with ctx.interruptible(connection):
             complete = docindex.refresh(connection, root, SUFFIXES, read_file, stop=docindex.stopper(ctx))
             key = (str(root), docindex.generation(connection), ties.version())
-            verdicts = _verdicts.get(ctx.gate, lambda: compute(ctx.gate, connection, ties), key=key)
+            verdicts = _verdicts.get(ctx.gate, lambda: compute(ctx.gate, connection, ties, root), key=key)
             yield Book(connection, verdicts, complete)
     finally:
         connection.close()
@@ -130,19 +164,49 @@ def clients(gate: Gate) -> dict[str, set[str]]:
     return found
 
 
-def compute(gate: Gate, connection: sqlite3.Connection, ties: Ties) -> docindex.Verdicts:
+def clients_of(by_client: dict[str, set[str]], key: str, extra: dict[str, Any]) -> set[str]:
+    """The projects whose `client` is one of the card's addresses, its full name, its UID or its address."""
+    found: set[str] = set()
+    for match in (*extra.get("match", []), key.casefold(), address("contact", key).casefold()):
+        found |= by_client.get(match, set())
+    return found
+
+
+def card_traits(root: Path | None, row: Any, named: Iterable[str] = ()) -> Traits:
+    """A card's traits: its file and its address book's folder, the address book's name, every EMAIL (a display
+    name allowed) and TEL as people, proven (the person's own address book), and the projects it names (its
+    client, its ties)."""
+    extra = json.loads(row["extra"])
+    book = str(extra.get("book", ""))
+    paths = (str(root / row["file"]), str(root / book) if book else str(root)) if root is not None else ()
+    people = tuple(Person(value, proven=True) for value in (*extra.get("emails", []), *extra.get("tels", [])))
+    return Traits(paths=paths, people=people, addressbook=book, projects=tuple(sorted(named)))
+
+
+def compute(gate: Gate, connection: sqlite3.Connection, ties: Ties, root: Path | None = None) -> docindex.Verdicts:
+    from gateway_mail.projects.placing import placer
+
     by_client = clients(gate)
     tied = tied_projects(ties, gate)
+    parts = placer(gate, "contact")
     owners: dict[int, frozenset[str]] = {}
     closed = []
-    for row in connection.execute("SELECT id, key, extra FROM docs"):
-        mine: set[str] = set(tied.get(address("contact", row["key"]), ()))
+    for row in connection.execute("SELECT id, key, file, extra FROM docs"):
+        extra = json.loads(row["extra"])
+        named = set(tied.get(address("contact", row["key"]), ()))
         if by_client:
-            keys = json.loads(row["extra"]).get("match", [])
-            for key in (*keys, row["key"].casefold(), address("contact", row["key"]).casefold()):
-                mine |= by_client.get(key, set())
+            named |= clients_of(by_client, row["key"], extra)
+        book = str(extra.get("book", ""))
+        mine = parts.named(named)
+        if root is not None:
+            folder = str(root / book) if book else str(root)
+            mine = mine | parts.place(paths=(folder,), addressbook=book) | parts.file(str(root / row["file"]), folder)
+        else:
+            mine = mine | parts.place(addressbook=book)
+        people = tuple(Person(v, proven=True) for v in (*extra.get("emails", []), *extra.get("tels", [])))
+        mine = mine | parts.people(people)
         if mine:
-            owners[row["id"]] = frozenset(mine)
+            owners[row["id"]] = mine
         if not gate.allows(mine):
             closed.append(row["id"])
     return docindex.Verdicts(owners, frozenset(closed))

@@ -80,10 +80,10 @@ def _items(ctx: Context, query: str, limit: int, kind: str) -> list[dict[str, An
         return []
     ties = projects.tie_map(ctx)
     if kind == "task":
-        owners = tasks.owners_of(collection.items, ties)
+        owners = tasks.owners_of(collection.items, ties, ctx.gate)
         matches.sort(key=lambda i: (i.done, i.due is None, str(i.due or ""), i.summary))
     else:
-        owners = lambda item: events.owners(item, dict(ties))  # noqa: E731
+        owners = lambda item: events.owners(item, dict(ties), ctx.gate)  # noqa: E731
         matches.sort(key=lambda i: str(i.start or ""), reverse=True)
     found = []
     for item in matches:

@@ -21,7 +21,7 @@ from typing import Any
 
 from attrs import frozen
 
-from gateway import Context, Gate, GateMemo, ToolError, mask
+from gateway import Context, Gate, GateMemo, ToolError, Traits, mask
 from gateway_mail import docindex, newfile
 from gateway_mail.projects.belonging import tied_projects
 from gateway_mail.projects.ties import Ties, address, ident_of
@@ -111,22 +111,53 @@ def opened(ctx: Context, ties: Ties) -> Iterator[Shelf]:
         connection.close()
 
 
+def note_traits(root: Path, relative: str, title: str = "", text: str = "",
+                tied: dict[str, frozenset[str]] | None = None) -> Traits:
+    """A note's traits: its file (a hard link of it is the same file: the gate finds its other names), its title
+    and masked text, and the projects it is tied to."""
+    return Traits(paths=(str(root / relative),), words=(title, text),
+                  projects=tuple(sorted((tied or {}).get(note_address(relative), frozenset()))))
+
+
 def path_owners(gate: Gate, root: Path, relative: str) -> frozenset[str]:
-    if not any(p.paths for p in gate.projects):
-        return frozenset()
-    return gate.owners_of(path=str(root / relative))
+    """The projects whose routes take a note's file (before it is read: read_note and add_note ask this first)."""
+    return gate.owners(Traits(paths=(str(root / relative),)))
 
 
-def owners_of(gate: Gate, root: Path, relative: str, tied: dict[str, frozenset[str]]) -> frozenset[str]:
-    return path_owners(gate, root, relative) | tied.get(note_address(relative), frozenset())
+def owners_of(gate: Gate, root: Path, relative: str, tied: dict[str, frozenset[str]], title: str = "",
+              text: str = "") -> frozenset[str]:
+    """The projects whose routes take a note: its file, its words when given (the index's), its ties."""
+    from gateway_mail.projects.placing import placer
+
+    parts = placer(gate, "note")
+    found = path_owners(gate, root, relative) | parts.named(tied.get(note_address(relative), frozenset()))
+    return found | parts.words((title, text)) if title or text else found
+
+
+def _bulk_owners(gate: Gate, root: Path, relative: str, tied: dict[str, frozenset[str]], title: str,
+                 text: str) -> frozenset[str]:
+    """`owners_of` for every note at once: its folder asked once, its own file only when a path route could take
+    it and not its folder, or when it has other names (a hard link); see `projects.placing`."""
+    from gateway_mail.projects.placing import placer
+
+    parts = placer(gate, "note")
+    path = str(root / relative)
+    folder = os.path.dirname(path)
+    try:
+        linked = os.stat(path).st_nlink > 1
+    except OSError:
+        linked = False
+    found = parts.place(paths=(folder,)) | parts.file(path, folder, linked)
+    found = found | parts.named(tied.get(note_address(relative), frozenset()))
+    return found | parts.words((title, text))
 
 
 def compute(gate: Gate, root: Path, connection: sqlite3.Connection, ties: Ties) -> docindex.Verdicts:
     tied = tied_projects(ties, gate)
     owners: dict[int, frozenset[str]] = {}
     closed = []
-    for row in connection.execute("SELECT id, key FROM docs"):
-        mine = owners_of(gate, root, row["key"], tied)
+    for row in connection.execute("SELECT d.id, d.key, d.title, f.body FROM docs d JOIN docs_fts f ON f.rowid = d.id"):
+        mine = _bulk_owners(gate, root, row["key"], tied, row["title"], row["body"])
         if mine:
             owners[row["id"]] = mine
         if not gate.allows(mine):

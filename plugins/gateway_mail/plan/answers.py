@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
-from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plural
+from gateway import Answer, Context, Gate, GateMemo, ToolError, left_out_sentence, plural
 from gateway_mail import zone
 from gateway_mail.plan import events as events_store
 from gateway_mail.plan import lineoftime, vdir
@@ -29,6 +29,13 @@ PROJECT_EVENT_DAYS = 30
 PROJECT_EVENTS = 20
 RECENT_MAIL_DAYS = 30
 SOON_EVENT_DAYS = 14
+# The days an agent may name (an agenda's first day, an event's start and end): far wider than any plan, narrow
+# enough that no day plus any span the plan adds overflows.
+FIRST_DAY = date(1900, 1, 1)
+LAST_DAY = date(2199, 12, 31)
+CUT_REPEATS = ("The repeats of {events} were cut: an event gives at most {most} occurrences in {days} days, and a "
+               "rule that would have to be stepped through more than {walk} times from its start (every second, "
+               "every minute for years) or that cannot be followed is not expanded.")
 KEPT_NEXT = ("The next step is kept: it belongs to a project closed to AI agents (or to none while those are "
              "closed); nothing of it is given. Only the person can open it.")
 
@@ -48,6 +55,35 @@ def _pending(lines: list[str], data: dict[str, Any], *collections: Collection) -
         lines.append(f"Still reading: {plural(pending, 'file')} not read yet (a first reading of big folders); "
                      "this answer is incomplete: call again in a moment.")
         data["pending"] = pending
+
+
+def _problems(lines: list[str], data: dict[str, Any], *collections: Collection) -> None:
+    """Say the files read by their summary only and the files that could not be read (`gateway doctor` names them)."""
+    summarized = sum(c.summarized for c in collections)
+    unreadable = sum(c.unreadable for c in collections)
+    if summarized:
+        lines.append(f"{plural(summarized, 'file')} over {vdir.MAX_FILE // (1 << 20)} MiB read by summary only (the "
+                     f"first {vdir.SUMMARY_ITEMS} items' main fields); `gateway doctor` names them.")
+        data["summarized_files"] = summarized
+    if unreadable:
+        lines.append(f"{plural(unreadable, 'file')} could not be read as iCalendar (left out until changed); "
+                     "`gateway doctor` names them.")
+        data["unreadable_files"] = unreadable
+
+
+def _cut(lines: list[str], data: dict[str, Any], cut: list[str]) -> None:
+    """Say which events (that may be given) had their repeats cut."""
+    if cut:
+        lines.append(CUT_REPEATS.format(events=plural(len(cut), "event"), most=events_store.MAX_PER_BLOCK,
+                                        days=events_store.BLOCK.days, walk=f"{events_store.MAX_WALK:,}")
+                     + " Cut: " + ", ".join(cut[:20]) + ".")
+        data["repeats_cut"] = cut
+
+
+def _in_range(day: date, what: str) -> None:
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ToolError(f"{what} {day.isoformat()} is outside the days the plan takes: give one between "
+                        f"{FIRST_DAY.isoformat()} and {LAST_DAY.isoformat()}")
 
 
 def _when(value: date | None, tz: tzinfo) -> str | None:
@@ -72,16 +108,16 @@ _owners_memo: GateMemo[tasks_store.Owners] = GateMemo(gates=4)
 _allowed: GateMemo[dict[frozenset[str], bool]] = GateMemo(dict, gates=8)
 _by_uid: GateMemo[dict[str, Item]] = GateMemo(gates=4)
 _views: GateMemo[tuple[list[tasks_store.Ranked], int, bool]] = GateMemo(gates=32)
-_spans: GateMemo[tuple[list[dict[str, Any]], int]] = GateMemo(gates=32)
+_spans: GateMemo[tuple[list[dict[str, Any]], int, list[str]]] = GateMemo(gates=32)
 
 
 def _ties_key(ties: Mapping[str, frozenset[str]]) -> tuple:
     return tuple(sorted((a, tuple(sorted(p))) for a, p in ties.items()))
 
 
-def _task_owners(tasks: Collection, ties: Mapping[str, frozenset[str]]) -> tasks_store.Owners:
+def _task_owners(tasks: Collection, ties: Mapping[str, frozenset[str]], gate: Gate) -> tasks_store.Owners:
     key = (str(tasks.root), tasks.generation, _ties_key(ties))
-    return _owners_memo.get(None, lambda: tasks_store.owners_of(tasks.items, ties), key)
+    return _owners_memo.get(gate, lambda: tasks_store.owners_of(tasks.items, ties, gate), key)
 
 
 def _allows(ctx: Context) -> Callable[[frozenset[str]], bool]:
@@ -159,7 +195,7 @@ _HEADERS = {"now": "Next steps, the next first", "today": "Due today, overdue, o
 def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | None, limit: int) -> Answer:
     tz, now = _clock(ctx)
     tasks = tasks_store.collection(ctx)
-    owners = _task_owners(tasks, projects.tie_map(ctx))
+    owners = _task_owners(tasks, projects.tie_map(ctx), ctx.gate)
     wanted = projects.project_named(ctx, project).id if project else None
     if task_list is not None and task_list not in tasks.folders():
         raise ToolError(f"no task list {task_list!r:.80}; the lists are: {', '.join(tasks.folders()) or '(none)'}")
@@ -184,8 +220,7 @@ def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | 
         lines.append(left_out_sentence(left_out, "task"))
     data = {"view": view, "zone": zone.zone_name(tz), "now": now.isoformat(timespec="minutes"), "tasks": shown,
             "left_out": left_out, "next_kept": next_kept, "more": more}
-    if tasks.unreadable:
-        lines.append(f"{plural(tasks.unreadable, 'file')} in the task lists could not be read as iCalendar.")
+    _problems(lines, data, tasks)
     _pending(lines, data, tasks)
     return Answer("\n".join(lines), data, given=[t["address"] for t in shown], left_out=left_out)
 
@@ -265,7 +300,7 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
     parent_uid = None
     if parent is not None:
         parent_item = _task_by_address(ctx, tasks, parent)
-        parent_owners = _task_owners(tasks, projects.tie_map(ctx))(parent_item)
+        parent_owners = _task_owners(tasks, projects.tie_map(ctx), ctx.gate)(parent_item)
         ctx.gate.check_read(parent_owners, f"the task {parent_item.address}")
         owners |= parent_owners
         parent_uid = parent_item.uid
@@ -276,6 +311,8 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
         description = f"From the message {message}"
     ctx.gate.check_write(owners, "adding this task")
     when = zone.parse_when(due, tz, now) if due else None
+    if when is not None:
+        _in_range(when.date() if isinstance(when, datetime) else when, "the due date")
     folder = _folder_for(tasks.root, tasks.folders(), task_list, "task list",
                          str(ctx.settings.get("default_list") or ""))
     uid = tasks_store.new_uid()
@@ -325,7 +362,7 @@ def complete_task_answer(ctx: Context, address: str) -> Answer:
     _tz, now = _clock(ctx)
     tasks = tasks_store.collection(ctx)
     item = _task_by_address(ctx, tasks, address)
-    ctx.gate.check_write(_task_owners(tasks, projects.tie_map(ctx))(item), "marking this task done")
+    ctx.gate.check_write(_task_owners(tasks, projects.tie_map(ctx), ctx.gate)(item), "marking this task done")
     if item.done:
         return Answer(f"The task {item.address} is already done; nothing changed. Only the person reopens a task.",
                       {"address": item.address, "changed": False, "status": item.status or "COMPLETED"},
@@ -333,6 +370,9 @@ def complete_task_answer(ctx: Context, address: str) -> Answer:
     path = Path(item.path)
     try:
         info = path.stat()
+        if info.st_size > vdir.MAX_FILE:
+            raise ToolError(f"the task's file holds {info.st_size:,} bytes, over the {vdir.MAX_FILE:,} the gateway "
+                            "edits (it was read by its summary only): the person marks it done in their own app")
         raw = path.read_bytes()
     except OSError:
         raise ToolError("the task's file moved or vanished; list the tasks again") from None
@@ -397,31 +437,36 @@ def _event_line(event: dict[str, Any]) -> str:
 
 def _visible_events(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo,
                     ties: Mapping[str, frozenset[str]], project: str | None = None,
-                    ) -> tuple[list[dict[str, Any]], int, Collection]:
+                    ) -> tuple[list[dict[str, Any]], int, Collection, list[str]]:
+    """The occurrences that may be given, how many were left out, the calendars, and the addresses of the events
+    (that may be given) whose repeats were cut."""
     events = events_store.collection(ctx)
 
-    def work() -> tuple[list[dict[str, Any]], int]:
-        found = events_store.occurrences(events, begin, finish, tz)
-        owners = {o.item.uid: events_store.owners(o.item, ties) for o in found}
+    def work() -> tuple[list[dict[str, Any]], int, list[str]]:
+        found, cut = events_store.expand(events, begin, finish, tz, ctx.deadline)
+        owners = {o.item.uid: events_store.owners(o.item, ties, ctx.gate) for o in found}
         if project is not None:
             found = [o for o in found if project in owners[o.item.uid]]
         allows = _allows(ctx)
         shown = [o for o in found if allows(owners[o.item.uid])]
-        return [_occurrence(ctx, o, owners[o.item.uid]) for o in shown], len(found) - len(shown)
+        cut_shown = sorted({item.address for item in cut if allows(events_store.owners(item, ties, ctx.gate))
+                            and (project is None or project in events_store.owners(item, ties, ctx.gate))})
+        return [_occurrence(ctx, o, owners[o.item.uid]) for o in shown], len(found) - len(shown), cut_shown
 
     # A span's answer stays the same while the files, the ties and the gate do (a repeating event's file changed
     # is a new generation too: its folder changed).
     key = (str(events.root), events.generation, _ties_key(ties), begin, finish, project)
-    shown, left_out = _spans.get(ctx.gate, work, key)
-    return shown, left_out, events
+    shown, left_out, cut = _spans.get(ctx.gate, work, key)
+    return shown, left_out, events, cut
 
 
 def agenda_answer(ctx: Context, start: str, days: int) -> Answer:
     tz, now = _clock(ctx)
     first = zone.parse_when(start, tz, now)
     first_day = first.date() if isinstance(first, datetime) else first
+    _in_range(first_day, "the agenda's first day")
     begin, finish = zone.day_start(first_day, tz), zone.day_start(first_day + timedelta(days=days), tz)
-    shown, left_out, events = _visible_events(ctx, begin, finish, tz, projects.tie_map(ctx))
+    shown, left_out, events, cut = _visible_events(ctx, begin, finish, tz, projects.tie_map(ctx))
     more = max(len(shown) - MAX_OCCURRENCES, 0)
     shown = shown[:MAX_OCCURRENCES]
     last = first_day + timedelta(days=days - 1)
@@ -440,6 +485,8 @@ def agenda_answer(ctx: Context, start: str, days: int) -> Answer:
         lines.append(left_out_sentence(left_out, "event"))
     data = {"start": first_day.isoformat(), "days": days, "zone": zone.zone_name(tz), "events": shown,
             "left_out": left_out}
+    _cut(lines, data, cut)
+    _problems(lines, data, events)
     _pending(lines, data, events)
     return Answer("\n".join(lines), data, given=sorted({e["address"] for e in shown}), left_out=left_out)
 
@@ -453,6 +500,9 @@ def add_event_answer(ctx: Context, title: str, start: str, end: str | None, loca
     ctx.gate.check_write(frozenset(), "adding an event")
     begin = zone.parse_when(start, tz, now)
     finish = zone.parse_when(end, tz, now) if end else None
+    _in_range(begin.date() if isinstance(begin, datetime) else begin, "the start")
+    if finish is not None:
+        _in_range(finish.date() if isinstance(finish, datetime) else finish, "the end")
     if finish is not None:
         if isinstance(begin, datetime) != isinstance(finish, datetime):
             raise ToolError("start and end must both be times, or both dates (a whole-day event)")
@@ -491,11 +541,12 @@ def projects_answer(ctx: Context) -> Answer:
     tz, now = _clock(ctx)
     tasks = tasks_store.collection(ctx)
     ties = projects.tie_map(ctx)
-    owners = _task_owners(tasks, ties)
+    owners = _task_owners(tasks, ties, ctx.gate)
     open_tasks = [i for i in tasks.items if i.kind == vdir.TODO and not i.done and ctx.gate.allows(owners(i))]
     calendars = events_store.collection(ctx)
-    soon = events_store.occurrences(calendars, now, now + timedelta(days=SOON_EVENT_DAYS), tz)
-    soon_owners = [(events_store.owners(o.item, ties)) for o in soon]
+    soon, cut_items = events_store.expand(calendars, now, now + timedelta(days=SOON_EVENT_DAYS), tz, ctx.deadline)
+    soon_owners = [(events_store.owners(o.item, ties, ctx.gate)) for o in soon]
+    cut = sorted({i.address for i in cut_items if ctx.gate.allows(events_store.owners(i, ties, ctx.gate))})
     shown, left_out = [], 0
     for project in ctx.gate.projects:
         if not project.ai:
@@ -516,6 +567,8 @@ def projects_answer(ctx: Context) -> Answer:
     if left_out:
         lines.append(f"{plural(left_out, 'project')} left out: closed to AI agents.")
     data = {"projects": shown, "left_out": left_out}
+    _cut(lines, data, cut)
+    _problems(lines, data, tasks, calendars)
     _pending(lines, data, tasks, calendars)
     return Answer("\n".join(lines), data, given=[e["address"] for e in shown], left_out=left_out)
 
@@ -565,20 +618,20 @@ def project_answer(ctx: Context, address: str) -> Answer:
     project_address = projects.address_of(project.id)
     tasks = tasks_store.collection(ctx)
     ties = projects.tie_map(ctx)
-    owners = _task_owners(tasks, ties)
+    owners = _task_owners(tasks, ties, ctx.gate)
     plan = [e for e in tasks_store.ranked(ctx, tasks, now, tz) if project.id in owners(e.item)]
     kept_tasks = ctx.gate.keep(plan, lambda e: owners(e.item))
     by_uid, allows = _uids(tasks), _allows(ctx)
     shown_tasks = [_task(ctx, e, owners, tz, by_uid, allows) for e in kept_tasks.items[:PROJECT_TASKS]]
-    events, events_left_out, calendars = _visible_events(ctx, now, now + timedelta(days=PROJECT_EVENT_DAYS), tz,
-                                                         ties, project.id)
+    events, events_left_out, calendars, cut = _visible_events(ctx, now, now + timedelta(days=PROJECT_EVENT_DAYS),
+                                                              tz, ties, project.id)
     events = events[:PROJECT_EVENTS]
     mail_count, mail_kept, mail_days = _recent_mail(ctx, project.id, now - timedelta(days=RECENT_MAIL_DAYS), tz)
     tied, ties_left_out = _project_ties(ctx, project_address)
     extra = _extra_sections(ctx, project)
     # The line of time: what the page gives, dated, plus the project's tasks done and events of the last weeks.
-    past_events, past_left_out, _ = _visible_events(ctx, now - timedelta(days=lineoftime.PAST_DAYS), now, tz, ties,
-                                                    project.id)
+    past_events, past_left_out, _, past_cut = _visible_events(ctx, now - timedelta(days=lineoftime.PAST_DAYS), now,
+                                                              tz, ties, project.id)
     line_tasks, line_kept = lineoftime.tasks_of(ctx, tasks, project.id, owners, allows, now, tz)
     line = lineoftime.line(line_tasks, lineoftime.events_of([*past_events, *events], now),
                            lineoftime.notes_of(n for e in extra for n in e[1].get("notes", [])),
@@ -615,6 +668,8 @@ def project_answer(ctx: Context, address: str) -> Answer:
             "recent_mail": mail_count, "ties": tied, "line_of_time": line, "left_out": left_out}
     if project.client:
         data["client"] = ctx.one_line(project.client, FIELD_LIMIT)
+    _cut(lines, data, sorted(set(cut) | set(past_cut)))
+    _problems(lines, data, tasks, calendars)
     _pending(lines, data, tasks, calendars)
     for _lines, section, _given, _left_out in extra:
         data.update(section)
@@ -647,7 +702,7 @@ def now_answer(ctx: Context) -> Answer:
     given: list[str] = []
     left_out = 0
     # The next event: the first occurrence not yet over, in the next week (kept ones are passed over and counted).
-    coming, kept_events, calendars = _visible_events(ctx, now, now + timedelta(days=7), tz, ties)
+    coming, kept_events, calendars, cut = _visible_events(ctx, now, now + timedelta(days=7), tz, ties)
     if coming:
         data["next_event"] = coming[0]
         lines.append("Next event: " + _event_line(coming[0]).strip() + f" on {coming[0]['start'][:10]}")
@@ -656,7 +711,7 @@ def now_answer(ctx: Context) -> Answer:
         lines.append("Next event: none in the next 7 days that may be given.")
     left_out += kept_events
     tasks = tasks_store.collection(ctx)
-    owners = _task_owners(tasks, ties)
+    owners = _task_owners(tasks, ties, ctx.gate)
     ready = [e for e in tasks_store.ranked(ctx, tasks, now, tz) if e.ready]
     if ready and not ctx.gate.allows(owners(ready[0].item)):
         data["next_step_kept"] = True
@@ -671,5 +726,7 @@ def now_answer(ctx: Context) -> Answer:
     if kept_events:
         lines.append(left_out_sentence(kept_events, "event"))
     data["left_out"] = left_out
+    _cut(lines, data, cut)
+    _problems(lines, data, tasks, calendars)
     _pending(lines, data, tasks, calendars)
     return Answer("\n".join(lines), data, given=given, left_out=left_out)

@@ -2,6 +2,16 @@
 
 A repeating event is expanded by recurring-ical-events from its own file (its exceptions and moved occurrences
 included); the expansion is kept in memory by the file's state and the span, so that a warm agenda reads no file.
+
+A stranger's rule can ask for a billion occurrences (FREQ=SECONDLY). khal bounds its expansion by time: a rule
+with no end is expanded up to 2037 and no further. Here the bound is by count, so that it holds whatever the rule:
+an event gives at most MAX_PER_BLOCK occurrences in a block of BLOCK days (an event every half hour fills one), and
+a rule that dateutil would have to step through more than MAX_WALK times from its DTSTART to the end of the block
+(it counts every occurrence from the first, whatever the span asked) is not expanded at all. Either way the event's
+repeats are said to be cut. The walk is reckoned from the rule itself (frequency, interval, BY lists, COUNT,
+UNTIL) before dateutil sees it, since dateutil cannot be stopped once asked for a span. The call's deadline is
+looked at before each event and block is expanded, once one is done in the call: a walk started is finished
+(bounded as said), kept, and the next call goes on from there rather than from the start.
 """
 
 from __future__ import annotations
@@ -14,15 +24,18 @@ import threading
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
+import structlog
 from attrs import frozen
 
-from gateway import Context, GateMemo
+from gateway import Context, Gate, GateMemo
 from gateway_mail import zone
 from gateway_mail.plan import vdir
 from gateway_mail.plan.vdir import EVENT, Collection, Item
-from gateway_mail.projects import projects
+
+log = structlog.get_logger("gateway_mail.plan")
 
 DEFAULT_CALENDARS = "~/.local/share/vdirsyncer/calendars"
 PRODID = "-//gateway//mail plugin//EN"
@@ -40,8 +53,12 @@ def collection(ctx: Context) -> Collection:
                      reading_stop(ctx))
 
 
-def owners(item: Item, ties: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
-    return projects.tagged(item.refids, item.categories) | (ties or {}).get(item.address, frozenset())
+def owners(item: Item, ties: Mapping[str, frozenset[str]] | None, gate: Gate) -> frozenset[str]:
+    """The projects whose routes take the event (its file, calendar, organizer and attendees, words, REFID,
+    categories and ties: `tasks.item_traits`), as the gate decides them."""
+    from gateway_mail.plan.tasks import own_owners
+
+    return own_owners(gate, item, ties)
 
 
 @frozen
@@ -69,8 +86,69 @@ def _span(start: date | None, end: date | None, tz: tzinfo) -> tuple[datetime, d
 # cache (a new process parses no repeating file for a block already expanded), both by the file's state.
 BLOCK = timedelta(days=28)
 _ORIGIN = datetime(2000, 1, 3, tzinfo=ZoneInfo("UTC"))
-_expanded: dict[tuple[str, str], list[tuple[date, date | None]]] = {}
+MAX_PER_BLOCK = 1_000
+MAX_WALK = 100_000
+_expanded: dict[tuple[str, str], Spans] = {}
 _expanded_lock = threading.Lock()
+_PER_DAY = {"SECONDLY": 86_400.0, "MINUTELY": 1_440.0, "HOURLY": 24.0}
+
+
+@frozen
+class Spans:
+    """A repeating event's (start, end) pairs in one block, and whether some were cut (or none could be made)."""
+
+    pairs: list[tuple[date, date | None]]
+    cut: bool = False
+
+
+def _first(values: Any, default: Any = None) -> Any:
+    if isinstance(values, list | tuple):
+        return values[0] if values else default
+    return default if values is None else values
+
+
+def _walk(rule: Any, start: datetime, stop: datetime) -> float:
+    """At most how many times dateutil steps through a rule from `start` to `stop` (its upper bound: the BY lists
+    that only limit are taken as if they expanded)."""
+    freq = str(_first(rule.get("FREQ"), "")).upper()
+    try:
+        interval = max(int(_first(rule.get("INTERVAL"), 1)), 1)
+    except (TypeError, ValueError):
+        interval = 1
+
+    def size(key: str) -> int:
+        values = rule.get(key)
+        return max(len(values) if isinstance(values, list | tuple) else 1, 1)
+
+    if freq == "SECONDLY":
+        per_day = _PER_DAY[freq] / interval
+    elif freq == "MINUTELY":
+        per_day = _PER_DAY[freq] / interval * size("BYSECOND")
+    elif freq == "HOURLY":
+        per_day = _PER_DAY[freq] / interval * size("BYMINUTE") * size("BYSECOND")
+    else:  # DAILY and coarser: at most one day a day, each at the times its BY lists give
+        per_day = size("BYHOUR") * size("BYMINUTE") * size("BYSECOND") / (interval if freq == "DAILY" else 1)
+    until = _first(rule.get("UNTIL"))
+    if isinstance(until, date):
+        stop = min(stop, zone.as_moment(vdir.clamped(until), start.tzinfo))
+    steps = max((stop - start).total_seconds(), 0.0) / 86_400 * per_day + 1
+    count = _first(rule.get("COUNT"))
+    if count is not None:
+        with contextlib.suppress(TypeError, ValueError):
+            steps = min(steps, int(count))
+    return steps
+
+
+def _too_long_a_walk(component: Any, stop: datetime) -> bool:
+    """Whether expanding the component up to `stop` would take dateutil more than MAX_WALK steps."""
+    start = component.get("DTSTART")
+    moment = getattr(start, "dt", None)
+    if not isinstance(moment, date):
+        return False
+    begin = zone.as_moment(vdir.clamped(moment), stop.tzinfo)
+    rules = component.get("RRULE")
+    rules = rules if isinstance(rules, list) else [rules] if rules is not None else []
+    return sum(_walk(rule, begin, stop) for rule in rules) > MAX_WALK
 
 
 def _blocks(begin: datetime, finish: datetime) -> list[datetime]:
@@ -89,42 +167,65 @@ def _state_of(item: Item) -> str | None:
     return f"{stat.st_mtime_ns}:{stat.st_size}:{item.uid}"
 
 
-def _expand(item: Item, blocks: list[datetime]) -> dict[datetime, list[tuple[date, date | None]]]:
-    """The (start, end) of each occurrence of a repeating event's file overlapping each block."""
-    import icalendar
+def _expand(item: Item, blocks: list[datetime], deadline: Any = None) -> dict[datetime, Spans]:
+    """The (start, end) of each occurrence of a repeating event's file overlapping each block, at most
+    MAX_PER_BLOCK of them a block. Once the deadline (a `Deadline`) has passed no further block is begun: the
+    blocks done so far are given."""
     import recurring_ical_events
 
-    found: dict[datetime, list[tuple[date, date | None]]] = {block: [] for block in blocks}
+    found: dict[datetime, Spans] = {}
     try:
-        query = recurring_ical_events.of(icalendar.Calendar.from_ical(Path(item.path).read_bytes()))
+        calendar = vdir.calendar_of(item.path)
+        masters = [c for c in calendar.walk(EVENT) if str(c.get("UID", "")) == item.uid
+                   and c.get("RECURRENCE-ID") is None]
+        query = recurring_ical_events.of(calendar)
+        series = [s for s in query.series if str(s.uid) == item.uid]
         for block in blocks:
-            for component in query.between(block, block + BLOCK):
-                if component.name != EVENT or str(component.get("UID", "")) != item.uid:
-                    continue
-                start = component.get("DTSTART").dt if component.get("DTSTART") else None
-                end = component.get("DTEND").dt if component.get("DTEND") else None
-                found[block].append((start, end))
-    except (OSError, ValueError):
-        pass
+            if deadline is not None and found and deadline.passed():
+                break
+            stop = block + BLOCK
+            if any(_too_long_a_walk(master, stop) for master in masters):
+                found[block] = Spans([], cut=True)
+                continue
+            pairs: list[tuple[date, date | None]] = []
+            cut = False
+            for one in series:
+                for occurrence in one.between(block, stop):
+                    if len(pairs) >= MAX_PER_BLOCK:
+                        cut = True
+                        break
+                    pairs.append((vdir.clamped(occurrence.start), _end_of(occurrence.end)))
+            found[block] = Spans(pairs, cut)
+    except Exception as error:  # noqa: BLE001
+        # A rule, a date or a zone that recurring-ical-events or dateutil cannot follow: no occurrence is made
+        # up, and the event's repeats are said to be cut.
+        log.warning("repeating event not expanded", path=item.path, error=type(error).__name__)
+        return {block: found.get(block, Spans([], cut=True)) for block in blocks}
     return found
 
 
-def _encode(spans: list[tuple[date, date | None]]) -> str:
-    return json.dumps([[s.isoformat() if s is not None else None, e.isoformat() if e is not None else None]
-                       for s, e in spans])
+def _end_of(value: Any) -> date | None:
+    return vdir.clamped(value) if isinstance(value, date) else None
 
 
-def _decode(text: str) -> list[tuple[date, date | None]]:
+def _encode(spans: Spans) -> str:
+    return json.dumps({"cut": spans.cut, "pairs": [[s.isoformat() if s is not None else None,
+                                                    e.isoformat() if e is not None else None]
+                                                   for s, e in spans.pairs]})
+
+
+def _decode(text: str) -> Spans:
     def when(value: str | None) -> date | None:
         if not value:
             return None
         return date.fromisoformat(value) if len(value) == 10 else datetime.fromisoformat(value)
 
-    return [(when(s), when(e)) for s, e in json.loads(text)]
+    data = json.loads(text)
+    return Spans([(when(s), when(e)) for s, e in data["pairs"]], bool(data.get("cut")))
 
 
-def _repeats_of(events: Collection, items: list[Item], begin: datetime,
-                finish: datetime) -> dict[str, list[tuple[date, date | None]]]:
+def _repeats_of(events: Collection, items: list[Item], begin: datetime, finish: datetime,
+                deadline: Any = None) -> dict[str, Spans]:
     """Each repeating event's (start, end) pairs overlapping [begin, finish) and maybe a little more, by uid."""
     blocks = _blocks(begin, finish)
     keys = {}
@@ -139,23 +240,34 @@ def _repeats_of(events: Collection, items: list[Item], begin: datetime,
         from_disk = {key: _decode(value) for key, value in vdir.kept(events, missing).items()}
         known.update(from_disk)
         made: dict[tuple[str, str], str] = {}
-        for item, wanted in keys.values():
-            absent = [block for block, key in zip(blocks, wanted, strict=True) if key not in known]
-            if absent:
-                for block, spans in _expand(item, absent).items():
-                    key = (item.path, wanted[blocks.index(block)][1])
-                    known[key] = spans
-                    made[key] = _encode(spans)
-        with contextlib.suppress(sqlite3.Error, OSError):  # a cache not written is work done again, no more
-            vdir.keep(events, made)
-        with _expanded_lock:
-            if len(_expanded) > 16_384:
-                _expanded.clear()
-            _expanded.update({key: known[key] for key in missing})
+        try:
+            for item, wanted in keys.values():
+                absent = [block for block, key in zip(blocks, wanted, strict=True) if key not in known]
+                if absent:
+                    if deadline is not None and made:
+                        # DeadlinePassed: the gateway answers that the call took too long. Not before one event is
+                        # done, so that each call, however late it began this work, leaves the next one less to do.
+                        deadline.check()
+                    for block, spans in _expand(item, absent, deadline).items():
+                        key = (item.path, wanted[blocks.index(block)][1])
+                        known[key] = spans
+                        made[key] = _encode(spans)
+        finally:
+            # Kept even when the deadline stopped the work: the next call goes on from there, not from the start.
+            with contextlib.suppress(sqlite3.Error, OSError):  # a cache not written is work done again, no more
+                vdir.keep(events, made)
+            with _expanded_lock:
+                if len(_expanded) > 16_384:
+                    _expanded.clear()
+                _expanded.update({key: known[key] for key in missing if key in known})
+        if deadline is not None and any(key not in known for key in missing):
+            deadline.check()  # an event's blocks left undone because the deadline passed
     result = {}
     for uid, (_item, wanted) in keys.items():
-        spans = [span for key in wanted for span in known[key]]
-        result[uid] = list(dict.fromkeys(spans)) if len(wanted) > 1 else spans  # one occurrence over two blocks
+        found = [known.get(key, Spans([], cut=True)) for key in wanted]
+        spans = [span for block in found for span in block.pairs]
+        cut = any(block.cut for block in found)
+        result[uid] = Spans(list(dict.fromkeys(spans)) if len(wanted) > 1 else spans, cut)  # one over two blocks
     return result
 
 
@@ -192,19 +304,40 @@ def _index_of(events: Collection, tz: tzinfo) -> _Index:
         return _indexes.get(None, build, (str(events.root), events.generation, zone.zone_name(tz)))
 
 
-def occurrences(events: Collection, begin: datetime, finish: datetime, tz: tzinfo) -> list[Occurrence]:
+def occurrences(events: Collection, begin: datetime, finish: datetime, tz: tzinfo,
+                deadline: Any = None) -> list[Occurrence]:
     """Every occurrence overlapping [begin, finish), in start order, in the person's zone."""
+    return expand(events, begin, finish, tz, deadline)[0]
+
+
+def _before(moment: datetime, span: timedelta) -> datetime:
+    try:
+        return moment - span
+    except OverflowError:
+        return datetime.min.replace(tzinfo=moment.tzinfo)
+
+
+def expand(events: Collection, begin: datetime, finish: datetime, tz: tzinfo,
+           deadline: Any = None) -> tuple[list[Occurrence], list[Item]]:
+    """Every occurrence overlapping [begin, finish), in start order, in the person's zone; and the repeating
+    events whose repeats were cut there (too many, or a rule that could not be followed)."""
     index = _index_of(events, tz)
     found = []
-    for position in range(bisect.bisect_left(index.starts, begin - index.longest), len(index.starts)):
+    for position in range(bisect.bisect_left(index.starts, _before(begin, index.longest)), len(index.starts)):
         first, last, all_day, item = index.spans[position]
         if first >= finish:
             break
         if last > begin or (last == first and first >= begin):
             found.append(Occurrence(item, first, last, all_day))
-    repeats = _repeats_of(events, index.repeating, begin, finish) if index.repeating else {}
+    repeats = _repeats_of(events, index.repeating, begin, finish, deadline) if index.repeating else {}
+    cut = []
     for item in index.repeating:
-        for start, end in repeats.get(item.uid, ()):
+        spans = repeats.get(item.uid)
+        if spans is None:
+            continue
+        if spans.cut:
+            cut.append(item)
+        for start, end in spans.pairs:
             span = _span(start, end, tz)
             if span is None:
                 continue
@@ -212,7 +345,7 @@ def occurrences(events: Collection, begin: datetime, finish: datetime, tz: tzinf
             if first < finish and (last > begin or (last == first and first >= begin)):
                 found.append(Occurrence(item, first, last, all_day))
     found.sort(key=lambda o: (o.start, not o.all_day, o.item.uid))
-    return found
+    return found, cut
 
 
 def new_event(uid: str, title: str, *, now: datetime, start: date, end: date | None, location: str = "") -> bytes:

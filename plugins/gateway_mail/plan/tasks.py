@@ -9,6 +9,7 @@ DTSTART moved to the rule's next dates) is a new task in a new file, open.
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from collections.abc import Callable, Mapping
@@ -19,11 +20,12 @@ from zoneinfo import ZoneInfo
 
 from attrs import frozen
 
-from gateway import Context, GateMemo, ToolError
+from gateway import Context, Gate, GateMemo, Person, ToolError, Traits
 from gateway_mail import zone
 from gateway_mail.plan import vdir
 from gateway_mail.plan.vdir import TODO, Collection, Item
 from gateway_mail.projects import projects
+from gateway_mail.projects.placing import placer
 
 DEFAULT_TASKS = "~/.local/share/vdirsyncer/tasks"
 PRODID = "-//gateway//mail plugin//EN"
@@ -72,11 +74,38 @@ class Owners:
         return self.of(item.uid)
 
 
-def owners_of(items: tuple[Item, ...], ties: Mapping[str, frozenset[str]]) -> Owners:
-    none: frozenset[str] = frozenset()
-    # Most tasks name no project and no tie touches them: those cost a test, not a set.
-    own = {item.uid: (projects.tagged(item.refids, item.categories) if item.refids or item.categories else none)
-           | (ties.get(item.address, none) if ties else none) for item in items}
+def item_traits(item: Item, ties: Mapping[str, frozenset[str]] | None = None) -> Traits:
+    """A task's or an event's traits: its file and its list's (calendar's) folder, the list's (calendar's) name, its
+    organizer and attendees (unproven), its title and masked description, the projects it names (REFID and
+    `project:<id>` categories, compared without case by the gate) and those it is tied to."""
+    named = projects.tagged(item.refids, item.categories) | (ties or {}).get(item.address, frozenset())
+    place = {"list": item.collection} if item.kind == "VTODO" else {"calendar": item.collection}
+    return Traits(paths=(item.path, os.path.dirname(item.path)), people=item.people,
+                  words=(item.summary, item.description), projects=tuple(sorted(named)), **place)
+
+
+def own_owners(gate: Gate, item: Item, ties: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
+    """The projects whose routes take the item by its own traits (`item_traits`), asked of the gate in parts
+    (`projects.placing`: each distinct place, file, people, words and named projects once per gate)."""
+    task = item.kind == "VTODO"
+    parts = placer(gate, "task" if task else "event")
+    folder = item.path.rpartition("/")[0]
+    found = (parts.place(paths=(folder,), list=item.collection) if task
+             else parts.place(paths=(folder,), calendar=item.collection))
+    if parts.path_routes:
+        found = found | parts.file(item.path, folder)
+    if item.people:
+        found = found | parts.people(Person(p) for p in item.people)
+    found = found | parts.words((item.summary, item.description))
+    named = projects.tagged(item.refids, item.categories) if item.refids or item.categories else frozenset()
+    if ties:
+        named = named | ties.get(item.address, frozenset())
+    return found | parts.named(named) if named else found
+
+
+def owners_of(items: tuple[Item, ...], ties: Mapping[str, frozenset[str]], gate: Gate) -> Owners:
+    """Every task's owners: its own (`own_owners`) and every bigger task's."""
+    own = {item.uid: own_owners(gate, item, ties) for item in items}
     parents = {item.uid: item.parent for item in items if item.parent}
     return Owners(projects.owners_with_parents(own, parents.get))
 

@@ -6,6 +6,13 @@ version recorded), so that the first call after a start reads the cache, not 40,
 has not changed since it was last listed (and not within the last two seconds, its time's granularity) is not
 listed again: vdirsyncer, todoman and khal write by renaming a new file into place, which changes the folder.
 Every FULL_CHECK seconds every file is looked at anyway, for an editor that rewrites a file in place.
+
+Files come from strangers (a calendar server adds invitations on its own): a file over MAX_FILE bytes or MAX_LINES
+lines is read by its summary only (the lines of SUMMARY_PROPERTIES of its first SUMMARY_ITEMS tasks or events,
+MAX_LINES lines at most, within its first SCAN_LIMIT bytes: contentlines.py), never loaded whole; a file that fails to be read in any way is counted
+unreadable; both are remembered by the file's time and size (in memory and on disk), said by `gateway doctor`, and
+not read again until the file changes. Times beyond EARLIEST and LATEST are clamped there, so that no sum of a time
+and a span (a DURATION of a million days) can overflow.
 """
 
 from __future__ import annotations
@@ -21,14 +28,18 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import attrs
+import structlog
 from attrs import evolve, field, frozen
 
 from gateway import MASKS_VERSION, mask
+from gateway_mail import contentlines
+
+log = structlog.get_logger("gateway_mail.plan")
 
 TODO, EVENT = "VTODO", "VEVENT"
 FULL_CHECK = 60.0
@@ -36,7 +47,28 @@ SETTLE_NS = 2_000_000_000
 DESCRIPTION_LIMIT = 2_000
 CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
 BATCH = 500
-_CACHE_VERSION = 3  # 3: each folder's listing kept too, so that a new process lists no settled folder
+_CACHE_VERSION = 5  # 4: files read by summary only or unreadable recorded, so that a new process knows them;
+# 5: each item's people (ORGANIZER, ATTENDEE) kept too
+# A stranger's file: read whole up to MAX_FILE bytes; bigger, by its summary only (see the module's docstring).
+MAX_FILE = 1 << 20
+MAX_LINES = 4_000  # icalendar takes a few hundred microseconds a line: a file's parsing stays within a second or so
+SCAN_LIMIT = 8 << 20
+SUMMARY_ITEMS = 1_000
+LINE_LIMIT = 16 << 10  # an unfolded line longer than this is left out of a summary
+UNIT_LIMIT = 256 << 10  # of one task or event in a summary: its further lines are left out
+SUMMARY_PROPERTIES = frozenset((
+    b"UID", b"SUMMARY", b"DESCRIPTION", b"LOCATION", b"STATUS", b"DTSTART", b"DTEND", b"DUE", b"DURATION",
+    b"COMPLETED", b"CREATED", b"DTSTAMP", b"LAST-MODIFIED", b"SEQUENCE", b"PRIORITY", b"PERCENT-COMPLETE",
+    b"CATEGORIES", b"RELATED-TO", b"REFID", b"RRULE", b"RDATE", b"EXDATE", b"RECURRENCE-ID", b"TRANSP", b"CLASS"))
+_SUMMARY_COMPONENTS = frozenset((b"VEVENT", b"VTODO", b"VTIMEZONE", b"STANDARD", b"DAYLIGHT"))
+_SKIPPED = frozenset((b"ATTACH", b"IMAGE"))  # binary values, passed over unread
+_CALENDAR_PROPERTIES = frozenset((b"VERSION", b"PRODID", b"CALSCALE", b"X-WR-TIMEZONE"))
+# Every time read is clamped between these: a year of margin on each side of what datetime can hold, so that a
+# time plus or minus any span the plan makes (a day, a block of weeks, a zone's offset) stays a time.
+EARLIEST = date(2, 1, 1)
+LATEST = date(9998, 12, 31)
+SUMMARY_ONLY = "summary"
+UNREADABLE = "unreadable"
 
 
 @frozen
@@ -63,6 +95,7 @@ class Item:
     parent: str | None = None
     depends: tuple[str, ...] = field(default=(), converter=tuple)
     recurring: bool = False
+    people: tuple[str, ...] = field(default=(), converter=tuple)  # ORGANIZER and ATTENDEE values, as written
 
     @property
     def address(self) -> str:
@@ -154,6 +187,26 @@ def _text(component: Any, name: str) -> str:
     return str(value)
 
 
+def clamped(moment: date) -> date:
+    """A date or time moved within EARLIEST and LATEST (its kind and zone kept)."""
+    day = moment.date() if isinstance(moment, datetime) else moment
+    if EARLIEST <= day <= LATEST:
+        return moment
+    bound = EARLIEST if day < EARLIEST else LATEST
+    if isinstance(moment, datetime):
+        return datetime.combine(bound, moment.time(), moment.tzinfo)
+    return bound
+
+
+def plus(moment: date, span: timedelta) -> date:
+    """`moment + span`, clamped: a DURATION of P999999999D ends at LATEST, not in an OverflowError."""
+    try:
+        return clamped(moment + span)
+    except OverflowError:
+        return clamped(date.max if span > timedelta(0) else date.min) if not isinstance(moment, datetime) else \
+            clamped(datetime.combine(date.max if span > timedelta(0) else date.min, moment.time(), moment.tzinfo))
+
+
 def _time(component: Any, name: str) -> date | None:
     value = component.get(name)
     if value is None:
@@ -162,7 +215,7 @@ def _time(component: Any, name: str) -> date | None:
         moment = value.dt
     except AttributeError:
         return None
-    return moment if isinstance(moment, date) else None
+    return clamped(moment) if isinstance(moment, date) else None
 
 
 def _list_of(component: Any, name: str) -> list[Any]:
@@ -207,7 +260,7 @@ def items_of(raw: bytes, collection: str, path: str) -> list[Item]:
         start = _time(component, "DTSTART")
         if end is None and start is not None and component.get("DURATION") is not None:
             try:
-                end = start + component.get("DURATION").dt
+                end = plus(start, component.get("DURATION").dt)
             except (AttributeError, TypeError):
                 end = None
         found.append(Item(
@@ -223,8 +276,47 @@ def items_of(raw: bytes, collection: str, path: str) -> list[Item]:
             refids=[str(v) for v in _list_of(component, "REFID")],
             parent=parent, depends=depends,
             recurring=component.get("RRULE") is not None or component.get("RDATE") is not None,
+            people=[str(v) for name in ("ORGANIZER", "ATTENDEE") for v in _list_of(component, name) if str(v)],
         ))
     return found
+
+
+def _wanted(component: bytes, name: bytes) -> bool:
+    if component in (b"VEVENT", b"VTODO"):
+        return name in SUMMARY_PROPERTIES
+    if component:  # VTIMEZONE and its parts: kept whole (their lines are few and short)
+        return True
+    return name in _CALENDAR_PROPERTIES
+
+
+def summary_of(path: Path) -> bytes:
+    """A big file's summary: an iCalendar text of the SUMMARY_PROPERTIES of its first tasks and events."""
+    found = contentlines.reduced(path, limit=SCAN_LIMIT, line_limit=LINE_LIMIT, unit_limit=UNIT_LIMIT,
+                                 units=SUMMARY_ITEMS, container=b"VCALENDAR", wanted=_wanted,
+                                 kept_components=_SUMMARY_COMPONENTS, skip=_SKIPPED.__contains__,
+                                 max_lines=MAX_LINES)
+    return found.text(b"VCALENDAR")
+
+
+def bounded_bytes(path: Path | str) -> tuple[bytes, bool]:
+    """What is parsed of a file: its bytes when it holds at most MAX_FILE of them in at most MAX_LINES lines, else
+    its summary (and True).
+
+    The size is looked at on the open file, so a file swapped for a bigger one between two looks is still bound.
+    """
+    with contentlines.open_regular(path) as handle:
+        if os.fstat(handle.fileno()).st_size <= MAX_FILE:
+            raw = handle.read(MAX_FILE + 1)
+            if len(raw) <= MAX_FILE and raw.count(b"\n") <= MAX_LINES:
+                return raw, False
+    return summary_of(Path(path)), True
+
+
+def calendar_of(path: Path | str) -> Any:
+    """The file parsed by icalendar, bounded as `bounded_bytes` says (for what expands an event's repeats)."""
+    import icalendar
+
+    return icalendar.Calendar.from_ical(bounded_bytes(path)[0])
 
 
 # -- the collection, cached ------------------------------------------------------------------------------------
@@ -235,6 +327,7 @@ class Entry:
     mtime_ns: int
     size: int
     items: tuple[Item, ...]
+    problem: str = ""  # SUMMARY_ONLY (too big: read by its summary), UNREADABLE, or "" for a file read whole
 
 
 @frozen
@@ -247,6 +340,7 @@ class Collection:
     unreadable: int = 0  # files that are not iCalendar icalendar can read
     pending: int = 0  # files not read yet: the first reading of a big folder goes on over several calls
     cache: Path | None = None  # the folder of the disk cache, for what callers keep beside it (expansions)
+    summarized: int = 0  # files over MAX_FILE, read by their summary only
 
     def by_uid(self) -> dict[str, Item]:
         return {item.uid: item for item in self.items}
@@ -271,7 +365,6 @@ class _Root:
         self.lock = threading.Lock()
         self.folders: dict[str, tuple[int, float]] = {}  # folder -> (its mtime_ns when listed, when listed)
         self.files: dict[str, dict[str, Entry]] = {}  # folder -> file name -> entry
-        self.unreadable: dict[str, set[str]] = {}
         self.last_full = 0.0
         self.generation = 0
         self.snapshot: Collection | None = None
@@ -315,8 +408,9 @@ def read(root: Path, cache_folder: Path | None = None, stop: Callable[[], bool] 
             # Unique across roots and forgotten states: what callers derive is memoised by it.
             state.generation = next(_generations)
             items = tuple(item for files in state.files.values() for entry in files.values() for item in entry.items)
-            state.snapshot = Collection(root, items, state.generation,
-                                        sum(len(v) for v in state.unreadable.values()), pending, cache_folder)
+            problems = [entry.problem for files in state.files.values() for entry in files.values() if entry.problem]
+            state.snapshot = Collection(root, items, state.generation, problems.count(UNREADABLE), pending,
+                                        cache_folder, problems.count(SUMMARY_ONLY))
         return state.snapshot
 
 
@@ -354,7 +448,6 @@ def _refresh(root: Path, state: _Root, disk: _LazyDisk, stop: Callable[[], bool]
 def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk,
                     stop: Callable[[], bool]) -> tuple[bool, int]:
     files = state.files.setdefault(folder, {})
-    unreadable = state.unreadable.setdefault(folder, set())
     seen, changed, pending = set(), False, 0
     try:
         with os.scandir(path) as entries:
@@ -375,24 +468,41 @@ def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk,
         if pending or (changed and stop()):
             pending += 1  # left for the next call; an old reading of it, if any, stands meanwhile
             continue
-        if entry.name in unreadable and old is None:
-            unreadable.discard(entry.name)
-        try:
-            with open(entry.path, "rb") as handle:
-                raw = handle.read()
-            items = tuple(items_of(raw, folder, entry.path))
-        except (OSError, ValueError):
-            unreadable.add(entry.name)
-            items = ()
-        files[entry.name] = Entry(info.st_mtime_ns, info.st_size, items)
+        files[entry.name] = _read_file(entry.path, folder, info)
         disk.put(folder, entry.name, files[entry.name])
         changed = True
     for gone in set(files) - seen:
         del files[gone]
-        unreadable.discard(gone)
         disk.drop(folder, gone)
         changed = True
     return changed, pending
+
+
+def _read_file(path: str, folder: str, info: os.stat_result) -> Entry:
+    """One file's entry: whatever goes wrong while reading it makes it unreadable, and nothing else."""
+    try:
+        raw, summary = bounded_bytes(path)
+        items = tuple(items_of(raw, folder, path))
+    except Exception as error:  # noqa: BLE001 (a stranger's file can make a parser fail in any way: one file, one count)
+        log.warning("calendar file unreadable", path=path, error=type(error).__name__)
+        return Entry(info.st_mtime_ns, info.st_size, (), UNREADABLE)
+    return Entry(info.st_mtime_ns, info.st_size, items, SUMMARY_ONLY if summary else "")
+
+
+def problems_of(cache_folder: Path, root: Path) -> list[tuple[str, str]]:
+    """The files of a root read by summary only or unreadable, as the last reading recorded them: (path, what),
+    for `gateway doctor` (which reads no calendar file itself)."""
+    path = _cache_path(cache_folder, root)
+    if not path.exists():
+        return []
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    try:
+        return [(f"{root}/{folder}/{name}", problem) for folder, name, problem in connection.execute(
+            "SELECT folder, name, problem FROM problems WHERE root = ? ORDER BY folder, name", (str(root),))]
+    except sqlite3.Error:
+        return []
+    finally:
+        connection.close()
 
 
 def _cache_path(folder: Path, root: Path) -> Path:
@@ -423,13 +533,16 @@ class _Disk:
             "CREATE TABLE IF NOT EXISTS folders (root TEXT, folder TEXT, mtime_ns INTEGER, listed REAL,"
             " PRIMARY KEY (root, folder)) WITHOUT ROWID;"
             "CREATE TABLE IF NOT EXISTS kept (root TEXT, path TEXT, key TEXT, value TEXT,"
-            " PRIMARY KEY (root, path, key)) WITHOUT ROWID;")
+            " PRIMARY KEY (root, path, key)) WITHOUT ROWID;"
+            "CREATE TABLE IF NOT EXISTS problems (root TEXT, folder TEXT, name TEXT, problem TEXT,"
+            " PRIMARY KEY (root, folder, name)) WITHOUT ROWID;")
         version = f"{_CACHE_VERSION}.{MASKS_VERSION}"
         row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         if row is None or row[0] != version:  # other masks or another shape: read every file again
             connection.execute("DELETE FROM files")
             connection.execute("DELETE FROM folders")
             connection.execute("DELETE FROM kept")
+            connection.execute("DELETE FROM problems")
             connection.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version,))
         connection.execute("BEGIN")
         return cls(connection, str(root))
@@ -444,12 +557,15 @@ class _Disk:
         rows = self.connection.execute(
             "SELECT folder, name, mtime_ns, size, items FROM files WHERE root = ?", (self.root,)).fetchall()
         decoded = json.loads("[" + ",".join(row[4] for row in rows) + "]") if rows else []
+        problems = {(folder, name): problem for folder, name, problem in self.connection.execute(
+            "SELECT folder, name, problem FROM problems WHERE root = ?", (self.root,))}
         for (folder, name, mtime_ns, size, _items), items in zip(rows, decoded, strict=True):
             path = f"{self.root}/{folder}/{name}"
             files = state.files.get(folder)
             if files is None:
                 files = state.files[folder] = {}
-            files[name] = Entry(mtime_ns, size, tuple(from_row(row, folder, path) for row in items))
+            files[name] = Entry(mtime_ns, size, tuple(from_row(row, folder, path) for row in items),
+                                problems.get((folder, name), ""))
         for folder, mtime_ns, listed in self.connection.execute(
                 "SELECT folder, mtime_ns, listed FROM folders WHERE root = ?", (self.root,)):
             if folder in state.files:
@@ -465,6 +581,12 @@ class _Disk:
         self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                                 (self.root, folder, name, entry.mtime_ns, entry.size,
                                  json.dumps([to_row(item) for item in entry.items], ensure_ascii=False)))
+        if entry.problem:
+            self.connection.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?, ?)",
+                                    (self.root, folder, name, entry.problem))
+        else:
+            self.connection.execute("DELETE FROM problems WHERE root = ? AND folder = ? AND name = ?",
+                                    (self.root, folder, name))
         self.written += 1
         if self.written % BATCH == 0:  # short transactions: another process's writer waits briefly
             self.connection.execute("COMMIT")
@@ -473,6 +595,8 @@ class _Disk:
     def drop(self, folder: str, name: str) -> None:
         self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ? AND name = ?",
                                 (self.root, folder, name))
+        self.connection.execute("DELETE FROM problems WHERE root = ? AND folder = ? AND name = ?",
+                                (self.root, folder, name))
         self.forget_kept(folder, name)
 
     def forget_kept(self, folder: str, name: str) -> None:
@@ -480,6 +604,7 @@ class _Disk:
 
     def drop_folder(self, folder: str) -> None:
         self.connection.execute("DELETE FROM files WHERE root = ? AND folder = ?", (self.root, folder))
+        self.connection.execute("DELETE FROM problems WHERE root = ? AND folder = ?", (self.root, folder))
         self.connection.execute("DELETE FROM kept WHERE root = ? AND path LIKE ? ESCAPE '\\'",
                                 (self.root, _like_prefix(f"{self.root}/{folder}/")))
         self.connection.execute("DELETE FROM folders WHERE root = ? AND folder = ?", (self.root, folder))

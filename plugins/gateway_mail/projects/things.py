@@ -91,6 +91,11 @@ def _note(lookup: Lookup, address: str) -> Thing | None:
     except ToolError:
         return None
     owners = notes.owners_of(lookup.ctx.gate, root, relative, lookup.tied)
+    # Its words as indexed (a subject route may take a note by its title or text).
+    shelf = lookup.store("notes", lambda: notes.opened(lookup.ctx, lookup.ties))
+    row = shelf.connection.execute("SELECT id FROM docs WHERE key = ?", (relative,)).fetchone()
+    if row is not None:
+        owners = owners | shelf.owners(row)
     *parts, name = relative.split("/")
     try:
         directory = newfile.open_folder(root, parts, make=False)
@@ -160,7 +165,7 @@ def _task(lookup: Lookup, address: str) -> Thing | None:
     if not found:
         return Thing(address, lookup.tied.get(address, frozenset()), exists=False)
     owners = lookup.store("task-owners", lambda: contextlib.nullcontext(
-        tasks_store.owners_of(collection.items, _plan_ties(lookup))))
+        tasks_store.owners_of(collection.items, _plan_ties(lookup), lookup.ctx.gate)))
     return Thing(address, owners(found[0]), found[0].summary)
 
 
@@ -172,7 +177,7 @@ def _event(lookup: Lookup, address: str) -> Thing | None:
     found = [item for item in collection.items if item.kind == "VEVENT" and item.uid == uid]
     if not found:
         return Thing(address, lookup.tied.get(address, frozenset()), exists=False)
-    return Thing(address, events_store.owners(found[0], _plan_ties(lookup)), found[0].summary)
+    return Thing(address, events_store.owners(found[0], _plan_ties(lookup), lookup.ctx.gate), found[0].summary)
 
 
 _BUILT_IN: dict[str, Callable[[Lookup, str], Thing | None]] = {

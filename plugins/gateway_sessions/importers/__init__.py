@@ -8,6 +8,7 @@ could not be read).
 from __future__ import annotations
 
 import json
+import keyword
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -17,7 +18,20 @@ from attrs import define, field
 
 from gateway_sessions.model import Session
 
-AGENTS = ("claude-code", "codex", "gemini", "opencode")
+AGENTS = (
+    "claude-code",
+    "codex",
+    "gemini",
+    "opencode",
+    "cursor",
+    "cline",
+    "aider",
+    "copilot",
+    "goose",
+    "continue",
+    "qwen",
+    "amp",
+)
 
 
 @define
@@ -31,7 +45,8 @@ class Parsed:
 def module(agent: str) -> ModuleType:
     from importlib import import_module
 
-    return import_module(f"gateway_sessions.importers.{agent.replace('-', '_')}")
+    name = agent.replace("-", "_")
+    return import_module(f"gateway_sessions.importers.{name}_" if keyword.iskeyword(name) else f"gateway_sessions.importers.{name}")
 
 
 def json_lines(lines: Iterator[str], parsed: Parsed) -> Iterator[dict[str, Any]]:

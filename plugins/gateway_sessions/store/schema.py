@@ -10,11 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gateway import plural
-from gateway.privacy import MASKS_VERSION, clip, mask
+from gateway import MASKS_VERSION, clip, mask, plural
 from gateway_sessions.defaults import default_path  # noqa: F401 - named here too
 from gateway_sessions.model import first_words_of, text_of, tool_paths
-from gateway_sessions.store import impact
+from gateway_sessions.store import calls, impact
 
 SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS sessions(
@@ -156,6 +155,7 @@ def open_for_writing(path: Path, say: Callable[[str], None] | None = None) -> sq
     connection.execute("PRAGMA foreign_keys=ON")
     legacy_titles = _add_missing_columns(connection)
     connection.executescript(SCHEMA)
+    connection.executescript(calls.SCHEMA)
     say = say or (lambda _sentence: None)
     if not masks_are_current(connection):
         _remask(connection, say, legacy_titles)
@@ -163,6 +163,8 @@ def open_for_writing(path: Path, say: Callable[[str], None] | None = None) -> sq
         _rebuild_index(connection, say)
     if not impact.is_built(connection):
         impact.migrate(connection, say)
+    if not calls.is_built(connection):
+        calls.rebuild(connection, say)
     hashsize = connection.execute("SELECT v FROM messages_fts_config WHERE k = 'hashsize'").fetchone()
     if hashsize is None or hashsize[0] != HASHSIZE:
         connection.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('hashsize', ?)", (HASHSIZE,))

@@ -9,8 +9,9 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from gateway.privacy import mask
+from gateway import mask
 from gateway_sessions.model import Session, paths_of, text_of
+from gateway_sessions.store import calls
 from gateway_sessions.store.impact import Maintainer
 
 _UPSERT_SESSION = """
@@ -103,6 +104,8 @@ class Writes:
         stored = {key: (seq, role, blocks) for key, seq, role, blocks in connection.execute(
             "SELECT key, seq, role, blocks FROM messages WHERE session = ?", (rowid,))}
         rows = ((seq, message, _encode_blocks(message.blocks)) for seq, message in enumerate(latest.values()))
+        changed = [(seq, message, blocks) for seq, message, blocks in rows
+                   if stored.get(message.key) != (seq, message.role, blocks)]
         connection.executemany(
             _UPSERT_MESSAGE,
             (
@@ -115,18 +118,27 @@ class Writes:
                     mask(text_of(message.blocks)),  # stored and indexed masked: see the module's docstring
                     blocks,
                 )
-                for seq, message, blocks in rows
-                if stored.get(message.key) != (seq, message.role, blocks)
+                for seq, message, blocks in changed
             ),
+        )
+        # The tool calls of the messages written anew (store/calls.py); a command's paths are places too.
+        named = calls.record(
+            connection,
+            rowid,
+            session.cwd,
+            ((seq, message.key, message.timestamp, message.blocks) for seq, message, _ in changed),
+            session.updated_at or session.created_at,
+            replaced=stored,
         )
         connection.executemany(
             "INSERT OR IGNORE INTO session_paths(session, path) VALUES (?, ?)",
-            ((rowid, path) for path in paths_of(session)),
+            ((rowid, path) for path in paths_of(session) | named),
         )
         self._waiting.add(rowid)
         self.messages += len(session.messages)
         if dropped:
             self.index_new()
+            calls.forget(connection, rowid, dropped)
             connection.executemany(
                 "DELETE FROM messages WHERE session = ? AND key = ?", ((rowid, k) for k in dropped)
             )

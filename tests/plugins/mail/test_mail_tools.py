@@ -53,7 +53,9 @@ def test_search_counts_kept_hits_whatever_the_words(world) -> None:
     served = gateway()
     answers = [served.call("search_mail", {"query": words}) for words in ("plumtree", CANARY, "nothinghere")]
     assert all(not a.is_error for a in answers)
-    assert {a.data["left_out"] for a in answers} == {2} and {a.data["blocked"] for a in answers} == {1}
+    # Kept: the vault's message and its reply, and the two claiming the closed client's address (a closed
+    # project's sender route keeps mail whether or not the account's server authenticated it).
+    assert {a.data["left_out"] for a in answers} == {4} and {a.data["blocked"] for a in answers} == {1}
     assert all(CANARY not in a.text and CANARY not in str(a.data) for a in answers)
     assert answers[1].data["hits"] == []
     # The scope narrows the count: nothing of the closed project is in the archive folder.
@@ -61,7 +63,7 @@ def test_search_counts_kept_hits_whatever_the_words(world) -> None:
     # With an account and days too, whatever the words (counts read from the kept ids, then the scope).
     for words in ("plumtree", CANARY, "nothinghere"):
         scoped = served.call("search_mail", {"query": words, "account": "personal", "days": 7}).data
-        assert (scoped["left_out"], scoped["blocked"]) == (2, 1)
+        assert (scoped["left_out"], scoped["blocked"]) == (4, 1)
 
 
 def test_search_gives_newest_first_within_its_scope(world) -> None:
@@ -97,19 +99,27 @@ def test_a_closed_conversation_is_closed_whole(world) -> None:
         assert refused.is_error and "closed to AI agents" in refused.text and "Vault" not in refused.text
 
 
-def test_forged_mail_never_reaches_a_project_by_its_sender(world) -> None:
+def test_a_closed_sender_route_keeps_unauthenticated_mail_and_an_open_one_needs_proof(world) -> None:
     _root, ids, gateway = world
     served = gateway()
-    # Both claim the closed client's address; neither is authenticated by the account's own server, so its
-    # sender does not place it in the client's project: it is mail of no project, said forged when it is.
-    forged = served.call("read_message", {"address": f"mid:{ids['forged']}"})
+    # Both claim the closed client's address, neither authenticated by the account's own server: closing errs
+    # towards keeping, so the closed project's sender route keeps both (a forger gains nothing by being kept).
+    for role in ("forged", "claimed"):
+        refused = served.call("read_message", {"address": f"mid:{ids[role]}"})
+        assert refused.is_error and "closed to AI agents" in refused.text
+    # Opened, the same route needs proof: unauthenticated mail is of no project (shown while outside projects
+    # are open, kept while they are closed), said forged when it is.
+    opened = [p if p["id"] != "client" else {**p, "ai": True} for p in sample.PROJECTS]
+    forged = gateway(projects=opened).call("read_message", {"address": f"mid:{ids['forged']}"})
     assert not forged.is_error and "FORGED" in forged.text and forged.data["forged"] is True
-    claimed = served.call("read_message", {"address": f"mid:{ids['claimed']}"})
+    claimed = gateway(projects=opened).call("read_message", {"address": f"mid:{ids['claimed']}"})
     assert not claimed.is_error and "not checked" in claimed.text
-    # Authenticated, the sender routes it: the plumber's open project.
-    assert not served.call("read_message", {"address": f"mid:{ids['plumber']}"}).is_error
+    assert gateway(projects=opened, outside_projects=False).call(
+        "read_message", {"address": f"mid:{ids['claimed']}"}).is_error
+    # Authenticated, the sender routes it: the plumber's open project, even while outside projects are closed.
+    assert not gateway(outside_projects=False).call("read_message", {"address": f"mid:{ids['plumber']}"}).is_error
     # A subject route still places unauthenticated mail.
-    by_subject = [*sample.PROJECTS, {"id": "words", "ai": False, "subjects": ["Other words"]}]
+    by_subject = [*opened, {"id": "words", "ai": False, "subjects": ["Other words"]}]
     assert gateway(projects=by_subject).call("read_message", {"address": f"mid:{ids['claimed']}"}).is_error
 
 
@@ -183,7 +193,8 @@ def test_the_porch_keeps_to_the_admin_windows(world) -> None:
     assert counts.data["window"]["next_opens"] == f"{(hour + 2) % 24:02d}:00"
     opened = served.call("porch", {"open": True})
     assert opened.data["full"] and "Invoice from the plumber" in opened.text
-    assert opened.data["accounts"][0]["left_out"] == 2 and opened.data["accounts"][0]["set_aside"] == 1
+    # The forged message is kept by the closed client's sender route: counted as kept, not as set aside.
+    assert opened.data["accounts"][0]["left_out"] == 4 and opened.data["accounts"][0]["set_aside"] == 0
 
 
 def test_the_resources_give_the_tools_text(world) -> None:
@@ -261,7 +272,7 @@ def test_folder_routes_take_the_folder_and_those_under_it(world) -> None:
     _root, ids, gateway = world
     served = gateway(projects=[*sample.PROJECTS, {"id": "past", "ai": False, "folders": ["Archive"]}])
     assert served.call("read_message", {"address": f"mid:{ids['old']}"}).is_error
-    assert served.call("search_mail", {"query": "plumtree"}).data["left_out"] == 3
+    assert served.call("search_mail", {"query": "plumtree"}).data["left_out"] == 5
     assert "Last year" not in served.call("search_mail", {"query": "plumtree"}).text
 
 
@@ -271,7 +282,7 @@ def test_the_porch_sets_junk_aside_and_leaves_the_persons_own_folders_out(world)
     sample.deliver(root / "Sent", sample.message(sender="pat@example.org", subject="Mine", date=time.time() - 60),
                    flags=None)
     account = gateway().call("porch", {}).data["accounts"][0]
-    assert account["new"] == 1 and account["set_aside"] == 2  # the forged message and the junk one
+    assert account["new"] == 1 and account["set_aside"] == 1  # the junk one (the forged one is the client's, kept)
     assert [m["subject"] for m in account["new_messages"]] == ["Invoice from the plumber"]
 
 

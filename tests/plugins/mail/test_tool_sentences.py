@@ -52,12 +52,14 @@ def test_each_tools_refusals_name_that_tool(gateway_home: Path) -> None:
     for key, result in found.items():
         assert result.is_error, (key, _text(result))
         assert CANARY not in _text(result) and "Elsewhere" not in json.dumps(result.structured_content or {})
-    for key in paths:
+    for key in [k for k in paths if k != "stray"]:
         assert _text(found[f"read_message {key}"]).startswith("read_message opens message files "), key
         said = _text(found[f"draft_reply {key}"])
         assert said.startswith("draft_reply opens message files "), said
         assert "read_message opens" not in said
-    assert "that file is not one (not in the index)" in _text(found["draft_reply stray"])
+    # A file the index does not hold is refused as a kept one is: an agent cannot learn which files exist.
+    for tool in ("read_message", "draft_reply"):
+        assert "closed to AI agents; only the person can open it" in _text(found[f"{tool} stray"])
     assert "not a message file" in _text(found["draft_reply no message"])
     linked = _text(found["read_note sioul:note/linked/x.md"])
     assert linked.startswith("read_note cannot open that note: 'linked' on the way is a link"), linked

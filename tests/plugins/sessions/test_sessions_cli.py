@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import FIXTURES, NOTES, PEARS, PLUMS, SUBAGENT, place_fixtures
 from gateway_sessions.cli import commands
 
 from gateway import Folders, PluginHost
 from gateway.testing import write_config
+from tests.plugins.sessions.sessions_helpers import FIXTURES, NOTES, PEARS, PLUMS, SUBAGENT, place_fixtures
 
 
 def _run(*arguments: str):

@@ -8,7 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import (
+from gateway_sessions import store
+from gateway_sessions.importers import claude_code, codex, gemini, opencode
+
+from tests.plugins.sessions.sessions_helpers import (
     FIXTURES,
     NOTES,
     PEARS,
@@ -19,8 +22,6 @@ from conftest import (
     place_fixtures,
     store_path,
 )
-from gateway_sessions import store
-from gateway_sessions.importers import claude_code, codex, gemini, opencode
 
 
 def _messages(home: Path, session_id: str) -> list[store.StoredMessage]:

@@ -9,11 +9,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import place_fixtures
 from gateway_sessions import importing, store
 from gateway_sessions.importers import Parsed, claude_code, json_lines
 from gateway_sessions.importing import import_agent
 from gateway_sessions.model import Message, Session, iso
+
+from tests.plugins.sessions.sessions_helpers import place_fixtures
 
 AGENTS = ("claude-code", "codex", "gemini", "opencode")
 QUERIES = ("pear", "orchard", "crate*", "release notes", "fig", "apricot", "prune OR plum", "ka*")

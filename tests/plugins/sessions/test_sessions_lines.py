@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from conftest import PEARS, PLUMS, store_path
 from gateway_sessions import store
 from gateway_sessions.model import Message, Session
 
 from gateway.testing import serve_client, write_config
+from tests.plugins.sessions.sessions_helpers import PEARS, PLUMS, store_path
 
 # --- The parser: the reference's formats, nothing of the gateway's code ------------------------------------------
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import gateway_sessions
 from click.testing import CliRunner
-from conftest import CLOSED_VAULT, NOTES, PEARS, PLUMS, SUBAGENT, import_all, store_path
 from gateway_sessions import store
 from gateway_sessions.cli import commands
 from gateway_sessions.importers import codex, gemini
@@ -17,6 +16,15 @@ from gateway_sessions.model import Message, Session, paths_of, title_of, tool_pa
 from gateway import Folders, PluginHost
 from gateway.privacy import MASKS_VERSION
 from gateway.testing import make_gateway
+from tests.plugins.sessions.sessions_helpers import (
+    CLOSED_VAULT,
+    NOTES,
+    PEARS,
+    PLUMS,
+    SUBAGENT,
+    import_all,
+    store_path,
+)
 
 # These stores are imported by hand from some agents only: no call-time refresh adds the others.
 HAND_IMPORTED = {"plugins": {"sessions": {"refresh": False}}}

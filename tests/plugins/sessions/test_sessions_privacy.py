@@ -8,9 +8,9 @@ from pathlib import Path
 import anyio
 import gateway_sessions
 import pytest
-from conftest import CANARY, CLOSED_VAULT, NOTES, VAULT
 
 from gateway.testing import listed_resources, make_gateway, serve_client, write_config
+from tests.plugins.sessions.sessions_helpers import CANARY, CLOSED_VAULT, NOTES, VAULT
 
 SECRET_KEY = "sk-ant-api03-Xy7Qw2Er9Ty4Ui8Op3As6Df1Gh5Jk0Lz-EXAMPLEONLY"
 CARD = "4111 1111 1111 1111"

@@ -8,13 +8,13 @@ from pathlib import Path
 import gateway_sessions
 import pytest
 from click.testing import CliRunner
-from conftest import CANARY, CLOSED_VAULT, VAULT, import_all, store_path
 from gateway_sessions import store
 from gateway_sessions.cli import commands
 from gateway_sessions.model import Message, Session
 
 from gateway import Folders, PluginHost
 from gateway.testing import make_gateway, write_config
+from tests.plugins.sessions.sessions_helpers import CANARY, CLOSED_VAULT, VAULT, import_all, store_path
 
 # These stores are imported by hand from some agents only: no call-time refresh adds the others.
 HAND_IMPORTED = {"plugins": {"sessions": {"refresh": False}}}

@@ -6,11 +6,20 @@ import re
 from pathlib import Path
 
 import gateway_sessions
-from conftest import CLOSED_VAULT, NOTES, PEARS, PLUMS, SUBAGENT, VAULT, import_all, store_path
 from gateway_sessions import store
 from gateway_sessions.model import Message, Session
 
 from gateway.testing import make_gateway
+from tests.plugins.sessions.sessions_helpers import (
+    CLOSED_VAULT,
+    NOTES,
+    PEARS,
+    PLUMS,
+    SUBAGENT,
+    VAULT,
+    import_all,
+    store_path,
+)
 
 # These stores are imported by hand from some agents only: no call-time refresh adds the others.
 HAND_IMPORTED = {"plugins": {"sessions": {"refresh": False}}}
@@ -45,6 +54,9 @@ def test_tools_are_listed_in_order_read_only_with_output_schemas(sessions_gatewa
         "rousseau_search_sessions",
         "rousseau_list_sessions",
         "rousseau_read_session",
+        "sessions_touching",
+        "search_tool_calls",
+        "agent_week",
     ]
     for listed in catalogue.tools:
         assert listed.tool.read_only and listed.tool.output_schema is not None
@@ -229,7 +241,7 @@ def test_resources_list_pages_newest_first_and_survives_imports_between_pages(im
     first, cursor = gateway.list_resources(None)
     assert cursor and 0 < len(first) <= 200
     _add_sessions(imported_home, 40, start_day=20)  # newer sessions arrive mid-walk
-    seen = [item["uri"] for item in first]
+    seen = [item["uri"] for item in first if item["uri"] != "rousseau://week"]  # the one fixed resource
     while cursor:
         page, cursor = gateway.list_resources(cursor)
         seen.extend(item["uri"] for item in page)
@@ -238,7 +250,7 @@ def test_resources_list_pages_newest_first_and_survives_imports_between_pages(im
     assert seen[0] == "rousseau://sessions/extra-1-149"
     assert f"rousseau://sessions/{VAULT}" not in seen
     again = gateway.all_resources()
-    assert len(again) == 150 + 40 + 4
+    assert len(again) == 150 + 40 + 4 + 1  # and rousseau://week
 
 
 def test_a_cursor_not_given_by_the_store_is_refused(sessions_gateway, imported_home: Path):

@@ -46,7 +46,7 @@ def test_the_model_tells_spam_from_ham_and_unlearns_a_label(tmp_path: Path) -> N
 
 
 def test_the_model_file_is_private_and_written_whole_then_renamed(tmp_path: Path, monkeypatch) -> None:
-    path = tmp_path / "model.json.gz"
+    path = tmp_path / "model.sqlite"
     first = Model()
     first.learn({"alpha"}, "spam")
     first.save(path)
@@ -62,7 +62,7 @@ def test_the_model_file_is_private_and_written_whole_then_renamed(tmp_path: Path
         second.save(path)
     monkeypatch.undo()
     assert Model.load(path).counts == {"alpha": [1, 0]}  # the old model, whole
-    assert [p.name for p in tmp_path.iterdir()] == ["model.json.gz"]  # no half-written file left
+    assert [p.name for p in tmp_path.iterdir()] == ["model.sqlite"]  # no half-written file left
 
 
 def test_a_label_is_one_line_replaced_by_the_next(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def test_a_training_job_followed_from_start_to_end(gateway_home: Path) -> None:
     assert job_file.exists() and stat.S_IMODE(job_file.stat().st_mode) == 0o600  # and after the end
     assert job["result"]["corpus"]["messages"] == 40 + 3  # Notes' mixed message is in no list
     assert job["result"]["online"]["false_positives"] == 0
-    model = _data(gateway_home) / "model.json.gz"
+    model = _data(gateway_home) / "model.sqlite"
     assert stat.S_IMODE(model.stat().st_mode) == 0o600
     status = gateway.call("spam_status")
     assert "43 messages" in status.text and status.data["model"]["spam"] == 23
@@ -124,6 +124,12 @@ def test_a_job_runs_at_the_lowest_priority(gateway_home: Path, monkeypatch) -> N
     started = gateway.call("spam_train", {"dry_run": True})
     job_file = _state(gateway_home) / "jobs" / f"{started.data['id']}.json"
     pid = json.loads(job_file.read_text())["pid"]
+    # The job is started as `ionice -c 3 python ...`: ionice sets the class, then becomes the job. Wait for
+    # that (the process no longer being ionice) before reading its class, or the read may come first.
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"ionice"):
+        assert time.monotonic() < deadline, "the job's ionice did not start the job within 60 seconds"
+        time.sleep(0.02)
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     assert int(fields[16]) == 19  # nice
     ionice = subprocess.run(["ionice", "-p", str(pid)], capture_output=True, text=True)

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from timeline_helpers import minute_now  # noqa: E402
+from tests.plugins.timeline.timeline_helpers import minute_now
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from gateway_timeline.importers.activitywatch import ActivityWatchError, import_database
 from gateway_timeline.store import _EVENT_COLUMNS, EventRow, Store, envelope_of
-from timeline_awdb import AFK, VIM, WEB, WINDOW, AWDatabase, window_events
-from timeline_helpers import WEEK_MS
+
+from tests.plugins.timeline.timeline_awdb import AFK, VIM, WEB, WINDOW, AWDatabase, window_events
+from tests.plugins.timeline.timeline_helpers import WEEK_MS
 
 FLAVOURS = ["rust", "peewee"]
 

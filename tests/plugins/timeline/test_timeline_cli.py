@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from gateway_timeline.store import Store, envelope_of
-from timeline_awdb import AFK, WINDOW, AWDatabase, window_events
-from timeline_helpers import envelope, home_store, lines_of
 
 from gateway.testing import home_environment, write_config
+from tests.plugins.timeline.timeline_awdb import AFK, WINDOW, AWDatabase, window_events
+from tests.plugins.timeline.timeline_helpers import envelope, home_store, lines_of
 
 
 def gateway(home: Path, *arguments: str, stdin: str | None = None) -> subprocess.CompletedProcess:

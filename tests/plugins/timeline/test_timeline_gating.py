@@ -15,10 +15,10 @@ import pytest
 from gateway_timeline import queries
 from gateway_timeline.gating import Gatekeeper
 from gateway_timeline.store import SCHEMA_VERSION, Store, _following
-from timeline_helpers import envelope, fill, minute_now
 
 from gateway import Gate
 from gateway.access import Manifest
+from tests.plugins.timeline.timeline_helpers import envelope, fill, minute_now
 
 START = minute_now() - timedelta(hours=5)  # within the retention the ingester keeps
 HOURS = 3

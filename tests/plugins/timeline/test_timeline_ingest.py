@@ -8,7 +8,8 @@ from pathlib import Path
 
 from gateway_timeline.importers.jsonl import ingest_lines
 from gateway_timeline.store import Store
-from timeline_helpers import WEEK_MS, envelope, iso, lines_of
+
+from tests.plugins.timeline.timeline_helpers import WEEK_MS, envelope, iso, lines_of
 
 
 def bodies(store: Store) -> list[dict]:

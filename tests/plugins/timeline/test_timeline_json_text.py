@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import gateway_timeline
 import pytest
-from timeline_helpers import envelope, fill, gateway_config, home_store, work_morning
 
 from gateway.testing import make_gateway, serve_client, write_config
+from tests.plugins.timeline.timeline_helpers import envelope, fill, gateway_config, home_store, work_morning
 
 # The seed's objects (tadoru's MCP reference, seed 002), keys in its order; ours follow them.
 TIMELINE_KEYS = ["range", "format", "content", "token_estimate", "truncated"]

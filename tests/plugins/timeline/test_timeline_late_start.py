@@ -14,11 +14,11 @@ from gateway_timeline import queries
 from gateway_timeline.gating import Gatekeeper
 from gateway_timeline.importers.activitywatch import import_database
 from gateway_timeline.store import Store
-from timeline_awdb import WINDOW, AWDatabase, window_events
-from timeline_helpers import WEEK_MS
 
 from gateway import Gate
 from gateway.access import Manifest
+from tests.plugins.timeline.timeline_awdb import WINDOW, AWDatabase, window_events
+from tests.plugins.timeline.timeline_helpers import WEEK_MS
 
 FIVE = [
     ("Firefox", "Stripe Dashboard — Mozilla Firefox"),

@@ -10,9 +10,9 @@ from pathlib import Path
 import gateway_timeline
 import gateway_timeline.envelope
 import pytest
-from timeline_helpers import envelope, fill, gateway_config, home_store, work_morning
 
 from gateway.testing import make_gateway
+from tests.plugins.timeline.timeline_helpers import envelope, fill, gateway_config, home_store, work_morning
 
 CANARY = "marmalade7"
 VAULT = [{"id": "vault", "name": "The vault", "ai": False, "apps": ["Vault App"], "urls": ["vault.example.com"],

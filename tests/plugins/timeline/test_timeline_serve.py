@@ -11,10 +11,10 @@ from pathlib import Path
 
 import anyio
 from gateway_timeline.store import Store
-from test_timeline_privacy import CANARY, VAULT, vault_events
-from timeline_helpers import fill, gateway_config, home_store, work_morning
 
 from gateway.testing import serve_client, write_config
+from tests.plugins.timeline.test_timeline_privacy import CANARY, VAULT, vault_events
+from tests.plugins.timeline.timeline_helpers import fill, gateway_config, home_store, work_morning
 
 
 def everything(result) -> str:

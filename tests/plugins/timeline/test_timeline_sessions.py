@@ -7,9 +7,9 @@ from pathlib import Path
 
 import gateway_timeline
 from gateway_timeline import sessions
-from timeline_helpers import envelope, fill, gateway_config, home_store
 
 from gateway.testing import make_gateway
+from tests.plugins.timeline.timeline_helpers import envelope, fill, gateway_config, home_store
 
 T0 = int(datetime(2026, 8, 16, 8, 0, tzinfo=UTC).timestamp() * 1000)
 MIN = 60_000

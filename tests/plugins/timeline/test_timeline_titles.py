@@ -16,10 +16,10 @@ from gateway_timeline.envelope import (
 )
 from gateway_timeline.gating import Gatekeeper, TitleFolders, title_paths
 from gateway_timeline.store import Store, row_of
-from timeline_helpers import envelope
 
 from gateway import Gate
 from gateway.access import Manifest
+from tests.plugins.timeline.timeline_helpers import envelope
 
 PRIVATE = [
     "Notes — Mozilla Firefox Private Browsing",
@@ -146,7 +146,8 @@ def test_the_titles_table_is_filled_on_upgrade_kept_up_and_forgets_titles_past_t
     import sqlite3
 
     from gateway_timeline.importers.jsonl import ingest_lines
-    from timeline_helpers import WEEK_MS, fill, lines_of
+
+    from tests.plugins.timeline.timeline_helpers import WEEK_MS, fill, lines_of
 
     old_title = "a.py — secret-client — Visual Studio Code"
     path = fill(tmp_path / "store.db", [envelope(now - timedelta(hours=30), "app.focus", "Code", old_title)])
@@ -181,7 +182,8 @@ def test_private_titles_a_store_still_holds_are_found_marked_or_judged(tmp_path:
     import of this version has swept is judged title by title over the range. Both find the same."""
     from gateway_timeline.gating import private_rows
     from gateway_timeline.importers.jsonl import ingest_lines
-    from timeline_helpers import WEEK_MS, lines_of
+
+    from tests.plugins.timeline.timeline_helpers import WEEK_MS, lines_of
 
     path = tmp_path / "store.db"
     private = "Inbox — Mozilla Firefox Private Browsing"

@@ -8,9 +8,16 @@ from pathlib import Path
 
 import gateway_timeline
 import pytest
-from timeline_helpers import envelope, fill, gateway_config, home_store, iso, work_morning
 
 from gateway.testing import make_gateway
+from tests.plugins.timeline.timeline_helpers import (
+    envelope,
+    fill,
+    gateway_config,
+    home_store,
+    iso,
+    work_morning,
+)
 
 
 @pytest.fixture

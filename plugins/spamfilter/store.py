@@ -1,0 +1,126 @@
+"""The model file: SQLite, a row per token, looked up by the tokens of the message at hand rather than loaded whole.
+
+Tables: `meta` (format, message counts, when trained, the cutoffs of the config that wrote it), `tokens` (token,
+spam, ham; WITHOUT ROWID, so a lookup is one B-tree descent) and `trained` (message key, label: so a label can
+take back a message's earlier training). It is written whole under a temporary name (0600, one transaction, the
+file fsynced), then renamed over the old one: a reader has the old model or the new one, never half of one, and a
+reader that opened the old file keeps reading it (it is never changed in place, so it is opened `immutable`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from urllib.parse import quote
+
+# No pathlib: a delivery rule's process would pay for its import; paths are str or os.PathLike here.
+PathLike = str | os.PathLike
+
+FORMAT = 2
+NAME = "model.sqlite"
+LOOKUP_BATCH = 500  # tokens per SELECT (SQLite's bound on parameters is 32,766 since 3.32, 999 before)
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE tokens (token TEXT PRIMARY KEY, spam INTEGER NOT NULL, ham INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE trained (key TEXT PRIMARY KEY, label TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+
+class ModelError(Exception):
+    """The model file is missing, unreadable, or of another format."""
+
+
+def write(path: PathLike, spam: int, ham: int, counts: Mapping[str, list[int]], trained: Mapping[str, str],
+          cutoffs: tuple[float, float] | None = None, trained_at: float | None = None) -> float:
+    """Write the model to `path` atomically; returns the time it records as trained."""
+    trained_at = time.time() if trained_at is None else trained_at
+    path = os.fspath(path)
+    folder, name = os.path.split(path)
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    _remove(temporary)  # a leftover of this pid's crash: never a live reader's file
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        connection = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode = OFF")  # a fresh file, renamed only once complete
+            connection.execute("PRAGMA synchronous = OFF")  # fsynced once, below
+            connection.execute("BEGIN")
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                connection.execute(statement)
+            meta = {"format": FORMAT, "spam": spam, "ham": ham, "trained_at": trained_at}
+            if cutoffs is not None:
+                meta["ham_cutoff"], meta["spam_cutoff"] = cutoffs
+            connection.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+            # Sorted: rows go in key order, so the B-tree fills page after page rather than splitting pages.
+            connection.executemany("INSERT INTO tokens VALUES (?, ?, ?)",
+                                   ((token, pair[0], pair[1]) for token, pair in sorted(counts.items())))
+            connection.executemany("INSERT INTO trained VALUES (?, ?)", sorted(trained.items()))
+            connection.execute("COMMIT")
+        finally:
+            connection.close()
+        os.fsync(descriptor)
+        os.close(descriptor)
+        descriptor = -1
+        os.replace(temporary, path)
+    except BaseException:
+        if descriptor >= 0:
+            os.close(descriptor)
+        _remove(temporary)
+        raise
+    return trained_at
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _open(path: PathLike) -> sqlite3.Connection:
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise ModelError("the filter has no model yet")
+    try:
+        connection = sqlite3.connect(f"file:{quote(path)}?mode=ro&immutable=1", uri=True)
+        connection.execute("SELECT 1 FROM meta LIMIT 1")
+    except sqlite3.Error as error:
+        raise ModelError(f"the model file cannot be read ({error})") from error
+    return connection
+
+
+class Table:
+    """The model file opened for lookups: the message counts and cutoffs at once, the tokens as asked."""
+
+    def __init__(self, path: PathLike) -> None:
+        self.connection = _open(path)
+        try:
+            meta = dict(self.connection.execute("SELECT key, value FROM meta"))
+        except sqlite3.Error as error:
+            raise ModelError(f"the model file cannot be read ({error})") from error
+        if meta.get("format") != FORMAT:
+            raise ModelError(f"the model file is of format {meta.get('format')}, not {FORMAT}")
+        self.spam, self.ham = int(meta["spam"]), int(meta["ham"])
+        self.trained_at = float(meta.get("trained_at", 0.0))
+        self.cutoffs = ((float(meta["ham_cutoff"]), float(meta["spam_cutoff"])) if "ham_cutoff" in meta
+                        else None)
+
+    def counts(self, tokens: Iterable[str]) -> list[tuple[str, int, int]]:
+        """(token, spam, ham) of each of `tokens` the model knows."""
+        wanted = list(tokens)
+        found: list[tuple[str, int, int]] = []
+        for start in range(0, len(wanted), LOOKUP_BATCH):
+            batch = wanted[start:start + LOOKUP_BATCH]
+            found.extend(self.connection.execute(
+                f"SELECT token, spam, ham FROM tokens WHERE token IN ({','.join('?' * len(batch))})", batch))
+        return found
+
+    def everything(self) -> tuple[dict[str, list[int]], dict[str, str]]:
+        """Every token's counts and every trained message (the in-memory model, for training and labels)."""
+        counts = {token: [spam, ham] for token, spam, ham in self.connection.execute("SELECT * FROM tokens")}
+        return counts, dict(self.connection.execute("SELECT key, label FROM trained"))
+
+    def close(self) -> None:
+        self.connection.close()

@@ -1,0 +1,282 @@
+"""A message's tokens, as SpamBayes and bogofilter take them: words of the text and the subject, address pieces,
+content types, URL pieces; HTML made text first. Never shown to an agent (only `gateway spam why` prints them).
+
+Headers that leak the label (X-Spam-*, the SpamAssassin corpus's own, Received and the routing around it) are
+left out: they give good scores for reasons that do not hold on the person's own mail.
+"""
+
+from __future__ import annotations
+
+import email
+import email.errors
+import email.header
+import re
+from email.message import Message
+
+# Headers never tokenized: what filters on the way added (they give the answer away), and routing.
+LEAKING = re.compile(
+    r"^(x-spam|x-bogosity|x-dspam|x-crm114|x-spambayes|x-virus|x-amavis|x-razor|x-pyzor|x-dcc|x-mailscanner"
+    r"|x-barracuda|x-proofpoint|x-mimecast|x-ms-exchange-organization-scl|x-ms-exchange|x-microsoft-antispam"
+    r"|x-forefront|x-keywords|x-uid|x-status|status|x-label|x-priority-spam|delivered-to|received|return-path"
+    r"|x-original-to|x-envelope|x-loop|x-mailman|x-beenthere|x-accept-language|x-filter|x-sieve|x-junk)",
+    re.IGNORECASE,
+)
+ADDRESS_HEADERS = ("from", "to", "cc", "reply-to", "sender")
+WORD = re.compile(r"[^\W_][\w'$.!\-]*[\w$!]|[^\W_]", re.UNICODE)
+URL = re.compile(r"(?:https?|ftp)://([^\s\"'<>/?#]+)([^\s\"'<>]*)", re.IGNORECASE)
+ADDRESS = re.compile(r"([\w.+'-]+)@([\w-]+(?:\.[\w-]+)+)")
+MAX_TEXT = 200_000  # characters of text read from one message: the rest says nothing more
+MAX_MESSAGE = 20 * 1024 * 1024  # bytes read of one file: bigger files are attachments' carriers, not what a filter learns from
+
+
+MAX_PARTS = 1_000  # MIME parts: real mail has tens; a bomb of 100,000 one-byte parts takes Python 25 s to parse
+MAX_NESTING = 50  # multiparts and message/rfc822 within each other; Python's parser recurses, and fails near 1,000
+_BOUNDARY = re.compile(rb'boundary\s*=\s*(?:"([^"\r\n]{1,200})"|([^\s;"]{1,200}))', re.IGNORECASE)
+_ENCLOSED = re.compile(rb"message/rfc822", re.IGNORECASE)
+
+
+class Unreadable(ValueError):
+    """A message this filter will not parse: more MIME parts or nesting than real mail has."""
+
+
+def parse(raw: bytes) -> Message:
+    """The message, or Unreadable before any parsing when its structure is out of bounds (counted from the bytes:
+    each declared boundary's delimiter lines, each enclosed message), so that no one message costs more than a
+    fraction of a second however it was built."""
+    boundaries: set[bytes] = set()
+    for match in _BOUNDARY.finditer(raw):
+        boundaries.add(match.group(1) or match.group(2))
+        if len(boundaries) > MAX_NESTING:
+            raise Unreadable(f"more than {MAX_NESTING} nested MIME parts")
+    if len(_ENCLOSED.findall(raw)) > MAX_NESTING:
+        raise Unreadable(f"more than {MAX_NESTING} enclosed messages")
+    parts = sum(raw.count(b"\n--" + boundary) for boundary in boundaries)
+    if parts > MAX_PARTS:
+        raise Unreadable(f"more than {MAX_PARTS} MIME parts")
+    return email.message_from_bytes(raw)  # compat32, the default: the policy module costs a start-up 10 ms more
+
+
+# Headers every delivered message has at least one of; a file with none of them in its header block is not mail.
+MAIL_HEADERS = frozenset((b"from", b"to", b"cc", b"date", b"subject", b"message-id", b"received", b"return-path",
+                          b"delivered-to", b"sender", b"reply-to", b"mime-version", b"in-reply-to", b"references"))
+_HEADER_LINE = re.compile(rb"^([!-9;-~]{1,76})[ \t]*:")
+
+
+def is_mail(raw: bytes) -> bool:
+    """Whether `raw` starts as a message does: a block of header lines (after an mbox `From ` line, if any), one of
+    them a header every delivered message has. Decided on the header block's bytes alone, before any parsing."""
+    head = raw[:64 * 1024].replace(b"\r\n", b"\n").partition(b"\n\n")[0]
+    lines = head.split(b"\n")
+    if lines and lines[0].startswith(b"From "):
+        lines = lines[1:]
+    if not lines or not _HEADER_LINE.match(lines[0]):
+        return False
+    names = set()
+    for line in lines:
+        if line[:1] in (b" ", b"\t"):
+            continue
+        match = _HEADER_LINE.match(line)
+        if match is None:
+            break  # neither a header nor its continuation: the parser takes the body to start here
+        names.add(match.group(1).lower())
+    return not names.isdisjoint(MAIL_HEADERS)
+
+
+def header_text(message: Message, name: str) -> str:
+    value = message.get(name)
+    if value is None:
+        return ""
+    try:
+        parts = email.header.decode_header(str(value))
+        return "".join(
+            p.decode(c or "utf-8", "replace") if isinstance(p, bytes) else p for p, c in parts
+        )
+    except (LookupError, ValueError, email.errors.HeaderParseError):
+        return str(value)
+
+
+def _payload_text(part: Message) -> str:
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return ""
+    charset = part.get_content_charset() or "utf-8"
+    try:
+        return payload.decode(charset, "replace")
+    except LookupError:
+        return payload.decode("utf-8", "replace")
+
+
+_MARKED_TAGS = frozenset(("img", "font", "table", "form", "iframe", "a"))
+_HIDDEN_TAGS = frozenset(("script", "style"))
+_PARSER: type | None = None
+
+
+def _html_parser() -> type:
+    """The parser class, made on first use: html.parser compiles its patterns on import (tens of milliseconds
+    of a delivery rule's process), which a message without HTML need not pay."""
+    global _PARSER
+    if _PARSER is not None:
+        return _PARSER
+    from html.parser import HTMLParser
+
+    class HTMLText(HTMLParser):
+        """The text of an HTML part and its marks, by the standard library's tolerant parser."""
+
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.pieces: list[str] = []
+            self.marks: list[str] = []
+            self.hidden = 0
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in _HIDDEN_TAGS:
+                self.marks.append(f"html:{tag}")
+                self.hidden += 1
+                return
+            if tag in _MARKED_TAGS:
+                self.marks.append(f"html:{tag}")
+            names = {name for name, _value in attrs}
+            self.marks.extend(f"html:{tag}:{key}" for key in ("src", "href") if key in names)
+
+        def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag not in _HIDDEN_TAGS:
+                self.handle_starttag(tag, attrs)
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in _HIDDEN_TAGS and self.hidden:
+                self.hidden -= 1
+
+        def handle_data(self, data: str) -> None:
+            if not self.hidden:
+                self.pieces.append(data)
+
+    _PARSER = HTMLText
+    return _PARSER
+
+
+def html_text(html: str) -> tuple[str, list[str]]:
+    """The words of an HTML part (scripts and styles left out), and the tag names and attributes a filter learns
+    from (images, fonts, forms, links...), by the standard library's html.parser (no lxml to import: a delivery
+    rule's process starts without it)."""
+    parser = _html_parser()()
+    try:
+        parser.feed(html)
+        parser.close()
+    except (AssertionError, ValueError):  # what html.parser raises on markup it cannot go on with
+        return html, []
+    return " ".join(parser.pieces), parser.marks
+
+
+def texts(message: Message) -> tuple[list[str], list[str]]:
+    """The message's texts (HTML made text) and its structure tokens (content types, encodings, attachments)."""
+    found, marks = [], []
+    for part in message.walk():
+        kind = part.get_content_type()
+        marks.append(f"content-type:{kind}")
+        charset = part.get_param("charset")
+        if isinstance(charset, str):
+            marks.append(f"charset:{charset.lower()[:20]}")
+        encoding = str(part.get("content-transfer-encoding", "")).lower().strip()
+        if encoding:
+            marks.append(f"content-transfer-encoding:{encoding}")
+        if part.is_multipart():
+            continue
+        filename = part.get_filename()
+        if filename:
+            marks.append(f"filename:{filename.rsplit('.', 1)[-1].lower()[:10]}")
+        if kind == "text/plain":
+            found.append(_payload_text(part))
+        elif kind == "text/html":
+            text, html_marks = html_text(_payload_text(part))
+            found.append(text)
+            marks.extend(html_marks)
+    return found, marks
+
+
+def words(text: str, prefix: str = "") -> list[str]:
+    """Lower-cased words of 3 to 12 characters; longer ones as `skip:` tokens (their first letter and length).
+
+    Each distinct word once (tokens are a set): the text is lower-cased once and its repeats skipped."""
+    out = []
+    for match in set(WORD.findall(text.lower())):
+        word = match.strip(".!-'")
+        length = len(word)
+        if length < 3:
+            continue
+        if length > 12:
+            out.append(f"{prefix}skip:{word[0]} {length // 10 * 10}")
+        else:
+            out.append(prefix + word)
+    return out
+
+
+def url_tokens(text: str) -> list[str]:
+    out = []
+    for host, rest in URL.findall(text):
+        host = host.lower().rsplit("@", 1)[-1]
+        pieces = host.split(".")
+        out.append(f"url:{host}")
+        out.extend(f"url-part:{'.'.join(pieces[i:])}" for i in range(1, max(1, len(pieces) - 1)))
+        out.extend(f"url-path:{piece.lower()}" for piece in re.split(r"[/?=&.#_-]+", rest) if 2 < len(piece) < 20)
+    return out
+
+
+def address_tokens(name: str, value: str) -> list[str]:
+    out = []
+    for local, domain in ADDRESS.findall(value.lower()):
+        out.append(f"{name}:addr:{domain}")
+        out.append(f"{name}:local:{local[:12]}")
+        parts = domain.split(".")
+        out.extend(f"{name}:domain:{'.'.join(parts[i:])}" for i in range(1, len(parts) - 1))
+    display = value.split("<", 1)[0] if "<" in value else ""
+    out.extend(f"{name}:name:{w}" for w in words(display))
+    if not ADDRESS.search(value):
+        out.append(f"{name}:none")
+    return out
+
+
+def tokens(raw: bytes) -> set[str]:
+    """The set of tokens of one raw message (each counted once, as both filters do for training)."""
+    return tokens_of(parse(raw))
+
+
+def tokens_of(message: Message) -> set[str]:
+    """The set of tokens of a message already parsed (from bytes without their leaking headers: `stripped`)."""
+    found: list[str] = []
+    subject = header_text(message, "subject")
+    found.extend(words(subject, "subject:"))
+    found.extend(f"subject-char:{c}" for c in set(subject) if c in "!$%*?" or (c.isupper() and subject.isupper()))
+    for name in ADDRESS_HEADERS:
+        found.extend(address_tokens(name, header_text(message, name)))
+    names = {k.lower() for k in message}
+    found.extend(f"header:{k[:30]}" for k in names if not LEAKING.match(k))
+    for name in ("x-mailer", "user-agent", "content-type", "list-id", "precedence", "mime-version"):
+        if name in names:
+            found.extend(words(header_text(message, name), f"{name}:"))
+    message_id = header_text(message, "message-id")
+    found.append("message-id:" + (message_id.rpartition("@")[2].strip("> ").lower()[:40] if "@" in message_id
+                                  else "none"))
+    bodies, marks = texts(message)
+    found.extend(marks)
+    text = " ".join(bodies)[:MAX_TEXT]
+    found.extend(url_tokens(text))
+    found.extend(words(URL.sub(" ", text)))
+    return set(found)
+
+
+def stripped(raw: bytes) -> bytes:
+    """The message without the headers that leak its label (for evaluation and the corpus's own copies)."""
+    head, sep, body = raw.partition(b"\n\n")
+    if not sep:
+        head, sep, body = raw.partition(b"\r\n\r\n")
+    kept, skipping = [], False
+    for line in head.splitlines(keepends=True):
+        if line[:1] in (b" ", b"\t"):
+            if not skipping:
+                kept.append(line)
+            continue
+        name = line.split(b":", 1)[0].decode("ascii", "replace")
+        skipping = bool(LEAKING.match(name))
+        if not skipping:
+            kept.append(line)
+    return b"".join(kept) + sep + body
