@@ -143,3 +143,12 @@ def census(gateway: PluginHost):  # noqa: ANN201 (an iterator of (source, Traits
     from gateway_mail.projects.described import census as described
 
     return described(gateway)
+
+
+@hookimpl
+def tied_projects(gateway: PluginHost, addresses: list[str]) -> dict[str, list[str]]:
+    # The work lives in projects/tied.py: a module named like this hook would be shadowed by it here.
+    from gateway_mail.projects.tied import projects_tied
+    from gateway_mail.projects.ties import FILE_NAME
+
+    return projects_tied(gateway.folders.data / FILE_NAME, addresses)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import email.utils
 import heapq
 import itertools
+import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,9 +24,20 @@ from maildirs import (
     messages,
 )
 from maildirs.accounts import sender_blocked
-from maildirs.subjects import closed_by_hidden_subject
+from maildirs.conversations import facts_of
 
-from gateway import Answer, Context, GateMemo, ToolError, clip, left_out_sentence, one_line, plural
+from gateway import (
+    Answer,
+    Context,
+    GateMemo,
+    Person,
+    ToolError,
+    Traits,
+    clip,
+    left_out_sentence,
+    one_line,
+    plural,
+)
 from gateway_spam import corpus, jobs, labels, training
 from gateway_spam.correspondents import Correspondents, correspondents
 from gateway_spam.model import Model
@@ -81,8 +93,13 @@ def ids_of(envelope: dict[str, Any]) -> list[str]:
     return [address[4:]] if address.startswith("mid:") else []
 
 
-_traits: GateMemo[dict[tuple[str, str, str], frozenset[str]]] = GateMemo(dict, gates=4)
+PRIVATE = ("ids", "_path")  # what an envelope carries for the gate alone, never shown
+_parts: GateMemo[dict[tuple, frozenset[str]]] = GateMemo(dict, gates=4)
 _conversations: GateMemo[dict[str, Any]] = GateMemo(dict, gates=4)
+TIES_BATCH = 500  # message ids asked of the person's ties at once (ctx.tied)
+# Folders that hold the person's own sent mail (any part of the folder's name, case aside), as the mail plugin reads.
+SENT_FOLDERS = {"sent", "sent mail", "sent messages", "sent items", "outbox"}
+_GLOB = re.compile(r"[*?\[]")
 
 
 def folders_signature(known: list[Account], data: Path) -> tuple[tuple[str, int], ...]:
@@ -99,12 +116,37 @@ def folders_signature(known: list[Account], data: Path) -> tuple[tuple[str, int]
     return tuple(found)
 
 
+_masked: dict[str, str] = {}
+
+
+def _masked_subject(subject: str) -> str:
+    """A subject masked and cut as the gate reads it, kept per subject (the conversations are placed again after
+    each new message, and masking every subject again would be most of that pass)."""
+    found = _masked.get(subject)
+    if found is None:
+        if len(_masked) >= 200_000:
+            _masked.clear()
+        found = _masked[subject] = clip(subject, 200)
+    return found
+
+
 class Shown:
     """Decides, for one call, which envelopes may be shown: the gate's verdict, and the blocked senders.
 
-    A message belongs to the projects its own folder, subject or sender routes to, and to those of every other
-    message of its conversation (maildirs.conversations, over every folder of every account and the fetched
-    corpus): a closed conversation is closed whole, as the mail plugin closes it.
+    Each message is described to the gate by its traits, as the mail plugin describes it: its paths (its file, its
+    folder, its account's root), its people (the sender, proven only when the account's own server passed it;
+    for the person's own sent mail, its To and Cc, proven), its words (the masked subject), its account and
+    folder as the tools print them, and the projects the person tied it to (`ctx.tied`, every plugin's tie store).
+    The gate alone says which projects take it (`Gate.owners`). Then the message belongs to the projects of
+    every other message of its conversation too (maildirs.conversations, over every folder of every account and
+    the fetched corpus), and of every tie on any of them: a closed conversation is closed whole, as the mail
+    plugin closes it.
+
+    The gate's decision is a union over routes, each reading one trait, so a message's traits are asked in parts
+    (its place, its file, its people, its words, its ties), each distinct value once per gate: the conversations
+    of a whole store are placed without asking the gate once per message. The file is asked about only when a
+    path route is a pattern or lies inside its folder (any other path route that takes the file takes the
+    folder). Ties are read afresh on every call, for the conversations of the messages being decided only.
     """
 
     def __init__(self, ctx: Context, known: list[Account] | None = None) -> None:
@@ -115,37 +157,119 @@ class Shown:
         self.kept = 0
         self.blocked_count = 0
         self.unchecked = 0  # not shown: the conversations could not all be read before the deadline
-        # What the routes say of a trait holds while the gate (manifest, outside_projects) stays the same.
-        self._own = _traits.of(ctx.gate)
+        # What the gate says of each part holds while the gate (manifest, outside_projects) stays the same.
+        self._parts = _parts.of(ctx.gate)
+        self._by_name = {account.name: account for account in self.accounts}
+        self._folder_dirs: dict[tuple[str, str], str] | None = None
+        self._inside: dict[str, bool] = {}
+        projects = self.gate.projects
+        self._path_routes = [r for p in projects for r in p.paths if r.strip()]
+        self._has_senders = any(p.senders for p in projects)
+        self._subjects = sorted({r.casefold() for p in projects for r in p.subjects if r.strip()})
+        self._closed_subjects = any(p.subjects and not p.ai for p in projects)
         self._conversations: Conversations | None = None
         self._incomplete = False
 
-    def own_owners(self, folder: str, subject: str, sender: str) -> frozenset[str]:
-        """The projects a message's own traits route to (`subject` masked as shown)."""
-        trait = (folder, subject, sender)
-        found = self._own.get(trait)
+    # -- a message's own traits, asked in parts --------------------------------------------------------------
+
+    def _ask(self, key: tuple, traits: Callable[[], Traits]) -> frozenset[str]:
+        found = self._parts.get(key)
         if found is None:
-            owners = set(self.gate.owners_of(folder=folder or None, subject=subject or None))
-            # Nothing here checks that a sender is genuine, so a sender route may close an item but never open one.
-            for project_id in self.gate.owners_of(sender=sender or None):
-                project = self.gate.project(project_id)
-                if project is not None and not project.ai:
-                    owners.add(project_id)
-            # A closed project's subject route that may take what a mask hid closes it too, as in the mail plugin.
-            owners |= closed_by_hidden_subject(self.gate, subject, frozenset(owners))
-            found = self._own[trait] = frozenset(owners)
+            found = self._parts[key] = self.gate.owners(traits())
         return found
+
+    def _dirs(self, account: str, folder: str, path: str) -> tuple[str, str]:
+        """(the folder's directory, the account's root) of a message; for the fetched corpus, its folder."""
+        known = self._by_name.get(account)
+        if known is None:
+            return (str(Path(path).parent) if path else ""), ""
+        if self._folder_dirs is None:
+            self._folder_dirs = {(a.name, f.name): str(f.path) for a in self.accounts for f in folders(a.maildir)}
+        return self._folder_dirs.get((account, folder), ""), str(known.maildir)
+
+    def _reaches_inside(self, folder_dir: str) -> bool:
+        """May a path route take a file of this folder without taking the folder (a pattern, or a route inside)?"""
+        found = self._inside.get(folder_dir)
+        if found is None:
+            prefixes = {os.path.normpath(folder_dir) + "/", os.path.realpath(folder_dir) + "/"} if folder_dir else set()
+            found = False
+            for route in self._path_routes:
+                written = os.path.expanduser(route.strip())
+                forms = {os.path.normpath(written), os.path.realpath(written)} if os.path.isabs(written) else {written}
+                if any(_GLOB.search(form) or not prefixes or any(form.startswith(p) for p in prefixes)
+                       for form in forms):
+                    found = True
+                    break
+            self._inside[folder_dir] = found
+        return found
+
+    def people_of(self, account: str, folder: str, sender: str, passed: tuple[str, ...],
+                  recipients: tuple[str, ...]) -> tuple[Person, ...]:
+        """The sender, proven when the account's own server passed it; for sent mail, its recipients, proven."""
+        known = self._by_name.get(account)
+        people = []
+        if sender:
+            if known is not None and known.authserv_id:
+                people.append(Person(sender, proven=known.authserv_id in passed))
+            else:
+                why = (f"account {account} has no authserv_id" if known is not None
+                       else "fetched by spam_fetch: no account's server vouches for it")
+                people.append(Person(sender, proven=False, why_unproven=why))
+        sent = any(part.strip().lower() in SENT_FOLDERS for part in folder.split("/")) or (
+            known is not None and bool(sender) and known.owns_address(sender))
+        if sent and known is not None:
+            people += [Person(address, proven=True) for address in recipients]
+        return tuple(people)
+
+    def _may_take_words(self, subject: str) -> bool:
+        """A necessary condition of a subject route taking these words (the gate confirms)."""
+        if not self._subjects:
+            return False
+        folded = subject.casefold()
+        return any(route in folded for route in self._subjects) or (self._closed_subjects and "[" in folded)
+
+    def own_owners(self, account: str, folder: str, path: str, sender: str, subject: str,
+                   passed: tuple[str, ...] = (), recipients: tuple[str, ...] = ()) -> frozenset[str]:
+        """The projects a message's own traits go to, ties aside (`subject` masked as shown, `sender` its
+        address, `passed` the servers that passed it, `recipients` its To and Cc)."""
+        if not self.gate.projects:
+            return frozenset()
+        folder_dir, root = self._dirs(account, folder, path)
+        place = tuple(p for p in (folder_dir, root) if p)
+        owners = self._ask(("place", account, folder, place),
+                           lambda: Traits(paths=place, account=account, folder=folder))
+        if path and self._path_routes and self._reaches_inside(folder_dir):
+            owners |= self._ask(("file", path), lambda: Traits(paths=(path,)))
+        if self._has_senders:
+            people = self.people_of(account, folder, sender, passed, recipients)
+            if people:
+                owners |= self._ask(("people", people), lambda: Traits(people=people))
+        if subject and self._may_take_words(subject):
+            owners |= self._ask(("words", subject), lambda: Traits(words=(subject,)))
+        return owners
+
+    def envelope_owners(self, envelope: dict[str, Any]) -> frozenset[str]:
+        """An envelope's own owners, its file's headers read again (kept per file) for proof and recipients."""
+        path = str(envelope.get("_path") or "")
+        if not path and str(envelope.get("address", "")).startswith("/"):
+            path = str(envelope["address"])  # an evaluation's envelope names its file by its address
+        facts = facts_of(Path(path)) if path and self._has_senders else None
+        return self.own_owners(str(envelope.get("account", "")), str(envelope.get("folder", "")), path,
+                               str(envelope.get("sender", "")), str(envelope.get("subject", "")),
+                               facts.passed_by if facts else (), facts.recipients if facts else ())
 
     def conversations(self) -> Conversations | None:
         """Every message's conversation and own owners, read from headers alone (once per call, on first need).
 
         None when they could not all be read before the call's deadline (a first call over a large store): the
-        headers read are kept (maildirs.head_of), so the next call goes further; meanwhile nothing is shown.
+        headers read are kept (maildirs.facts_of), so the next call goes further; meanwhile nothing is shown.
         """
         if self._conversations is None and not self._incomplete:
             # Maildir files are never changed in place: a message added, removed or renamed (its flags) changes its
-            # directory's time. While no directory changed, the conversations read last time still hold.
-            signature = folders_signature(self.accounts, self.ctx.folders.data)
+            # directory's time. While no directory changed, the conversations read last time still hold (and the
+            # accounts' roots, addresses and authserv_id, which describe the messages, stay the same).
+            signature = (folders_signature(self.accounts, self.ctx.folders.data),
+                         tuple((a.name, str(a.maildir), a.addresses, a.authserv_id) for a in self.accounts))
             memo = _conversations.of(self.gate)
             if memo.get("signature") == signature:
                 self._conversations = memo["value"]
@@ -158,24 +282,48 @@ class Shown:
                     if number % 200 == 0 and self.ctx.deadline.left() < GATE_RESERVE:
                         self._incomplete = True
                         return None
-                    head = head_of(place.path)
+                    head = facts_of(place.path)
                     if head is None:
                         continue
-                    ids, subject, sender = head
-                    found.add(ids, self.own_owners(place.folder, clip(subject, 200),
-                                                   email.utils.parseaddr(sender)[1].lower()))
+                    found.add(head.ids, self.own_owners(place.account, place.folder, str(place.path), head.address,
+                                                        _masked_subject(head.subject), head.passed_by,
+                                                        head.recipients))
             self._conversations = found
             memo.update(signature=signature, value=found)
         return self._conversations
 
+    def _tied(self, ids: set[str]) -> dict[str, frozenset[str]]:
+        """The projects the person tied each of these Message-IDs to (`mid:` addresses), in batches."""
+        found: dict[str, frozenset[str]] = {}
+        wanted = sorted(ids)
+        for at in range(0, len(wanted), TIES_BATCH):
+            self.ctx.deadline.check()
+            for address, projects in self.ctx.tied([f"mid:{one}" for one in wanted[at:at + TIES_BATCH]]).items():
+                found[address[4:]] = projects
+        return found
+
+    def owners_all(self, envelopes: list[dict[str, Any]]) -> list[frozenset[str] | None]:
+        """Each envelope's projects: its own traits', its conversation's, and those of every tie on a message of
+        its conversation; None when its conversation could not be read in time (not shown)."""
+        if not self.gate.projects:
+            return [frozenset() for _ in envelopes]
+        conversations = self.conversations() if any(ids_of(e) for e in envelopes) else Conversations()
+        if conversations is None:
+            return [None if ids_of(e) else self.envelope_owners(e) for e in envelopes]
+        members = [conversations.ids_with(ids_of(e)) for e in envelopes]
+        tied = self._tied(set().union(*members)) if members else {}
+        found: list[frozenset[str] | None] = []
+        for envelope, ids in zip(envelopes, members, strict=True):
+            named = sorted({project for one in ids for project in tied.get(one, ())})
+            owners = self.envelope_owners(envelope) | conversations.owners_of(ids)
+            if named:
+                owners |= self.gate.owners(Traits(projects=named))
+            found.append(owners)
+        return found
+
     def owners(self, envelope: dict[str, Any]) -> frozenset[str] | None:
         """The projects a message belongs to; None when its conversation could not be read in time (not shown)."""
-        own = self.own_owners(envelope.get("folder", ""), envelope.get("subject", ""), envelope.get("sender", ""))
-        ids = ids_of(envelope)
-        if not ids or not self.gate.projects:
-            return own
-        conversations = self.conversations()
-        return None if conversations is None else own | conversations.owners_of(ids)
+        return self.owners_all([envelope])[0]
 
     def owners_or_refuse(self, envelope: dict[str, Any]) -> frozenset[str]:
         owners = self.owners(envelope)
@@ -188,10 +336,9 @@ class Shown:
         return bool(self.blocked) and sender_blocked(self.blocked, envelope.get("sender", ""))
 
     def filter(self, envelopes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The envelopes that may be shown, without the ids that placed them; the others counted."""
+        """The envelopes that may be shown, without what placed them (ids, file); the others counted."""
         shown = []
-        for envelope in envelopes:
-            owners = self.owners(envelope)
+        for envelope, owners in zip(envelopes, self.owners_all(envelopes), strict=True):
             if owners is None:
                 self.unchecked += 1
             elif not self.gate.allows(owners):
@@ -199,7 +346,7 @@ class Shown:
             elif self.is_blocked(envelope):
                 self.blocked_count += 1
             else:
-                shown.append({k: v for k, v in envelope.items() if k != "ids"})
+                shown.append({k: v for k, v in envelope.items() if k not in PRIVATE})
         return shown
 
     def sentences(self) -> list[str]:
@@ -427,7 +574,7 @@ def review_answer(ctx: Context, limit: int) -> Answer:
             key = corpus.key_of(raw, message)
             score = model.score(tokens(stripped(raw))).probability
             envelope = {**training.envelope(message, place, key), "score": round(score, 4),
-                        "when": corpus.when_of(message, place.path)}
+                        "when": corpus.when_of(message, place.path), "_path": str(place.path)}
         except Exception:  # noqa: BLE001 - a stranger's file (broken, nested too deep): counted, never a failure
             log.info("spam_review: unreadable message", path=str(place.path))
             unreadable += 1
@@ -568,13 +715,15 @@ def label_answer(ctx: Context, address: str, label: str) -> Answer:
     try:
         message = parse(raw)
         key = corpus.key_of(raw, message)
-        envelope = training.envelope(message, place, key)
+        envelope = {**training.envelope(message, place, key), "_path": str(place.path)}
         found = tokens(stripped(raw))
     except Exception:  # noqa: BLE001 - a stranger's file: unreadable, never a failed call
         raise ToolError(f"{address} cannot be read as a message (its structure is broken or nested too deep): "
                         "it is not labelled") from None
     shown = Shown(ctx, known)
-    ctx.gate.check_write(shown.owners_or_refuse(envelope), "this message")
+    # Refused in the gate's own words, naming no project and nothing of the message.
+    ctx.gate.check_write(shown.owners_or_refuse(envelope), "this message",
+                         address=address if address.startswith("mid:") else None)
     if shown.is_blocked(envelope):
         raise ToolError("this message's sender is blocked by the person: its mail is only counted, never labelled")
     client, version = client_name(ctx)

@@ -15,7 +15,12 @@ imports the other. What it promises:
   for a path an agent gives (as written, then with links resolved).
 - `maildirs.conversations`: `Conversations` joins messages by every id they name (Message-ID, In-Reply-To,
   References) and gives the owners a conversation shares, so a reader closes a whole conversation as the mail
-  plugin does; `head_of(path)` reads a file's ids, Subject and From from its headers alone.
+  plugin does, and `ids_with(ids)` every id of their conversations (what a reader asks the ties about);
+  `head_of(path)` reads a file's ids, Subject and From from its headers alone, `facts_of(path)` those and the From
+  address, the servers whose Authentication-Results pass it, and its To and Cc.
+- `maildirs.authentication`: `verdict(results, authserv_id, sender)`, pass, forged or unauthenticated from the
+  account's own server's Authentication-Results only (the mail plugin's verdict and the spam plugin's proof of a
+  sender are the same rule), and `passed_by(results, sender)`.
 - `maildirs.subjects`: `closed_by_hidden_subject`, the closed projects whose subject route may take what a mask hid
   in a subject (moved from the mail plugin's gating, which imports it).
 - `maildirs.testing`: a Dovecot IMAP server on a loopback port, for tests that need a real one.
@@ -24,8 +29,8 @@ Nothing here writes to a Maildir.
 """
 
 from maildirs.accounts import Account, ConfigProblem, accounts_in, accounts_of, blocked_in
-from maildirs.conversations import Conversations, head_of
+from maildirs.conversations import Conversations, Head, facts_of, head_of
 from maildirs.folders import Folder, PathRefused, checked_path, flags_of, folders, messages, unique_of
 
-__all__ = ["Account", "ConfigProblem", "Conversations", "Folder", "PathRefused", "accounts_in", "accounts_of",
+__all__ = ["Account", "ConfigProblem", "Conversations", "Folder", "Head", "facts_of", "PathRefused", "accounts_in", "accounts_of",
            "blocked_in", "checked_path", "flags_of", "folders", "head_of", "messages", "unique_of"]

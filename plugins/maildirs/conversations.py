@@ -17,15 +17,21 @@ import email.header
 import email.message
 import email.parser
 import email.policy
+import email.utils
 import re
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from attrs import frozen
+
+from maildirs.authentication import passed_by
+
 _ID = re.compile(r"<([^<>\s]+)>")
 _HEAD = 64 * 1024
 _KEPT = 200_000  # header facts kept per process; beyond it, forgotten whole (read again when next asked)
-_kept: dict[tuple[str, int, int], tuple[tuple[str, ...], str, str]] = {}
+_RESULTS, _RECIPIENTS = 20, 100  # Authentication-Results read, recipients kept, per message
+_kept: dict[tuple[str, int, int], Head] = {}
 _kept_lock = threading.Lock()
 
 
@@ -45,8 +51,29 @@ def ids_of_headers(message_id: str | None, in_reply_to: str | None, references: 
     return tuple(found)
 
 
+@frozen
+class Head:
+    """What a message file's headers say of it, for placing it: the ids it names, its Subject and From as
+    written (decoded), the From address alone (lower-cased), the servers whose Authentication-Results pass it
+    (`maildirs.authentication.passed_by`), and its To and Cc addresses (lower-cased, at most 100)."""
+
+    ids: tuple[str, ...]
+    subject: str
+    sender: str
+    address: str = ""
+    passed_by: tuple[str, ...] = ()
+    recipients: tuple[str, ...] = ()
+
+
 def head_of(path: Path) -> tuple[tuple[str, ...], str, str] | None:
     """(ids, raw Subject, raw From) of a message file, from its headers alone; None when it cannot be read."""
+    head = facts_of(path)
+    return None if head is None else (head.ids, head.subject, head.sender)
+
+
+def facts_of(path: Path) -> Head | None:
+    """A message file's `Head`, from its first 64 KiB; None when it cannot be read. Kept per file (path, size,
+    time) for the process's life: Maildir files are never changed in place."""
     try:
         stat = path.stat()
         key = (str(path), stat.st_size, stat.st_mtime_ns)
@@ -61,8 +88,17 @@ def head_of(path: Path) -> tuple[tuple[str, ...], str, str] | None:
     except OSError:
         return None
     headers = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
-    found = (ids_of_headers(*(_text(headers, name) for name in ("message-id", "in-reply-to", "references"))),
-             _text(headers, "subject"), _text(headers, "from"))
+    sender = _text(headers, "from")
+    address = email.utils.parseaddr(sender)[1].lower()
+    results = [" ".join(str(v).split()) for v in headers.get_all("authentication-results") or []][:_RESULTS]
+    values = [" ".join(str(v).split()) for name in ("to", "cc") for v in headers.get_all(name) or []]
+    try:
+        recipients = tuple(dict.fromkeys(a.strip().lower() for _n, a in email.utils.getaddresses(values) if "@" in a))
+    except Exception:  # noqa: BLE001 - a stranger's header: whatever it holds, it names no one
+        recipients = ()
+    found = Head(ids_of_headers(*(_text(headers, name) for name in ("message-id", "in-reply-to", "references"))),
+                 _text(headers, "subject"), sender, address, passed_by(results, address) if address else (),
+                 recipients[:_RECIPIENTS])
     with _kept_lock:
         if len(_kept) >= _KEPT:
             _kept.clear()
@@ -84,6 +120,7 @@ class Conversations:
     def __init__(self) -> None:
         self._parent: dict[str, str] = {}
         self._owners: dict[str, frozenset[str]] = {}
+        self._members: dict[str, list[str]] = {}  # each conversation's ids, by its root
 
     def _root(self, node: str) -> str:
         parent = self._parent.setdefault(node, node)
@@ -96,7 +133,10 @@ class Conversations:
     def _join(self, first: str, second: str) -> None:
         a, b = self._root(first), self._root(second)
         if a != b:
+            if len(self._members[a]) < len(self._members[b]):
+                a, b = b, a  # the smaller conversation joins the bigger: each id moves a few times at most
             self._parent[b] = a
+            self._members[a] += self._members.pop(b)
             self._owners[a] = self._owners.get(a, frozenset()) | self._owners.pop(b, frozenset())
 
     def add(self, ids: Iterable[str], owners: frozenset[str]) -> None:
@@ -104,6 +144,10 @@ class Conversations:
         nodes = [f"id:{one}" for one in ids]
         if not nodes:
             return  # a message naming no id is a conversation of its own: its owners are its own
+        for node in nodes:
+            if node not in self._parent:
+                self._parent[node] = node
+                self._members[node] = [node]
         for other in nodes[1:]:
             self._join(nodes[0], other)
         if owners:
@@ -117,4 +161,13 @@ class Conversations:
             node = f"id:{one}"
             if node in self._parent:
                 found |= self._owners.get(self._root(node), frozenset())
+        return found
+
+    def ids_with(self, ids: Iterable[str]) -> set[str]:
+        """Every id of the conversations of these ids (the ids themselves too, known or not): what a reader asks
+        the person's ties about, since a tie on one message closes its whole conversation."""
+        found = set(ids)
+        roots = {self._root(f"id:{one}") for one in found if f"id:{one}" in self._parent}
+        for root in roots:
+            found.update(node[3:] for node in self._members[root])
         return found

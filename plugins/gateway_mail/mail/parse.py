@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
+from maildirs.authentication import FORGED, PASS, UNAUTHENTICATED, verdict  # noqa: F401 (the plugin reads them here)
 
 from gateway import mask
 
 CODE_LABEL = "[code]"  # what gateway's masks write for a one-time code (gateway.privacy.codes.CODE)
 _SPLIT = "\n\n\x1d\n\n"  # between subject and text while they are masked as one unit, then split again
 
-PASS, FORGED, UNAUTHENTICATED = "pass", "forged", "unauthenticated"
 
 # Bounds on reading one message file (plugins/gateway_mail/README.md, "Files from strangers").
 MAX_BYTES = 16 * 1024 * 1024  # of a bigger file, only this much is read
@@ -309,42 +309,10 @@ def encrypted(message: EmailMessage) -> bool:
     return False
 
 
-def _aligned(domain: str, other: str) -> bool:
-    """Relaxed alignment (RFC 7489): one domain is the other or below it (an approximation of the org domain)."""
-    domain, other = domain.lower().rstrip("."), other.lower().rstrip(".")
-    return bool(domain and other) and (domain == other or domain.endswith("." + other) or other.endswith("." + domain))
-
-
 def authentication(headers: Headers, authserv_id: str, sender: str) -> str:
-    """PASS, FORGED or UNAUTHENTICATED, read only from headers that the account's own server (`authserv_id`) added.
-
-    Forged: its DMARC failed, or no passing SPF (smtp.mailfrom) or DKIM (header.d / header.i) aligns with the
-    From domain. Any other server's Authentication-Results is the sender's word and ignored.
-    """
-    if not authserv_id:
-        return UNAUTHENTICATED
-    from_domain = sender.rpartition("@")[2]
-    ours = []
-    for value in headers.get("authentication-results", []):
-        text = " ".join(value.split())
-        server = (text.split(";", 1)[0].split() or [""])[0].lower()  # "Authentication-Results: ;" names none
-        if server == authserv_id:
-            ours.append(text.lower())
-    if not ours:
-        return UNAUTHENTICATED
-    results = " ; ".join(ours)
-    if re.search(r"\bdmarc\s*=\s*fail", results):
-        return FORGED
-    if re.search(r"\bdmarc\s*=\s*pass", results) and re.search(r"header\.from\s*=\s*" + re.escape(from_domain), results):
-        return PASS
-    for method, property_pattern in (("spf", r"smtp\.mailfrom\s*=\s*([^\s;]+)"),
-                                     ("dkim", r"header\.[di]\s*=\s*([^\s;]+)")):
-        for clause in re.split(r";", results):
-            if re.search(rf"\b{method}\s*=\s*pass\b", clause):
-                for value in re.findall(property_pattern, clause):
-                    if _aligned(value.rpartition("@")[2] or value, from_domain):
-                        return PASS
-    return FORGED
+    """PASS, FORGED or UNAUTHENTICATED, read only from headers that the account's own server (`authserv_id`) added
+    (`maildirs.authentication`, the rule the spam plugin reads senders by too)."""
+    return verdict(headers.get("authentication-results", []), authserv_id, sender)
 
 
 def _bulk(headers: Headers, sender: str) -> bool:
