@@ -31,7 +31,8 @@ from gateway.items import (
 from gateway.kit import GateMemo, left_out_sentence, plural
 from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, mask_url, one_line
 from gateway.routes import path_forms
-from gateway.traits import Person, Reason, Traits
+from gateway.traits import MASK_LABELS, Person, Reason, Traits, closed_by_hidden_words, may_take
+from gateway.traits import _pattern as words_pattern
 
 __version__ = "0.1.0"
 
@@ -53,6 +54,7 @@ def __getattr__(name: str) -> object:
     return getattr(importlib.import_module(module), name)
 
 __all__ = [
+    "MASK_LABELS",
     "Changes",
     "Names",
     "Refresh",
@@ -61,6 +63,7 @@ __all__ = [
     "merged",
     "toward",
     "watched_signature",
+    "words_pattern",
     "MASKS_VERSION",
     "Answer",
     "Context",
@@ -83,12 +86,14 @@ __all__ = [
     "ToolError",
     "Traits",
     "clip",
+    "closed_by_hidden_words",
     "frame",
     "hookimpl",
     "left_out_sentence",
     "mask",
     "mask_secrets",
     "mask_url",
+    "may_take",
     "one_line",
     "path_forms",
     "plural",

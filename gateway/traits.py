@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 # digits of any script joined by spaces, dashes, dots or lines: never a letter. The others may hide anything.
 _LABEL = re.compile(r"\[(code|link|sign-in link|link with a token|secret(?::[^\[\]]{1,40})?|(?:iban|card|nir) …[^\[\]]{0,8}"
                     r"|a message giving a password, kept from agents)\]")
+MASK_LABELS = _LABEL  # public: the labels the masks leave, as they read once casefolded
 _ANY, _NO_LETTER = "any", "no letter"
 _PHONE = re.compile(r"^\+?[\d\s().\-/]{6,}$")
 _NAME_ROUTES = ("accounts", "lists", "calendars", "addressbooks")
