@@ -106,6 +106,42 @@ def _check_query(query: str) -> None:
         raise ToolError(f"query has {terms} words, over the limit of {MAX_QUERY_TERMS}")
 
 
+# What a notmuch or mu user types, read for FTS5: `from:` and `subject:` (and FTS5's own column names) are column
+# filters; a word FTS5 would not take bare (an address, a file name, `ACME-2291`) is searched as the phrase of its
+# words; operators, parentheses, quoted phrases and `word*` stay FTS5's. A query using NEAR or column sets
+# (`{...}`) is FTS5 syntax only and passed as it is.
+_FTS_COLUMNS = {"from": "sender", "sender": "sender", "subject": "subject", "body": "body"}
+_NOT_YET = ("to", "cc", "bcc", "date", "is", "attachment", "tag", "folder", "path", "id", "thread", "mimetype")
+_QUERY_TOKEN = re.compile(r'"(?:[^"]|"")*"\*?|[()]|[^\s()"]+')
+_BAREWORD = re.compile(r"^\w+\*?$")
+
+
+def fts_query(query: str) -> str:
+    """`query` as FTS5 reads it, notmuch's habits translated (see above); a prefix not searchable yet is said."""
+    if "NEAR" in query or "{" in query or query.count('"') % 2:
+        return query  # FTS5's own syntax (or a quote left open, which FTS5 then names)
+    out = []
+    for token in _QUERY_TOKEN.findall(query):
+        if token in ("(", ")", "AND", "OR", "NOT") or token.startswith('"') or _BAREWORD.match(token):
+            out.append(token)
+            continue
+        prefix, colon, value = token.partition(":")
+        if colon and value and prefix.lower() in _FTS_COLUMNS:
+            out.append(f"{_FTS_COLUMNS[prefix.lower()]} : {_phrase(value)}")
+        elif colon and prefix.lower() in _NOT_YET:
+            raise ToolError(f"{prefix.lower()}: is not searchable yet; search_mail takes from:, subject: and words "
+                            "(an address or a file name as it is), with account, folder and days to narrow")
+        else:
+            out.append(_phrase(token))
+    return " ".join(out)
+
+
+def _phrase(value: str) -> str:
+    prefix = value.endswith("*")
+    text = value.rstrip("*").strip('"').replace('"', '""')
+    return f'"{text}"' + ("*" if prefix else "")
+
+
 def _scope(mail: Mail, account: str | None, folder: str | None, days: int | None) -> tuple[str, list[Any]]:
     where, values = ["1"], []
     if account is not None:
@@ -179,7 +215,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         try:
             newest = [r[0] for r in mail.connection.execute(
                 SEARCH.format(since="AND messages_fts.rowid >= ?" if since else "", where=where),
-                [query, *since, *values, closed, blocked_json, limit])]
+                [fts_query(query), *since, *values, closed, blocked_json, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
                 "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
             rows = [by_id[i] for i in newest if i in by_id]
@@ -194,7 +230,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
             # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
             counted = mail.connection.execute(
                 f"SELECT count(*) FROM ({SEARCH.format(since='AND messages_fts.rowid >= ?' if since else '', where=where)})",
-                [query, *since, *values, closed, blocked_json, TOTAL_BOUND + 1]).fetchone()[0]
+                [fts_query(query), *since, *values, closed, blocked_json, TOTAL_BOUND + 1]).fetchone()[0]
             total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"

@@ -4,6 +4,7 @@ what it refreshed, and a folder written as search_mail prints it is the folder i
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -132,3 +133,15 @@ def test_search_mail_says_how_many_match_and_when_more_exist(home: Path, monkeyp
     assert "20 shown of more than 25 messages matching" in bounded.output
     few = _run("call", "search_mail", '{"query": "harvest", "limit": 50}')
     assert "30 messages matching, newest first" in few.output
+
+
+def test_a_notmuch_users_words_work_and_fts5_syntax_still_does(home: Path) -> None:
+    sample.deliver(home / "Mail" / "personal" / "INBOX", sample.message(
+        sender="Ada Example <ada@example.net>", subject="Tuesday?", body="See invoice-2291.pdf for the roof."))
+    by_sender = _run("call", "search_mail", '{"query": "from:ada@example.net"}')
+    assert "1 message matching" in by_sender.output and "Tuesday?" in by_sender.output
+    for query in ("ada@example.net", "invoice-2291.pdf", "subject:Tuesday", "roof AND invoice*", '"the roof"'):
+        found = _run("call", "search_mail", json.dumps({"query": query}))
+        assert found.exit_code == 0 and "Tuesday?" in found.output, (query, found.output)
+    said = _run("call", "search_mail", '{"query": "to:pat@example.org"}')
+    assert said.exit_code != 0 and "to: is not searchable yet" in said.output
