@@ -53,14 +53,12 @@ class Mail:
     connection: sqlite3.Connection
     verdicts: gating.Verdicts
     blocked_senders: frozenset[str]
+    # The accounts whose Maildir is not there now (a typo, a disk not mounted): said, never taken as empty. Looked
+    # at once per call, when the index is refreshed.
+    missing: tuple[Account, ...] = ()
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)
-
-    @property
-    def missing(self) -> list[Account]:
-        """The accounts whose Maildir is not there now (a typo, a disk not mounted): said, never taken as empty."""
-        return [a for a in self.accounts if not a.maildir.is_dir()]
 
     def owners(self, row: Any) -> frozenset[str]:
         return self.verdicts.owners.get(row["id"], frozenset())
@@ -122,7 +120,7 @@ def opened(ctx: Context) -> Iterator[Mail]:
         key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
         verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)), found)
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
-        yield Mail(ctx, found, connection, verdicts, blocked)
+        yield Mail(ctx, found, connection, verdicts, blocked, tuple(a for a in found if not a.maildir.is_dir()))
 
 
 

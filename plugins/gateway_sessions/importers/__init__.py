@@ -100,3 +100,16 @@ def open_text(path: Path):
         stream = zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)
         return io.TextIOWrapper(stream, encoding="utf-8", errors="replace")
     return path.open(encoding="utf-8", errors="replace")
+
+
+def database_signature(path: Path) -> tuple[int, int]:
+    """A SQLite store's state for the refresh: the database and its write-ahead log together, since a commit may
+    touch only the log (opencode, Goose and Cursor keep their sessions so)."""
+    size, mtime = 0, 0
+    for part in (path, path.with_name(path.name + "-wal")):
+        try:
+            status = part.stat()
+        except FileNotFoundError:
+            continue
+        size, mtime = size + status.st_size, max(mtime, status.st_mtime_ns)
+    return size, mtime

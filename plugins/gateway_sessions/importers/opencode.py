@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from gateway_sessions.importers import Parsed, one_line
+from gateway_sessions.importers import Parsed, database_signature, one_line
 from gateway_sessions.model import Message, Session, iso, title_of
 
 AGENT = "opencode"
@@ -31,16 +31,7 @@ def sources(root: Path) -> list[Path]:
     return [root] if root.is_file() else []
 
 
-def signature(path: Path) -> tuple[int, int]:
-    """The database and its write-ahead log together: a commit may touch only the log."""
-    size, mtime = 0, 0
-    for part in (path, path.with_name(path.name + "-wal")):
-        try:
-            status = part.stat()
-        except FileNotFoundError:
-            continue
-        size, mtime = size + status.st_size, max(mtime, status.st_mtime_ns)
-    return size, mtime
+signature = database_signature  # the database and its write-ahead log together
 
 
 def _json(raw: Any) -> dict[str, Any]:
