@@ -259,14 +259,14 @@ def python_constants(text: str) -> dict[str, Any]:
     """The top-level `name = constant` assignments of a Python config (todoman's), read without running it."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a config built to break a parser fails alone
         return {}
     values: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:
                 values[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
+            except (ValueError, TypeError, RecursionError, MemoryError):
                 continue
     return values
 

@@ -304,3 +304,12 @@ def test_notmuch_reads_the_config_detection_read(person: Path) -> None:
     assert get("user.primary_email") == "ada@example.net"
     result = _run("setup", "--detect")
     assert "notmuch (~/.notmuch-config): its database ~/Mail holds the accounts found above" in result.stderr
+
+
+def test_a_config_built_to_break_the_reading_fails_alone(person: Path) -> None:
+    (person / ".config" / "todoman" / "config.py").write_text("path = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    (person / ".config" / "khard" / "khard.conf").write_text("[addressbooks\n" + "x" * 2_000_000)
+    result = _run("setup", "--detect")
+    assert result.exit_code == 0
+    mail = _printed_config(result.stdout)["plugins"]["mail"]
+    assert {a["name"] for a in mail["accounts"]} == {"work", "personal", "club"} and "tasks" not in mail
