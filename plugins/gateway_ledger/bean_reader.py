@@ -16,6 +16,8 @@ import resource
 import sys
 from typing import Any
 
+INTERVALS = ("daily", "weekly", "monthly", "quarterly", "yearly")
+
 
 def _meta(meta: dict[str, Any] | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in (meta or {}).items()
@@ -55,7 +57,7 @@ def read(path: str) -> dict[str, Any]:
         elif isinstance(entry, data.Custom) and entry.type == "budget":
             values = [v.value for v in entry.values]
             if (len(values) == 3 and isinstance(values[0], str) and isinstance(values[1], str)
-                    and hasattr(values[2], "number")):
+                    and values[1].strip().lower() in INTERVALS and hasattr(values[2], "number")):
                 found["budgets"].append([entry.date.isoformat(), values[0], values[1], str(values[2].number),
                                          str(values[2].currency), _meta(entry.meta), file, line])
             else:

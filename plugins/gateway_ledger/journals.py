@@ -203,7 +203,7 @@ def _hledger(path: Path, bounds: Bounds, today: date) -> Read:
     if program is None:
         raise JournalError(HLEDGER_NEEDED)
     first, last = date(today.year - FORECAST_YEARS_BACK, 1, 1), date(today.year + FORECAST_YEARS_AHEAD + 1, 1, 1)
-    output = _run([program, "-f", str(path), "print", "--forecast", f"{first}..{last}", "-O", "json"], bounds,
+    output = _run([program, "-f", str(path), "print", f"--forecast={first}..{last}", "-O", "json"], bounds,
                   "hledger")
     try:
         found = json.loads(output)

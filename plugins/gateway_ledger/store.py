@@ -152,16 +152,18 @@ def refresh(ctx: Context, connection: sqlite3.Connection, bounds: Bounds, today:
 
 
 def found(connection: sqlite3.Connection, configured: list[Path]) -> Found:
+    """The configured journals, each that could not be read with its tool's sentence, and what their tools warned of."""
+    said = per_journal(connection, configured)
+    problems = tuple(f"{path.name}: {said[str(path)][0]}" for path in configured if said.get(str(path), ("",))[0])
+    warnings = tuple(f"{path.name}: {w}" for path in configured for w in said.get(str(path), ("",))[1:])
+    return Found(len(configured), problems, warnings)
+
+
+def per_journal(connection: sqlite3.Connection, configured: list[Path]) -> dict[str, tuple[str, ...]]:
+    """Per journal read: its error ("" when it was read), then its tool's warnings."""
     rows = {r["path"]: r for r in connection.execute("SELECT path, error, warnings FROM journals")}
-    problems, warnings = [], []
-    for path in configured:
-        row = rows.get(str(path))
-        if row is None:
-            continue
-        if row["error"]:
-            problems.append(f"{path.name}: {row['error']}")
-        warnings += [f"{path.name}: {w}" for w in json.loads(row["warnings"])]
-    return Found(len(configured), tuple(problems), tuple(warnings))
+    return {str(p): (rows[str(p)]["error"], *json.loads(rows[str(p)]["warnings"])) for p in configured
+            if str(p) in rows}
 
 
 def _read_one(connection: sqlite3.Connection, path: Path, bounds: Bounds, today: date | None) -> None:
