@@ -87,6 +87,7 @@ option "operating_currency" "EUR"
   Assets:Bank:Checking
 
 {d[7]} * "Train Example" "ticket to the coast"
+  card: "{CARD}"
   Expenses:Travel  64.00 EUR
   Assets:Bank:Checking
 """
