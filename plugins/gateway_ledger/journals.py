@@ -113,9 +113,13 @@ def read(path: Path, bounds: Bounds, today: date | None = None) -> Read:
         raise JournalError("is not a file")
     if size > bounds.max_bytes:
         raise JournalError(f"is {size >> 20} MiB, over the bound of {bounds.max_bytes >> 20} MiB (max_file_mb)")
-    if kind_of(path) == "beancount":
-        return _beancount(path, bounds)
-    return _hledger(path, bounds, today or date.today())
+    try:
+        if kind_of(path) == "beancount":
+            return _beancount(path, bounds)
+        return _hledger(path, bounds, today or date.today())
+    except JournalError as error:
+        # The tools write the journal's whole path; the answer names its file (the folders are the person's).
+        raise JournalError(str(error).replace(f"{path.parent}{os.sep}", "")) from None
 
 
 def _run(command: list[str], bounds: Bounds, tool: str) -> bytes:
