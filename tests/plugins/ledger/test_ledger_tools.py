@@ -228,3 +228,40 @@ def test_access_why_and_list_know_the_ledgers_things(gateway_home: Path, monkeyp
     assert "open to agents" in given.output, given.output
     listed = CliRunner().invoke(main, ["access", "list"], catch_exceptions=False)
     assert "accounts 'Expenses:Lawsuit'" in listed.output and "ledger transactions of household.beancount" in listed.output
+
+
+def test_without_hledger_an_hledger_journal_says_hledger_is_needed(gateway_home: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    _made, gateway = _gateway(gateway_home)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no hledger on it; beancount's reader runs by this Python's path
+    answer = gateway.call("accounts")
+    assert "journal not read: shared.journal: reading an hledger or ledger journal needs the hledger program" in (
+        answer.text)
+    assert "apt-get install hledger" in answer.text and "Assets:Bank:Checking" in answer.text
+
+
+def test_a_budget_written_otherwise_is_said_and_the_journal_still_read(gateway_home: Path) -> None:
+    made, gateway = _gateway(gateway_home)
+    with made["beancount"].open("a") as handle:
+        handle.write(f'\n{date.today().year - 1}-01-01 custom "budget" Expenses:Food "fortnightly" 90.00 EUR\n')
+    answer = gateway.call("budgets")
+    assert "Expenses:Food  52.10 of 400.00 EUR" in answer.text
+    assert "1 problem found by the journals' own tools" in answer.text
+    from gateway.doctor import run_checks
+
+    said: list[str] = []
+    run_checks(gateway, said.append)
+    assert any('a budget is written custom "budget"' in line for line in said), said
+
+
+def test_things_in_no_project_follow_outside_projects(gateway_home: Path) -> None:
+    made = sample.everything(gateway_home, CANARY)
+    made["config"]["access"] = {"outside_projects": False}
+    gateway = make_gateway([("ledger", gateway_ledger)], home=gateway_home, config=made["config"],
+                           projects=made["projects"])
+    budgets = gateway.call("budgets")
+    # Only the open project's line (Expenses:Garden, by its account route) is given.
+    assert [b["account"] for b in budgets.data["budgets"]] == ["Expenses:Garden"]
+    assert "Grocer" not in gateway.call("search_transactions", {"query": "grocer"}).text
+    accounts = gateway.call("accounts")
+    assert [a["account"] for a in accounts.data["accounts"]] == ["Expenses:Garden"]
