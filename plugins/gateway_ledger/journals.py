@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -21,6 +23,9 @@ from typing import Any
 from attrs import field, frozen
 
 BEANCOUNT_SUFFIXES = (".beancount", ".bean")
+OUTPUT_FACTOR, MAX_OUTPUT = 40, 2 << 30
+_LAUNCHER = ("import os, resource, sys; limit = int(sys.argv[1]); "
+             "resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)); os.execv(sys.argv[2], sys.argv[2:])")
 # The errors after which beancount's reading of a journal cannot be trusted whole (a line it could not parse may
 # be the one naming a transaction's project): the journal is not read. Others (a failed balance assertion) are said.
 FATAL_BEANCOUNT = {"ParserError", "ParserSyntaxError", "LexerError", "LoadError"}
@@ -122,20 +127,40 @@ def read(path: Path, bounds: Bounds, today: date | None = None) -> Read:
         raise JournalError(str(error).replace(f"{path.parent}{os.sep}", "")) from None
 
 
-def _run(command: list[str], bounds: Bounds, tool: str) -> bytes:
-    """Run a reader, bounded in time and in what it may write; its own error sentence when it fails."""
+def _run(command: list[str], bounds: Bounds, tool: str, output_limit: int) -> bytes:
+    """Run a reader, bounded in time and in what it may write (its output goes to a temporary file that the system
+    stops it from growing past `output_limit`); its own error sentence when it fails."""
+
+    with tempfile.TemporaryFile() as output:
+        try:
+            # The bound is set by a small launcher that then becomes the reader (exec): a preexec_fn is not safe in
+            # the server, whose refresh runs on a thread.
+            launcher = [sys.executable, "-c", _LAUNCHER, str(output_limit), *command]
+            done = subprocess.run(launcher, stdout=output, stderr=subprocess.PIPE, timeout=bounds.max_seconds,
+                                  stdin=subprocess.DEVNULL, env={**os.environ, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
+        except subprocess.TimeoutExpired:
+            raise JournalError(f"{tool} took longer than {bounds.max_seconds:g} s to read it (max_seconds)") from None
+        except OSError as error:
+            raise JournalError(f"{tool} could not be run ({error.strerror or error})") from None
+        if done.returncode == -signal.SIGXFSZ or output.tell() >= output_limit:
+            raise JournalError(f"{tool}'s reading of it is larger than {output_limit >> 20} MiB, the bound for a "
+                               "journal of its size")
+        if done.returncode != 0:
+            said = " ".join(done.stderr.decode("utf-8", "replace").split())
+            said = said.removeprefix("hledger: ").removeprefix("Error: ")
+            raise JournalError(f"{tool} says: {said[:400] or 'it failed with code ' + str(done.returncode)}")
+        output.seek(0)
+        return output.read()
+
+
+def _output_limit(path: Path) -> int:
+    """What a reader may write for a journal: many times its size (hledger's JSON is some 17 times the journal),
+    never more than MAX_OUTPUT."""
     try:
-        done = subprocess.run(command, capture_output=True, timeout=bounds.max_seconds, stdin=subprocess.DEVNULL,
-                              env={**os.environ, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"})
-    except subprocess.TimeoutExpired:
-        raise JournalError(f"{tool} took longer than {bounds.max_seconds:g} s to read it (max_seconds)") from None
-    except OSError as error:
-        raise JournalError(f"{tool} could not be run ({error.strerror or error})") from None
-    if done.returncode != 0:
-        said = " ".join(done.stderr.decode("utf-8", "replace").split())
-        said = said.removeprefix("hledger: ").removeprefix("Error: ")
-        raise JournalError(f"{tool} says: {said[:400] or 'it failed with code ' + str(done.returncode)}")
-    return done.stdout
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    return min(OUTPUT_FACTOR * size + (16 << 20), MAX_OUTPUT)
 
 
 def _pairs(meta: Any) -> tuple[tuple[str, str], ...]:
@@ -153,7 +178,7 @@ def _decimal(text: str) -> Decimal:
 
 def _beancount(path: Path, bounds: Bounds) -> Read:
     output = _run([sys.executable, "-m", "gateway_ledger.bean_reader", str(path), str(bounds.max_memory)], bounds,
-                  "beancount")
+                  "beancount", _output_limit(path))
     try:
         found = json.loads(output)
     except ValueError:
@@ -208,7 +233,7 @@ def _hledger(path: Path, bounds: Bounds, today: date) -> Read:
         raise JournalError(HLEDGER_NEEDED)
     first, last = date(today.year - FORECAST_YEARS_BACK, 1, 1), date(today.year + FORECAST_YEARS_AHEAD + 1, 1, 1)
     output = _run([program, "-f", str(path), "print", f"--forecast={first}..{last}", "-O", "json"], bounds,
-                  "hledger")
+                  "hledger", _output_limit(path))
     try:
         found = json.loads(output)
     except ValueError:

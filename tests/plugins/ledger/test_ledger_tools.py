@@ -265,3 +265,15 @@ def test_things_in_no_project_follow_outside_projects(gateway_home: Path) -> Non
     assert "Grocer" not in gateway.call("search_transactions", {"query": "grocer"}).text
     accounts = gateway.call("accounts")
     assert [a["account"] for a in accounts.data["accounts"]] == ["Expenses:Garden"]
+
+
+def test_a_reading_past_its_output_bound_fails_that_journal_alone(gateway_home: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from gateway_ledger import journals
+
+    monkeypatch.setattr(journals, "MAX_OUTPUT", 2000)  # the sample's readings are larger: both stopped by the system
+    _made, gateway = _gateway(gateway_home)
+    answer = gateway.call("accounts")
+    assert not answer.is_error and "(no account)" in answer.text
+    assert "journal not read: household.beancount: beancount's reading of it is larger than" in answer.text
+    assert "journal not read: shared.journal: hledger's reading of it is larger than" in answer.text
