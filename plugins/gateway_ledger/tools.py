@@ -18,11 +18,13 @@ from typing import Annotated
 
 from pydantic import Field
 
-from gateway import Answer, Context, ToolError, left_out_sentence, plural, tool
+from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plural, tool
 from gateway_ledger import budgets as budget_math
 from gateway_ledger.gate import Verdicts, verdicts
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Sums worked out from the gate and the store alone (a budget's actual, a balance), kept while neither changes.
+_sums: GateMemo[tuple] = GateMemo(gates=16)
 NO_JOURNAL = ("no journal is set: the person lists their journals in [plugins.ledger] journals, such as "
               "journals = [\"~/finance/main.beancount\", \"~/finance/2026.journal\"] (beancount files, and hledger "
               "or ledger journals)")
@@ -40,8 +42,8 @@ class _Session:
         if not self.journals:
             raise ToolError(NO_JOURNAL)
         self.found = store.found(connection, self.journals)
-        generation = (str(ctx.folders.cache), store.stored(connection))
-        self.verdicts: Verdicts = verdicts(ctx.gate, connection, generation)
+        self.generation = (str(ctx.folders.cache), store.stored(connection))
+        self.verdicts: Verdicts = verdicts(ctx.gate, connection, self.generation)
         self._names: dict[int, str] | None = None
 
     def name_of(self, journal: int) -> str:
@@ -105,20 +107,9 @@ def budgets(
         shown_lines = {k: v for k, v in lines_of.items() if k not in kept_lines}
         planned = {k: budget_math.planned(v, start, end) for k, v in shown_lines.items()}
         planned = {k: v for k, v in planned.items() if v is not None}
-        postings = session.connection.execute(
-            "SELECT p.txn, p.account, p.amount, p.commodity, t.journal FROM postings p JOIN transactions t "
-            "ON t.id = p.txn WHERE p.date >= ? AND p.date < ?", (start.isoformat(), end.isoformat())).fetchall()
-        spent: dict[tuple[int, str, str], Decimal] = defaultdict(Decimal)
-        kept_transactions: set[int] = set()
-        for p in postings:
-            for key in planned:
-                journal, account, commodity = key
-                if p["journal"] == journal and p["commodity"] == commodity and (
-                        p["account"] == account or p["account"].startswith(account + ":")):
-                    if session.verdicts.transactions.get(p["txn"], False):
-                        spent[key] += Decimal(p["amount"])
-                    else:
-                        kept_transactions.add(p["txn"])
+        lines_key = tuple(sorted(planned))
+        spent, kept_transactions = _sums.get(ctx.gate, lambda: _spent(session, lines_key, start, end),
+                                             key=("budgets", session.generation, start, end, lines_key))
         shown_names = {r["account"]: r["shown"] for r in rows}
         given = []
         for key in sorted(planned, key=lambda k: (k[1], k[2], k[0])):
@@ -163,18 +154,9 @@ def accounts(
         connection = session.connection
         rows = connection.execute("SELECT * FROM accounts ORDER BY shown, journal").fetchall()
         verdicts_of = session.verdicts
-        balances: dict[tuple[int, str], dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
-        kept_transactions: set[int] = set()
-        shown_accounts = {(r["journal"], r["name"]) for r in rows if verdicts_of.accounts.get(r["id"], False)}
-        for p in connection.execute("SELECT p.txn, p.account, p.amount, p.commodity, t.journal FROM postings p "
-                                    "JOIN transactions t ON t.id = p.txn WHERE p.date <= ?", (today,)):
-            key = (p["journal"], p["account"])
-            if key not in shown_accounts:
-                continue
-            if verdicts_of.transactions.get(p["txn"], False):
-                balances[key][p["commodity"]] += Decimal(p["amount"])
-            else:
-                kept_transactions.add(p["txn"])
+        shown_accounts = frozenset((r["journal"], r["name"]) for r in rows if verdicts_of.accounts.get(r["id"], False))
+        balances, kept_transactions = _sums.get(ctx.gate, lambda: _balances(session, shown_accounts, today),
+                                                key=("accounts", session.generation, today))
         given, left_out = [], 0
         for row in rows:
             if (row["journal"], row["name"]) not in shown_accounts:
@@ -230,8 +212,12 @@ def search_transactions(
     with _session(ctx) as session:
         connection = session.connection
         allowed = session.verdicts.transactions
-        scope = connection.execute("SELECT id FROM transactions WHERE date >= ? AND date <= ?", (low, high))
-        left_out = sum(1 for (txn,) in scope if not allowed.get(txn, False))
+
+        def kept_in_scope() -> int:
+            scope = connection.execute("SELECT id FROM transactions WHERE date >= ? AND date <= ?", (low, high))
+            return sum(1 for (txn,) in scope if not allowed.get(txn, False))
+
+        left_out = _sums.get(ctx.gate, kept_in_scope, key=("kept", session.generation, low, high))
         found, total = [], 0
         cursor = connection.execute(
             "SELECT t.* FROM transactions_fts f JOIN transactions t ON t.id = f.rowid WHERE transactions_fts MATCH ? "
@@ -252,6 +238,46 @@ def search_transactions(
     lines += _lines([left_out_sentence(left_out, "transaction"), *problems])
     return Answer("\n".join(lines), data={"transactions": given, "total": total, "left_out": left_out},
                   left_out=left_out, given=tuple(g["address"] for g in given))
+
+
+def _spent(session: _Session, lines: tuple, start: date, end: date) -> tuple[dict, frozenset[int]]:
+    """Per budget line, what the transactions an agent may have spent in [start, end) (the line's account and those
+    below it, in its commodity), and the transactions kept out of those sums."""
+    by_account: dict[tuple[int, str], list[tuple[int, str, str]]] = defaultdict(list)
+    for key in lines:
+        by_account[(key[0], key[2])].append(key)
+    spent: dict[tuple[int, str, str], Decimal] = defaultdict(Decimal)
+    kept: set[int] = set()
+    allowed = session.verdicts.transactions
+    for p in session.connection.execute(
+            "SELECT p.txn, p.account, p.amount, p.commodity, t.journal FROM postings p JOIN transactions t "
+            "ON t.id = p.txn WHERE p.date >= ? AND p.date < ?", (start.isoformat(), end.isoformat())):
+        for key in by_account.get((p["journal"], p["commodity"]), ()):
+            account = key[1]
+            if p["account"] == account or p["account"].startswith(account + ":"):
+                if allowed.get(p["txn"], False):
+                    spent[key] += Decimal(p["amount"])
+                else:
+                    kept.add(p["txn"])
+    return dict(spent), frozenset(kept)
+
+
+def _balances(session: _Session, shown: frozenset, today: str) -> tuple[dict, frozenset[int]]:
+    """Per shown account, its balance per commodity from the transactions an agent may have, and the transactions
+    kept out of those balances."""
+    balances: dict[tuple[int, str], dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
+    kept: set[int] = set()
+    allowed = session.verdicts.transactions
+    for p in session.connection.execute("SELECT p.txn, p.account, p.amount, p.commodity, t.journal FROM postings p "
+                                        "JOIN transactions t ON t.id = p.txn WHERE p.date <= ?", (today,)):
+        key = (p["journal"], p["account"])
+        if key not in shown:
+            continue
+        if allowed.get(p["txn"], False):
+            balances[key][p["commodity"]] += Decimal(p["amount"])
+        else:
+            kept.add(p["txn"])
+    return {k: dict(v) for k, v in balances.items()}, frozenset(kept)
 
 
 def _transaction(ctx: Context, connection, row) -> dict:  # noqa: ANN001
