@@ -116,15 +116,6 @@ def signature(files: Iterable[str]) -> str:
     return json.dumps([[f, _stat(f)] for f in files])
 
 
-def current(ctx: Context, connection: sqlite3.Connection | None = None) -> tuple:
-    """Each configured journal with the signature of the files its last read used: what tells the store is behind."""
-    known: dict[str, list[str]] = {}
-    if connection is not None:
-        for row in connection.execute("SELECT path, signature FROM journals"):
-            known[row["path"]] = [f for f, _s in json.loads(row["signature"])]
-    return tuple((str(p), signature(known.get(str(p)) or [str(p)])) for p in journals_of(ctx))
-
-
 def stored(connection: sqlite3.Connection) -> tuple:
     return tuple((r["path"], r["signature"]) for r in connection.execute("SELECT path, signature FROM journals"))
 
