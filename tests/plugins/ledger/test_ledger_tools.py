@@ -277,3 +277,22 @@ def test_a_reading_past_its_output_bound_fails_that_journal_alone(gateway_home: 
     assert not answer.is_error and "(no account)" in answer.text
     assert "journal not read: household.beancount: beancount's reading of it is larger than" in answer.text
     assert "journal not read: shared.journal: hledger's reading of it is larger than" in answer.text
+
+
+def test_a_change_in_an_included_file_is_read(gateway_home: Path) -> None:
+    made, _gateway_made = _gateway(gateway_home)
+    folder = made["beancount"].parent
+    more = folder / "2026-more.beancount"
+    more.write_text(f'{date.today()} * "Kiosk Example" "a newspaper"\n  Expenses:Food  2.50 EUR\n'
+                    "  Assets:Bank:Checking\n")
+    main = folder / "main.beancount"
+    main.write_text(f'include "{made["beancount"].name}"\ninclude "{more.name}"\n')
+    made["config"]["plugins"]["ledger"]["journals"] = [str(main)]
+    gateway = make_gateway([("ledger", gateway_ledger)], home=gateway_home, config=made["config"],
+                           projects=made["projects"])
+    assert "Kiosk Example" in gateway.call("search_transactions", {"query": "newspaper"}).text
+    assert "Grocer Example" in gateway.call("search_transactions", {"query": "grocer"}).text
+    with more.open("a") as handle:
+        handle.write(f'\n{date.today()} * "Kiosk Example" "a magazine"\n  Expenses:Food  4.00 EUR\n'
+                     "  Assets:Bank:Checking\n")
+    assert "a magazine" in gateway.call("search_transactions", {"query": "magazine"}).text
