@@ -4,8 +4,8 @@ One home holds one closed project, `lawsuit`, and a thing of it in every plugin,
 placed by a different route kind: mail (by sender with and without authentication, subject, a word of the text, an
 attachment's name, a folder, an account's path, a reply, sent mail), notes, tasks, events and contacts (the mail
 plugin's sample world), an agent session by its cwd, a cron job by the folder it runs in, timeline events by their
-app and by the path a window title names, a text conversation and its calls by a phone number, and a message the
-spam filter fetched, by its sender. One `gateway serve` with every plugin on is asked everything: every tool of
+app and by the path a window title names, a text conversation and its calls by a phone number, a message the
+spam filter fetched, by its sender, and a budget line and transactions by their ledger account. One `gateway serve` with every plugin on is asked everything: every tool of
 every plugin with several argument sets, every resource listed, every kept thing's address, and every prompt.
 
 With the project open, each canary is in some answer (so each sample is really reached); closed, none is in any.
@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 from gateway_cron import store as cron_store
+from gateway_ledger import sample as ledger_sample
 from gateway_mail.projects import sample as mail_world
 from gateway_sessions import store as sessions_store
 from gateway_sessions.importing import import_agent
@@ -32,7 +33,7 @@ from tests.plugins.timeline.timeline_helpers import envelope, fill, home_store, 
 CANARIES = {
     "mail": "quillmailcanary", "sessions": "quillsessioncanary", "cron": "quillcroncanary",
     "timeline-app": "quillappcanary", "timeline-path": "quillpathcanary", "texts": "quilltextcanary",
-    "calls": "quillcallcanary", "spam": "quillspamcanary",
+    "calls": "quillcallcanary", "spam": "quillspamcanary", "ledger": "quillledgercanary",
 }
 LAWYER_PHONE = "+1 212 555 0188"
 SEARCHES = ("quill*", "plumtree", "lawsuit", "Lee", "law.example.net", "hearing", "strongbox", "counsel")
@@ -106,12 +107,15 @@ def _home(home: Path) -> dict[str, Any]:
     _timeline(home, repo)
     texts = _texts(home)
     fetched = _spam(home)
+    ledger = ledger_sample.everything(home, CANARIES["ledger"], project="lawsuit")
     lawsuit, garden = made["projects"]
     lawsuit = {**lawsuit, "paths": [*lawsuit["paths"], str(repo)], "apps": ["Lawsuitly"],
-               "senders": [*lawsuit["senders"], LAWYER_PHONE]}
-    config = {"gateway": {"plugins": ["mail", "sessions", "cron", "timeline", "spam", "texts"],
+               "senders": [*lawsuit["senders"], LAWYER_PHONE], "accounts": ["Expenses:Lawsuit"],
+               "subjects": [*lawsuit["subjects"], "Harbor Marina"]}
+    config = {"gateway": {"plugins": ["mail", "sessions", "cron", "timeline", "spam", "texts", "ledger"],
                           "refresh_budget_ms": 60_000},
-              "plugins": {**made["config"]["plugins"], "texts": texts, "timeline": {"probe_activitywatch": False}}}
+              "plugins": {**made["config"]["plugins"], "texts": texts, "timeline": {"probe_activitywatch": False},
+                          "ledger": ledger["config"]["plugins"]["ledger"]}}
     kept = [*(f"mid:{made['ids'][role]}" for role in mail_world_kept()),
             "sioul:note/Lawsuit/plan.md", "sioul:task/t-refid", "sioul:task/t-list", "sioul:event/e-calendar",
             "sioul:contact/lee-1", "sioul:contact/ria-1", "sioul:project/lawsuit",
@@ -164,6 +168,8 @@ def _plays(made: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "search_texts": searches,
         "list_calls": [{}, {"days": 3650}],
         "draft_text": [{"address": made["phone"], "body": "ok"}],
+        "budgets": [{}, {"period": f"{datetime.now(UTC):%Y}"}],
+        "search_transactions": searches,
     }
 
 
