@@ -66,6 +66,7 @@ def read_pdfs(paths: Iterable[Path], bounds: Bounds) -> Iterator[tuple[Path, dic
                 answer = worker.ask(path)
                 pending.pop(0)
                 if answer is None:
+                    worker.close(kill=True)
                     yield path, None, (f"took more than {bounds.max_seconds:g} s to read, or its reader stopped "
                                        "(max_seconds, max_memory_mb): a PDF or XML bomb, or a very large file; it "
                                        "was not read")
@@ -88,6 +89,7 @@ class _Worker:
             [sys.executable, "-m", "gateway_time.reader", limits], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, close_fds=True)
         self.buffer = b""
+        self.started = False
 
     def ask(self, path: Path) -> dict[str, Any] | None:
         process = self.process
@@ -97,7 +99,9 @@ class _Worker:
             process.stdin.flush()
         except (BrokenPipeError, OSError):
             return None
-        deadline = time.monotonic() + self.bounds.max_seconds + 5  # the reader's start-up is paid once
+        # The reader's start-up (importing pypdf, lxml and factur-x) is paid by its first file only.
+        deadline = time.monotonic() + self.bounds.max_seconds + (0 if self.started else 10)
+        self.started = True
         out = process.stdout
         assert out is not None
         while b"\n" not in self.buffer:
@@ -120,8 +124,12 @@ class _Worker:
             return None
         return answer if isinstance(answer, dict) else None
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
         process = self.process
+        if process.poll() is not None and process.stdout is None:
+            return
+        if kill:
+            process.kill()
         try:
             if process.stdin:
                 process.stdin.close()
@@ -134,6 +142,7 @@ class _Worker:
             process.wait()
         if process.stdout:
             process.stdout.close()
+            process.stdout = None
 
 
 def amount(value: str) -> Decimal | None:
