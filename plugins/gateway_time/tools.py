@@ -157,7 +157,7 @@ def time_spent(
                 for tag in names:
                     by_day[day][tag] += seconds
     zone_name = getattr(zone, "key", None) or datetime.now(zone).tzname() or "local time"
-    scope = f" for {ctx.one_line(project, 80)}" if project else ""
+    scope = " with the project or tag asked" if project else ""  # the agent's word is not said back
     lines = [f"Time tracked{scope} from {first} to {last} ({zone_name}): {_hours(total)} in "
              f"{plural(counted, 'interval')}."]
     for run in running:
