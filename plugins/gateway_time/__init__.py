@@ -46,18 +46,56 @@ def register_refresh(gateway):  # noqa: ANN001, ANN201
 
 
 # The files' signature as the last refresh left the store, per store file: a call whose files did not change reads
-# nothing (a few stats).
+# nothing. With the kernel's file notifications on the folders (`gateway.Changes`), it does not even stat them.
 _seen: dict[str, tuple] = {}
+_changes: dict[str, object] = {}
 
 
 def _store_key(ctx) -> str:  # noqa: ANN001
     return str(Path(ctx.folders.cache) / "time.sqlite3")
 
 
+def _changes_of(ctx):  # noqa: ANN001, ANN202
+    from gateway import Changes
+
+    key = (_store_key(ctx), str(ctx.settings.get("timewarrior")), str(ctx.settings.get("invoices")))
+    found = _changes.get(key)
+    if found is None:
+        found = _changes[key] = Changes()
+    return found
+
+
+def _settle(ctx, changes, token: int) -> None:  # noqa: ANN001
+    """Watch the timewarrior data folder and every folder of invoices (or the way to them while they are not there)."""
+    import os
+
+    from gateway import merged, toward
+    from gateway_time import timewarrior
+
+    folders = []
+    data = timewarrior.data_folder(timewarrior.database(ctx.path_setting("timewarrior")))
+    folders.append((str(data), None) if data.is_dir() else toward(data))
+    invoices = ctx.path_setting("invoices")
+    if invoices is not None and invoices.is_dir():
+        for root, dirs, _names in os.walk(invoices):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            folders.append((root, None))
+    elif invoices is not None:
+        folders.append(toward(invoices))
+    changes.settle(token, merged(folders))
+
+
 def _stale(ctx) -> bool:  # noqa: ANN001
     from gateway_time import store
 
-    return _seen.get(_store_key(ctx)) != store.signature(ctx)
+    changes = _changes_of(ctx)
+    if changes.quiet():
+        return False
+    token = changes.begin()  # before the stats: a write made during them leaves an event for the next call
+    behind = _seen.get(_store_key(ctx)) != store.signature(ctx)
+    if not behind:
+        _settle(ctx, changes, token)
+    return behind
 
 
 def _refresh(ctx):  # noqa: ANN001, ANN202
@@ -65,6 +103,8 @@ def _refresh(ctx):  # noqa: ANN001, ANN202
     from gateway import Refreshed
     from gateway_time import store
 
+    changes = _changes_of(ctx)
+    token = changes.begin()
     before = store.signature(ctx)
     connection = store.connect(ctx)
     try:
@@ -72,6 +112,7 @@ def _refresh(ctx):  # noqa: ANN001, ANN202
     finally:
         connection.close()
     _seen[_store_key(ctx)] = before
+    _settle(ctx, changes, token)
     return Refreshed(added=read)
 
 

@@ -85,6 +85,8 @@ def data_files(db: Path) -> list[Path]:
 
 def tokens(line: str) -> list[str]:
     """A data line cut into its words: bare words as written, quoted ones with their escapes read."""
+    if '"' not in line and "'" not in line:
+        return line.split()  # most lines: nothing quoted
     found: list[str] = []
     at, end = 0, len(line)
     while at < end:
