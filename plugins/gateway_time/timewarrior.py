@@ -17,6 +17,7 @@ database is found as timewarrior finds it: `TIMEWARRIORDB`, then `$XDG_DATA_HOME
 
 from __future__ import annotations
 
+import calendar
 import os
 import re
 from datetime import UTC, datetime
@@ -83,42 +84,35 @@ def data_files(db: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if _MONTH_FILE.match(p.name) and p.is_file())
 
 
+_WORD = re.compile(r"""\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s"'][^\s]*))""")
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def _unescaped(word: str) -> str:
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(1)), word) if "\\" in word else word
+
+
 def tokens(line: str) -> list[str]:
     """A data line cut into its words: bare words as written, quoted ones with their escapes read."""
     if '"' not in line and "'" not in line:
         return line.split()  # most lines: nothing quoted
     found: list[str] = []
-    at, end = 0, len(line)
+    at, end = 0, len(line.rstrip())
     while at < end:
-        if line[at].isspace():
-            at += 1
-            continue
-        if line[at] in "\"'":
-            quote, at = line[at], at + 1
-            word: list[str] = []
-            while at < end and line[at] != quote:
-                if line[at] == "\\" and at + 1 < end:
-                    at += 1
-                    word.append(_ESCAPES.get(line[at], line[at]))
-                else:
-                    word.append(line[at])
-                at += 1
-            if at >= end:
-                raise ValueError("a quoted word is not closed")
-            at += 1
-            found.append("".join(word))
-            continue
-        start = at
-        while at < end and not line[at].isspace():
-            at += 1
-        found.append(line[start:at])
+        match = _WORD.match(line, at)
+        if match is None or match.end() == at:
+            raise ValueError("a quoted word is not closed")
+        double, single, bare = match.groups()
+        found.append(bare if bare is not None else _unescaped(double if double is not None else single))
+        at = match.end()
     return found
 
 
 def _moment(stamp: str) -> int:
-    if not _STAMP.match(stamp):
+    if len(stamp) != 16 or not _STAMP.match(stamp):
         raise ValueError(f"not a timewarrior time: {stamp[:20]!r}")
-    return int(datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp())
+    return calendar.timegm((int(stamp[0:4]), int(stamp[4:6]), int(stamp[6:8]), int(stamp[9:11]),
+                            int(stamp[11:13]), int(stamp[13:15]), 0, 0, 0))
 
 
 def parse(line: str, number: int = 0) -> Interval:

@@ -125,17 +125,19 @@ def time_spent(
     by_day: dict[date, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     day_total: dict[date, int] = defaultdict(int)
     running: list[dict[str, Any]] = []
+    parsed: dict[str, list[str]] = {}  # a few tag sets, written once each
     for row in rows:
+        tags = parsed.get(row["tags"])
+        if tags is None:
+            tags = parsed[row["tags"]] = json.loads(row["tags"])
         key = (row["path"], row["tags"], row["annotation"])
         allowed = verdicts.get(key)
         if allowed is None:
-            tags = json.loads(row["tags"])
             allowed = verdicts[key] = gate.allows(gate.owners(described.interval_traits(row["path"], tags,
                                                                                           row["annotation"])))
         if not allowed:
             left_out += 1
             continue
-        tags = json.loads(row["tags"])
         if project and not _matches(project, tags):
             continue
         end = row["end"] if row["end"] is not None else now
