@@ -44,8 +44,11 @@ def timew(db: Path, *arguments: str) -> str:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(db.parent), "TIMEWARRIORDB": str(db),
            "LANG": "C.UTF-8", "TZ": "UTC"}
     (db / "data").mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["timew", ":yes", *arguments], env=env, capture_output=True, text=True, timeout=60,
-                          check=True, stdin=subprocess.DEVNULL)
+    try:
+        done = subprocess.run(["timew", ":yes", *arguments], env=env, capture_output=True, text=True, timeout=60,
+                              check=True, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise RuntimeError("the real timew is needed: apt-get install timewarrior (.ci/run installs it)") from None
     return done.stdout
 
 
