@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     import sqlite3
 
 MAX_ROWS = 400
-_interval_verdicts: GateMemo[dict[tuple[str, str, str], bool]] = GateMemo(dict, gates=4)
+# Per (data file, tags, annotation): whether an agent may have the interval, and the projects it belongs to.
+_interval_verdicts: GateMemo[dict[tuple[str, str, str], tuple[bool, frozenset[str]]]] = GateMemo(dict, gates=4)
 _invoice_verdicts: GateMemo[dict[str, bool]] = GateMemo(dict, gates=4)
 TYPES = {"381": "credit note", "384": "corrected invoice", "386": "prepayment invoice", "389": "self-billed invoice"}
 
@@ -95,9 +96,9 @@ def time_spent(
     until: Annotated[date | None, "the last day, included (default: today)"] = None,
     by: Annotated[Literal["total", "day"], "hours in total per tag, or per day and tag"] = "total",
 ) -> Answer:
-    """The hours tracked with timewarrior over a period, per tag in total or per day, the interval running now
-    said as running. An interval counts towards each of its tags; the total counts it once. Time kept from agents
-    is left out of every figure and counted."""
+    """The hours tracked with timewarrior over a period, per project and per tag, in total or per day, the
+    interval running now said as running. An interval counts towards each of its tags and projects; the total
+    counts it once. Time kept from agents is left out of every figure and counted."""
     zone = _zone(ctx)
     today = datetime.now(zone).date()
     last = until or today
@@ -122,6 +123,7 @@ def time_spent(
     total = 0
     counted = 0
     by_tag: dict[str, int] = defaultdict(int)
+    by_project: dict[str, int] = defaultdict(int)
     by_day: dict[date, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     day_total: dict[date, int] = defaultdict(int)
     running: list[dict[str, Any]] = []
@@ -131,10 +133,11 @@ def time_spent(
         if tags is None:
             tags = parsed[row["tags"]] = json.loads(row["tags"])
         key = (row["path"], row["tags"], row["annotation"])
-        allowed = verdicts.get(key)
-        if allowed is None:
-            allowed = verdicts[key] = gate.allows(gate.owners(described.interval_traits(row["path"], tags,
-                                                                                          row["annotation"])))
+        verdict = verdicts.get(key)
+        if verdict is None:
+            owners = gate.owners(described.interval_traits(row["path"], tags, row["annotation"]))
+            verdict = verdicts[key] = (gate.allows(owners), owners)
+        allowed, owners = verdict
         if not allowed:
             left_out += 1
             continue
@@ -153,6 +156,8 @@ def time_spent(
         names = tags or ["(no tag)"]
         for tag in names:
             by_tag[tag] += stop - start
+        for owner in owners:
+            by_project[owner] += stop - start
         if by == "day":
             for day, seconds in _pieces(start, stop, zone):
                 day_total[day] += seconds
@@ -165,6 +170,9 @@ def time_spent(
     for run in running:
         tags = ", ".join(ctx.one_line(t, 80) for t in run["tags"]) or "no tag"
         lines.append(f"Running now: since {run['since']} ({_hours(run['seconds'])} so far), {tags}.")
+    if by_project:
+        lines.append("By project: " + ", ".join(f"{ctx.one_line(p, 80)} {_hours(s)}" for p, s in
+                                                sorted(by_project.items(), key=lambda kv: (-kv[1], kv[0]))) + ".")
     cut = 0
     if by == "total":
         ordered = sorted(by_tag.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -191,7 +199,8 @@ def time_spent(
     ) if s]
     data = {"since": first.isoformat(), "until": last.isoformat(), "timezone": zone_name,
             "total_hours": round(total / 3600, 2), "intervals": counted, "running": running,
-            "left_out": left_out, "malformed_lines": malformed}
+            "left_out": left_out, "malformed_lines": malformed,
+            "projects": [{"project": p, "hours": round(s / 3600, 2)} for p, s in sorted(by_project.items())]}
     if by == "total":
         data["tags"] = [{"tag": t, "hours": round(s / 3600, 2)} for t, s in sorted(by_tag.items())]
     else:

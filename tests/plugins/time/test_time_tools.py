@@ -41,6 +41,7 @@ def test_hours_per_tag_in_total_with_the_running_interval(served: dict) -> None:
     assert 6.0 <= tags["acme"] < 6.2  # 2.5 + 3 + the half hour running now, and a little more
     assert 7.0 <= answer.data["total_hours"] < 7.2  # each interval once, whatever its tags
     assert "Running now: since" in answer.text and "so far), acme." in answer.text
+    assert [p["project"] for p in answer.data["projects"]] == ["acme"] and "By project: acme 6:" in answer.text
     assert answer.data["running"][0]["address"].startswith("time:interval/")
     assert "2 intervals left out: their projects are closed to AI agents." in answer.text
 
