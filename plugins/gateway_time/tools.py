@@ -237,16 +237,16 @@ def invoices(
     with _connection(ctx) as connection:
         from gateway_time import store
 
-        found = described.invoices_by_key(connection)
-        verdicts = _invoice_verdicts.of(ctx.gate, (str(ctx.folders.cache), store.generation(connection)))
+        generation = (str(ctx.folders.cache), store.generation(connection))
+        found = _catalogue(connection, generation, folder, paid_folder)
+        verdicts = _invoice_verdicts.of(ctx.gate, generation)
         unread, _malformed = _unread(connection, "invoice")
     gate = ctx.gate
     words = [w.casefold() for w in (query or "").split()]
-    chosen: list[dict[str, Any]] = []
+    picked: list[tuple[str, dict[str, Any], str]] = []
     left_out = 0
     sums: dict[str, Decimal] = defaultdict(Decimal)
-    for key, (paths, fields) in found.items():
-        paid = any(in_paid_folder(Path(p), folder or Path(p).parent, paid_folder) for p in paths)
+    for key, (paths, fields, paid, haystack) in found.items():
         state = invoice_files.status(fields, paid, today)
         if status == "unpaid" and state == "paid":
             continue
@@ -258,21 +258,21 @@ def invoices(
         if not allowed:
             left_out += 1
             continue
-        if words:
-            haystack = " ".join(str(v) for v in _flat(fields)).casefold()
-            if not all(w in haystack for w in words):
-                continue
-        chosen.append(_shown(ctx, key, fields, state, today))
+        if words and not all(w in haystack for w in words):
+            continue
+        picked.append((key, fields, state))
         if state != "paid":
             owed = amount(fields.get("amount_due", "")) or amount(fields.get("total", "")) or Decimal(0)
             sums[fields.get("currency", "")] += owed
     if status in ("unpaid", "overdue"):
-        chosen.sort(key=lambda i: (i["due"] or "9999-99-99", i["issued"], i["number"]))
+        picked.sort(key=lambda p: (p[1].get("due") or "9999-99-99", p[1].get("issued", ""), p[1].get("number", "")))
     else:
-        chosen.sort(key=lambda i: (i["issued"], i["number"]), reverse=True)
-    shown, more = chosen[:limit], max(0, len(chosen) - limit)
+        picked.sort(key=lambda p: (p[1].get("issued", ""), p[1].get("number", "")), reverse=True)
+    shown = [_shown(ctx, key, fields, state, today) for key, fields, state in picked[:limit]]
+    more = max(0, len(picked) - limit)
+    chosen = picked
     noun = {"unpaid": "unpaid invoice", "overdue": "overdue invoice", "paid": "paid invoice", "all": "invoice"}
-    overdue = sum(1 for i in chosen if i["status"] == "overdue")
+    overdue = sum(1 for _key, _fields, state in chosen if state == "overdue")
     late = f" ({overdue} overdue)" if status == "unpaid" and overdue else ""
     order = "the soonest due first" if status in ("unpaid", "overdue") else "the latest first"
     lines = [f"{plural(len(chosen), noun[status])}{late}, {order}:" if chosen
@@ -299,6 +299,27 @@ def invoices(
     data = {"status": status, "invoices": shown, "more": more, "left_out": left_out, "unread_files": unread,
             "left_to_pay": {c: str(v) for c, v in sorted(sums.items())}}
     return Answer("\n".join(lines), data=data, left_out=left_out, given=tuple(i["address"] for i in shown))
+
+
+_catalogues: dict[tuple, dict[str, tuple[list[str], dict[str, Any], bool, str]]] = {}
+
+
+def _catalogue(connection: sqlite3.Connection, generation: tuple, folder: Path | None,
+               paid_folder: str) -> dict[str, tuple[list[str], dict[str, Any], bool, str]]:
+    """Each invoice once, with the paths of its copies, its fields, whether a copy is in the paid folder and its
+    words for a query: read from the store once per generation of it (the store is read again only when a file
+    changed)."""
+    key = (generation, str(folder), paid_folder)
+    found = _catalogues.get(key)
+    if found is None:
+        found = {}
+        for invoice, (paths, fields) in described.invoices_by_key(connection).items():
+            paid = any(in_paid_folder(Path(p), folder or Path(p).parent, paid_folder) for p in paths)
+            found[invoice] = (paths, fields, paid, " ".join(_flat(fields)).casefold())
+        if len(_catalogues) > 4:
+            _catalogues.clear()
+        _catalogues[key] = found
+    return found
 
 
 def _flat(fields: dict[str, Any]) -> Iterator[str]:
