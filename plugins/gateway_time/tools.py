@@ -263,7 +263,7 @@ def invoices(
         picked.append((key, fields, state))
         if state != "paid":
             owed = amount(fields.get("amount_due", "")) or amount(fields.get("total", "")) or Decimal(0)
-            sums[fields.get("currency", "")] += owed
+            sums[ctx.one_line(fields.get("currency", ""), 8)] += owed
     if status in ("unpaid", "overdue"):
         picked.sort(key=lambda p: (p[1].get("due") or "9999-99-99", p[1].get("issued", ""), p[1].get("number", "")))
     else:
