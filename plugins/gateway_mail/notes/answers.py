@@ -233,6 +233,8 @@ def _known(ctx: Context, lookup: Lookup, value: str, what: str) -> Thing:
     # A web page is nobody's: the thing tied to it decides.
     if thing is not None and not thing.blocked and not is_page(value):
         ctx.gate.check_write(thing.owners, what)
+    if thing is not None and thing.shielded:
+        raise ToolError(SHIELD_REFUSAL)
     if thing is None or not thing.exists or thing.blocked:
         raise ToolError(f"the gateway knows nothing at {value}: a tie goes to a thing its tools gave (sioul:..., "
                         "mid:...) or to an http(s) page")
