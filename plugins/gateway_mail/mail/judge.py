@@ -2,7 +2,7 @@
 
 The command is a program the person chose (a local model, any CLI): it is run without a shell, given the message's
 bytes on its standard input (at most `MAX_INPUT`), and its first word on standard output is read (at most
-`MAX_OUTPUT` bytes): `hostile` or `ok`, case aside. Its standard error goes nowhere (it may echo the message; it
+`MAX_OUTPUT` bytes): `hostile` or `ok`, case and punctuation aside. Its standard error goes nowhere (it may echo the message; it
 never reaches an answer or the log). A command that cannot start, exits with another status than 0, prints
 something else, or is still running after `shield_timeout` seconds (then killed, with whatever it started in its
 session) gives no verdict: the message stays unjudged, and says why.
@@ -79,7 +79,7 @@ def run_command(argv: tuple[str, ...], raw: bytes, timeout: float) -> Judgement:
     if status != 0:
         return Judgement(UNJUDGED, "command", f"the shield_command {name} exited with status {status}")
     words = out.decode("utf-8", "replace").split()
-    word = words[0].lower() if words else ""
+    word = words[0].strip(".,:;!?\"'`*()[]").lower() if words else ""  # a model may write "Hostile." or "**ok**"
     if word in (HOSTILE, OK):
         return Judgement(word, "command")
     return Judgement(UNJUDGED, "command", f"the shield_command {name} printed neither hostile nor ok")

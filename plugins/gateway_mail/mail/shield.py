@@ -209,7 +209,19 @@ def _look(connection: sqlite3.Connection, accounts: list[Account], shield: Shiel
     _write_rows(connection, pending)
     if complete:
         with connection:
+            _prune(connection)
             set_meta(connection, _LOOKED, current)
+
+
+def _prune(connection: sqlite3.Connection) -> None:
+    """The rows of messages the index no longer holds (moved, removed), dropped once the shield has more rows than
+    the index has messages."""
+    rows = connection.execute("SELECT count(*) FROM shield").fetchone()[0]
+    if rows <= connection.execute("SELECT count(*) FROM messages").fetchone()[0]:
+        return
+    connection.execute("DELETE FROM shield WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.account = "
+                       "shield.account AND m.folder = shield.folder AND m.unique_name = shield.unique_name)")
+    _bump(connection)
 
 
 def _write_rows(connection: sqlite3.Connection, rows: list[tuple]) -> None:
@@ -354,6 +366,16 @@ def _judge_commands(connection: sqlite3.Connection, accounts: list[Account], shi
                 given = (judge.run_command(shield.command, raw, shield.timeout) if raw is not None else
                          judge.Judgement(UNJUDGED, "command", "the message's file could not be read"))
             record(connection, (account, folder, unique), given)
+
+
+def settle(index: Path, timeout: float) -> bool:
+    """Wait for the server's judge of this index to end (tests and the benchmark); False when it still runs."""
+    with _threads_lock:
+        running = _threads.get(str(index))
+    if running is None:
+        return True
+    running.join(timeout)
+    return not running.is_alive()
 
 
 atexit.register(judge.stop_all)

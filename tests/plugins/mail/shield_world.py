@@ -59,4 +59,5 @@ def world(root: Path, now: float | None = None) -> dict[str, str]:
 
 
 def config(root: Path, **mail: object) -> dict:
-    return sample.config(root, shielded=[PRESS], **mail)
+    mail.setdefault("shielded", [PRESS])
+    return sample.config(root, **mail)
