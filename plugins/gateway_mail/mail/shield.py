@@ -235,15 +235,17 @@ def _write_rows(connection: sqlite3.Connection, rows: list[tuple]) -> None:
     rows.clear()
 
 
-def waiting(connection: sqlite3.Connection, shield: Shield, retry_after: float = RETRY_SECONDS) -> list[Any]:
+def waiting(connection: sqlite3.Connection, shield: Shield, retry_after: float = RETRY_SECONDS,
+            new_only: bool = False) -> list[Any]:
     """The messages addressed to a shielded address with no verdict, their file as indexed, oldest try first;
-    those whose judge failed less than `retry_after` seconds ago left out."""
+    those whose judge failed less than `retry_after` seconds ago left out (with `new_only`, every one tried)."""
     return connection.execute(
         "SELECT s.account, s.folder, s.unique_name, s.message_id, s.judge, s.tried, m.sub, m.filename "
-        "FROM shield s JOIN messages m ON m.account = s.account AND m.folder = s.folder "
+        # CROSS JOIN: the waiting rows first (the partial index shield_waiting), each message then looked up.
+        "FROM shield s CROSS JOIN messages m ON m.account = s.account AND m.folder = s.folder "
         "AND m.unique_name = s.unique_name AND m.size = s.size AND m.mtime_ns = s.mtime_ns "
         "WHERE s.addressed = 1 AND s.verdict = '' AND (s.tried = 0 OR s.tried < ?) ORDER BY s.tried",
-        (time.time() - retry_after,)).fetchall()
+        (0.0 if new_only else time.time() - retry_after,)).fetchall()
 
 
 def _judge(connection: sqlite3.Connection, accounts: list[Account], shield: Shield, until: float, commands: bool,
@@ -251,21 +253,25 @@ def _judge(connection: sqlite3.Connection, accounts: list[Account], shield: Shie
     """Judge what waits: the person's labels first, then the command (when `commands`) or the labels' model."""
     from gateway_mail.mail.gating import folder_paths
 
-    rows = waiting(connection, shield, 0.0 if commands else retry_after)
-    if not rows:
-        return 0
-    dirs = folder_paths(accounts)
     left_for_command = 0
     with judge.Labels(shield.data) as labels:
-        for account, folder, unique, message_id, by, tried, sub, filename in rows:
+        # With no command and a model that cannot judge yet, only the messages never tried are looked at (for the
+        # person's own labels, and to record why they wait): the others wait for a label, which judges them.
+        new_only = not shield.command and bool(labels.problem)
+        rows = waiting(connection, shield, 0.0 if commands else retry_after, new_only)
+        if not rows:
+            return 0
+        dirs = folder_paths(accounts)
+        judged: list[tuple[tuple[str, str, str], judge.Judgement]] = []
+        for account, folder, unique, message_id, _by, _tried, sub, filename in rows:
             if time.monotonic() > until:
                 break
             given = labels.person(message_id)
             if given is None and shield.command and not commands:
                 left_for_command += 1
                 continue
-            if given is None and not shield.command and by == "labels" and labels.problem and tried:
-                continue  # the model still cannot judge: tried again once it can (or after retry_after)
+            if given is None and new_only:
+                given = judge.Judgement(UNJUDGED, "labels", labels.problem)
             if given is None:
                 raw = _raw(dirs.get((account, folder)), sub, filename)
                 if raw is None:
@@ -277,7 +283,10 @@ def _judge(connection: sqlite3.Connection, accounts: list[Account], shield: Shie
                         continue  # stopped by the pass's bound, not the judge's own: tried again, said nothing
                 else:
                     given = labels.judge(raw)
-            record(connection, (account, folder, unique), given)
+            judged.append(((account, folder, unique), given))
+            if len(judged) >= _BATCH or shield.command:  # a command's verdict is written at once: it took long
+                record_all(connection, judged)
+        record_all(connection, judged)
     return left_for_command
 
 
@@ -293,11 +302,20 @@ def _raw(folder_dir: str | None, sub: str, filename: str) -> bytes | None:
 
 def record(connection: sqlite3.Connection, key: tuple[str, str, str], given: judge.Judgement) -> None:
     """One message's judgement written (a verdict, or why there is none and when it was tried)."""
+    record_all(connection, [(key, given)])
+
+
+def record_all(connection: sqlite3.Connection, judged: list[tuple[tuple[str, str, str], judge.Judgement]]) -> None:
+    """Judgements written in one transaction (`judged` is emptied)."""
+    if not judged:
+        return
+    now = time.time()
     with connection:
-        connection.execute("UPDATE shield SET verdict = ?, judge = ?, reason = ?, tried = ? WHERE account = ? "
-                           "AND folder = ? AND unique_name = ?",
-                           (given.verdict, given.judge, given.reason, time.time(), *key))
+        connection.executemany("UPDATE shield SET verdict = ?, judge = ?, reason = ?, tried = ? WHERE account = ? "
+                               "AND folder = ? AND unique_name = ?",
+                               [(given.verdict, given.judge, given.reason, now, *key) for key, given in judged])
         _bump(connection)
+    judged.clear()
 
 
 def label(connection: sqlite3.Connection, message_id: str, verdict: str) -> int:
