@@ -94,20 +94,21 @@ def _feed(process: subprocess.Popen, data: bytes) -> None:
 
 
 def _read_bounded(process: subprocess.Popen, end: float) -> bytes:
-    """What the command printed, up to MAX_OUTPUT bytes, read until it closes its output or `end` passes."""
+    """What the command printed, its first MAX_OUTPUT bytes kept, read until it closes its output or `end` passes."""
     out = bytearray()
     descriptor = process.stdout.fileno()
-    while len(out) < MAX_OUTPUT:
+    while True:
         left = end - time.monotonic()
         if left <= 0:
             break
         ready, _, _ = select.select([descriptor], [], [], left)
         if not ready:
             continue
-        chunk = os.read(descriptor, MAX_OUTPUT - len(out))
+        chunk = os.read(descriptor, 65536)
         if not chunk:
             break
-        out += chunk
+        if len(out) < MAX_OUTPUT:  # the rest is read and dropped, so that a chatty judge never blocks on its pipe
+            out += chunk[:MAX_OUTPUT - len(out)]
     with contextlib.suppress(OSError):
         process.stdout.close()
     return bytes(out)
