@@ -115,6 +115,12 @@ def test_hostile_mail_to_a_shielded_address_is_in_no_answer_and_someone_at_in_sp
                     given.append((tool, arguments, await client.call_tool(tool, arguments)))
             resources = [str(r.uri) for r in (await client.list_resources()).resources]
             read = []
+            for prompt in (await client.list_prompts()).prompts:  # none of these plugins' yet: any added is played
+                try:
+                    read.append((prompt.name, json.dumps((await client.get_prompt(prompt.name, {})).model_dump(
+                        mode="json"))))
+                except Exception as refusal:  # noqa: BLE001 - a refusal is an answer too
+                    read.append((prompt.name, str(refusal)))
             for uri in [*resources, f"mid:{ids['hostile']}", f"mid:{ids['blind']}"]:
                 try:
                     read.append((uri, json.dumps((await client.read_resource(uri)).model_dump(mode="json"))))
