@@ -180,3 +180,23 @@ def test_with_no_command_and_no_labels_mail_to_a_shielded_address_waits_kept(shi
     finally:
         connection.close()
     assert count == 3 and "has labelled no mail yet" in said and f"mid:{ids['hostile']}" in said
+
+
+def test_gateway_mail_index_judges_what_waits_and_says_so(shielded, gateway_home: Path) -> None:
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    _root, ids, runs, gateway = shielded
+    gateway()  # writes the config
+    said = CliRunner().invoke(main, ["mail", "index"], catch_exceptions=False)
+    assert said.exit_code == 0, said.output
+    assert "AI shield: 3 messages to a shielded address: 2 hostile, 1 judged ok, 0 not judged" in said.output
+    assert runs.read_text().count("judged") == 3
+    unknown = CliRunner().invoke(main, ["mail", "hostile", "mid:nobody@example.net"])
+    assert unknown.exit_code != 0 and "no message mid:nobody@example.net in the mail index" in unknown.output
+    kind = CliRunner().invoke(main, ["mail", "hostile", "<kind@example.net>"], catch_exceptions=False)
+    assert kind.exit_code == 0 and "labelled hostile: kept from agents" in kind.output
+    assert "1 hostile message and 0 messages not hostile" in kind.output
+    found = gateway().call("search_mail", {"query": "plumtree"})
+    assert _shown(found) == {"mid:private@example.net"} and found.data["shielded"] == 3
