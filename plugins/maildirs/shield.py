@@ -41,20 +41,23 @@ _kept_lock = threading.Lock()
 # row whose file changed since is looked at and judged again). `addressees` holds the message's To, Cc,
 # Delivered-To and X-Original-To addresses, lower-cased, each between spaces (" a@x b@y "), so that a change of
 # `shielded` needs no file read again; `addressed` is 1 when one of them is shielded now (worked out again from
-# `addressees` when `shielded` changes). `verdict` is "hostile", "ok", or "" (not judged); `judge` says who gave it
+# `addressees` when `shielded` changes). `digest` is the SHA-256 of an addressed message's bytes: a verdict goes
+# with the bytes it was given on (a message moved to another folder), never with a Message-ID, which a sender
+# chooses and may reuse. `verdict` is "hostile", "ok", or "" (not judged); `judge` says who gave it
 # ("command", "labels": the model of the person's labels, "person": the person's own label of this message);
 # `reason` why it is not judged yet ("" when it is, or when no judge was tried); `tried` when a judge last tried.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS shield (
     account TEXT NOT NULL, folder TEXT NOT NULL, unique_name TEXT NOT NULL, size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL, message_id TEXT NOT NULL, addressees TEXT NOT NULL, addressed INTEGER NOT NULL,
-    verdict TEXT NOT NULL, judge TEXT NOT NULL, reason TEXT NOT NULL, tried REAL NOT NULL,
+    digest TEXT NOT NULL, verdict TEXT NOT NULL, judge TEXT NOT NULL, reason TEXT NOT NULL, tried REAL NOT NULL,
     PRIMARY KEY (account, folder, unique_name)
 );
 CREATE INDEX IF NOT EXISTS shield_by_message_id ON shield (message_id);
+CREATE INDEX IF NOT EXISTS shield_by_digest ON shield (digest) WHERE digest != '';
 CREATE INDEX IF NOT EXISTS shield_waiting ON shield (account) WHERE addressed = 1 AND verdict = '';
 """
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 def shielded_in(mail_table: Mapping[str, Any]) -> frozenset[str]:

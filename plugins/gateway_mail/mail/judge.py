@@ -12,7 +12,7 @@ The labels: `gateway mail hostile MID` and `gateway mail not-hostile MID` train 
 `<data>/plugins/mail/shield-model.sqlite`, hostile in the place of spam. A message is hostile when its score is
 0.5 or more (0.5 is what no evidence gives: with no evidence either way, mail to a shielded address is kept). The
 model judges nothing until it holds at least one label of each kind. A message the person labelled is judged by
-that label, whatever the command or the model says.
+that label, whatever the command or the model says (`shield.label`, on the index's rows).
 """
 
 from __future__ import annotations
@@ -176,16 +176,6 @@ class Labels:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def person(self, message_id: str) -> Judgement | None:
-        """The person's own label of this Message-ID, as a judgement; None when they gave none."""
-        if self.table is None or not message_id:
-            return None
-        row = self.table.connection.execute("SELECT label FROM trained WHERE key = ?",
-                                            (label_key(message_id),)).fetchone()
-        if row is None:
-            return None
-        return Judgement(HOSTILE if row[0] == _HOSTILE_COLUMN else OK, "person")
 
     def judge(self, raw: bytes) -> Judgement:
         if self.problem or self.table is None:

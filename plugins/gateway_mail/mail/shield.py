@@ -4,8 +4,9 @@ reads it, each message once, the verdict kept in the index's table `shield` (`ma
 A pass (`update`) does two things, each bounded in time: it looks at every message the index holds that it has
 not looked at (or whose file changed since), reading the addressees from its headers (To, Cc, Delivered-To,
 X-Original-To: `maildirs.shield`); then it judges the messages addressed to a shielded address that have no verdict.
-The person's own label of a message (`gateway mail hostile MID`) is its verdict. Else the judge is the person's
-`shield_command` when set, else the model of their labels (`judge.py`).
+The person's own label of a message (`gateway mail hostile MID`) is the verdict of every copy the index holds then,
+and of any later file of the same bytes; never of another message that reuses its Message-ID (a sender chooses
+that). Else the judge is the person's `shield_command` when set, else the model of their labels (`judge.py`).
 
 Where it runs: each call runs a pass for at most `CALL_SECONDS` after the index's refresh, judging with the label
 model only (a few milliseconds a message); a `shield_command` is never waited for by a call: the server runs it on
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import json
 import sqlite3
 import threading
@@ -196,14 +198,16 @@ def _look(connection: sqlite3.Connection, accounts: list[Account], shield: Shiel
             complete = False
             continue
         addressed = int(is_addressed(found, shield.shielded))
-        verdict, by = UNJUDGED, ""
-        if addressed and message_id:  # the same message moved (INBOX to Archive): its verdict goes with it
-            moved = connection.execute("SELECT verdict, judge FROM shield WHERE message_id = ? AND size = ? AND "
-                                       "verdict != ''", (message_id, size)).fetchone()
+        verdict, by, digest = UNJUDGED, "", ""
+        if addressed:  # the same bytes seen before (a message moved from INBOX to Archive): its verdict goes with it
+            raw = _raw(folder_dir, sub, filename)
+            digest = hashlib.sha256(raw).hexdigest() if raw is not None else ""
+            moved = connection.execute("SELECT verdict, judge FROM shield WHERE digest = ? AND digest != '' AND "
+                                       "verdict != '' ORDER BY judge = 'person' DESC", (digest,)).fetchone()
             if moved is not None:
                 verdict, by = moved
         pending.append((account, folder, unique, size, mtime_ns, message_id, f" {' '.join(found)} ", addressed,
-                        verdict, by, "", 0.0))
+                        digest, verdict, by, "", 0.0))
         if len(pending) >= _BATCH:
             _write_rows(connection, pending)
     _write_rows(connection, pending)
@@ -229,8 +233,8 @@ def _write_rows(connection: sqlite3.Connection, rows: list[tuple]) -> None:
         return
     with connection:
         connection.executemany("INSERT OR REPLACE INTO shield (account, folder, unique_name, size, mtime_ns, "
-                               "message_id, addressees, addressed, verdict, judge, reason, tried) "
-                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                               "message_id, addressees, addressed, digest, verdict, judge, reason, tried) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         _bump(connection)
     rows.clear()
 
@@ -263,11 +267,11 @@ def _judge(connection: sqlite3.Connection, accounts: list[Account], shield: Shie
             return 0
         dirs = folder_paths(accounts)
         judged: list[tuple[tuple[str, str, str], judge.Judgement]] = []
-        for account, folder, unique, message_id, _by, _tried, sub, filename in rows:
+        for account, folder, unique, _message_id, _by, _tried, sub, filename in rows:
             if time.monotonic() > until:
                 break
-            given = labels.person(message_id)
-            if given is None and shield.command and not commands:
+            given = None
+            if shield.command and not commands:
                 left_for_command += 1
                 continue
             if given is None and new_only:
@@ -311,15 +315,17 @@ def record_all(connection: sqlite3.Connection, judged: list[tuple[tuple[str, str
         return
     now = time.time()
     with connection:
+        # Never over the person's own label (given meanwhile, from their terminal).
         connection.executemany("UPDATE shield SET verdict = ?, judge = ?, reason = ?, tried = ? WHERE account = ? "
-                               "AND folder = ? AND unique_name = ?",
+                               "AND folder = ? AND unique_name = ? AND judge != 'person'",
                                [(given.verdict, given.judge, given.reason, now, *key) for key, given in judged])
         _bump(connection)
     judged.clear()
 
 
 def label(connection: sqlite3.Connection, message_id: str, verdict: str) -> int:
-    """The person's label of every indexed copy of a Message-ID, as its verdict; returns how many rows took it."""
+    """The person's label of every indexed copy of a Message-ID now, as its verdict (a later file of the same bytes
+    takes it too: `_look`); returns how many rows took it."""
     with connection:
         changed = connection.execute("UPDATE shield SET verdict = ?, judge = 'person', reason = '', tried = ? "
                                      "WHERE message_id = ?", (verdict, time.time(), message_id)).rowcount
@@ -376,14 +382,11 @@ def _judge_commands(connection: sqlite3.Connection, accounts: list[Account], shi
     from gateway_mail.mail.gating import folder_paths
 
     dirs = folder_paths(accounts)
-    with judge.Labels(shield.data) as labels:
-        for account, folder, unique, message_id, _by, _tried, sub, filename in rows:
-            given = labels.person(message_id)
-            if given is None:
-                raw = _raw(dirs.get((account, folder)), sub, filename)
-                given = (judge.run_command(shield.command, raw, shield.timeout) if raw is not None else
-                         judge.Judgement(UNJUDGED, "command", "the message's file could not be read"))
-            record(connection, (account, folder, unique), given)
+    for account, folder, unique, _message_id, _by, _tried, sub, filename in rows:
+        raw = _raw(dirs.get((account, folder)), sub, filename)
+        given = (judge.run_command(shield.command, raw, shield.timeout) if raw is not None else
+                 judge.Judgement(UNJUDGED, "command", "the message's file could not be read"))
+        record(connection, (account, folder, unique), given)
 
 
 def settle(index: Path, timeout: float) -> bool:

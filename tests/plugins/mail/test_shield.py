@@ -104,7 +104,10 @@ def test_a_message_is_judged_once_and_again_when_its_file_changes(shielded, gate
         if b"kind@example.net" in path.read_bytes():
             kind = path
     assert kind is not None
-    kind.write_bytes(kind.read_bytes().replace(b"lovely article", f"lovely {HOSTILE_CANARY}".encode()))
+    # Written anew and renamed over it, as a program changing a Maildir file does (its folder's time changes).
+    (kind.parent.parent / "tmp" / kind.name).write_bytes(
+        kind.read_bytes().replace(b"lovely article", f"lovely {HOSTILE_CANARY}".encode()))
+    (kind.parent.parent / "tmp" / kind.name).rename(kind)
     changed = _judged(served, gateway_home)
     assert runs.read_text().count("judged") == 4
     assert _shown(changed) == {"mid:private@example.net"} and changed.data["shielded"] == 3
@@ -200,3 +203,22 @@ def test_gateway_mail_index_judges_what_waits_and_says_so(shielded, gateway_home
     assert "1 hostile message and 0 messages not hostile" in kind.output
     found = gateway().call("search_mail", {"query": "plumtree"})
     assert _shown(found) == {"mid:private@example.net"} and found.data["shielded"] == 3
+
+
+def test_a_reused_message_id_never_takes_an_earlier_verdict(shielded, gateway_home: Path) -> None:
+    """The troll's first mail is kind and judged ok; their next reuses its Message-ID, padded to the same size, with
+    hostile words: it is judged on its own bytes, and kept."""
+    root, _ids, runs, gateway = shielded
+    served = gateway()
+    _judged(served, gateway_home)
+    kind = next(p for p in (root / "INBOX" / "cur").iterdir() if b"<kind@example.net>" in p.read_bytes())
+    original = kind.read_bytes()
+    forged = original.replace(b"a lovely article about the orchard", HOSTILE_CANARY.encode())
+    forged += b" " * (len(original) - len(forged))
+    assert len(forged) == len(original) and forged != original
+    sample.deliver(root / "INBOX", forged)
+    found = _judged(served, gateway_home)
+    assert runs.read_text().count("judged") == 4
+    assert found.data["shielded"] == 3  # the forged copy is kept: one Message-ID, one copy kept, one given
+    refused = served.call("read_message", {"address": "mid:kind@example.net"})
+    assert refused.is_error and "neither read nor answered" in refused.text
