@@ -56,8 +56,9 @@ CREATE TABLE IF NOT EXISTS shield (
 CREATE INDEX IF NOT EXISTS shield_by_message_id ON shield (message_id);
 CREATE INDEX IF NOT EXISTS shield_by_digest ON shield (digest) WHERE digest != '';
 CREATE INDEX IF NOT EXISTS shield_waiting ON shield (account) WHERE addressed = 1 AND verdict = '';
+CREATE INDEX IF NOT EXISTS shield_addressed ON shield (account) WHERE addressed = 1;
 """
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 
 def shielded_in(mail_table: Mapping[str, Any]) -> frozenset[str]:

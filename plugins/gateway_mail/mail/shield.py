@@ -129,11 +129,19 @@ def hidden(connection: sqlite3.Connection, key: tuple[str, int], shield: Shield)
     if found is not None:
         return found
     hostile, unjudged = set(), set()
-    rows = connection.execute(
-        "SELECT m.id, s.verdict, s.size = m.size AND s.mtime_ns = m.mtime_ns FROM messages m LEFT JOIN shield s "
-        "ON s.account = m.account AND s.folder = m.folder AND s.unique_name = m.unique_name "
-        "WHERE s.unique_name IS NULL OR s.size != m.size OR s.mtime_ns != m.mtime_ns "
-        "OR (s.addressed = 1 AND s.verdict != 'ok')")
+    if meta(connection, _LOOKED) == slot[1]:
+        # Every message looked at, each row of its file as it is now: only the addressed rows can be kept (found by
+        # their partial index, each message then looked up).
+        rows = connection.execute(
+            "SELECT m.id, s.verdict, 1 FROM shield s CROSS JOIN messages m ON m.account = s.account AND "
+            "m.folder = s.folder AND m.unique_name = s.unique_name AND m.size = s.size AND m.mtime_ns = s.mtime_ns "
+            "WHERE s.addressed = 1 AND s.verdict != 'ok'")
+    else:
+        rows = connection.execute(
+            "SELECT m.id, s.verdict, s.size = m.size AND s.mtime_ns = m.mtime_ns FROM messages m LEFT JOIN shield s "
+            "ON s.account = m.account AND s.folder = m.folder AND s.unique_name = m.unique_name "
+            "WHERE s.unique_name IS NULL OR s.size != m.size OR s.mtime_ns != m.mtime_ns "
+            "OR (s.addressed = 1 AND s.verdict != 'ok')")
     for id_, verdict, current in rows:
         (hostile if current and verdict == HOSTILE else unjudged).add(id_)
     found = Hidden(frozenset(hostile), frozenset(unjudged))
