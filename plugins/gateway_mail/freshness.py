@@ -97,7 +97,10 @@ def _shield_sources(ctx: Context) -> list[Source]:
             connection.close()
     if shielded.command:
         program = shutil.which(shielded.command[0])
-        return [Source("AI shield's judge (shield_command)", Path(program or shielded.command[0]), program is not None,
-                       setting="[plugins.mail] shield_command", unreadable=said)]
-    return [Source("AI shield's judge (the model of the person's labels)", judge.model_path(Path(ctx.folders.data)),
-                   True, unreadable=said)]
+        found = [Source("AI shield's judge (shield_command)", Path(program or shielded.command[0]),
+                        program is not None, setting="[plugins.mail] shield_command")]
+    else:
+        found = [Source("AI shield's judge (the model of the person's labels)",
+                        judge.model_path(Path(ctx.folders.data)), True)]
+    # Said apart from the judge, so that it is said even when the judge is not there.
+    return [*found, Source("AI shield's verdicts (in the mail index)", path, True, unreadable=said)]

@@ -222,3 +222,19 @@ def test_a_reused_message_id_never_takes_an_earlier_verdict(shielded, gateway_ho
     assert found.data["shielded"] == 3  # the forged copy is kept: one Message-ID, one copy kept, one given
     refused = served.call("read_message", {"address": "mid:kind@example.net"})
     assert refused.is_error and "neither read nor answered" in refused.text
+
+
+def test_doctor_says_a_judge_that_is_not_there_and_what_waits(shielded, gateway_home: Path) -> None:
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    _root, ids, _runs, gateway = shielded
+    served = gateway(shield_command=[str(gateway_home / "bin" / "no-such-judge")])
+    served.call("search_mail", {"query": "plumtree"})
+    assert shield.settle(_index(gateway_home), 30)
+    doctor = CliRunner().invoke(main, ["doctor"], catch_exceptions=False)
+    assert doctor.exit_code == 1, doctor.output
+    assert "[plugins.mail] shield_command" in doctor.output and "no-such-judge" in doctor.output
+    assert "3 messages to a shielded address not judged yet" in doctor.output
+    assert "could not be started" in doctor.output and f"mid:{ids['hostile']}" in doctor.output
