@@ -238,3 +238,17 @@ def test_doctor_says_a_judge_that_is_not_there_and_what_waits(shielded, gateway_
     assert "[plugins.mail] shield_command" in doctor.output and "no-such-judge" in doctor.output
     assert "3 messages to a shielded address not judged yet" in doctor.output
     assert "could not be started" in doctor.output and f"mid:{ids['hostile']}" in doctor.output
+
+
+def test_gateway_watch_judges_ahead_of_any_call(shielded, gateway_home: Path) -> None:
+    from gateway_mail.freshness import refresh
+
+    from gateway.core import Caller
+
+    _root, _ids, runs, gateway = shielded
+    served = gateway()
+    refresh().run(served.context("mail", served.snapshot(), Caller("gateway watch", transport="cli")))
+    assert runs.read_text().count("judged") == 3  # waited for, in the refresh itself
+    found = served.call("search_mail", {"query": "plumtree"})  # and no call judged again
+    assert runs.read_text().count("judged") == 3
+    assert _shown(found) == {"mid:kind@example.net", "mid:private@example.net"} and found.data["shielded"] == 2
