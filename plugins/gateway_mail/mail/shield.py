@@ -41,6 +41,7 @@ from gateway import ToolError
 from gateway_mail.docindex import meta, set_meta
 from gateway_mail.mail import judge
 from gateway_mail.mail.accounts import Account
+from gateway_mail.mail.gating import folder_paths
 
 CALL_SECONDS = 1.0  # of a call's time, at most, for looking at new messages and judging them with the labels
 RETRY_SECONDS = 300.0  # a failed judgement is tried again by the server after this long
@@ -183,8 +184,6 @@ def _addressed_for(connection: sqlite3.Connection, shield: Shield) -> None:
 
 def _look(connection: sqlite3.Connection, accounts: list[Account], shield: Shield, until: float) -> None:
     """Read the addressees of every message not looked at yet (or whose file changed)."""
-    from gateway_mail.mail.gating import folder_paths
-
     current = index_state(connection)
     if meta(connection, _LOOKED) == current:
         return
@@ -263,8 +262,6 @@ def waiting(connection: sqlite3.Connection, shield: Shield, retry_after: float =
 def _judge(connection: sqlite3.Connection, accounts: list[Account], shield: Shield, until: float, commands: bool,
            retry_after: float) -> int:
     """Judge what waits: the person's labels first, then the command (when `commands`) or the labels' model."""
-    from gateway_mail.mail.gating import folder_paths
-
     left_for_command = 0
     with judge.Labels(shield.data) as labels:
         # With no command and a model that cannot judge yet, only the messages never tried are looked at (for the
@@ -387,8 +384,6 @@ def _background(index: Path, accounts: list[Account], shield: Shield,
 
 
 def _judge_commands(connection: sqlite3.Connection, accounts: list[Account], shield: Shield, rows: list[Any]) -> None:
-    from gateway_mail.mail.gating import folder_paths
-
     dirs = folder_paths(accounts)
     for account, folder, unique, _message_id, _by, _tried, sub, filename in rows:
         raw = _raw(dirs.get((account, folder)), sub, filename)
