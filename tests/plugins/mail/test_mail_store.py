@@ -212,7 +212,7 @@ def test_search_walks_the_matches_newest_first_without_sorting_them(tmp_path: Pa
     connection = index.connect(tmp_path / "mail-index.sqlite")
     statement = tools.SEARCH.format(since="AND messages_fts.rowid >= ?", where="m.account = ? AND m.date >= ?")
     plan = " | ".join(r[3] for r in connection.execute(
-        f"EXPLAIN QUERY PLAN {statement}", ("word", 0, "personal", 0, "[]", "[]", 20)))
+        f"EXPLAIN QUERY PLAN {statement}", ("word", 0, "personal", 0, "[]", "[]", "[]", 20)))
     assert "TEMP B-TREE" not in plan, plan
     assert plan.index("messages_fts") < plan.index("SEARCH m USING INTEGER PRIMARY KEY"), plan
 
