@@ -272,6 +272,13 @@ def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full
         try:
             for account in accounts:
                 _refresh_account(connection, account, full, counts, progress, check, pool)
+        except BaseException:
+            # Stopped (the call's deadline): the rows written and removed so far are kept, so the index changed,
+            # whatever the counts say (a row replaced and not parsed again is counted nowhere). What the gate
+            # remembers of the index (keyed by its generation) must be worked out again.
+            with connection:
+                bump(connection)
+            raise
         finally:
             if pool is not None:
                 pool.close()
