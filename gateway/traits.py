@@ -98,6 +98,9 @@ class Traits:
     apps: tuple[str, ...] = field(default=(), converter=_tuple)
     urls: tuple[str, ...] = field(default=(), converter=_tuple)
     projects: tuple[str, ...] = field(default=(), converter=_tuple)
+    # Why the plugin itself keeps the thing from agents whatever the routes say, in a few words for the person
+    # (mail judged hostile by the AI shield); "" for none. It changes no route's decision: `access why` says it.
+    held: str = ""
 
 
 @frozen
