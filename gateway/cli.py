@@ -21,6 +21,7 @@ from gateway.core import Caller, Gateway, NotFound, make_gateway_from_environmen
 from gateway.items import ToolError
 from gateway.kit import plural
 from gateway.log import said_elsewhere
+from gateway.tokens import token as token_commands
 
 CLI = Caller("gateway-cli", "", "cli")
 # Logged by the core when a plugin is off; the commands that show plugins say it themselves, once.
@@ -494,6 +495,9 @@ def audit_verify() -> None:
         raise SystemExit(1)
     lines = sum(1 for _ in gateway.audit.read())
     click.echo(f"The audit chain holds: {plural(lines, 'line')}, none edited, removed, reordered or cut.")
+
+
+main.add_command(token_commands)
 
 
 @main.command()
