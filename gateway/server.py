@@ -392,7 +392,7 @@ def _tracking(notifier: Notifier) -> Any:
         # Each live connection, to be told of what a refresh brought in. A 2026-07-28 request has no connection
         # that outlives it: that era hears through subscriptions/listen (the `listen` handler).
         if getattr(ctx.session, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
-            notifier.connected(ctx.session)
+            notifier.connected(ctx.session, _caller(ctx, ""))  # its profile, for what it may hear
         return await call_next(ctx)
 
     return track
@@ -448,11 +448,12 @@ async def _tell_of_opened_projects(gateway: Gateway, notifier: Notifier) -> None
 
 def notifier_for(gateway: Gateway) -> Notifier:
     """A notifier whose every `updated` goes through the gate as it is when the change is told."""
-    def may_list(owners: tuple[frozenset[str], ...]) -> bool:
-        snapshot = gateway.snapshot()
+    def may_list_for(owners: tuple[frozenset[str], ...], caller: Caller | None) -> bool:
+        snapshot = gateway.snapshot(caller.profile if caller is not None else None)
         return snapshot.error is None and any(snapshot.gate.allows(each) for each in owners)
 
-    return Notifier(may_tell=gateway.may_tell, may_list=may_list)
+    return Notifier(may_tell=gateway.may_tell, may_list=lambda owners: may_list_for(owners, None),
+                    may_list_for=may_list_for)
 
 
 @asynccontextmanager
