@@ -501,6 +501,36 @@ main.add_command(token_commands)
 
 
 @main.command()
+@click.option("--keep", is_flag=True, help="Keep the scratch folder afterwards (it holds invented items only), to "
+                                           "look at what was planted.")
+def selftest(keep: bool) -> None:
+    """Check that the gate holds on your own setup, without touching your data.
+
+    Copies your config and projects manifest into a scratch folder (your project ids and routes, none of your
+    mail, notes or other sources), writes invented items there that each route takes, serves that copy with a
+    real `gateway serve` and attacks it as the test suite does: a closed project's word asked for through every
+    tool, resource and prompt; a card number searched by its digits; the manifest emptied mid-call; an
+    oversized query. Prints one line per probe (held or FAILED) and exits 1 when one failed. The scratch folder
+    is removed at the end.
+    """
+    from gateway import selftest as probes
+    from gateway.config import ConfigSource, config_choice
+    from gateway.context import Folders
+    from gateway.lock import LOCK_FILE
+
+    given = session_of(click.get_current_context()).config_file
+    path, explicit = (given, True) if given else config_choice(Folders.from_environment().config)
+    snapshot = ConfigSource(path, explicit=explicit).current()
+    if snapshot.error is not None:
+        raise click.ClickException(f"nothing can be tested while the config cannot be used: {snapshot.error}")
+    config_text = path.read_text(encoding="utf-8") if path.is_file() else None
+    terminal = sys.stderr.isatty()
+    code = probes.run(snapshot, config_text, path.parent / LOCK_FILE, click.echo,
+                      lambda line: click.echo(f"... {line}", err=True) if terminal else None, keep=keep)
+    sys.exit(code)
+
+
+@main.command()
 @click.option("--accept", is_flag=True, help="Take in the definitions that changed (of PLUGIN only, when named), "
                                             "after showing the difference.")
 @click.argument("plugin", required=False)
