@@ -136,6 +136,8 @@ def main(ctx: click.Context, config_file: Path | None) -> None:
     """One MCP server for what you keep on this computer, behind one consent gate, privacy masks and an audit log.
 
     Point your AI host at `gateway serve` (`gateway setup --host NAME` does it), or try `gateway demo`.
+    Give each host only what it needs with a [profiles.NAME] table (over HTTP, a token per host: `gateway token
+    add`), and check that the gate holds on your own setup with `gateway selftest`.
     """
     # Whatever this process creates (stores, their journals, exports) is the person's alone, whichever
     # plugin creates it.
@@ -172,6 +174,11 @@ class ServeCommand(click.Command):
         )
         # On a line of its own, never wrapped: a path to copy.
         formatter.write(f"{'':>{formatter.current_indent + 2}}{Folders.from_environment().state / TOKEN_FILE}\n")
+        formatter.write_paragraph()
+        formatter.write_text(
+            "That token gives what --profile names (or everything, without it). To give a host one profile only, "
+            "make it a token of its own: `gateway token add NAME --profile PROFILE` (`gateway token --help`)."
+        )
 
 
 @main.command(cls=ServeCommand)
