@@ -305,7 +305,7 @@ def _text(result: Any) -> str:
 
 
 @attrs.define
-class Session:
+class Served:
     """One scratch `gateway serve`, asked as a host asks; every answer kept as (label, text)."""
 
     client: Any
@@ -326,7 +326,7 @@ class Session:
                 and not t.annotations.open_world_hint]
 
 
-async def _serve(scratch: Scratch, which: str, body: Callable[[Session], Any]) -> Session:
+async def _serve(scratch: Scratch, which: str, body: Callable[[Served], Any]) -> Served:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp_types import Implementation
@@ -336,7 +336,7 @@ async def _serve(scratch: Scratch, which: str, body: Callable[[Session], Any]) -
     with open(os.devnull, "w") as quiet:
         async with Client(stdio_client(params, errlog=quiet), mode="legacy", read_timeout_seconds=60,
                           client_info=Implementation(name="gateway-selftest", version="1")) as client:
-            session = Session(client)
+            session = Served(client)
             session.tools = list((await client.list_tools()).tools)
             await body(session)
             return session
@@ -347,7 +347,7 @@ def _schema(tool: Any) -> tuple[dict[str, Any], list[str]]:
     return schema.get("properties") or {}, list(schema.get("required") or [])
 
 
-async def _everything(session: Session, queries: Iterable[str], addresses: Iterable[str]) -> None:
+async def _everything(session: Served, queries: Iterable[str], addresses: Iterable[str]) -> None:
     """Every reading tool, resource and prompt, asked as the canary check of the suite asks them (a few at once,
     as a host may)."""
     client = session.client
@@ -385,7 +385,7 @@ async def _everything(session: Session, queries: Iterable[str], addresses: Itera
     await _all_at_once(session, asks)
 
 
-async def _all_at_once(session: Session, asks: list[tuple[str, Callable[[], Any]]], at_once: int = 6) -> None:
+async def _all_at_once(session: Served, asks: list[tuple[str, Callable[[], Any]]], at_once: int = 6) -> None:
     limiter = anyio.CapacityLimiter(at_once)
 
     async def one(label: str, make: Callable[[], Any]) -> None:
@@ -409,7 +409,7 @@ def _given_addresses(scratch: Scratch) -> list[str]:
     return list(found)
 
 
-def _where(session: Session, word: str) -> list[str]:
+def _where(session: Served, word: str) -> list[str]:
     return [label for label, text in session.answers if word in text]
 
 
@@ -422,21 +422,21 @@ async def play(scratch: Scratch, progress: Callable[[str], None]) -> list[Outcom
     addresses: list[str] = []
     empty_round: dict[str, Any] = {}
 
-    async def opened_round(session: Session) -> None:
+    async def opened_round(session: Served) -> None:
         progress("asking the copy with every project opened (do the invented items reach the tools?)")
         await _everything(session, [*queries, CARD_MARK, *CARD_SEARCHES], [])
         addresses.extend(_given_addresses(scratch))
         given.set()
 
-    async def closed_round(session: Session) -> None:
+    async def closed_round(session: Served) -> None:
         await given.wait()
         progress("asking the copy with your manifest: every tool, resource and prompt, and each address given")
         await _everything(session, queries, addresses)
         await _emptied_and_oversized(scratch, session, queries, empty_round, progress)
 
-    sessions: dict[str, Session] = {}
+    sessions: dict[str, Served] = {}
 
-    async def serve(which: str, body: Callable[[Session], Any]) -> None:
+    async def serve(which: str, body: Callable[[Served], Any]) -> None:
         try:
             sessions[which] = await _serve(scratch, which, body)
         finally:
@@ -504,7 +504,7 @@ async def play(scratch: Scratch, progress: Callable[[str], None]) -> list[Outcom
     return outcomes
 
 
-async def _emptied_and_oversized(scratch: Scratch, session: Session, queries: list[str], marks: dict[str, Any],
+async def _emptied_and_oversized(scratch: Scratch, session: Served, queries: list[str], marks: dict[str, Any],
                                  progress: Callable[[str], None]) -> None:
     """The manifest emptied while calls are in flight, calls again while it is empty; then an oversized query to
     each tool that takes one. `marks` keeps where each part's answers start."""
@@ -555,7 +555,13 @@ def run(snapshot: Snapshot, config_text: str | None, lock_file: Path | None, say
     try:
         progress(f"scratch copy in {scratch.root}: {len(scratch.projects)} projects, "
                  f"{sum(len(v) for v in scratch.planted.values())} invented items")
-        outcomes = anyio.run(play, scratch, progress)
+        try:
+            outcomes = anyio.run(play, scratch, progress)
+        except Exception as error:  # noqa: BLE001 - said as a failed probe, with the first cause
+            while isinstance(error, BaseExceptionGroup) and error.exceptions:
+                error = error.exceptions[0]
+            say(f"FAILED  serving the scratch copy: {type(error).__name__}: {error}".rstrip(": "))
+            return 1
     finally:
         if not keep:
             shutil.rmtree(scratch.root, ignore_errors=True)
