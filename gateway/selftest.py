@@ -244,6 +244,11 @@ def _plant(scratch: Scratch) -> dict[str, Any]:
             note.parent.mkdir(parents=True, exist_ok=True)
             note.write_text(f"# Selftest {canary}\n\nThe {canary} note.\n")
             planted.append(f"a note under {route}")
+            session = f"5e1f7e57-0000-4000-8000-{next(counter):012d}"
+            transcript = home / ".claude" / "projects" / f"-selftest-{project.id}" / f"{session}.jsonl"
+            transcript.parent.mkdir(parents=True, exist_ok=True)
+            transcript.write_text(_transcript(session, canary, str(note.parent)))
+            planted.append(f"an agent session (Claude Code's) working under {route}")
         for route in project.senders:
             if "@" not in route:
                 continue  # a phone number: the texts plugin's, no item yet
@@ -292,6 +297,18 @@ def _plant(scratch: Scratch) -> dict[str, Any]:
         "notes": str(home), "tasks": str(vdir / "tasks"), "calendars": str(vdir / "calendars"),
         "contacts": str(vdir / "contacts"),
     }
+
+
+def _transcript(session: str, canary: str, cwd: str) -> str:
+    """A short agent session in the JSON lines Claude Code writes (~/.claude/projects), its folder `cwd`."""
+    when = datetime.now(UTC) - timedelta(minutes=10)
+    lines = []
+    for n, (role, text) in enumerate((("user", f"Plan the {canary} work"), ("assistant", f"The {canary} plan."))):
+        lines.append({"type": role, "uuid": f"{session}-{n}", "sessionId": session, "cwd": cwd,
+                      "timestamp": (when + timedelta(seconds=n)).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                      "message": {"role": role, "content": text,
+                                  **({"id": f"msg-{session}-{n}"} if role == "assistant" else {})}})
+    return "".join(json.dumps(line) + "\n" for line in lines)
 
 
 # -- the probes -------------------------------------------------------------------------------------------

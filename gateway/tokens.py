@@ -83,6 +83,7 @@ class TokenStore:
         self.folder = folder
         self._seen: tuple[tuple[str, int, int, int], ...] | None = None
         self._tokens: tuple[Token, ...] = ()
+        self.broken: tuple[Path, ...] = ()  # files of the folder that are no whole token: they give nothing
 
     @classmethod
     def of_state(cls, state: Path) -> TokenStore:
@@ -100,8 +101,9 @@ class TokenStore:
         except FileNotFoundError:
             seen = ()
         if seen != self._seen:
-            found = (_read(self.folder / name) for name, *_rest in seen)
-            self._tokens = tuple(token for token in found if token is not None)
+            found = [(name, _read(self.folder / name)) for name, *_rest in seen]
+            self._tokens = tuple(token for _name, token in found if token is not None)
+            self.broken = tuple(self.folder / name for name, token in found if token is None)
             self._seen = seen
         return self._tokens
 
@@ -231,6 +233,9 @@ def token_list() -> None:
     served = (gateway.folders.state / "http-token").exists()
     rows = [(DEFAULT_NAME, "(the one `serve --profile` names, if any)", "", used.get(DEFAULT_NAME, ""))] if served else []
     rows += [(t.name, t.profile, t.created, used.get(t.name, "")) for t in store.tokens()]
+    for path in store.broken:
+        click.echo(f"{path} is not a whole token (no profile, no hash, or not JSON): it gives nothing; revoke it "
+                   f"with `gateway token revoke {path.name.removesuffix(SUFFIX)}`", err=True)
     if not rows:
         click.echo("(no tokens: `gateway token add NAME --profile PROFILE` makes one)", err=True)
         return

@@ -138,6 +138,25 @@ def test_a_token_on_a_profile_gets_nothing_of_a_project_its_profile_does_not_ope
     assert not any(chatgpt in json.dumps(line) for line in lines), "a token's secret is never logged"
 
 
+def test_a_host_of_the_2026_era_is_given_its_tokens_profile_on_every_request(served) -> None:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    home, url, served_token, chatgpt = served
+
+    async def search(token: str) -> str:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,  # no handshake: each request alone
+        ):
+            assert client.protocol_version == "2026-07-28"
+            return str((await client.call_tool("search_notes", {"query": GARDEN_WORD})).content)
+
+    as_chatgpt = anyio.run(search, chatgpt)
+    assert "Beds" in as_chatgpt and DUPONT_WORD not in as_chatgpt and "Tiles" not in as_chatgpt
+    assert DUPONT_WORD in anyio.run(search, served_token)
+
+
 def _post(url: str, token: str) -> httpx2.Response:
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}

@@ -97,6 +97,9 @@ def test_a_file_without_a_profile_or_hash_gives_nothing(home: Path) -> None:
         assert store.find(secret) is None
     made.path.write_text("not json")
     assert store.find(secret) is None
+    listed = run("token", "list")
+    assert "laptop.json is not a whole token" in listed.stderr and "laptop  profile" not in listed.stdout
+    assert run("token", "revoke", "laptop").exit_code == 0 and not made.path.exists()
 
 
 def test_every_token_is_compared_in_constant_time(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
