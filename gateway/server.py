@@ -38,7 +38,7 @@ from gateway.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyLis
 from gateway.privacy import mask_secrets
 from gateway.refresh import Refreshed
 from gateway.registry import lifecycle_of
-from gateway.tokens import TOKEN_SCOPE_KEY
+from gateway.tokens import TOKEN_SCOPE_KEY, TokenStore
 
 log = structlog.get_logger("gateway.server")
 
@@ -447,13 +447,26 @@ async def _tell_of_opened_projects(gateway: Gateway, notifier: Notifier) -> None
 
 
 def notifier_for(gateway: Gateway) -> Notifier:
-    """A notifier whose every `updated` goes through the gate as it is when the change is told."""
+    """A notifier whose every `updated` goes through the gate as it is when the change is told. A host that came
+    with a named HTTP token hears nothing once that token is revoked (or gives another profile): a stream it holds
+    open is not a new request, so the token is looked up again here."""
+    tokens = TokenStore.of_state(gateway.folders.state)
+
+    def still_held(caller: Caller | None) -> bool:
+        if caller is None or caller.profile is None:  # stdio, or the served token: nothing to revoke
+            return True
+        return any(t.name == caller.token and t.profile == caller.profile for t in tokens.tokens())
+
     def may_list_for(owners: tuple[frozenset[str], ...], caller: Caller | None) -> bool:
+        if not still_held(caller):
+            return False
         snapshot = gateway.snapshot(caller.profile if caller is not None else None)
         return snapshot.error is None and any(snapshot.gate.allows(each) for each in owners)
 
-    return Notifier(may_tell=gateway.may_tell, may_list=lambda owners: may_list_for(owners, None),
-                    may_list_for=may_list_for)
+    async def may_tell(uri: str, caller: Caller | None) -> bool:
+        return still_held(caller) and await gateway.may_tell(uri, caller)
+
+    return Notifier(may_tell=may_tell, may_list=lambda owners: may_list_for(owners, None), may_list_for=may_list_for)
 
 
 @asynccontextmanager

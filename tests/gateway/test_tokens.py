@@ -186,3 +186,24 @@ def test_a_list_changed_is_told_only_to_hosts_whose_profile_may_read_what_was_ad
         assert sorted(told) == ["chatgpt", "default", "default"]
 
     anyio.run(play)
+
+
+def test_a_host_whose_token_is_revoked_hears_nothing_more_on_a_stream_it_holds(gateway_home: Path) -> None:
+    import anyio
+
+    from gateway.core import Caller
+    from gateway.server import notifier_for
+    from gateway.testing import make_gateway
+
+    gateway = make_gateway(home=gateway_home, config={"profiles": {"laptop": {}}}, projects=[])
+    store = TokenStore.of_state(gateway.folders.state)
+    store.add("laptop", "laptop")
+    notifier = notifier_for(gateway)
+    laptop, stdio = Caller(profile="laptop", token="laptop"), Caller()
+    outside = (frozenset(),)  # something added in no project, open to every profile here
+    assert notifier.may_list_for(outside, laptop) and notifier.may_list_for(outside, stdio)
+    store.revoke("laptop")
+    assert not notifier.may_list_for(outside, laptop) and notifier.may_list_for(outside, stdio)
+    assert anyio.run(notifier.may_tell, "nothing://here", laptop) is False
+    store.add("laptop", "other")  # the same name, another profile: not the token the stream came with
+    assert not notifier.may_list_for(outside, laptop)
