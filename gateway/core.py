@@ -517,7 +517,8 @@ class Gateway:
 
     def list_templates(self, caller: Caller = Caller()) -> list[ResourceTemplate]:
         watch = Stopwatch()
-        templates = [masked_item(t, ("name", "title", "description")) for t in self.catalogue(self.snapshot(caller.profile)).templates]
+        templates = [masked_item(t, ("name", "title", "description"))
+                     for t in self.catalogue(self.snapshot(caller.profile)).templates]
         self._audit_listing(caller, "resources/templates/list", [t.uri_template for t in templates], watch)
         return templates
 
