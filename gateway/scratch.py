@@ -9,15 +9,15 @@ routes; a `paths` route written as an absolute path is moved under the scratch h
 person's home, `~/root/...` for one elsewhere), so it takes the invented files there and nothing of the person's.
 The person's data is never read, and nothing is written outside the scratch folder, which is removed at the end.
 
-The invented items are written in the standard formats the built-in plugins read (a Maildir message, a Markdown
-note, a vdir task, event and card, an agent session as Claude Code writes it), one per route of each project,
-each holding that project's canary word: a message from each `senders` address (authenticated by the scratch
-account's server), with each `subjects` route in its subject, in each `folders` folder and each `accounts`
-account; a note, and a session working there, under each `paths` route; a task in each `lists` list, an event in
-each `calendars` calendar, a card in each `addressbooks` book. This is the one place of the core that knows
-those formats; it writes files only, and each plugin reads them as it reads the person's.
-`apps` and `urls` routes (the timeline's) and senders given as phone numbers get no item yet. A manifest with no closed project gets one of its own,
-`selftest-closed`, with a path and a sender route.
+The invented items are written in the formats the built-in plugins read (a Maildir message, a Markdown note, a
+vdir task, event and card, an agent session as Claude Code writes it, ActivityWatch's database), one per route of
+each project, each holding that project's canary word: a message from each `senders` address (authenticated by
+the scratch account's server), with each `subjects` route in its subject, in each `folders` folder and each
+`accounts` account; a note, and a session working there, under each `paths` route; a task in each `lists` list,
+an event in each `calendars` calendar, a card in each `addressbooks` book; a window of each `apps` app and a page
+at each `urls` address. Senders given as phone numbers get no item yet. This is the one place of the core that
+knows those formats: it writes files only, and each plugin reads them as it reads the person's. A manifest with no
+closed project gets one of its own, `selftest-closed`, with a path and a sender route.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import tempfile
 import time
 import tomllib
@@ -143,8 +144,8 @@ def make_scratch(snapshot: Snapshot, config_text: str | None, lock_file: Path | 
                                 senders=("@closed.selftest.example.net",)))
     scratch = Scratch(root, home, projects, {p.id: canary_of(p.id) for p in projects if not p.ai},
                       {p.id: canary_of(p.id) for p in projects if p.ai})
-    mail = plugins.setdefault("mail", {})
-    mail.update(_plant(scratch))
+    for plugin, table in _plant(scratch).items():
+        plugins.setdefault(plugin, {}).update(table)
     config["plugins"] = plugins
     scratch.manifest_text = manifest_toml(projects)
     for which, manifest in (("opened", manifest_toml(projects, opened=True)), ("closed", scratch.manifest_text)):
@@ -169,12 +170,13 @@ def manifest_toml(projects: Iterable[Project], opened: bool = False) -> str:
     return tomli_w.dumps({"project": entries})
 
 
-def _plant(scratch: Scratch) -> dict[str, Any]:
-    """Write an invented item for each route of each project; the mail plugin's table that reads them."""
+def _plant(scratch: Scratch) -> dict[str, dict[str, Any]]:
+    """Write an invented item for each route of each project; the plugins' settings that read them."""
     home, now = scratch.home, time.time()
     mail_root, vdir = home / "Mail", home / ".local" / "share" / "vdirsyncer"
     accounts: dict[str, Path] = {"selftest": mail_root / "selftest"}
     counter = iter(range(1, 10**6))
+    activity: list[tuple[str, dict[str, Any]]] = []  # (ActivityWatch bucket type, event data)
 
     def deliver(account: str, folder: str, message: EmailMessage) -> None:
         root = accounts.setdefault(account, mail_root / re.sub(r"[^\w.-]", "_", account))
@@ -249,9 +251,13 @@ def _plant(scratch: Scratch) -> dict[str, Any]:
                 f"BEGIN:VCARD\r\nVERSION:3.0\r\nUID:selftest-{next(counter)}\r\nFN:Sam {canary}\r\nN:{canary};Sam;;;\r\n"
                 f"EMAIL:sam@card.selftest.example.com\r\nNOTE:The {canary} card\r\nEND:VCARD\r\n")
             planted.append(f"a card in the address book {route}")
-        for kind in ("apps", "urls"):
-            if getattr(project, kind):
-                scratch.unplanted.append(kind)
+        for route in project.apps:
+            activity.append(("currentwindow", {"app": route, "title": f"The {canary} window"}))
+            planted.append(f"a window of the app {route} (ActivityWatch's)")
+        for route in project.urls:
+            url = _concrete(route) if "://" in route else f"https://{_concrete(route).lstrip('/')}"
+            activity.append(("web.tab.current", {"url": url, "title": f"The {canary} page"}))
+            planted.append(f"a page at {url} (ActivityWatch's)")
         if project.senders and any("@" not in r for r in project.senders):
             scratch.unplanted.append("senders (phone numbers)")
     # Outside every project: a note holding a card number, for the masked-digits probe.
@@ -261,12 +267,38 @@ def _plant(scratch: Scratch) -> dict[str, Any]:
     deliver("selftest", "Drafts", message("draftsfolder"))
     for sub in ("tasks", "calendars", "contacts"):
         (vdir / sub).mkdir(parents=True, exist_ok=True)
+    database = home / ".local" / "share" / "activitywatch" / "aw-server-rust" / "sqlite.db"
+    _activitywatch(database, activity, now)
     return {
-        "accounts": [{"name": name, "maildir": str(root), "addresses": ["pat@selftest.example.org"],
-                      "authserv_id": OWN_SERVER, "drafts": "Drafts"} for name, root in accounts.items()],
-        "notes": str(home), "tasks": str(vdir / "tasks"), "calendars": str(vdir / "calendars"),
-        "contacts": str(vdir / "contacts"),
+        "mail": {
+            "accounts": [{"name": name, "maildir": str(root), "addresses": ["pat@selftest.example.org"],
+                          "authserv_id": OWN_SERVER, "drafts": "Drafts"} for name, root in accounts.items()],
+            "notes": str(home), "tasks": str(vdir / "tasks"), "calendars": str(vdir / "calendars"),
+            "contacts": str(vdir / "contacts"),
+        },
+        "timeline": {"activitywatch": str(database)},
     }
+
+
+def _activitywatch(database: Path, activity: list[tuple[str, dict[str, Any]]], now: float) -> None:
+    """The windows and pages seen, in aw-server-rust's SQLite database (its buckets and events tables), the last
+    ten minutes: each event a minute long, times in nanoseconds as aw-server-rust keeps them."""
+    database.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(database)) as db, db:
+        db.execute("CREATE TABLE buckets (id INTEGER PRIMARY KEY, name TEXT UNIQUE, type TEXT, client TEXT, "
+                   "hostname TEXT, created TEXT, data TEXT)")
+        db.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, bucketrow INTEGER, starttime INTEGER, "
+                   "endtime INTEGER, data TEXT)")
+        buckets = {"currentwindow": (1, "aw-watcher-window_selftest", "aw-watcher-window"),
+                   "web.tab.current": (2, "aw-watcher-web-firefox_selftest", "aw-client-web")}
+        for kind, (row, name, client) in buckets.items():
+            db.execute("INSERT INTO buckets VALUES (?, ?, ?, ?, 'selftest', ?, '{}')",
+                       (row, name, kind, client, datetime.now(UTC).isoformat()))
+        start = int((now - 600) * 1e9)
+        for n, (kind, data) in enumerate(activity):
+            begin = start + n * 60 * 10**9
+            db.execute("INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?, ?, ?, ?)",
+                       (buckets[kind][0], begin, begin + 60 * 10**9, json.dumps(data)))
 
 
 def _transcript(session: str, canary: str, cwd: str) -> str:

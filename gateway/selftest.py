@@ -229,9 +229,11 @@ async def play(scratch: Scratch, progress: Callable[[str], None]) -> list[Outcom
             outcomes.append(Outcome(f"closed project {project_id!r}", False,
                                     f"its canary was given by {len(leaks)} answer(s): {', '.join(leaks[:4])}{added}"))
         else:
+            items = len(scratch.planted.get(project_id) or [])
             outcomes.append(Outcome(f"closed project {project_id!r}", True,
-                                    f"its canary in none of {len(checked)} answers ({len(closed.readers())} tools, "
-                                    f"resources, prompts, {len(addresses)} addresses asked for){added}{proof}"))
+                                    f"the word of its {items} invented items in none of {len(checked)} answers "
+                                    f"({len(closed.readers())} tools, resources, prompts, {len(addresses)} "
+                                    f"addresses asked for){added}{proof}"))
     during = closed.answers[empty_round.get("start", 0):empty_round.get("end", 0)]
     after = closed.answers[empty_round.get("after", 0):empty_round.get("end", 0)]
     every_canary = [*scratch.canaries.values(), *scratch.opened_canaries.values(), CARD_MARK]
