@@ -20,7 +20,7 @@ PROJECTS = [
      "senders": ["@garden.example.org"]},
     {"id": "lawsuit", "name": "Neighbour dispute", "ai": False, "paths": ["~/projects/lawsuit"],
      "senders": ["@law.example.net"], "subjects": ["fence"], "lists": ["legal"], "calendars": ["court"],
-     "addressbooks": ["lawyers"], "folders": ["Legal"]},
+     "addressbooks": ["lawyers"], "folders": ["Legal"], "apps": ["Courtroom"], "urls": ["law.example.net"]},
 ]
 
 # Answers whatever Markdown the home holds, never asking the gate: what a careless plugin would do.
@@ -71,7 +71,7 @@ def scratch(tmp_path: Path) -> Path:
 
 
 def test_selftest_holds_on_a_sound_setup_and_leaves_the_home_as_it_was(gateway_home: Path, scratch: Path) -> None:
-    person(gateway_home, ["mail", "sessions"])
+    person(gateway_home, ["mail", "sessions", "timeline"])
     before = tree(gateway_home)
     done = selftest(gateway_home, scratch)
     assert done.returncode == 0, done.stdout + done.stderr
