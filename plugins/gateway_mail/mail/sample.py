@@ -177,7 +177,7 @@ def encrypted_pdf(text: str, password: str = "s3cret-Example") -> bytes:
     return out.getvalue()
 
 
-def pdf_bomb(inflated: int = 200 * 1024 * 1024) -> bytes:
+def pdf_bomb(inflated: int = 64 * 1024 * 1024) -> bytes:
     """A one-page PDF (reportlab's, with its font) whose content stream is `inflated` bytes of text operators
     deflated to a few hundred KB: a real FlateDecode stream put in by pypdf's writer."""
     import io
@@ -218,7 +218,7 @@ def docx(paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
     return out.getvalue()
 
 
-def zip_bomb(declared_honestly: bool = True, inflated: int = 300 * 1024 * 1024) -> bytes:
+def zip_bomb(declared_honestly: bool = True, inflated: int = 100 * 1024 * 1024) -> bytes:
     """A .docx-shaped zip whose word/document.xml inflates to `inflated` bytes of spaces. When not
     `declared_honestly`, its headers claim 1,000 bytes (the lie a bomb tells a reader that trusts them)."""
     import io
