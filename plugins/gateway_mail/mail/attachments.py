@@ -122,13 +122,17 @@ def extract(part: Message, name: str, content_type: str, bounds: Bounds, zone: t
     if content_type.lower() == "message/rfc822":
         kind, data = MESSAGE, b""
     else:
+        from gateway_mail.mail.parse import _size_of
+
+        size = _size_of(part)  # worked out from its base64 text: a part too big is never decoded
+        if size > bounds.bytes:
+            kind = kind_of(name, content_type)
+            return Extracted(kind, note=f"not read: it is {size:,} bytes, over the {bounds.bytes:,} read of an "
+                                        "attachment") if kind else Extracted("")
         data = part_bytes(part)
         kind = kind_of(name, content_type, data[:1024])
     if not kind:
         return Extracted("")
-    if kind != MESSAGE and len(data) > bounds.bytes:
-        return Extracted(kind, note=f"not read: it is {len(data):,} bytes, over the {bounds.bytes:,} read of an "
-                                    "attachment")
     reader = {PDF: _pdf, WORD: _word, EXCEL: _excel, OPENDOCUMENT: _opendocument, CALENDAR: _calendar,
               TEXT: _text, HTML: _text, MESSAGE: _message}[kind]
     try:
@@ -138,6 +142,9 @@ def extract(part: Message, name: str, content_type: str, bounds: Bounds, zone: t
         return Extracted(kind, clock.text(), str(stop))
     except _Refused as refused:
         return Extracted(kind, "", str(refused))
+    except ImportError as missing:
+        return Extracted(kind, "", f"not read: its reader ({missing.name}) is not installed; pip install "
+                                   "'mcp-gateway[mail]' adds it")
     except RecursionError:
         return Extracted(kind, clock.text(), "could not be read: it is nested too deep")
     except MemoryError:
@@ -198,7 +205,10 @@ def _pdf(data: bytes, clock: _Clock, _zone: Any) -> str:
         if reader.is_encrypted:
             try:  # an empty user password only restricts printing or copying: its text is there to read
                 opened = reader.decrypt("")
-            except (DependencyError, FileNotDecryptedError, NotImplementedError):
+            except DependencyError:
+                raise _Refused("not read: this PDF is encrypted with AES, which needs the cryptography package "
+                               "(pip install cryptography)") from None
+            except (FileNotDecryptedError, NotImplementedError):
                 opened = 0
             if not opened:
                 raise _Refused("not read: this PDF is encrypted with a password (only its name, type and size are "
@@ -286,7 +296,10 @@ def _excel(data: bytes, clock: _Clock, _zone: Any) -> str:
     try:
         for sheet in workbook.worksheets:
             clock.add(f"[sheet {sheet.title}]")
+            if hasattr(sheet, "reset_dimensions"):  # a declared A1:XFD1048576 would pad every row to 16,384 cells
+                sheet.reset_dimensions()
             for row in sheet.iter_rows(values_only=True):
+                clock.tick()
                 cells = [_cell(value) for value in row if value is not None]
                 if cells:
                     clock.add(" ".join(cells))
