@@ -143,7 +143,7 @@ def config(root: Path, **mail: object) -> dict:
             "plugins": {"mail": {"accounts": [account], "blocked": ["@spam.example.net"], **mail}}}
 
 
-# -- attachments (made with the formats' own libraries: reportlab, pypdf, python-docx; test dependencies) ---------
+# -- attachments (made with the formats' own libraries: reportlab, pypdf, python-docx, test dependencies) ---------
 
 
 def pdf(pages: list[str]) -> bytes:
