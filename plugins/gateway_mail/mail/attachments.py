@@ -174,8 +174,8 @@ class _Clock:
 
     def tick(self, *_: Any) -> None:
         if time.monotonic() > self.until:
-            raise _Stop(f"cut: reading it took longer than the {self.bounds.seconds:g} s an attachment is given; "
-                        "what was read by then is given")
+            raise _Stop(f"cut: the time to read it ran out ({self.bounds.seconds:g} s an attachment, or what was "
+                        "left of the call's); what was read by then is given")
 
     def add(self, piece: str) -> None:
         self.pieces.append(piece)

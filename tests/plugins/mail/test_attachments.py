@@ -169,3 +169,14 @@ def test_an_encrypted_message_has_no_attachment_to_read(world, gateway_home: Pat
     ids, gateway = world
     answer = gateway().call("read_attachment", {"address": f"mid:{ids['encrypted']}", "part": 1})
     assert answer.is_error and "encrypted" in answer.text
+
+
+def test_a_reading_stops_at_the_calls_deadline_and_says_so() -> None:
+    from gateway.deadline import Deadline
+
+    long = sample.pdf([f"Page {n} of the long report" for n in range(1, 201)])
+    attachment = parse(bytes(sample.with_attachments([("long.pdf", PDF_TYPE, long)]))).attachments[0]
+    found = attachments.extract(attachment.part, attachment.name, attachment.type, attachments.READ,
+                                deadline=Deadline.after(0.4))
+    assert found.kind == "PDF" and "the time to read it ran out" in found.note
+    assert "Page 50 of" not in found.text
