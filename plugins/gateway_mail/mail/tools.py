@@ -43,8 +43,9 @@ def search_mail(
     days: Annotated[int | None, Field(ge=1, le=36500, description="only mail of the last so many days")] = None,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="at most so many hits")] = DEFAULT_LIMIT,
 ) -> Answer:
-    """Find mail by its words, in subjects, senders and texts (masked: a code or a card is found by no digit).
-    Newest first. Each hit gives its address (mid:...), date, sender and subject; read it with read_message.
+    """Find mail by its words, in subjects, senders, texts and attachments' text (masked: a code or a card is found
+    by no digit). Newest first. Each hit gives its address (mid:...), date, sender and subject; read it with
+    read_message.
     Mail of closed projects and of blocked senders is left out and counted over the whole scope."""
     from gateway_mail.mail.answers import search_answer
 
