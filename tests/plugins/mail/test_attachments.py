@@ -135,6 +135,10 @@ def test_the_gate_refuses_a_closed_or_unknown_message_alike(world) -> None:
     unknown = _read(served, 1, "mid:nobody-ever@example.org")
     assert closed.is_error and unknown.is_error
     assert closed.text.replace(ids["vault"], "X") == unknown.text.replace("nobody-ever@example.org", "X")
+    outside = _read(served, 1, "/etc/passwd")
+    assert outside.is_error and outside.text.startswith("read_attachment opens message files inside the accounts'")
+    by_file = _read(served, 1, served.call("read_message", {"address": "mid:papers@example.org"}).data["file"])
+    assert not by_file.is_error and by_file.data["address"] == "mid:papers@example.org"
 
 
 def test_search_finds_a_message_by_its_attachments_words_never_by_a_masked_number(world) -> None:
