@@ -184,3 +184,21 @@ def test_a_reading_stops_at_the_calls_deadline_and_says_so() -> None:
                                 deadline=Deadline.after(0.4))
     assert found.kind == "PDF" and "the time to read it ran out" in found.note
     assert "Page 50 of" not in found.text
+
+
+def test_a_word_documents_deleted_text_and_field_codes_are_not_its_text() -> None:
+    import docx as python_docx
+    from docx.oxml import parse_xml
+
+    document = python_docx.Document()
+    paragraph = document.add_paragraph("Kept words")
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    paragraph._p.append(parse_xml(f'<w:del {w} w:id="1" w:author="Ada"><w:r><w:delText>struck words</w:delText>'
+                                  '</w:r></w:del>'))
+    paragraph._p.append(parse_xml(f'<w:r {w}><w:instrText>HYPERLINK "https://example.com"</w:instrText></w:r>'))
+    paragraph._p.append(parse_xml(f'<w:r {w}><w:tab/><w:t>after a tab</w:t></w:r>'))
+    out = io.BytesIO()
+    document.save(out)
+    attachment = parse(bytes(sample.with_attachments([("d.docx", DOCX_TYPE, out.getvalue())]))).attachments[0]
+    found = attachments.extract(attachment.part, attachment.name, attachment.type, attachments.READ)
+    assert found.text == "Kept words\tafter a tab" and found.note == ""
