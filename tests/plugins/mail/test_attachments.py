@@ -202,3 +202,15 @@ def test_a_word_documents_deleted_text_and_field_codes_are_not_its_text() -> Non
     attachment = parse(bytes(sample.with_attachments([("d.docx", DOCX_TYPE, out.getvalue())]))).attachments[0]
     found = attachments.extract(attachment.part, attachment.name, attachment.type, attachments.READ)
     assert found.text == "Kept words\tafter a tab" and found.note == ""
+
+
+def test_an_eml_sent_as_bytes_and_an_html_file_are_read_as_a_message_and_a_text() -> None:
+    forwarded = bytes(sample.message(sender="Lou <lou@example.net>", subject="The sloe gin recipe",
+                                     body="Pick sloes after the first frost."))
+    html = b"<html><body><p>Order <b>4471</b> of <i>damson</i> jam</p><script>bad()</script></body></html>"
+    parsed = parse(bytes(sample.with_attachments([("forward.eml", "application/octet-stream", forwarded),
+                                                  ("order.html", "text/html", html)])))
+    read = [attachments.extract(a.part, a.name, a.type, attachments.READ) for a in parsed.attachments]
+    assert read[0].kind == "message" and "Subject: The sloe gin recipe" in read[0].text
+    assert "From: Lou <lou@example.net>" in read[0].text and "Pick sloes after the first frost." in read[0].text
+    assert read[1].kind == "HTML" and read[1].text.strip() == "Order 4471 of damson jam"
