@@ -73,6 +73,11 @@ _BY_SUFFIX = {
 }
 
 
+# Types whose first bytes are not looked at for a PDF's mark (what is sniffed is decoded first).
+_NEVER_SNIFFED = ("image/", "audio/", "video/", "application/pgp", "application/pkcs7", "application/x-pkcs7",
+                  "multipart/")
+
+
 class _Stop(Exception):
     """A bound reached while reading: what was gathered is kept, the sentence says which bound."""
 
@@ -130,8 +135,11 @@ def extract(part: Message, name: str, content_type: str, bounds: Bounds, zone: t
             kind = kind_of(name, content_type)
             return Extracted(kind, note=f"not read: it is {size:,} bytes, over the {bounds.bytes:,} read of an "
                                         "attachment") if kind else Extracted("")
+        kind = kind_of(name, content_type)
+        if not kind and content_type.lower().startswith(_NEVER_SNIFFED):
+            return Extracted("")  # an image, a signature: not decoded at all
         data = part_bytes(part)
-        kind = kind_of(name, content_type, data[:1024])
+        kind = kind or kind_of(name, content_type, data[:1024])
     if not kind:
         return Extracted("")
     reader = {PDF: _pdf, WORD: _word, EXCEL: _excel, OPENDOCUMENT: _opendocument, CALENDAR: _calendar,
