@@ -208,11 +208,14 @@ def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any
     try:
         shown = masked(parsed)
         attachments = [[attachment_name(a.name), a.type, a.size] for a in parsed.attachments]
-        attached = indexed_attachments(parsed)
     except Exception as error:  # noqa: BLE001 - the masks failing on one text fails that message alone
         unreadable = unreadable or f"its text could not be masked ({type(error).__name__})"
         shown = masked(Parsed(**{**_fields(parsed), "subject": "", "text": ""}))
-        attachments, attached = [], ""
+        attachments = []
+    try:
+        attached = indexed_attachments(parsed) if attachments else ""
+    except Exception:  # noqa: BLE001 - the attachments' masks failing leave the message's own text indexed
+        attached = ""
     # The attachments' text (masked) follows the message's in the `body` column: search, subject routes and the
     # gate's traits read that column, so each takes it as it takes the message's text.
     body = "" if parsed.encrypted else "\n\n".join(t for t in (shown.text, attached) if t)
