@@ -214,3 +214,39 @@ def test_an_eml_sent_as_bytes_and_an_html_file_are_read_as_a_message_and_a_text(
     assert read[0].kind == "message" and "Subject: The sloe gin recipe" in read[0].text
     assert "From: Lou <lou@example.net>" in read[0].text and "Pick sloes after the first frost." in read[0].text
     assert read[1].kind == "HTML" and read[1].text.strip() == "Order 4471 of damson jam"
+
+
+def test_access_why_names_the_subject_route_met_only_in_an_attachment(world, gateway_home: Path) -> None:
+    from gateway_mail.projects import described
+
+    from gateway import Gate, PluginHost, Project
+    from gateway.access import Manifest
+    from gateway.testing import folders_of
+
+    _ids, gateway = world
+    gateway().call("search_mail", {"query": "papers"})  # the index made
+    gate = Gate(Manifest((Project(id="quince", name="Quince", ai=False, subjects=("quinceberry pruning",)),)))
+    host = PluginHost("mail", folders_of(gateway_home).for_plugin("mail"), sample.config(
+        gateway_home / "Mail" / "personal")["plugins"]["mail"])
+    traits = described.traits_of(host, "mid:papers@example.org", gate)
+    assert traits is not None and gate.owners(traits) == frozenset({"quince"})
+    assert any(r.took and r.kind == "subjects" and r.project == "quince" for r in gate.explain(traits))
+
+
+def test_an_index_made_before_the_attachments_text_is_made_again(world, gateway_home: Path) -> None:
+    import sqlite3
+
+    from gateway_mail.mail import index
+
+    from gateway.testing import folders_of
+
+    _ids, gateway = world
+    served = gateway()
+    assert served.call("search_mail", {"query": "tamarillo"}).data["hits"]
+    path = index.index_path(folders_of(gateway_home).for_plugin("mail").cache)
+    with sqlite3.connect(path) as old:  # as an index of before: no attachment_text, the texts without them
+        old.execute("DELETE FROM meta WHERE key = 'attachment_text'")
+    connection = index.connect(path)
+    assert connection.execute("SELECT count(*) FROM messages").fetchone()[0] == 0
+    connection.close()
+    assert served.call("search_mail", {"query": "tamarillo"}).data["hits"]
