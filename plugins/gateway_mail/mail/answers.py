@@ -335,10 +335,13 @@ def message_answer(ctx: Context, address: str) -> Answer:
     if parsed.encrypted:
         lines.append("Encrypted: yes. This message is encrypted (PGP/MIME or S/MIME): only its envelope is given.")
         return Answer("\n".join(lines), {**shown, "encrypted": True}, given=[shown["address"]])
-    attachments = [{"name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80), "size": a.size}
-                   for a in parsed.attachments]
+    attachments = [{"part": number, "name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80),
+                    "size": a.size} for number, a in enumerate(parsed.attachments, 1)]
     for attachment in attachments:
-        lines.append(f"Attachment: {attachment['name']} ({attachment['type']}, {attachment['size']} bytes)")
+        lines.append(f"Attachment {attachment['part']}: {attachment['name']} ({attachment['type']}, "
+                     f"{attachment['size']} bytes)")
+    if attachments:
+        lines.append("Read an attachment's text with read_attachment (this address and its number).")
     if parsed.unreadable:
         lines.append(f"Read in part: {parsed.unreadable}.")
     shown_text = parse.masked(parsed, MAX_READ)
@@ -351,6 +354,55 @@ def message_answer(ctx: Context, address: str) -> Answer:
     if shown_text.cut:
         data["cut"] = True
     return Answer("\n".join(lines), data, given=[shown["address"]])
+
+
+def attachment_answer(ctx: Context, address: str, part: int) -> Answer:
+    """read_attachment's answer: under the gate exactly as read_message (`find`), then the part's text read within
+    `attachments.READ` and the call's deadline, masked with the message's subject and framed as a message's text."""
+    from gateway_mail.mail import attachments
+
+    with opened(ctx) as mail:
+        row = find(mail, address, "read_attachment")
+        path = file_of(row, mail)
+        account = mail.account(row["account"])
+    try:
+        parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
+    except OSError as error:
+        raise ToolError("the message's file moved or vanished since it was indexed; search again") from error
+    shown_address = address_of(row)
+    if parsed.encrypted:
+        raise ToolError("this message is encrypted (PGP/MIME or S/MIME): its attachments cannot be read here")
+    count = len(parsed.attachments)
+    if not 1 <= part <= count:
+        raise ToolError(f"this message has {count} attachment{'s' if count != 1 else ''}"
+                        + (f": give a part from 1 to {count}, as read_message numbers them" if count else ""))
+    attachment = parsed.attachments[part - 1]
+    name, kind = parse.attachment_name(attachment.name), ctx.one_line(attachment.type, 80)
+    data: dict[str, Any] = {"address": shown_address, "part": part, "name": name, "type": kind,
+                            "size": attachment.size}
+    lines = [f"Address: {shown_address}", f"Attachment {part} of {count}: {name}",
+             f"Type: {kind}", f"Size: {attachment.size} bytes"]
+    if parsed.unreadable:
+        lines.append(f"Read in part: {parsed.unreadable}.")
+        data["unreadable"] = parsed.unreadable
+    found = attachments.extract(attachment.part, attachment.name, attachment.type, attachments.READ,
+                                zone=_zone(ctx), deadline=ctx.deadline)
+    if not found.kind:
+        lines.append("Its text is not read: read_attachment reads PDF, Word (.docx), Excel (.xlsx), OpenDocument, "
+                     "iCalendar (.ics), text and attached messages; this one is given by its name, type and size.")
+        return Answer("\n".join(lines), {**data, "read": False}, given=[shown_address])
+    text, cut = attachments.masked_text(parsed, found.text, attachments.READ.characters)
+    lines.append(f"Read as: {found.kind}")
+    data.update(read=True, kind=found.kind, text=text)
+    if found.note:
+        lines.append(f"Note: {found.note}.")
+        data["note"] = found.note
+    if cut:
+        lines.append(f"Cut: only the first {attachments.READ.characters} characters are given.")
+        data["cut"] = True
+    if text.strip() or not found.note:
+        lines.append(ctx.frame(text))
+    return Answer("\n".join(lines), data, given=[shown_address])
 
 
 def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
