@@ -252,9 +252,17 @@ def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str, d
             raise ToolError(f"no {what} {wanted!r:.80}; the {what}s are: {', '.join(folders) or '(none)'}")
         return root / wanted
     if not folders:
-        raise ToolError(f"no {what} in {root}: make one folder per {what} there (todoman, khal and vdirsyncer do), "
+        from gateway_mail.mail.answers import shown_path
+
+        raise ToolError(f"no {what} in {shown_path(root)}: make one folder per {what} there (todoman, khal and vdirsyncer do), "
                         "or set the mail plugin's setting")
     return root / folders[0]
+
+
+def _shown_file(path: Path) -> str:
+    """A task's or an event's file as answers show it: its list's (calendar's) folder and its name, relative to the
+    vdir's root, never the person's home or user name."""
+    return f"{path.parent.name}/{path.name}"
 
 
 def _new_file(folder: Path, uid: str, data: bytes) -> Path:
@@ -322,7 +330,8 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
     address = ties_address("task", uid)
     if message:
         _tie(ctx, address, message)
-    shown = {"address": address, "title": ctx.clip(title, FIELD_LIMIT), "list": folder.name, "file": str(path)}
+    shown = {"address": address, "title": ctx.clip(title, FIELD_LIMIT), "list": folder.name,
+             "file": _shown_file(path)}
     if when is not None:
         shown["due"] = _when(when, tz)
     for key, value in (("project", project_id), ("priority", priority), ("parent", parent_uid and
@@ -391,7 +400,8 @@ def complete_task_answer(ctx: Context, address: str) -> Answer:
         raise ToolError("the task's file changed while it was being marked done (a sync?); try again") from None
     lines = [f"Marked the task {ctx.clip(item.summary, FIELD_LIMIT)} ({item.address}) done: in {path.name} only "
              "STATUS, COMPLETED, PERCENT-COMPLETE, LAST-MODIFIED and SEQUENCE changed."]
-    data: dict[str, Any] = {"address": item.address, "changed": True, "status": "COMPLETED", "file": str(path)}
+    data: dict[str, Any] = {"address": item.address, "changed": True, "status": "COMPLETED",
+                            "file": _shown_file(path)}
     if following is not None:
         lines[0] = lines[0][:-1] + ", and its RRULE went: the task repeats."
         if made is None:
@@ -400,7 +410,7 @@ def complete_task_answer(ctx: Context, address: str) -> Answer:
             address = f"sioul:task/{following.uid}"
             due = f", due {following.due.isoformat()}" if following.due else ""
             lines.append(f"Its next occurrence is a new task{due}: {address}, in {made.name} (as todoman does).")
-            data["next"] = {"address": address, "file": str(made),
+            data["next"] = {"address": address, "file": _shown_file(made),
                             **({"due": following.due.isoformat()} if following.due else {})}
     return Answer("\n".join(lines), data, given=[item.address])
 
@@ -521,7 +531,7 @@ def add_event_answer(ctx: Context, title: str, start: str, end: str | None, loca
     path = _new_file(folder, uid, data)
     address = ties_address("event", uid)
     shown = {"address": address, "title": ctx.clip(title, FIELD_LIMIT), "calendar": folder.name,
-             "start": _when(begin, tz), "file": str(path)}
+             "start": _when(begin, tz), "file": _shown_file(path)}
     shown["end"] = _when(finish if isinstance(finish, datetime) else finish - timedelta(days=1), tz)
     if place:
         shown["location"] = ctx.clip(place, FIELD_LIMIT)

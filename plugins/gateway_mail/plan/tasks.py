@@ -471,13 +471,27 @@ def next_occurrence(raw: bytes, uid: str, now: datetime) -> Next | None:
     return Next(made.to_ical(), new, due.date() if isinstance(due, datetime) else due)
 
 
+NOT_FOUND = ("the next date of the task's repeat rule could not be found within the bound the gateway sets on "
+             "that search ({steps:,} steps of dateutil's walk: a rule whose dates are that far apart, or that never "
+             "match, such as a 30 February); nothing was changed: the person marks it done in their own app")
+
+
 def _after(rrulestr: Callable[..., Any], rule: str, start: datetime) -> datetime | None:
-    """The rule's first date after `start`. A floating (or all-day) start with an UNTIL in UTC, which many clients
-    write, is read as if in UTC (dateutil refuses to mix the two)."""
+    """The rule's first date after `start`, the search bounded (`steps.bounded`: ToolError past the bound). A
+    floating (or all-day) start with an UNTIL in UTC, which many clients write, is read as if in UTC (dateutil
+    refuses to mix the two)."""
+    from gateway_mail.plan.steps import BUDGET, TooManySteps, bounded
+
+    def search(moment: datetime) -> datetime | None:
+        try:
+            return bounded(lambda: rrulestr(rule, dtstart=moment).after(moment))
+        except TooManySteps:
+            raise ToolError(NOT_FOUND.format(steps=BUDGET)) from None
+
     try:
-        return rrulestr(rule, dtstart=start).after(start)
+        return search(start)
     except ValueError:
         if start.tzinfo is not None:
             raise
-        following = rrulestr(rule, dtstart=start.replace(tzinfo=UTC)).after(start.replace(tzinfo=UTC))
+        following = search(start.replace(tzinfo=UTC))
         return None if following is None else following.replace(tzinfo=None)
