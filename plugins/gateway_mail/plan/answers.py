@@ -259,6 +259,10 @@ def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str, d
     return root / folders[0]
 
 
+def _as_day_or_time(value: date, tz: tzinfo) -> datetime:
+    return zone.as_moment(value, tz) if isinstance(value, datetime) else zone.day_start(value, tz)
+
+
 def _shown_file(path: Path) -> str:
     """A task's or an event's file as answers show it: its list's (calendar's) folder and its name, relative to the
     vdir's root, never the person's home or user name."""
@@ -288,9 +292,11 @@ def _task_by_address(ctx: Context, tasks: Collection, address: str) -> Item:
 
 def add_task_answer(ctx: Context, title: str, project: str | None, task_list: str | None, due: str | None,
                     priority: int | None, tags: list[str] | None, from_message: str | None,
-                    parent: str | None) -> Answer:
+                    parent: str | None, description: str | None = None, start: str | None = None,
+                    repeat: str | None = None) -> Answer:
     tz, now = _clock(ctx)
     title = _one_line(title, "title", 500)
+    notes = tasks_store.text_field(description, "description") if description else ""
     tags = [_one_line(tag, "tag", TAG_LIMIT) for tag in tags or []]
     if any("," in tag for tag in tags):
         raise ToolError("a tag holds no comma (CATEGORIES separates tags with commas)")
@@ -312,20 +318,30 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
         ctx.gate.check_read(parent_owners, f"the task {parent_item.address}")
         owners |= parent_owners
         parent_uid = parent_item.uid
-    description = ""
     message = None
     if from_message is not None:
         message = _message_address(ctx, from_message)
-        description = f"From the message {message}"
+        notes = "\n\n".join(part for part in (notes, f"From the message {message}") if part)
     ctx.gate.check_write(owners, "adding this task")
     when = zone.parse_when(due, tz, now) if due else None
     if when is not None:
         _in_range(when.date() if isinstance(when, datetime) else when, "the due date")
+    begins = zone.parse_when(start, tz, now) if start else None
+    if begins is not None:
+        _in_range(begins.date() if isinstance(begins, datetime) else begins, "the start")
+        if when is not None and _as_day_or_time(begins, tz) > _as_day_or_time(when, tz):
+            raise ToolError("the start comes after the due date")
+    rule = None
+    if repeat:
+        anchor = begins if begins is not None else when
+        if anchor is None:
+            raise ToolError("a repeating task needs a start or a due date: its rule counts from there")
+        rule = tasks_store.repeat_rule(repeat, anchor, tz)
     folder = _folder_for(tasks.root, tasks.folders(), task_list, "task list",
                          str(ctx.settings.get("default_list") or ""))
     uid = tasks_store.new_uid()
-    data = tasks_store.new_task(uid, title, now=now, due=when, priority=priority, tags=tags, description=description,
-                                parent=parent_uid, project=project_id)
+    data = tasks_store.new_task(uid, title, now=now, due=when, priority=priority, tags=tags, description=notes,
+                                parent=parent_uid, project=project_id, start=begins, repeat=rule)
     path = _new_file(folder, uid, data)
     address = ties_address("task", uid)
     if message:
@@ -334,6 +350,12 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
              "file": _shown_file(path)}
     if when is not None:
         shown["due"] = _when(when, tz)
+    if begins is not None:
+        shown["start"] = _when(begins, tz)
+    if rule is not None:
+        shown["repeat"] = rule.to_ical().decode()
+    if notes:
+        shown["description_characters"] = len(notes)
     for key, value in (("project", project_id), ("priority", priority), ("parent", parent_uid and
                        f"sioul:task/{parent_uid}"), ("from_message", message)):
         if value:
@@ -343,7 +365,7 @@ def add_task_answer(ctx: Context, title: str, project: str | None, task_list: st
     lines = [f"Added the task {shown['title']} ({address}) to the list {folder.name}: one new file, {path.name}.",
              "It goes out with the person's next sync."]
     lines += [f"{key.replace('_', ' ').capitalize()}: {value}" for key, value in shown.items()
-              if key in ("due", "project", "priority", "parent", "from_message")]
+              if key in ("due", "start", "repeat", "project", "priority", "parent", "from_message")]
     return Answer("\n".join(lines), shown, given=[address])
 
 
@@ -502,10 +524,11 @@ def agenda_answer(ctx: Context, start: str, days: int) -> Answer:
 
 
 def add_event_answer(ctx: Context, title: str, start: str, end: str | None, location: str | None,
-                     calendar: str | None) -> Answer:
+                     calendar: str | None, description: str | None = None, repeat: str | None = None) -> Answer:
     tz, now = _clock(ctx)
     title = _one_line(title, "title", 500)
     place = _one_line(location, "location", 500) if location is not None else ""
+    notes = tasks_store.text_field(description, "description") if description else ""
     # An event takes no project: it is a thing outside projects, written only while those are open.
     ctx.gate.check_write(frozenset(), "adding an event")
     begin = zone.parse_when(start, tz, now)
@@ -524,10 +547,12 @@ def add_event_answer(ctx: Context, title: str, start: str, end: str | None, loca
             finish = finish + timedelta(days=1)  # a whole-day event's last day given; DTEND is the day after
     if finish is None:
         finish = begin + (events_store.DEFAULT_LENGTH if isinstance(begin, datetime) else timedelta(days=1))
+    rule = tasks_store.repeat_rule(repeat, begin, tz) if repeat else None
     events = events_store.collection(ctx)
     folder = _folder_for(events.root, events.folders(), calendar, "calendar")
     uid = tasks_store.new_uid()
-    data = events_store.new_event(uid, title, now=now, start=begin, end=finish, location=place)
+    data = events_store.new_event(uid, title, now=now, start=begin, end=finish, location=place, description=notes,
+                                  repeat=rule)
     path = _new_file(folder, uid, data)
     address = ties_address("event", uid)
     shown = {"address": address, "title": ctx.clip(title, FIELD_LIMIT), "calendar": folder.name,
@@ -535,11 +560,19 @@ def add_event_answer(ctx: Context, title: str, start: str, end: str | None, loca
     shown["end"] = _when(finish if isinstance(finish, datetime) else finish - timedelta(days=1), tz)
     if place:
         shown["location"] = ctx.clip(place, FIELD_LIMIT)
+    if rule is not None:
+        shown["repeat"] = rule.to_ical().decode()
+    if notes:
+        shown["description_characters"] = len(notes)
     lines = [f"Added the event {shown['title']} ({address}) to the calendar {folder.name}: one new file, {path.name}.",
              f"Start: {shown['start']} ({zone.zone_name(tz)})"]
     lines.append(f"End: {shown['end']}")
     if place:
         lines.append(f"Location: {shown['location']}")
+    if rule is not None:
+        lines.append(f"Repeats: {shown['repeat']}")
+    if notes:
+        lines.append(f"Description: {len(notes)} characters.")
     lines.append("It goes out with the person's next sync.")
     return Answer("\n".join(lines), shown, given=[address])
 

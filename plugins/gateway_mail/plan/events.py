@@ -348,7 +348,8 @@ def expand(events: Collection, begin: datetime, finish: datetime, tz: tzinfo,
     return found, cut
 
 
-def new_event(uid: str, title: str, *, now: datetime, start: date, end: date | None, location: str = "") -> bytes:
+def new_event(uid: str, title: str, *, now: datetime, start: date, end: date | None, location: str = "",
+              description: str = "", repeat: Any = None) -> bytes:
     """A VCALENDAR holding one VEVENT as khal writes its own: DTSTART/DTEND with the zone's TZID and VTIMEZONE."""
     import icalendar
 
@@ -368,6 +369,10 @@ def new_event(uid: str, title: str, *, now: datetime, start: date, end: date | N
     event.add("LAST-MODIFIED", stamp)
     if location:
         event.add("LOCATION", location)
+    if description:
+        event.add("DESCRIPTION", description)
+    if repeat is not None:
+        event.add("RRULE", repeat)
     calendar.add_component(event)
     if isinstance(start, datetime):
         calendar.add_missing_timezones()

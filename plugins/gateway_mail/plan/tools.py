@@ -13,6 +13,10 @@ from gateway import Answer, Context, tool
 
 TITLE_LIMIT = 500
 MAX_TAGS = 20
+DESCRIPTION_LIMIT = 10_000
+REPEAT_HELP = ("an iCalendar RRULE: FREQ=DAILY, WEEKLY, MONTHLY or YEARLY (at most once a day; the time is the "
+               "start's), with INTERVAL, BYDAY, BYMONTHDAY, BYMONTH, BYSETPOS, COUNT (at most 1000) or UNTIL; "
+               "e.g. FREQ=WEEKLY;BYDAY=MO,TH")
 
 _WRITES = {"read_only": False, "destructive": False, "idempotent": False, "open_world": False}
 
@@ -81,7 +85,7 @@ def now(ctx: Context) -> Answer:
     return now_answer(ctx)
 
 
-@tool(title="Add a task", **_WRITES)
+@tool(title="Add a task", private_arguments=("description",), **_WRITES)
 def add_task(
     ctx: Context,
     title: Annotated[str, Field(max_length=TITLE_LIMIT, description="one line")],
@@ -99,12 +103,17 @@ def add_task(
                                               "comes from (said in the task's description)")] = None,
     parent: Annotated[str | None, Field(max_length=1000, description="sioul:task/<UID> of the bigger task this is "
                                         "a step of")] = None,
+    description: Annotated[str | None, Field(max_length=DESCRIPTION_LIMIT, description="the task's notes (line "
+                                             "breaks allowed, no other control character)")] = None,
+    start: Annotated[str | None, Field(max_length=64, description="when it can begin: the same forms as due")] = None,
+    repeat: Annotated[str | None, Field(max_length=500, description=REPEAT_HELP + "; needs start or due")] = None,
 ) -> Answer:
     """Add a task: one new .ics file in the task list, which the person's next sync sends like any task they made.
     Changes only that. Refused into a closed project (or outside projects while those are closed)."""
     from gateway_mail.plan.answers import add_task_answer
 
-    return add_task_answer(ctx, title, project, list, due, priority, tags, from_message, parent)
+    return add_task_answer(ctx, title, project, list, due, priority, tags, from_message, parent, description, start,
+                           repeat)
 
 
 @tool(title="Mark a task done", **_WRITES)
@@ -120,7 +129,7 @@ def complete_task(
     return complete_task_answer(ctx, address)
 
 
-@tool(title="Add an event", **_WRITES)
+@tool(title="Add an event", private_arguments=("description",), **_WRITES)
 def add_event(
     ctx: Context,
     title: Annotated[str, Field(max_length=TITLE_LIMIT, description="one line")],
@@ -131,12 +140,15 @@ def add_event(
     location: Annotated[str | None, Field(max_length=TITLE_LIMIT, description="one line")] = None,
     calendar: Annotated[str | None, Field(max_length=300, description="the calendar (its folder's name); "
                                           "default: the only or first one")] = None,
+    description: Annotated[str | None, Field(max_length=DESCRIPTION_LIMIT, description="the event's notes (line "
+                                             "breaks allowed, no other control character)")] = None,
+    repeat: Annotated[str | None, Field(max_length=500, description=REPEAT_HELP)] = None,
 ) -> Answer:
     """Add an event: one new .ics file in the calendar, which the person's next sync sends like any event they
     made. Changes only that. Events take no project: refused while things outside projects are closed."""
     from gateway_mail.plan.answers import add_event_answer
 
-    return add_event_answer(ctx, title, start, end, location, calendar)
+    return add_event_answer(ctx, title, start, end, location, calendar, description, repeat)
 
 
 def read_tasks_now(ctx: Context) -> Answer:
