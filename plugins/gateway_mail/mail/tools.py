@@ -1,4 +1,4 @@
-"""What hosts see of the mail plugin: the four tools and two resource readers, declared without the work.
+"""What hosts see of the mail plugin: its tools and two resource readers, declared without the work.
 
 Registration imports only this module, so `gateway serve` lists the tools without loading the mail parser,
 the index or SQLite; each body imports what does the work when it first runs.
@@ -62,6 +62,23 @@ def read_message(
     from gateway_mail.mail.answers import message_answer
 
     return message_answer(ctx, address)
+
+
+@tool(read_only=True, title="Read a conversation")
+def read_thread(
+    ctx: Context,
+    address: Annotated[str, Field(max_length=4096,
+                                  description="mid:<Message-ID> of any message of the conversation, or its file")],
+    whole: Annotated[bool, Field(description="also give every message whole, framed as read_message gives it")]
+    = False,
+    limit: Annotated[int, Field(ge=1, le=50, description="with whole: at most so many messages given whole")] = 20,
+) -> Answer:
+    """A conversation (every message joined by Message-ID, In-Reply-To and References): one line per message, oldest
+    first (date, sender, subject, size, projects), and with whole: true each message framed as read_message gives
+    it. Messages of closed projects are left out and counted; blocked senders' only counted."""
+    from gateway_mail.mail.threads import thread_answer
+
+    return thread_answer(ctx, address, bool(whole), limit)
 
 
 @tool(title="Draft a reply", read_only=False, destructive=False, idempotent=False, open_world=False,
