@@ -28,6 +28,8 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
                 type=str),
         Setting("timezone", "", 'the person\'s zone, e.g. "Europe/Paris" (default: the computer\'s)', type=str),
         Setting("hours", "08:30-18:30", "the person's hours, for now", type=str),
+        Setting("remind", "", "a remind file, or a folder of .rem files, read by the remind program (default "
+                "~/.reminders when it exists)", type=str),
         *_notes_settings(),
     ]
 

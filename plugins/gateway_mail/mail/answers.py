@@ -453,4 +453,29 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
     if total_left_out:
         lines.append(left_out_sentence(total_left_out, "message"))
     data = {"window": window, "full": full, "accounts": accounts_data}
-    return Answer("\n".join(lines), data, given=given, left_out=total_left_out)
+    kept_reminders = _porch_now(ctx, full, lines, data, given)
+    return Answer("\n".join(lines), data, given=given, left_out=total_left_out + kept_reminders)
+
+
+def _porch_now(ctx: Context, full: bool, lines: list[str], data: dict[str, Any], given: list[str]) -> int:
+    """The Porch's "now" part: the reminders of the next 24 hours (plan/answers.py), listed within the admin
+    windows (or when opened), counted outside them; what kept them from being read said in a sentence."""
+    from gateway_mail.plan.answers import soon_reminders
+
+    try:
+        reminder_lines, found, addresses, left_out = soon_reminders(ctx)
+    except ToolError as error:
+        lines.append(f"Now: the reminders could not be read: {error}")
+        data["now"] = {"unread": str(error)}
+        return 0
+    if full:
+        lines.append("Now:")
+        lines.extend(reminder_lines)
+        given.extend(addresses)
+        data["now"] = found
+    else:
+        total = found["reminders_total"]
+        lines.append(f"Now: {total} reminder{'s' if total != 1 else ''} in the next 24 hours (listed within the "
+                     "admin windows, or by reminders).")
+        data["now"] = {"reminders_total": total, "reminders_left_out": left_out}
+    return left_out

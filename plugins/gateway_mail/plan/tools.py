@@ -79,10 +79,25 @@ def read_project(
 @tool(read_only=True, title="Now")
 def now(ctx: Context) -> Answer:
     """The person's local time and zone, whether it is within their hours (and when those next begin or end), and
-    what comes next: the next event and the next step. Belongs to no project: always answered."""
+    what comes next: the next event, the next step and the reminders of the next 24 hours. Belongs to no project:
+    always answered (what it lists of closed projects' things is left out and counted)."""
     from gateway_mail.plan.answers import now_answer
 
     return now_answer(ctx)
+
+
+@tool(read_only=True, title="Reminders")
+def reminders(
+    ctx: Context,
+    days: Annotated[int, Field(ge=1, le=90, description="how many days ahead, from now")] = 7,
+    limit: Annotated[int, Field(ge=1, le=500, description="at most so many reminders")] = 100,
+) -> Answer:
+    """The reminders that will ring in the coming days, soonest first, in the person's zone: the alarms of their
+    tasks and events (each with what it is for and its address) and their remind files' reminders. Reminders of
+    closed projects' things are left out and counted."""
+    from gateway_mail.plan.answers import reminders_answer
+
+    return reminders_answer(ctx, days, limit)
 
 
 @tool(title="Add a task", private_arguments=("description",), **_WRITES)
@@ -175,4 +190,4 @@ def read_projects(ctx: Context) -> Answer:
     return projects_answer(ctx)
 
 
-TOOLS = [list_tasks, agenda, list_projects, read_project, now, add_task, complete_task, add_event]
+TOOLS = [list_tasks, agenda, list_projects, read_project, now, reminders, add_task, complete_task, add_event]
