@@ -52,9 +52,11 @@ def test_the_plan_tools_their_schemas_and_hints(plan) -> None:
     expected = {
         "list_tasks": ({"view", "project", "list", "limit"}, []), "agenda": ({"start", "days"}, []),
         "list_projects": (set(), []), "read_project": ({"address"}, ["address"]), "now": (set(), []),
-        "add_task": ({"title", "project", "list", "due", "priority", "tags", "from_message", "parent"}, ["title"]),
+        "reminders": ({"days", "limit"}, []),
+        "add_task": ({"title", "project", "list", "due", "priority", "tags", "from_message", "parent", "description",
+                      "start", "repeat"}, ["title"]),
         "complete_task": ({"address"}, ["address"]),
-        "add_event": ({"title", "start", "end", "location", "calendar"}, ["title", "start"]),
+        "add_event": ({"title", "start", "end", "location", "calendar", "description", "repeat"}, ["title", "start"]),
     }
     for name, (properties, required) in expected.items():
         schema = listed[name].input_schema
