@@ -7,7 +7,7 @@ word, a task in both, things of no project, a repeating event. `generate()` make
 from __future__ import annotations
 
 import random
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ def world(home: Path, canary: str, now: datetime) -> dict[str, Any]:
         made[uid] = put(calendars / "personal", uid,
                         ics("VEVENT", uid, [stamp, *lines], prodid="-//PIMUTILS.ORG//NONSGML khal / icalendar //EN"))
 
-    soon = (now + timedelta(hours=2)).astimezone(timezone.utc)
+    soon = (now + timedelta(hours=2)).astimezone(UTC)
     # The closed project: its next step comes first of all (overdue, priority 1), a step of it, an event; each
     # with a reminder ringing soon.
     task("work", "vault-1", f"SUMMARY:{canary} open the strongbox", "STATUS:NEEDS-ACTION", "PRIORITY:1",
