@@ -128,6 +128,8 @@ def generate(root: Path, tasks: int, events: int, seed: int = 11, lists: int = 8
             lines.append(f"CATEGORIES:project:p{rng.randint(1, 20)}")
         if number and rng.random() < 0.1:
             lines.append(f"RELATED-TO;RELTYPE=PARENT:task-{rng.randrange(number):06d}")
+        if rng.random() < 0.2:
+            lines += ["BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER:-PT15M", "END:VALARM"]
         put(root / "tasks" / f"list{number % lists}", uid, ics("VTODO", uid, lines))
     for number in range(events):
         uid = f"event-{number:06d}"
@@ -140,5 +142,7 @@ def generate(root: Path, tasks: int, events: int, seed: int = 11, lists: int = 8
             lines.append("RRULE:FREQ=WEEKLY;COUNT=20")
         if rng.random() < 0.2:
             lines.append(f"CATEGORIES:project:p{rng.randint(1, 20)}")
+        if rng.random() < 0.3:
+            lines += ["BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER:-PT10M", "END:VALARM"]
         put(root / "calendars" / f"cal{number % 4}", uid,
             ics("VEVENT", uid, lines, prodid="-//PIMUTILS.ORG//NONSGML khal / icalendar //EN"))
