@@ -793,14 +793,36 @@ def coming_reminders(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo
     tasks and events (each placed by its task's or event's owners, as every list places them) and the remind
     files' (placed by their file and words); how many were left out; sentences for what could not be read; the
     events (that may be given) whose repeats were cut; the collections read (for their problems and pending)."""
+    from gateway_mail.plan import remind
+
+    ties = projects.tie_map(ctx)
+    tasks = tasks_store.collection(ctx)
+    calendars = events_store.collection(ctx)
+    # The same answer while the files, the ties, the gate and the minute do: a warm `now` or Porch pays no search.
+    path, _named = remind.source(ctx)
+    try:
+        remind_state = (str(path), path.stat().st_mtime_ns) if path is not None else None
+    except OSError:
+        remind_state = (str(path), None)
+    key = (str(tasks.root), tasks.generation, str(calendars.root), calendars.generation, _ties_key(ties),
+           begin.replace(second=0, microsecond=0), finish.replace(second=0, microsecond=0), zone.zone_name(tz),
+           remind_state)
+    shown, left_out, notes, cut = _reminders.get(
+        ctx.gate, lambda: _reminders_of(ctx, tasks, calendars, ties, begin, finish, tz), key)
+    return shown, left_out, notes, cut, (tasks, calendars)
+
+
+_reminders: GateMemo[tuple[list[dict[str, Any]], int, list[str], list[str]]] = GateMemo(gates=8)
+
+
+def _reminders_of(ctx: Context, tasks: Collection, calendars: Collection, ties: Mapping[str, frozenset[str]],
+                  begin: datetime, finish: datetime, tz: tzinfo) -> tuple[list[dict[str, Any]], int, list[str],
+                                                                          list[str]]:
     from gateway import Traits
     from gateway_mail.plan import alarms, remind
 
-    ties = projects.tie_map(ctx)
     allows = _allows(ctx)
-    tasks = tasks_store.collection(ctx)
     task_owners = _task_owners(tasks, ties, ctx.gate)
-    calendars = events_store.collection(ctx)
     rings = alarms.of_tasks(tasks.items, begin, finish, tz)
     event_rings, cut_items = alarms.of_events(calendars, begin, finish, tz, ctx.deadline)
     found: list[tuple[datetime, dict[str, Any]]] = []
@@ -838,7 +860,7 @@ def coming_reminders(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo
         found.append((entry.at, shown))
     found.sort(key=lambda pair: (pair[0], pair[1]["for"]))
     cut = sorted({i.address for i in cut_items if allows(events_store.owners(i, ties, ctx.gate))})
-    return [shown for _, shown in found], left_out, notes, cut, (tasks, calendars)
+    return [shown for _, shown in found], left_out, notes, cut
 
 
 def reminder_line(reminder: dict[str, Any]) -> str:
