@@ -70,12 +70,13 @@ def entries(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo) -> tupl
                     "apt install remind): its reminders are left out.")
     first, last = begin.astimezone(tz).date(), (finish.astimezone(tz) - timedelta(seconds=1)).date()
     months = (last.year - first.year) * 12 + last.month - first.month + 1
+    folder = path if path.is_dir() else path.parent
     environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(Path.home()),
                    "TZ": zone.zone_name(tz), "LANG": "C.UTF-8"}
     try:
         done = subprocess.run([program, "-r", "-b2", f"-ppp{months}", str(path), first.isoformat()],
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT, env=environment,
-                              cwd=str(path.parent), check=False)
+                              cwd=str(folder), check=False)
     except subprocess.TimeoutExpired:
         return [], f"remind took over {TIMEOUT:.0f} s on {_shown(path)} and was stopped: its reminders are left out."
     except OSError as error:
@@ -85,7 +86,6 @@ def entries(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo) -> tupl
     except ValueError:
         return [], (f"remind gave no calendar for {_shown(path)} (exit {done.returncode}; run `remind -n` on it to "
                     "see why): its reminders are left out.")
-    folder = path if path.is_dir() else path.parent
     found = []
     for month in months_read if isinstance(months_read, list) else []:
         for entry in (month.get("entries") or []) if isinstance(month, dict) else []:
