@@ -37,6 +37,7 @@ def _plays(kept_mail: list[str]) -> dict[str, list[dict]]:
         "search_mail": searches + [{"query": "plumtree", "account": "work"}, {"query": "plumtree", "folder": "Lawsuit"},
                                    {"query": "plumtree", "folder": "Sent"}, {"query": "plumtree", "days": 1}],
         "read_message": [{"address": a} for a in (*kept_mail, *UNKNOWN[:1])],
+        "read_thread": [{"address": a, "whole": True} for a in (*kept_mail, *UNKNOWN[:1])],
         "draft_reply": [{"address": a, "body": "ok"} for a in kept_mail],
         "list_tasks": [{"view": v} for v in ("now", "today", "all")] + [
             {"view": "all", "list": "legal"}, {"view": "all", "project": "lawsuit"}],
@@ -44,6 +45,7 @@ def _plays(kept_mail: list[str]) -> dict[str, list[dict]]:
         "list_projects": [{}],
         "read_project": [{"address": a} for a in ("sioul:project/lawsuit", "sioul:project/garden", UNKNOWN[1])],
         "now": [{}],
+        "reminders": [{}, {"days": 90}],
         "add_task": [{"title": "x", "project": "lawsuit"}, {"title": "x", "parent": "sioul:task/t-refid"},
                      {"title": "x", "from_message": kept_mail[0]}],
         "complete_task": [{"address": a} for a in ("sioul:task/t-refid", "sioul:task/t-list")],
