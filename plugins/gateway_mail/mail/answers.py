@@ -18,8 +18,8 @@ from typing import Any
 from gateway import Answer, Context, ToolError, left_out_sentence
 from gateway_mail.mail import index, maildir, parse
 from gateway_mail.mail.accounts import in_window, next_opening, windows_of
+from gateway_mail.mail.limits import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
-from gateway_mail.mail.tools import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200

@@ -12,7 +12,7 @@ from typing import Any
 from attrs import frozen
 
 from gateway import Context
-from gateway_mail.mail import gating, index
+from gateway_mail.mail import gating, index, maildir
 from gateway_mail.mail.accounts import Account, accounts_of, windows_of
 from gateway_mail.mail.parse import FORGED
 from gateway_mail.projects import belonging
@@ -110,13 +110,55 @@ def own_folder(folder: str) -> bool:
     return any(part.lower() in OWN_FOLDERS or part.lower() == "[gmail]" for part in folder.split("/"))
 
 
+# Per index file: the kernel's notifications for the accounts' folders, and the accounts they were settled for.
+_watched: dict[str, list[Any]] = {}
+
+
+def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account]) -> None:
+    """The index brought up to the Maildirs before a call reads it: skipped whole (not one stat) when no folder of
+    any account had an event since the last call's refresh, for the same accounts; else the refresh's stat pass.
+
+    What is watched: each account's root, every folder, the folders on the way to them, and each folder's `new`
+    and `cur` (a message delivered, moved, flagged or removed). A folder made inside a folder that holds no mail
+    folder yet is seen by the stat pass `Changes` forces every few seconds; no notifications: a stat pass a call.
+    """
+    from gateway import Changes, merged, toward
+
+    key = str(index.index_path(ctx.folders.cache))
+    signature = tuple((a.name, str(a.maildir), a.authserv_id) for a in found)
+    entry = _watched.get(key)
+    if entry is None:
+        entry = _watched[key] = [Changes(), None]
+    changes = entry[0]
+    if entry[1] == signature and changes.quiet():
+        return
+    entry[1] = None
+    token = changes.begin()  # before the stat pass: a message written during it leaves an event for the next call
+    index.refresh(connection, found, check=ctx.deadline.check)
+    folders: list[tuple[str, frozenset[str] | None]] = []
+    for account in found:
+        if not account.maildir.is_dir():
+            folders.append(toward(account.maildir))  # a disk mounted later, a folder made later
+            continue
+        root = str(account.maildir)
+        folders.append((root, None))
+        for folder in maildir.folders(account.maildir):
+            here = folder.path
+            while str(here) != root and str(here).startswith(root):
+                folders.append((str(here), None))
+                here = here.parent
+            folders += [(str(folder.path / sub), None) for sub in ("new", "cur")]
+    if changes.settle(token, merged(folders)):
+        entry[1] = signature
+
+
 @contextlib.contextmanager
 def opened(ctx: Context) -> Iterator[Mail]:
     found = accounts(ctx.settings, ctx.folders.config)
     windows_of(ctx.settings.get("admin_windows", []))  # a wrong window is said on every call, not only the Porch's
     connection = index.thread_connection(index.index_path(ctx.folders.cache))
     with ctx.interruptible(connection):
-        index.refresh(connection, found, check=ctx.deadline.check)
+        _refreshed(ctx, connection, found)
         key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
         verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)), found)
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
