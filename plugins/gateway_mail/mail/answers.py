@@ -20,6 +20,7 @@ from gateway_mail.mail import index, maildir, parse
 from gateway_mail.mail.accounts import in_window, next_opening, windows_of
 from gateway_mail.mail.limits import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
+from gateway_mail.shown import shown_path
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
@@ -192,11 +193,6 @@ def missing_lines(mail: Mail) -> list[str]:
             "the gateway's config): its mail is left out until it is back." for a in mail.missing]
 
 
-def shown_path(path: Path) -> str:
-    """A path as the person writes it (`~/Mail/work`), never with their home folder spelled out."""
-    home = str(Path.home())
-    text = str(path)
-    return "~" + text[len(home):] if text == home or text.startswith(home + "/") else text
 
 
 # search_mail counts its matches up to this many; past it, it says "more than" (and `more: true` in its data).
@@ -453,29 +449,4 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
     if total_left_out:
         lines.append(left_out_sentence(total_left_out, "message"))
     data = {"window": window, "full": full, "accounts": accounts_data}
-    kept_reminders = _porch_now(ctx, full, lines, data, given)
-    return Answer("\n".join(lines), data, given=given, left_out=total_left_out + kept_reminders)
-
-
-def _porch_now(ctx: Context, full: bool, lines: list[str], data: dict[str, Any], given: list[str]) -> int:
-    """The Porch's "now" part: the reminders of the next 24 hours (plan/answers.py), listed within the admin
-    windows (or when opened), counted outside them; what kept them from being read said in a sentence."""
-    from gateway_mail.plan.answers import soon_reminders
-
-    try:
-        reminder_lines, found, addresses, left_out = soon_reminders(ctx)
-    except ToolError as error:
-        lines.append(f"Now: the reminders could not be read: {error}")
-        data["now"] = {"unread": str(error)}
-        return 0
-    if full:
-        lines.append("Now:")
-        lines.extend(reminder_lines)
-        given.extend(addresses)
-        data["now"] = found
-    else:
-        total = found["reminders_total"]
-        lines.append(f"Now: {total} reminder{'s' if total != 1 else ''} in the next 24 hours (listed within the "
-                     "admin windows, or by reminders).")
-        data["now"] = {"reminders_total": total, "reminders_left_out": left_out}
-    return left_out
+    return Answer("\n".join(lines), data, given=given, left_out=total_left_out)

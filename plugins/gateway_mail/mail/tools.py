@@ -25,11 +25,13 @@ def porch(
     open: Annotated[bool, Field(description="give the lists even outside the admin windows")] = False,  # noqa: A002
 ) -> Answer:
     """What came and what waits, per account: new mail, mail from real people waiting for an answer, codes that
-    arrived (never the code), and counts of what was left out, blocked and set aside. Outside the person's admin
+    arrived (never the code), and counts of what was left out, blocked and set aside; then now: the reminders of
+    the next 24 hours. Outside the person's admin
     windows it gives counts only and says when the next opens, unless open is true."""
     from gateway_mail.mail.answers import porch_answer
+    from gateway_mail.plan.answers import porch_now
 
-    return porch_answer(ctx, bool(open))
+    return porch_now(ctx, porch_answer(ctx, bool(open)))
 
 
 @tool(read_only=True, title="Search mail", private_arguments=())
@@ -102,8 +104,9 @@ def draft_reply(
 
 def read_porch(ctx: Context) -> Answer:
     from gateway_mail.mail.answers import porch_answer
+    from gateway_mail.plan.answers import porch_now
 
-    return porch_answer(ctx, False)
+    return porch_now(ctx, porch_answer(ctx, False))
 
 
 def read_mid(ctx: Context, message_id: str) -> Answer:

@@ -252,7 +252,7 @@ def _folder_for(root: Path, folders: list[str], wanted: str | None, what: str, d
             raise ToolError(f"no {what} {wanted!r:.80}; the {what}s are: {', '.join(folders) or '(none)'}")
         return root / wanted
     if not folders:
-        from gateway_mail.mail.answers import shown_path
+        from gateway_mail.shown import shown_path
 
         raise ToolError(f"no {what} in {shown_path(root)}: make one folder per {what} there (todoman, khal and vdirsyncer do), "
                         "or set the mail plugin's setting")
@@ -910,3 +910,28 @@ def soon_reminders(ctx: Context) -> tuple[list[str], dict[str, Any], list[str], 
     lines.extend(notes)
     data = {"reminders": shown[:SOON_SHOWN], "reminders_total": len(shown), "reminders_left_out": left_out}
     return lines, data, sorted({r["address"] for r in shown[:SOON_SHOWN] if "address" in r}), left_out
+
+
+def porch_now(ctx: Context, porch: Answer) -> Answer:
+    """The Porch with its "now" part: the reminders of the next 24 hours, listed when the Porch gives its lists
+    (within the admin windows, or opened), counted otherwise; a sentence when they could not be read. Composed by
+    the Porch's tool (mail/tools.py), so that the mail's answers need nothing of the plan's."""
+    lines, data, given = porch.text.split("\n"), dict(porch.data or {}), list(porch.given)
+    left_out = 0
+    try:
+        reminder_lines, found, addresses, left_out = soon_reminders(ctx)
+    except ToolError as error:
+        lines.append(f"Now: the reminders could not be read: {error}")
+        data["now"] = {"unread": str(error)}
+    else:
+        if data.get("full", True):
+            lines.append("Now:")
+            lines.extend(reminder_lines)
+            given.extend(a for a in addresses if a not in given)
+            data["now"] = found
+        else:
+            total = found["reminders_total"]
+            lines.append(f"Now: {plural(total, 'reminder')} in the next 24 hours (listed within the admin windows, "
+                         "or by reminders).")
+            data["now"] = {"reminders_total": total, "reminders_left_out": left_out}
+    return Answer("\n".join(lines), data, given=given, left_out=porch.left_out + left_out)

@@ -116,6 +116,6 @@ def _entry(entry: Any, folder: Path, tz: tzinfo, mask: Any) -> Entry | None:
 
 
 def _shown(path: Path) -> str:
-    from gateway_mail.mail.answers import shown_path
+    from gateway_mail.shown import shown_path
 
     return shown_path(path)

@@ -54,9 +54,9 @@ def collection(ctx: Context) -> Collection:
 def named_root(ctx: Context, key: str, what: str, root: Path) -> Path:
     """The root, unless the person named one that is not there: that is said, never answered as "nothing"."""
     if str(ctx.settings.get(key) or "").strip() and not root.is_dir():
-        home = str(Path.home())
-        shown = "~" + str(root)[len(home):] if str(root).startswith(home + "/") else str(root)
-        raise ToolError(f"the {what} {shown} does not exist ([plugins.mail] {key} in the gateway's config names "
+        from gateway_mail.shown import shown_path
+
+        raise ToolError(f"the {what} {shown_path(root)} does not exist ([plugins.mail] {key} in the gateway's config names "
                         "it): the person fixes the path there, or mounts the disk it is on")
     return root
 
