@@ -49,3 +49,32 @@ def test_a_repeating_tasks_next_date_is_searched_within_a_bound_and_said_when_no
         path = tasks / f"{uid}.ics"
         assert after[path] == before[path]
     assert len(after) == len(before) + 1  # only the weekly review's next occurrence
+
+
+def test_a_strangers_event_whose_rule_never_matches_is_cut_not_walked_to_the_year_9999(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    calendars = home / "vdir" / "calendars" / "invitations"
+    sample_plan.put(calendars, "never", sample_plan.ics("VEVENT", "never", [
+        "DTSTAMP:20261101T080000Z", "SUMMARY:Never", "DTSTART:20250101T090000Z", "DURATION:PT1H",
+        "RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30"]))
+    sample_plan.put(calendars, "rent", sample_plan.ics("VEVENT", "rent", [
+        "DTSTAMP:20261101T080000Z", "SUMMARY:Rent", "DTSTART:20200115T090000Z", "DURATION:PT1H",
+        "RRULE:FREQ=MONTHLY;BYMONTHDAY=15"]))
+    (home / "vdir" / "tasks" / "home").mkdir(parents=True)
+    write_config(home, sample_plan.config(home), projects=[])
+    server = Server(home, tmp_path / "stderr")
+    try:
+        settle_idle(server)
+        seen = attack(server, [("agenda", {"start": "today", "days": 60}), ("now", {}),
+                               ("agenda", {"start": "2027-06-01", "days": 30})])
+        assert_bounded(server, seen)
+    finally:
+        server.stop()
+    for answer in seen.answers:
+        assert not answer.is_error, text_of(answer)
+    first, _now, later = seen.answers
+    assert first.structured_content["repeats_cut"] == ["sioul:event/never"]
+    assert later.structured_content["repeats_cut"] == ["sioul:event/never"]
+    # A filtered rule that matches is expanded in full: the rent on the 15th of each month.
+    assert [e["start"][8:10] for e in first.structured_content["events"] if e["title"] == "Rent"] == ["15", "15"]
+    assert [e["start"] for e in later.structured_content["events"]] == ["2027-06-15 11:00"]

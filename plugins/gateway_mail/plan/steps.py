@@ -24,15 +24,19 @@ class TooManySteps(Exception):
     """The search ran past its budget of steps."""
 
 
-def bounded(work: Callable[[], T], budget: int = BUDGET) -> T:
-    """`work()`, stopped by TooManySteps once it has run `budget` lines of Python (this thread's trace function is
-    put back after, so a debugger or coverage tool in use goes on)."""
+CHECK_EVERY = 1 << 16  # lines between two looks at `stop`
+
+
+def bounded(work: Callable[[], T], budget: int = BUDGET, stop: Callable[[], bool] | None = None) -> T:
+    """`work()`, stopped by TooManySteps once it has run `budget` lines of Python, or once `stop()` (looked at every
+    CHECK_EVERY lines: a call's deadline) says so. This thread's trace function is put back after, so a debugger or
+    coverage tool in use goes on."""
     left = budget
 
     def local(_frame: Any, _event: str, _arg: Any) -> Any:
         nonlocal left
         left -= 1
-        if left < 0:
+        if left < 0 or (stop is not None and left % CHECK_EVERY == 0 and stop()):
             raise TooManySteps
         return local
 
