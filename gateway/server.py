@@ -38,6 +38,7 @@ from gateway.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyLis
 from gateway.privacy import mask_secrets
 from gateway.refresh import Refreshed
 from gateway.registry import lifecycle_of
+from gateway.tokens import TOKEN_SCOPE_KEY, TokenStore
 
 log = structlog.get_logger("gateway.server")
 
@@ -54,12 +55,17 @@ INSTRUCTIONS = (
 INVALID_PARAMS = -32602
 
 
+
 def _caller(ctx: ServerRequestContext[Any], transport: str) -> Caller:
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None) or {}
+    token, profile = scope.get(TOKEN_SCOPE_KEY) or ("", None)
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)
     if info is None:
-        return Caller(transport=transport)
-    return Caller(client=info.name or "unknown", client_version=info.version or "", transport=transport)
+        return Caller(transport=transport, profile=profile, token=token)
+    return Caller(client=info.name or "unknown", client_version=info.version or "", transport=transport,
+                  profile=profile, token=token)
 
 
 def _offset(cursor: str | None) -> int:
@@ -107,12 +113,13 @@ def _call_result(answer: Answer) -> types.CallToolResult:
 def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier | None = None) -> Server[Any]:
     """The SDK server whose handlers call `gateway`; `transport` names the wire in the audit log. With `notifier`,
     hosts may subscribe to resources and are told when a refresh brought something in."""
-    listed_tools: dict[int, list[types.Tool]] = {}
+    # Per catalogue (one per profile in use), held with it so that an id is never that of a catalogue since freed.
+    listed_tools: dict[int, tuple[Any, list[types.Tool]]] = {}
 
-    def mcp_tools() -> list[types.Tool]:
-        catalogue = gateway.catalogue()
-        cached = listed_tools.get(id(catalogue))
-        if cached is None:
+    def mcp_tools(caller: Caller) -> list[types.Tool]:
+        catalogue = gateway.catalogue(gateway.snapshot(caller.profile))
+        held, cached = listed_tools.get(id(catalogue), (None, None))
+        if held is not catalogue or cached is None:
             cached = [
                 types.Tool(
                     name=listed.name,
@@ -126,12 +133,13 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                 )
                 for listed in catalogue.tools
             ]
-            listed_tools.clear()
-            listed_tools[id(catalogue)] = cached
+            if len(listed_tools) >= 16:  # a config change makes new catalogues: the old ones go
+                listed_tools.clear()
+            listed_tools[id(catalogue)] = (catalogue, cached)
         return cached
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        page, next_cursor = _page(mcp_tools(), params)
+        page, next_cursor = _page(mcp_tools(_caller(ctx, transport)), params)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams):
@@ -298,7 +306,8 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         if answer.is_error:
             raise MCPError(INVALID_PARAMS, answer.text)
         return types.GetPromptResult(
-            description=mask_secrets(gateway.catalogue().prompts[params.name].description) or None,
+            description=mask_secrets(gateway.catalogue(gateway.snapshot(_caller(ctx, transport).profile))
+                                     .prompts[params.name].description) or None,
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=answer.text))],
         )
 
@@ -383,7 +392,7 @@ def _tracking(notifier: Notifier) -> Any:
         # Each live connection, to be told of what a refresh brought in. A 2026-07-28 request has no connection
         # that outlives it: that era hears through subscriptions/listen (the `listen` handler).
         if getattr(ctx.session, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
-            notifier.connected(ctx.session)
+            notifier.connected(ctx.session, _caller(ctx, ""))  # its profile, for what it may hear
         return await call_next(ctx)
 
     return track
@@ -438,12 +447,26 @@ async def _tell_of_opened_projects(gateway: Gateway, notifier: Notifier) -> None
 
 
 def notifier_for(gateway: Gateway) -> Notifier:
-    """A notifier whose every `updated` goes through the gate as it is when the change is told."""
-    def may_list(owners: tuple[frozenset[str], ...]) -> bool:
-        snapshot = gateway.snapshot()
+    """A notifier whose every `updated` goes through the gate as it is when the change is told. A host that came
+    with a named HTTP token hears nothing once that token is revoked (or gives another profile): a stream it holds
+    open is not a new request, so the token is looked up again here."""
+    tokens = TokenStore.of_state(gateway.folders.state)
+
+    def still_held(caller: Caller | None) -> bool:
+        if caller is None or caller.profile is None:  # stdio, or the served token: nothing to revoke
+            return True
+        return any(t.name == caller.token and t.profile == caller.profile for t in tokens.tokens())
+
+    def may_list_for(owners: tuple[frozenset[str], ...], caller: Caller | None) -> bool:
+        if not still_held(caller):
+            return False
+        snapshot = gateway.snapshot(caller.profile if caller is not None else None)
         return snapshot.error is None and any(snapshot.gate.allows(each) for each in owners)
 
-    return Notifier(may_tell=gateway.may_tell, may_list=may_list)
+    async def may_tell(uri: str, caller: Caller | None) -> bool:
+        return still_held(caller) and await gateway.may_tell(uri, caller)
+
+    return Notifier(may_tell=may_tell, may_list=lambda owners: may_list_for(owners, None), may_list_for=may_list_for)
 
 
 @asynccontextmanager

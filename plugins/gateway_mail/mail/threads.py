@@ -3,7 +3,8 @@
 The conversation is the one the gate closes as a whole (`gating._conversations`): the union over every message's
 Message-ID, In-Reply-To and References ids (`maildirs.conversations`, the index's `refs` column), worked out once
 per index generation. Each message then goes through the gate on its own: one the gate keeps is left out and
-counted (never which), a blocked sender's only counted. The message asked for must be one read_message gives.
+counted (never which), a blocked sender's only counted, one the AI shield sets aside only counted (no word of it).
+The message asked for must be one read_message gives.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def conversation_rows(mail: Any, row: Any) -> list[Any]:
 
 
 def thread_answer(ctx: Context, address: str, whole: bool, limit: int) -> Answer:
-    from gateway_mail.mail.answers import _hit, address_of, find, message_answer
+    from gateway_mail.mail.answers import SHIELDED_SENTENCE, _hit, address_of, find, message_answer
     from gateway_mail.mail.store import opened
 
     with opened(ctx) as mail:
@@ -73,7 +74,8 @@ def thread_answer(ctx: Context, address: str, whole: bool, limit: int) -> Answer
         rows = conversation_rows(mail, asked)
         kept_ids = {r["message_id"] for r in rows if r["message_id"] and not mail.allowed(r)}
         blocked_ids = {r["message_id"] for r in rows if r["message_id"] and mail.is_blocked(r)}
-        shown, left_out, blocked, seen = [], 0, 0, set()
+        shielded_ids = {r["message_id"] for r in rows if r["message_id"] and mail.is_shielded(r)}
+        shown, left_out, blocked, shielded, seen = [], 0, 0, 0, set()
         for row in rows:
             name = row["message_id"] or f"file:{row['id']}"
             if name in seen:
@@ -83,6 +85,8 @@ def thread_answer(ctx: Context, address: str, whole: bool, limit: int) -> Answer
                 left_out += 1
             elif mail.is_blocked(row) or row["message_id"] in blocked_ids:
                 blocked += 1
+            elif mail.is_shielded(row) or row["message_id"] in shielded_ids:
+                shielded += 1
             else:
                 projects = sorted(p for p in mail.owners(row) if (found := ctx.gate.project(p)) is not None
                                   and found.ai)
@@ -106,8 +110,12 @@ def thread_answer(ctx: Context, address: str, whole: bool, limit: int) -> Answer
         lines.append(left_out_sentence(left_out, "message"))
     if blocked:
         lines.append(f"{blocked} message{'s' if blocked != 1 else ''} from blocked senders, only counted.")
+    if shielded:
+        lines.append(SHIELDED_SENTENCE.format(count=shielded, s="s" if shielded != 1 else ""))
     data: dict[str, Any] = {"messages": [{k: v for k, v in m.items() if k != "_read"} for m in shown[:MAX_OVERVIEW]],
                             "projects": dict(sorted(counts.items())), "left_out": left_out, "blocked": blocked}
+    if shielded:
+        data["shielded"] = shielded
     given = [m["address"] for m in shown[:MAX_OVERVIEW]]
     if whole:
         framed = []
