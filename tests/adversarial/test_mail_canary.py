@@ -42,6 +42,8 @@ def _plays(made: dict) -> dict[str, list[dict]]:
         "search_mail": searches,
         "read_message": [{"address": a} for a in vault_mail],
         "read_attachment": [{"address": a, "part": n} for a in vault_mail for n in (1, 2)],
+        "read_thread": [{"address": a, "whole": True} for a in vault_mail] + [
+            {"address": f"mid:{made['ids'][k]}", "whole": True} for k in ("plumber", "friend")],
         "draft_reply": [{"address": a, "body": "ok"} for a in vault_mail],
         "list_tasks": [{"view": v} for v in ("now", "today", "all")] + [
             {"view": "all", "project": "vault"}, {"view": "all", "project": "dupont"}, {"view": "all", "list": "work"}],
@@ -50,6 +52,7 @@ def _plays(made: dict) -> dict[str, list[dict]]:
         "read_project": [{"address": a} for a in ("sioul:project/vault", "sioul:case/vault", "sioul:project/dupont",
                                                   "sioul:project/plumbing")],
         "now": [{}],
+        "reminders": [{}, {"days": 90}],
         "add_task": [{"title": "step", "project": "vault"}, {"title": "step", "parent": "sioul:task/vault-1"},
                      {"title": "from mail", "from_message": vault_mail[0]},
                      {"title": "waits", "project": "dupont", "parent": "sioul:task/both-1"}],

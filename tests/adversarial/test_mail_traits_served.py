@@ -38,6 +38,7 @@ def _plays(kept_mail: list[str]) -> dict[str, list[dict]]:
                                    {"query": "plumtree", "folder": "Sent"}, {"query": "plumtree", "days": 1}],
         "read_message": [{"address": a} for a in (*kept_mail, *UNKNOWN[:1])],
         "read_attachment": [{"address": a, "part": 1} for a in (*kept_mail, *UNKNOWN[:1])],
+        "read_thread": [{"address": a, "whole": True} for a in (*kept_mail, *UNKNOWN[:1])],
         "draft_reply": [{"address": a, "body": "ok"} for a in kept_mail],
         "list_tasks": [{"view": v} for v in ("now", "today", "all")] + [
             {"view": "all", "list": "legal"}, {"view": "all", "project": "lawsuit"}],
@@ -45,6 +46,7 @@ def _plays(kept_mail: list[str]) -> dict[str, list[dict]]:
         "list_projects": [{}],
         "read_project": [{"address": a} for a in ("sioul:project/lawsuit", "sioul:project/garden", UNKNOWN[1])],
         "now": [{}],
+        "reminders": [{}, {"days": 90}],
         "add_task": [{"title": "x", "project": "lawsuit"}, {"title": "x", "parent": "sioul:task/t-refid"},
                      {"title": "x", "from_message": kept_mail[0]}],
         "complete_task": [{"address": a} for a in ("sioul:task/t-refid", "sioul:task/t-list")],

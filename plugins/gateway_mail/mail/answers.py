@@ -21,6 +21,7 @@ from gateway_mail.mail.accounts import in_window, next_opening, windows_of
 from gateway_mail.mail.limits import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 from gateway_mail.mail.shield import SHIELD_REFUSAL
 from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, SHIELDED, Mail, opened, own_folder
+from gateway_mail.shown import shown_path
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
@@ -31,8 +32,23 @@ WAITING_DAYS = 14
 CODE_HOURS = 24
 
 
-def address_of(row: Any) -> str:
-    return f"mid:{row['message_id']}" if row["message_id"] else file_of(row)
+def address_of(row: Any, mail: Mail | None = None) -> str:
+    """`mid:<Message-ID>`; for a message without one, its file as the person writes it (`~/Mail/...`, never the
+    home folder spelled out), which read_message takes back."""
+    return f"mid:{row['message_id']}" if row["message_id"] else shown_path(Path(file_of(row, mail)))
+
+
+def relative_file(row: Any, mail: Mail) -> str:
+    """The message's file relative to its account's root (`INBOX/cur/1733...:2,S`), as answers show it: never the
+    person's home or user name. Empty when the account is not configured any more."""
+    account = mail.account(row["account"])
+    path = Path(file_of(row, mail))
+    if account is None:
+        return ""
+    try:
+        return str(path.relative_to(account.maildir))
+    except ValueError:
+        return f"{row['folder']}/{row['sub']}/{row['filename']}"
 
 
 def file_of(row: Any, mail: Mail | None = None) -> str:
@@ -184,11 +200,6 @@ def missing_lines(mail: Mail) -> list[str]:
             "the gateway's config): its mail is left out until it is back." for a in mail.missing]
 
 
-def shown_path(path: Path) -> str:
-    """A path as the person writes it (`~/Mail/work`), never with their home folder spelled out."""
-    home = str(Path.home())
-    text = str(path)
-    return "~" + text[len(home):] if text == home or text.startswith(home + "/") else text
 
 
 # search_mail counts its matches up to this many; past it, it says "more than" (and `more: true` in its data).
@@ -269,6 +280,8 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
     said by `tool`, the tool asked (read_message, draft_reply), in its own name.
     """
     address = address.strip()
+    if address.startswith("~/"):  # a file as answers show it (address_of): the person's home, then checked
+        address = str(Path.home()) + address[1:]
     if address.startswith("mid:"):
         wanted = address[4:].strip().strip("<>")
         rows = mail.connection.execute("SELECT * FROM messages WHERE message_id = ? ORDER BY date DESC",
@@ -315,6 +328,7 @@ def message_answer(ctx: Context, address: str) -> Answer:
     with opened(ctx) as mail:
         row = find(mail, address)
         path = file_of(row, mail)
+        relative = relative_file(row, mail)
         account = mail.account(row["account"])
         # Its projects, for the agent to file what it makes of it there: all open, or it would not be given.
         projects = sorted(p for p in mail.owners(row) if (found := ctx.gate.project(p)) is not None and found.ai)
@@ -322,8 +336,9 @@ def message_answer(ctx: Context, address: str) -> Answer:
         parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
     except OSError as error:
         raise ToolError("the message's file moved or vanished since it was indexed; search again") from error
-    shown = _envelope(ctx, row, parsed, path)
-    lines = [f"Address: {shown['address']}", f"File: {path}", f"Account: {shown['account']}",
+    shown = _envelope(ctx, row, parsed, relative)
+    lines = [f"Address: {shown['address']}", f"File: {relative} (in the account's mail folder)",
+             f"Account: {shown['account']}",
              f"Folder: {shown['folder']}", f"Flags: {shown['flags'] or '(none)'}", f"Date: {shown['date']}",
              f"From: {shown['from']}", f"To: {_listed(shown, 'to')}"]
     if shown["cc"]:
