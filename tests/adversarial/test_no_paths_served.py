@@ -36,6 +36,7 @@ def _plays(made: dict) -> dict[str, list[dict]]:
         "search_mail": searches,
         "read_message": [{"address": a} for a in (friend, plumber)],
         "read_thread": [{"address": a, "whole": True} for a in (friend, plumber)],
+        "read_attachment": [{"address": a, "part": 1} for a in (friend, plumber)],
         "draft_reply": [{"address": friend, "body": "Tuesday works."}],
         "list_tasks": [{"view": v} for v in ("now", "today", "all")],
         "agenda": [{}, {"start": "today", "days": 30}],

@@ -128,7 +128,7 @@ def test_other_types_locked_and_long_files_are_said(world) -> None:
     assert "from 1 to 10" in _read(served, 11).text and _read(served, 11).is_error
 
 
-def test_the_gate_refuses_a_closed_or_unknown_message_alike(world) -> None:
+def test_the_gate_refuses_a_closed_or_unknown_message_alike(world, gateway_home: Path) -> None:
     ids, gateway = world
     served = gateway()
     closed = _read(served, 1, f"mid:{ids['vault']}")
@@ -137,7 +137,8 @@ def test_the_gate_refuses_a_closed_or_unknown_message_alike(world) -> None:
     assert closed.text.replace(ids["vault"], "X") == unknown.text.replace("nobody-ever@example.org", "X")
     outside = _read(served, 1, "/etc/passwd")
     assert outside.is_error and outside.text.startswith("read_attachment opens message files inside the accounts'")
-    by_file = _read(served, 1, served.call("read_message", {"address": "mid:papers@example.org"}).data["file"])
+    relative = served.call("read_message", {"address": "mid:papers@example.org"}).data["file"]  # to the account root
+    by_file = _read(served, 1, str(gateway_home / "Mail" / "personal" / relative))
     assert not by_file.is_error and by_file.data["address"] == "mid:papers@example.org"
 
 
