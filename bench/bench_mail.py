@@ -101,7 +101,7 @@ def main() -> None:
                                                     check=True).stdout.strip())
     work = options.work or Path(tempfile.mkdtemp(prefix="bench-mail-"))
     home = work / "home"
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     os.environ.update(home_environment(home))
     import gateway_mail
@@ -109,7 +109,7 @@ def main() -> None:
     from gateway_mail.mail.accounts import Account
 
     from gateway import mask
-    from gateway.core import Caller
+    from gateway.engine.core import Caller
     from gateway.testing import folders_of, make_gateway
 
     sources = corpus_files(corpus)

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from gateway_mail.mail import sample
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import write_config
 
 
