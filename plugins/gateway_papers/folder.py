@@ -2,7 +2,8 @@
 
 Found at any depth, hidden files and folders and symbolic links left out (a link could lead anywhere on the
 computer): PDFs, images (`.png`, `.jpg`, `.jpeg`, `.tif`, `.tiff`, `.webp`, `.gif`, `.bmp`), plain text (`.txt`,
-`.md`), and paperless-ngx exports (a folder holding `manifest.json`). An image's text layer is a sidecar beside it
+`.md`), and paperless-ngx exports (a folder holding `manifest.json` and `metadata.json`, as its exporter writes
+them; every file under it is the export's). An image's text layer is a sidecar beside it
 (`scan.txt` or `scan.jpg.txt`, or tesseract's `scan.hocr`): no OCR engine runs here; a sidecar is not a paper of its
 own.
 
@@ -75,7 +76,8 @@ def walk(root: Path | None, max_files: int) -> Found:
             path = here / name
             suffix = path.suffix.lower()
             if name == MANIFEST:
-                manifests.append(path)
+                if "metadata.json" in names:  # paperless-ngx's exporter writes both, always
+                    manifests.append(path)
                 continue
             if suffix not in PDF | IMAGES | TEXTS and suffix != ".hocr":
                 continue

@@ -42,8 +42,6 @@ CREATE INDEX IF NOT EXISTS docs_by_file ON docs(file);
 CREATE INDEX IF NOT EXISTS docs_by_date ON docs(date);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(title, correspondent, text, content='docs',
     content_rowid='id', tokenize='unicode61 remove_diacritics 2');
-CREATE TABLE IF NOT EXISTS export_files(file INTEGER NOT NULL, path TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS export_files_by_file ON export_files(file);
 """
 
 _lock = threading.Lock()
@@ -84,7 +82,7 @@ def connect(cache: Path, settings: Settings | None = None) -> sqlite3.Connection
         row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         if row is None or row[0] != settings.stamp:
             with connection:
-                for table in ("files", "docs", "export_files"):
+                for table in ("files", "docs"):
                     connection.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
                 connection.execute("INSERT INTO docs_fts(docs_fts) VALUES('delete-all')")
                 connection.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (settings.stamp,))
@@ -150,9 +148,10 @@ def refresh(settings: Settings, connection: sqlite3.Connection) -> int:
             if manifest in stamps and (row is None or row["stamp"] != stamps[manifest]):
                 _read_export(connection, settings, reader, manifest, stamps[manifest])
                 read += 1
-        exported = {r[0] for r in connection.execute(
-            "SELECT e.path FROM export_files e JOIN files f ON f.id = e.file")}
-        exported |= {str(m.with_name("metadata.json")) for m in found.manifests}
+        # Every file under an export's folder is the export's (an original, an archive, a thumbnail, or one a
+        # deleted document left behind): only the manifest's documents are papers.
+        exports = tuple(m.parent for m in found.manifests)
+        exported = {str(p) for p in stamps if p not in found.manifests and any(e in p.parents for e in exports)}
         wanted = {str(p) for p in stamps if str(p) not in exported}
         for gone in set(known) - wanted:
             with connection:
@@ -234,12 +233,9 @@ def _read_export(connection: sqlite3.Connection, settings: Settings, reader: Rea
     with connection:
         file_id = _file_row(connection, manifest, stamp, "export", error, "")
         _bump(connection)
-        connection.execute("DELETE FROM export_files WHERE file = ?", (file_id,))
-        exported = [str(p) for p in split]
         for document in documents:
             names = [document.get(k, "") for k in ("original", "archive", "thumbnail")]
             files = [_inside(root, name) for name in names]
-            exported += [str(f) for f in files if f is not None]
             paths = [str(f) for f in files[:2] if f is not None]
             kind_names = [document.get("document_type", ""),
                           *(places.folders_of(root, Path(paths[0])) if paths else [])]
@@ -251,8 +247,6 @@ def _read_export(connection: sqlite3.Connection, settings: Settings, reader: Rea
                 "proven": False, "tags": [t for t in document.get("tags", []) if t], "paths": paths,
                 "text": document.get("content", ""), "pages": int(document.get("pages") or 0), "partial": "",
                 "origin": "paperless"})
-        connection.executemany("INSERT INTO export_files(file, path) VALUES (?, ?)",
-                               ((file_id, p) for p in dict.fromkeys(exported)))
 
 
 def _inside(root: Path, name: str) -> Path | None:
@@ -297,7 +291,6 @@ def _forget(connection: sqlite3.Connection, file_id: int) -> None:
     connection.execute("INSERT INTO docs_fts(docs_fts, rowid, title, correspondent, text) SELECT 'delete', id, "
                        "title, correspondent, text FROM docs WHERE file = ?", (file_id,))
     connection.execute("DELETE FROM docs WHERE file = ?", (file_id,))
-    connection.execute("DELETE FROM export_files WHERE file = ?", (file_id,))
 
 
 def problems(connection: sqlite3.Connection) -> list[tuple[str, str, str]]:

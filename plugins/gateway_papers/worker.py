@@ -37,7 +37,7 @@ def read_pdf(path: str, max_pages: int, max_chars: int, soft_seconds: float) -> 
     pypdf bounds what one stream may inflate to itself (75 MB by default, `LimitReachedError` past it); the process's
     memory cap and the server's clock bound the rest."""
     from pypdf import PasswordType, PdfReader
-    from pypdf.errors import DependencyError, PdfReadError
+    from pypdf.errors import DependencyError, LimitReachedError, PdfReadError
 
     started = time.monotonic()
     try:
@@ -58,7 +58,7 @@ def read_pdf(path: str, max_pages: int, max_chars: int, soft_seconds: float) -> 
             AssertionError, ZeroDivisionError) as error:
         return {"error": f"it is not a readable PDF (damaged or cut short: {_said(error)})"}
     texts: list[str] = []
-    chars = broken = 0
+    chars = broken = bombs = 0
     why = ""
     for index in range(total):
         if index >= max_pages:
@@ -71,6 +71,10 @@ def read_pdf(path: str, max_pages: int, max_chars: int, soft_seconds: float) -> 
             text = reader.pages[index].extract_text() or ""
         except MemoryError:
             raise
+        except LimitReachedError:  # a stream that inflates past pypdf's bound: a compression bomb
+            broken += 1
+            bombs += 1
+            text = ""
         except Exception:  # noqa: BLE001 (pypdf raises many kinds on a broken page: that page fails alone)
             broken += 1
             text = ""
@@ -79,10 +83,13 @@ def read_pdf(path: str, max_pages: int, max_chars: int, soft_seconds: float) -> 
         if chars >= max_chars:
             why = f"only its first {max_chars:,} characters were read (max_chars)"
             break
+    bomb = "a stream in it inflates past the reader's bound (a compression bomb)"
     if total and broken == len(texts) and broken:
-        return {"error": f"none of its {total:,} pages could be read (damaged)"}
+        return {"error": f"{bomb}; it was not read" if bombs else f"none of its {total:,} pages could be read "
+                "(damaged)"}
     if broken:
-        why = "; ".join(filter(None, [why, f"{broken:,} of its pages could not be read"]))
+        why = "; ".join(filter(None, [why, f"{broken:,} of its pages could not be read"
+                                      + (f" ({bomb})" if bombs else "")]))
     return {"text": "\f".join(texts)[:max_chars], "pages": total, "read": len(texts), "partial": why,
             **_metadata(reader)}
 
