@@ -139,7 +139,7 @@ class Reader:
         """A PDF's text and what is known of it (`text`, `pages`, `read`, `partial`, `title`, `created`)."""
         size = _size(path)
         if size > self.bounds.max_file_bytes:
-            raise ReadError(f"it is {size >> 20} MiB, over the limit of {self.bounds.max_file_bytes >> 20} MiB "
+            raise ReadError(f"it is {_mib(size)}, over the limit of {_mib(self.bounds.max_file_bytes)} "
                             "(max_file_mb)")
         bounds = self.bounds
         request = {"pdf": str(path), "max_pages": bounds.max_pages, "max_chars": bounds.max_chars,
@@ -167,6 +167,10 @@ class Reader:
         return documents
 
 
+def _mib(count: int) -> str:
+    return f"{count / 2**20:.1f} MiB" if count < 10 << 20 else f"{count >> 20:,} MiB"
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -184,7 +188,7 @@ def read_text(path: Path, max_bytes: int, max_chars: int) -> tuple[str, str]:
     partial = ""
     if len(raw) > max_bytes:
         raw = raw[:max_bytes]
-        partial = f"only its first {max_bytes >> 20} MiB were read (max_file_mb)"
+        partial = f"only its first {_mib(max_bytes)} were read (max_file_mb)"
     if b"\x00" in raw[:8192]:
         raise ReadError("it is not text (it holds NUL bytes)")
     text = raw.decode("utf-8", "replace")
