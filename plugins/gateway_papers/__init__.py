@@ -62,14 +62,44 @@ def census(gateway):  # noqa: ANN001, ANN201
 
 
 # The folder's signature as the last refresh left the store, per store: a call whose folder did not change reads
-# nothing (one walk of the folder).
+# nothing. Where the kernel's file notifications work (gateway.changes), a call made when no folder of the documents
+# folder had an event does not even walk it.
 _seen: dict[str, tuple] = {}
+_changes: dict[str, object] = {}
+
+
+def _changes_of(ctx):  # noqa: ANN001, ANN202
+    from gateway import Changes
+
+    key = f"{ctx.folders.cache}|{ctx.settings.get('folder')}"
+    found = _changes.get(key)
+    if found is None:
+        found = _changes[key] = Changes()
+    return found
+
+
+def _settle(changes, token: int, root: Path | None, folders: tuple[str, ...]) -> None:  # noqa: ANN001
+    from gateway import merged, toward
+
+    watched = [(folder, None) for folder in folders]
+    if root is not None:
+        watched.append(toward(root))  # the folder itself, or the way to it when it is not there yet
+    changes.settle(token, merged(watched))
 
 
 def _stale(ctx) -> bool:  # noqa: ANN001
     from gateway_papers import store
 
-    return _seen.get(str(ctx.folders.cache)) != store.signature(store.Settings.of(ctx))
+    changes = _changes_of(ctx)
+    if changes.quiet():
+        return False
+    token = changes.begin()  # before the walk: a write made during it leaves an event for the next call
+    settings = store.Settings.of(ctx)
+    signature, folders = store.signature(settings)
+    if _seen.get(str(ctx.folders.cache)) != signature:
+        return True
+    _settle(changes, token, settings.root, folders)
+    return False
 
 
 def _refresh(ctx):  # noqa: ANN001, ANN202
@@ -78,15 +108,25 @@ def _refresh(ctx):  # noqa: ANN001, ANN202
     from gateway import Refreshed
     from gateway_papers import store
 
+    changes = _changes_of(ctx)
+    token = changes.begin()
     settings = store.Settings.of(ctx)
-    before = store.signature(settings)
+    before, folders = store.signature(settings)
     connection = store.connect(Path(ctx.folders.cache), settings)
     try:
         read = store.refresh(settings, connection)
     finally:
         connection.close()
     _seen[str(ctx.folders.cache)] = before
+    _settle(changes, token, settings.root, folders)
     return Refreshed(added=read)
+
+
+@hookimpl
+def shutdown(gateway):  # noqa: ANN001, ANN201
+    for changes in _changes.values():
+        changes.close()  # type: ignore[attr-defined]
+    _changes.clear()
 
 
 def _sources(ctx):  # noqa: ANN001, ANN202

@@ -45,6 +45,7 @@ class Found:
     manifests: tuple[Path, ...]
     sidecars: dict[Path, Path]  # image -> its sidecar
     truncated: bool = False
+    folders: tuple[str, ...] = ()  # every folder walked, for the file notifications
 
     def stamp(self, path: Path, status: os.stat_result) -> str:
         own = f"{status.st_size}:{status.st_mtime_ns}"
@@ -64,11 +65,13 @@ def walk(root: Path | None, max_files: int) -> Found:
     manifests: list[Path] = []
     texts: dict[Path, Path] = {}
     images: list[Path] = []
+    walked: list[str] = []
     truncated = False
     if root is None or not root.is_dir():
         return Found({}, (), {})
     for folder, folders, names in os.walk(root, followlinks=False):
         folders[:] = sorted(f for f in folders if not f.startswith("."))
+        walked.append(folder)
         here = Path(folder)
         for name in sorted(names):
             if name.startswith("."):
@@ -109,7 +112,7 @@ def walk(root: Path | None, max_files: int) -> Found:
                 break
     for sidecar in sidecars.values():
         files.pop(sidecar, None)
-    return Found(files, tuple(manifests), sidecars, truncated)
+    return Found(files, tuple(manifests), sidecars, truncated, tuple(walked))
 
 
 def _sidecar_names(image: Path) -> Iterable[Path]:

@@ -114,8 +114,9 @@ def _bump(connection: sqlite3.Connection) -> None:
                        "value = CAST(value AS INTEGER) + 1")
 
 
-def signature(settings: Settings) -> tuple:
-    """Every paper's file with its size and time: what tells whether the store is behind (a walk, no read)."""
+def signature(settings: Settings) -> tuple[tuple, tuple[str, ...]]:
+    """Every paper's file with its size and time, what tells whether the store is behind (a walk, no read); and
+    the folders walked."""
     found = places.walk(settings.root, settings.max_files)
     seen = []
     for path in (*sorted(found.files), *found.manifests):
@@ -123,7 +124,7 @@ def signature(settings: Settings) -> tuple:
             seen.append((str(path), found.stamp(path, path.stat())))
         except OSError:
             continue
-    return (settings.stamp, tuple(seen))
+    return (settings.stamp, tuple(seen)), found.folders
 
 
 def address_of(*parts: object) -> str:
