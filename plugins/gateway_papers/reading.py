@@ -21,6 +21,8 @@ from typing import Any
 
 from attrs import frozen
 
+from gateway_papers.worker import cut
+
 STARTUP_SECONDS = 20.0  # the reading process's own start (Python and pypdf imported), outside any file's bound
 MAX_LINE = 256 << 20
 
@@ -186,14 +188,14 @@ def read_text(path: Path, max_bytes: int, max_chars: int) -> tuple[str, str]:
     except OSError as error:
         raise ReadError(f"it cannot be read: {error.strerror or error}") from None
     partial = ""
-    if len(raw) > max_bytes:
-        raw = raw[:max_bytes]
-        partial = f"only its first {_mib(max_bytes)} were read (max_file_mb)"
     if b"\x00" in raw[:8192]:
         raise ReadError("it is not text (it holds NUL bytes)")
     text = raw.decode("utf-8", "replace")
+    if len(raw) > max_bytes:
+        text = cut(text, len(text) - 1)
+        partial = f"only its first {_mib(max_bytes)} were read (max_file_mb)"
     if len(text) > max_chars:
-        text = text[:max_chars]
+        text = cut(text, max_chars)
         partial = f"only its first {max_chars:,} characters were read (max_chars)"
     return text, partial
 
@@ -238,5 +240,5 @@ def read_hocr(path: Path, max_bytes: int, max_chars: int) -> tuple[str, str]:
     lines = ["".join(parser.parts).strip()]
     text = "\n".join(" ".join(line.split(" ")).strip() for line in lines[0].split("\n"))
     if len(text) > max_chars:
-        text, partial = text[:max_chars], f"only its first {max_chars:,} characters were read (max_chars)"
+        text, partial = cut(text, max_chars), f"only its first {max_chars:,} characters were read (max_chars)"
     return text, partial

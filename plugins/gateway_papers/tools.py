@@ -19,7 +19,8 @@ from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plu
 MAX_READ = 20_000
 MAX_PROBLEMS = 10
 _WORD = re.compile(r"\w+", re.UNICODE)
-_verdicts: GateMemo[dict[str, bool]] = GateMemo(gates=4)
+_kept: GateMemo[frozenset[str]] = GateMemo(gates=4)
+_addresses: dict[tuple[str, str], tuple[str, ...]] = {}  # every paper's address, per store and its generation
 Kind = Literal["paper", "contract", "letter"]
 
 
@@ -31,21 +32,24 @@ class _Session:
         self.connection = connection
         self.root = ctx.path_setting("folder")
 
-    def verdicts(self) -> dict[str, bool]:
-        """Each paper's address and whether an agent may have it (remembered while the store and ties stay)."""
+    def kept(self) -> frozenset[str]:
+        """The addresses of the papers the gate keeps from the agent (remembered while the store and ties stay)."""
         from gateway_papers import described, store
 
-        addresses = [r[0] for r in self.connection.execute("SELECT address FROM docs")]
+        generation = (str(self.ctx.folders.cache), store.generation(self.connection))
+        addresses = _addresses.get(generation)
+        if addresses is None:
+            _addresses.clear()
+            addresses = _addresses[generation] = tuple(r[0] for r in self.connection.execute("SELECT address FROM docs"))
         tied = self.ctx.tied(addresses)
-        key = (str(self.ctx.folders.cache), store.generation(self.connection),
-               tuple(sorted((a, tuple(sorted(p))) for a, p in tied.items())))
+        key = (generation, tuple(sorted((a, tuple(sorted(p))) for a, p in tied.items())))
         gate = self.ctx.gate
 
-        def compute() -> dict[str, bool]:
-            return {row["address"]: gate.allows(gate.owners(described.traits(row, tied.get(row["address"], ()))))
-                    for row in self.connection.execute("SELECT * FROM docs")}
+        def compute() -> frozenset[str]:
+            return frozenset(row["address"] for row in self.connection.execute("SELECT * FROM docs")
+                             if not gate.allows(gate.owners(described.traits(row, tied.get(row["address"], ())))))
 
-        return _verdicts.get(gate, compute, key=key)
+        return _kept.get(gate, compute, key=key)
 
     def relative(self, path: str) -> str:
         try:
@@ -127,16 +131,17 @@ def search_papers(
         scope += " AND d.date >= ?"
         values.append(since.isoformat())
     with _session(ctx) as session:
-        verdicts = session.verdicts()
-        in_scope = session.connection.execute(f"SELECT d.address FROM docs d {scope}", values).fetchall()  # noqa: S608
-        left_out = sum(1 for (address,) in in_scope if not verdicts.get(address, False))
+        kept = session.kept()
+        left_out = session.connection.execute(
+            f"SELECT COUNT(*) FROM docs d {scope} AND d.address IN (SELECT value FROM json_each(?))",  # noqa: S608
+            (*values, json.dumps(sorted(kept)))).fetchone()[0] if kept else 0
         found, more = [], 0
         cursor = session.connection.execute(
             f"SELECT d.*, snippet(docs_fts, 2, '', '', '…', 24) AS snippet FROM docs_fts f "  # noqa: S608
             f"JOIN docs d ON d.id = f.rowid {scope} AND docs_fts MATCH ? ORDER BY f.rank, d.date DESC",
             (*values, match))
         for row in cursor:
-            if not verdicts.get(row["address"], False):
+            if row["address"] in kept:
                 continue
             if len(found) >= limit:
                 more += 1
@@ -173,7 +178,7 @@ def read_paper(
     with _session(ctx) as session:
         row = session.connection.execute("SELECT * FROM docs WHERE address = ?", (wanted,)).fetchone()
         # An unknown address and a kept paper are refused alike: the answer tells nothing of what exists.
-        if row is None or not session.verdicts().get(wanted, False):
+        if row is None or wanted in session.kept():
             raise ctx.gate.refused((), f"the paper {ctx.one_line(wanted, 80)}", address=ctx.one_line(wanted, 80))
         file = session.relative(json.loads(row["paths"])[0]) if row["paths"] != "[]" else ""
         problems, _not_read = session.problems()

@@ -211,3 +211,15 @@ def test_a_missing_folder_is_said(gateway_home: Path) -> None:
         "plugins": {"papers": {"folder": str(gateway_home / "Nowhere")}}})
     answer = gateway.call("search_papers", {"query": "lease"})
     assert "no documents folder at" in answer.text and "[plugins.papers]" in answer.text
+
+
+def test_an_iban_cut_in_two_by_the_bound_is_not_left_half_visible(gateway_home: Path) -> None:
+    made, gateway = _gateway(gateway_home, max_chars=1000)
+    filler = " ".join(f"word{n}" for n in range(170))[:985]
+    (made["folder"] / "Research" / "Cut statement.txt").write_text(f"{filler} {sample.IBAN} and more words after it.")
+    found = gateway.call("search_papers", {"query": "word1"}).data["papers"]
+    answer = gateway.call("read_paper", {"address": found[0]["address"]})
+    assert "Read in part: only its first 1,000 characters were read (max_chars)" in answer.text
+    for part in ("FR14", "2004", "1010", "0505"):
+        assert part not in answer.text
+        assert not gateway.call("search_papers", {"query": part}).data["papers"]
