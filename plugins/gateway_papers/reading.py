@@ -181,19 +181,22 @@ def _size(path: Path) -> int:
 
 
 def read_text(path: Path, max_bytes: int, max_chars: int) -> tuple[str, str]:
-    """A plain text file's words (UTF-8, a wrong byte replaced) and why it was read in part ("" when whole)."""
+    """A plain text file's words (UTF-8, a wrong byte replaced) and why it was read in part ("" when whole). Read in
+    this process, so no more is read than the characters kept can take (four bytes each at most)."""
+    limit = min(max_bytes, max_chars * 4)
     try:
         with path.open("rb") as handle:
-            raw = handle.read(max_bytes + 1)
+            raw = handle.read(limit + 1)
     except OSError as error:
         raise ReadError(f"it cannot be read: {error.strerror or error}") from None
-    partial = ""
     if b"\x00" in raw[:8192]:
         raise ReadError("it is not text (it holds NUL bytes)")
-    text = raw.decode("utf-8", "replace")
-    if len(raw) > max_bytes:
+    text = raw[:limit].decode("utf-8", "replace")
+    partial = ""
+    if len(raw) > limit:
         text = cut(text, len(text) - 1)
-        partial = f"only its first {_mib(max_bytes)} were read (max_file_mb)"
+        partial = (f"only its first {_mib(max_bytes)} were read (max_file_mb)" if limit == max_bytes
+                   else f"only its first {max_chars:,} characters were read (max_chars)")
     if len(text) > max_chars:
         text = cut(text, max_chars)
         partial = f"only its first {max_chars:,} characters were read (max_chars)"
@@ -230,7 +233,7 @@ class _Hocr(HTMLParser):
 
 
 def read_hocr(path: Path, max_bytes: int, max_chars: int) -> tuple[str, str]:
-    raw, partial = read_text(path, max_bytes, max_chars * 20)
+    raw, partial = read_text(path, max_bytes, max_chars * 10)
     parser = _Hocr()
     try:
         parser.feed(raw)
