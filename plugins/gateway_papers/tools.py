@@ -137,7 +137,8 @@ def search_papers(
             (*values, json.dumps(sorted(kept)))).fetchone()[0] if kept else 0
         found, more = [], 0
         cursor = session.connection.execute(
-            f"SELECT d.*, snippet(docs_fts, 2, '', '', '…', 24) AS snippet FROM docs_fts f "  # noqa: S608
+            f"SELECT d.address, d.title, d.kind, d.date, d.correspondent, "  # noqa: S608
+            f"snippet(docs_fts, 2, '', '', '…', 24) AS snippet FROM docs_fts f "
             f"JOIN docs d ON d.id = f.rowid {scope} AND docs_fts MATCH ? ORDER BY f.rank, d.date DESC",
             (*values, match))
         for row in cursor:
