@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -20,7 +21,9 @@ MAX_READ = 20_000
 MAX_PROBLEMS = 10
 _WORD = re.compile(r"\w+", re.UNICODE)
 _kept: GateMemo[frozenset[str]] = GateMemo(gates=4)
-_addresses: dict[tuple[str, str], tuple[str, ...]] = {}  # every paper's address, per store and its generation
+_decided: GateMemo[dict[tuple[str, str], bool]] = GateMemo(dict, gates=4)  # (address, file stamp) -> kept
+_deciding = threading.Lock()  # one call at a time fills the remembered verdicts
+_stamps: dict[tuple[str, str], tuple] = {}  # every paper's (address, file stamp), per store and its generation
 Kind = Literal["paper", "contract", "letter"]
 
 
@@ -33,23 +36,44 @@ class _Session:
         self.root = ctx.path_setting("folder")
 
     def kept(self) -> frozenset[str]:
-        """The addresses of the papers the gate keeps from the agent (remembered while the store and ties stay)."""
+        """The addresses of the papers the gate keeps from the agent (remembered while the store and ties stay).
+
+        Each paper's verdict is remembered per gate and ties by its address and its file's stamp, so that one file
+        changed costs one paper's decision, not every paper's."""
         from gateway_papers import described, store
 
         generation = (str(self.ctx.folders.cache), store.generation(self.connection))
-        addresses = _addresses.get(generation)
-        if addresses is None:
-            _addresses.clear()
-            addresses = _addresses[generation] = tuple(r[0] for r in self.connection.execute("SELECT address FROM docs"))
-        tied = self.ctx.tied(addresses)
-        key = (generation, tuple(sorted((a, tuple(sorted(p))) for a, p in tied.items())))
+        stamps = _stamps.get(generation)
+        if stamps is None:
+            _stamps.clear()
+            stamps = _stamps[generation] = tuple(self.connection.execute(
+                "SELECT d.address, f.stamp FROM docs d JOIN files f ON f.id = d.file").fetchall())
+        tied = self.ctx.tied(a for a, _stamp in stamps)
+        ties = tuple(sorted((a, tuple(sorted(p))) for a, p in tied.items()))
         gate = self.ctx.gate
+        connection = self.connection
 
         def compute() -> frozenset[str]:
-            return frozenset(row["address"] for row in self.connection.execute("SELECT * FROM docs")
-                             if not gate.allows(gate.owners(described.traits(row, tied.get(row["address"], ())))))
+            with _deciding:
+                return _compute()
 
-        return _kept.get(gate, compute, key=key)
+        def _compute() -> frozenset[str]:
+            known = _decided.of(gate, key=(generation[0], ties))
+            missing = [a for a, stamp in stamps if (a, stamp) not in known]
+            if missing:
+                rows = connection.execute(
+                    "SELECT d.*, f.stamp FROM docs d JOIN files f ON f.id = d.file WHERE d.address IN "
+                    "(SELECT value FROM json_each(?))", (json.dumps(missing),))
+                for row in rows:
+                    traits = described.traits(row, tied.get(row["address"], ()))
+                    known[(row["address"], row["stamp"])] = not gate.allows(gate.owners(traits))
+                if len(known) > 2 * len(stamps) + 1000:  # papers gone or read again: forget their old verdicts
+                    current = {(a, stamp) for a, stamp in stamps}
+                    for gone in [k for k in known if k not in current]:
+                        del known[gone]
+            return frozenset(a for a, stamp in stamps if known.get((a, stamp), True))
+
+        return _kept.get(gate, compute, key=(generation, ties))
 
     def relative(self, path: str) -> str:
         try:

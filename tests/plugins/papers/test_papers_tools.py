@@ -223,3 +223,19 @@ def test_an_iban_cut_in_two_by_the_bound_is_not_left_half_visible(gateway_home: 
     for part in ("FR14", "2004", "1010", "0505"):
         assert part not in answer.text
         assert not gateway.call("search_papers", {"query": part}).data["papers"]
+
+
+def test_a_project_opened_or_closed_holds_from_the_next_call(gateway_home: Path) -> None:
+    from gateway.testing import write_config
+
+    made, gateway = _gateway(gateway_home)
+    assert not gateway.call("search_papers", {"query": "strongbox"}).data["papers"]
+    opened = [dict(p, ai=True) if p["id"] == "vault" else p for p in made["projects"]]
+    manifest = write_config(gateway_home, projects=opened).with_name("projects.toml")
+    stamp = manifest.stat().st_mtime_ns + 2_000_000_000
+    os.utime(manifest, ns=(stamp, stamp))
+    found = gateway.call("search_papers", {"query": "strongbox"})
+    assert [p["title"] for p in found.data["papers"]] == ["Strongbox inventory"] and found.data["left_out"] == 2
+    manifest = write_config(gateway_home, projects=made["projects"]).with_name("projects.toml")
+    os.utime(manifest, ns=(stamp + 2_000_000_000, stamp + 2_000_000_000))
+    assert not gateway.call("search_papers", {"query": "strongbox"}).data["papers"]
