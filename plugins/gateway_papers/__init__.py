@@ -109,17 +109,17 @@ def _refresh(ctx):  # noqa: ANN001, ANN202
     from gateway_papers import store
 
     changes = _changes_of(ctx)
-    token = changes.begin()
+    token = changes.begin()  # before the walk: a write made during the reading leaves an event for the next call
     settings = store.Settings.of(ctx)
-    before, folders = store.signature(settings)
     connection = store.connect(Path(ctx.folders.cache), settings)
     try:
-        read = store.refresh(settings, connection)
+        done = store.refresh(settings, connection)
     finally:
         connection.close()
-    _seen[str(ctx.folders.cache)] = before
-    _settle(changes, token, settings.root, folders)
-    return Refreshed(added=read)
+    # The folder as the walk saw it: a file changed after its stat is seen by the next call's walk or event.
+    _seen[str(ctx.folders.cache)] = done.signature
+    _settle(changes, token, settings.root, done.folders)
+    return Refreshed(added=done.read)
 
 
 @hookimpl

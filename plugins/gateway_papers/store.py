@@ -118,31 +118,44 @@ def signature(settings: Settings) -> tuple[tuple, tuple[str, ...]]:
     """Every paper's file with its size and time, what tells whether the store is behind (a walk, no read); and
     the folders walked."""
     found = places.walk(settings.root, settings.max_files)
-    seen = []
+    return _signature(settings, found, _stamps(found)), found.folders
+
+
+def _stamps(found: places.Found) -> dict[Path, str]:
+    stamps: dict[Path, str] = {}
     for path in (*sorted(found.files), *found.manifests):
         try:
-            seen.append((str(path), found.stamp(path, path.stat())))
+            stamps[path] = found.stamp(path, path.stat())
         except OSError:
             continue
-    return (settings.stamp, tuple(seen)), found.folders
+    return stamps
+
+
+def _signature(settings: Settings, found: places.Found, stamps: dict[Path, str]) -> tuple:
+    return (settings.stamp, tuple((str(p), stamps[p]) for p in (*sorted(found.files), *found.manifests)
+                                  if p in stamps))
 
 
 def address_of(*parts: object) -> str:
     return PREFIX + hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8", "replace")).hexdigest()[:12]
 
 
-def refresh(settings: Settings, connection: sqlite3.Connection) -> int:
-    """Bring the store up to the folder: read what is new or changed, forget what went. Returns the files read."""
+@frozen
+class Refreshed:
+    """What a refresh read, and the folder as it saw it (its signature, the folders it walked)."""
+
+    read: int
+    signature: tuple
+    folders: tuple[str, ...]
+
+
+def refresh(settings: Settings, connection: sqlite3.Connection) -> Refreshed:
+    """Bring the store up to the folder: read what is new or changed, forget what went."""
     found = places.walk(settings.root, settings.max_files)
     read = 0
     with _lock, Reader(settings.bounds) as reader:
         known = {row["path"]: row for row in connection.execute("SELECT id, path, stamp, what FROM files")}
-        stamps: dict[Path, str] = {}
-        for path in (*found.files, *found.manifests):
-            try:
-                stamps[path] = found.stamp(path, path.stat())
-            except OSError:
-                continue
+        stamps = _stamps(found)
         # The exports first: their files (originals, archives, thumbnails) are theirs, not loose papers.
         for manifest in found.manifests:
             row = known.get(str(manifest))
@@ -167,7 +180,7 @@ def refresh(settings: Settings, connection: sqlite3.Connection) -> int:
                 continue
             _read_file(connection, settings, reader, path, what, stamps[path], found.sidecars.get(path))
             read += 1
-    return read
+    return Refreshed(read, _signature(settings, found, stamps), found.folders)
 
 
 def _file_row(connection: sqlite3.Connection, path: Path, stamp: str, what: str, error: str, partial: str) -> int:
