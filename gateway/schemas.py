@@ -343,7 +343,7 @@ def calling(function: Callable[..., Any], described: Described) -> Callable[...,
             return arguments
         from pydantic import ValidationError
 
-        from gateway.items import ToolError
+        from gateway.errors import ToolError
 
         converted = dict(arguments)
         for name, convert_one in converters.items():

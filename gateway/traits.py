@@ -19,7 +19,8 @@ the manifest's routes for every source. So a route means the same everywhere:
 - `folders` take a mail folder as the tools print it (`account/folder`), or a bare folder name in every
   account (`Archive` takes `Archive`, `Archive/2026` and `INBOX/Archive`, offlineimap's nesting).
 - `accounts`, `lists`, `calendars`, `addressbooks` take a whole mail account, task list, calendar or address
-  book by its name (without case).
+  book by its name (without case). An `accounts` route holding `:` names a ledger's account and takes it with
+  the accounts below it (`Expenses:Lawsuit` takes `Expenses:Lawsuit:Fees`).
 - `apps`, `urls`: as `gateway.routes` says.
 - A thing that names a project itself (a task's `REFID`, a `project:<id>` category, a card's client key, a
   tie) belongs to it: ids compared without case.
@@ -196,7 +197,7 @@ def _takes(project: Project, thing: _Prepared, reasons: list[Reason] | None) -> 
     for kind in _NAME_ROUTES:
         value = getattr(t, _PLACE_OF[kind])
         for route in getattr(project, kind):
-            if value and said(kind, route, route.strip().casefold() == value.strip().casefold()):
+            if value and said(kind, route, name_route_takes(kind, route, value)):
                 return True
     take_app, take_url = taker("apps"), taker("urls")
     for route in project.apps:
@@ -206,6 +207,22 @@ def _takes(project: Project, thing: _Prepared, reasons: list[Reason] | None) -> 
         if thing.urls and said("urls", route, any(take_url(route_form("urls", route), u) for u in thing.urls)):
             return True
     return took
+
+
+def name_route_takes(kind: str, route: str, value: str) -> bool:
+    """Does a route naming a whole place (`accounts`, `lists`, `calendars`, `addressbooks`) take this one? Names
+    compare without case; an account route whose name holds `:` (a ledger's `Expenses:Lawsuit`) also takes the
+    accounts below it (`Expenses:Lawsuit:Fees`), never a sibling that only starts alike (`Expenses:Lawsuits`);
+    `Expenses:` names a top-level account with the accounts below it."""
+    route, value = route.strip().casefold(), value.strip().casefold()
+    if not route:
+        return False
+    if route == value:
+        return True
+    if kind != "accounts" or ":" not in route:
+        return False
+    top = route.rstrip(":")  # `Expenses:` names the whole tree of a top-level account
+    return value == top or value.startswith(top + ":")
 
 
 def _path_route_takes(route: str, thing: _Prepared) -> bool:

@@ -18,8 +18,9 @@ from typing import Any
 from gateway import Answer, Context, ToolError, left_out_sentence
 from gateway_mail.mail import index, maildir, parse
 from gateway_mail.mail.accounts import in_window, next_opening, windows_of
-from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
-from gateway_mail.mail.tools import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
+from gateway_mail.mail.limits import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
+from gateway_mail.mail.shield import SHIELD_REFUSAL
+from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, SHIELDED, Mail, opened, own_folder
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
@@ -89,11 +90,17 @@ def _hit_lines(hit: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _counts_lines(left_out: int, blocked: int) -> list[str]:
+def _counts_lines(left_out: int, blocked: int, shielded: int = 0) -> list[str]:
     lines = [left_out_sentence(left_out, "message")] if left_out else []
     if blocked:
         lines.append(f"{blocked} message{'s' if blocked != 1 else ''} from blocked senders, only counted.")
+    if shielded:
+        lines.append(SHIELDED_SENTENCE.format(count=shielded, s="s" if shielded != 1 else ""))
     return lines
+
+
+SHIELDED_SENTENCE = ("{count} message{s} to a shielded address set aside by the person's AI shield (judged hostile, "
+                     "or not judged yet), only counted.")
 
 
 def _check_query(query: str) -> None:
@@ -192,12 +199,13 @@ TOTAL_BOUND = 1000
 # every message of the account on every call.
 COUNT_CLOSED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m.id = k.value"
 COUNT_BLOCKED = "SELECT count(*) FROM json_each(?) b CROSS JOIN messages m ON m.sender = b.value"
+COUNT_SHIELDED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m.id = k.value"
 
 # Ids are in date order (index.date_key): FTS5, put first by the CROSS JOIN, walks the matches newest first and
 # stops after `limit` shown ones, where sorting every match by date cost more than the search on common words.
 # `since` bounds the walk by rowid for `days`; the rows shown are read after, by id.
 SEARCH = (f"SELECT m.id FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid "
-          f"WHERE messages_fts MATCH ? {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} "
+          f"WHERE messages_fts MATCH ? {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} AND NOT {SHIELDED} "
           f"ORDER BY messages_fts.rowid DESC LIMIT ?")
 
 
@@ -211,11 +219,15 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         left_out = mail.connection.execute(f"{COUNT_CLOSED} WHERE {where}", [closed, *values]).fetchone()[0]
         blocked = mail.connection.execute(f"{COUNT_BLOCKED} WHERE {where} AND NOT {CLOSED}",
                                           [blocked_json, *values, closed]).fetchone()[0] if mail.blocked_senders else 0
+        shield_json = mail.shield_json
+        shielded = mail.connection.execute(
+            f"{COUNT_SHIELDED} WHERE {where} AND NOT {CLOSED} AND NOT {BLOCKED}",
+            [shield_json, *values, closed, blocked_json]).fetchone()[0] if mail.shielded.ids else 0
         since = [index.date_key(time.time() - days * 86400)] if days is not None else []
         try:
             newest = [r[0] for r in mail.connection.execute(
                 SEARCH.format(since="AND messages_fts.rowid >= ?" if since else "", where=where),
-                [fts_query(query), *since, *values, closed, blocked_json, limit])]
+                [fts_query(query), *since, *values, closed, blocked_json, shield_json, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
                 "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
             rows = [by_id[i] for i in newest if i in by_id]
@@ -230,7 +242,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
             # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
             counted = mail.connection.execute(
                 f"SELECT count(*) FROM ({SEARCH.format(since='AND messages_fts.rowid >= ?' if since else '', where=where)})",
-                [fts_query(query), *since, *values, closed, blocked_json, TOTAL_BOUND + 1]).fetchone()[0]
+                [fts_query(query), *since, *values, closed, blocked_json, shield_json, TOTAL_BOUND + 1]).fetchone()[0]
             total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
@@ -241,10 +253,12 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
                  f"({scope}); more words, an account, a folder or days narrow it."]
     for hit in hits:
         lines += _hit_lines(hit)
-    lines += _counts_lines(left_out, blocked)
+    lines += _counts_lines(left_out, blocked, shielded)
     lines += missing_lines(mail)
     data = {"order": "newest first", "hits": hits, "total": total, "more": more, "left_out": left_out, "blocked": blocked,
             "unavailable": [a.name for a in mail.missing]}
+    if mail.shield_on:
+        data["shielded"] = shielded
     return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
 
 
@@ -276,6 +290,8 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
     mail.ctx.gate.check_read(owners, f"the message {address}")
     if any(mail.is_blocked(row) for row in rows):
         raise ToolError("this message's sender is on the person's blocked list: its mail is only counted")
+    if any(mail.is_shielded(row) for row in rows):
+        raise ToolError(SHIELD_REFUSAL)
     return rows[0]
 
 
@@ -344,16 +360,16 @@ def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
 
 def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
     """One account's lists and counts, each one SQL query over the index (the Porch stays fast on big stores)."""
-    connection, closed, blocked = mail.connection, mail.closed_json, mail.blocked_json
+    connection, closed, blocked, shielded = mail.connection, mail.closed_json, mail.blocked_json, mail.shield_json
     # The folders the refresh recorded (its `dirs` table: a few rows, where DISTINCT over messages reads them all).
     folders = sorted({r[0].split("\x1f")[1] for r in connection.execute(
         "SELECT path FROM dirs WHERE substr(path, 1, ?) = ?", (len(account) + 1, account + "\x1f"))})
     junk = json.dumps([f for f in folders if f.rpartition("/")[2].lower() in JUNK_FOLDERS])
     own = json.dumps([f for f in folders if own_folder(f)])
-    shown = f"m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED}"
+    shown = f"m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED} AND NOT {SHIELDED}"
     aside = f"(m.auth = '{parse.FORGED}' OR m.folder IN (SELECT value FROM json_each(?)))"
     porch = f"{shown} AND NOT {aside} AND m.folder NOT IN (SELECT value FROM json_each(?))"
-    base = [account, closed, blocked, junk, own]
+    base = [account, closed, blocked, shielded, junk, own]
     now = time.time()
     mine = mail.account(account)
     addresses = json.dumps([a.lower() for a in mine.addresses] if mine else [])
@@ -376,9 +392,14 @@ def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
                                           (blocked, account, closed)).fetchone()[0] if mail.blocked_senders else 0
     # Two counts, each on an index (an OR of the two would read every message of the account).
     found["set_aside"] = sum(connection.execute(f"SELECT count(*) FROM messages m WHERE {shown} AND {extra}",
-                                                (account, closed, blocked, junk)).fetchone()[0] for extra in (
+                                                (account, closed, blocked, shielded, junk)).fetchone()[0] for extra in (
         "m.folder IN (SELECT value FROM json_each(?))",
         f"m.auth = '{parse.FORGED}' AND m.folder NOT IN (SELECT value FROM json_each(?))"))
+    # The AI shield's (hostile mail to a shielded address, or such mail not judged yet): set aside too.
+    found["shielded"] = connection.execute(
+        f"{COUNT_SHIELDED} WHERE m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED}",
+        (shielded, account, closed, blocked)).fetchone()[0] if mail.shielded.ids else 0
+    found["set_aside"] += found["shielded"]
     return found
 
 
@@ -398,9 +419,12 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
             entry: dict[str, Any] = {"name": account.name, **{k: found[k] for k in (
                 "new", "unanswered", "codes", "left_out", "blocked", "set_aside")}}
             codes = found["codes"]
+            aside = "forged, junk, or to a shielded address and not judged safe" if mail.shield_on else "forged or junk"
+            if mail.shield_on:
+                entry["shielded"] = found["shielded"]
             lines.append(f"{account.name}: {found['new']} new, {found['unanswered']} waiting for an answer, "
                          f"{codes} code{'s' if codes != 1 else ''} arrived, {found['left_out']} left out, "
-                         f"{found['blocked']} from blocked senders, {found['set_aside']} set aside (forged or junk).")
+                         f"{found['blocked']} from blocked senders, {found['set_aside']} set aside ({aside}).")
             if full:
                 entry["new_messages"] = [_porch_item(ctx, r) for r in found["new_rows"]]
                 entry["unanswered_messages"] = [_porch_item(ctx, r) for r in found["unanswered_rows"]]

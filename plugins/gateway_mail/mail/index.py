@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from maildirs import shield as shield_table
 from maildirs.conversations import ids_of_headers
 
 from gateway import MASKS_VERSION
@@ -88,6 +89,7 @@ def connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA synchronous = NORMAL")
     connection.executescript(SCHEMA)
     _add_traits_columns(connection)
+    _shield_table(connection)
     if meta(connection, "dirs_format") != "2":  # keys once held NUL, which SQLite's text functions stop at
         with connection:
             connection.execute("DELETE FROM dirs")
@@ -116,6 +118,18 @@ def _add_traits_columns(connection: sqlite3.Connection) -> None:
             if column not in have:
                 connection.execute(f"ALTER TABLE messages ADD COLUMN {column} {kind}")
         set_meta(connection, "ids", "")  # read below as an index of another kind: emptied and made again
+
+
+def _shield_table(connection: sqlite3.Connection) -> None:
+    """The AI shield's verdicts (`maildirs.shield.SCHEMA`, kept by gateway_mail/mail/shield.py), made empty
+    again when its schema changed."""
+    if meta(connection, "shield_schema") != shield_table.SCHEMA_VERSION:
+        with connection:
+            connection.execute("DROP TABLE IF EXISTS shield")
+        connection.executescript(shield_table.SCHEMA)
+        with connection:
+            set_meta(connection, "shield_schema", shield_table.SCHEMA_VERSION)
+            connection.execute("DELETE FROM meta WHERE key IN ('shield_looked', 'shield_addresses')")
 
 
 # How ids are made (an index of another kind is made again): "date" = from the date, see `date_key`.
@@ -258,6 +272,13 @@ def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full
         try:
             for account in accounts:
                 _refresh_account(connection, account, full, counts, progress, check, pool)
+        except BaseException:
+            # Stopped (the call's deadline): the rows written and removed so far are kept, so the index changed,
+            # whatever the counts say (a row replaced and not parsed again is counted nowhere). What the gate
+            # remembers of the index (keyed by its generation) must be worked out again.
+            with connection:
+                bump(connection)
+            raise
         finally:
             if pool is not None:
                 pool.close()

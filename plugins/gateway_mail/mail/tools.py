@@ -11,11 +11,10 @@ from typing import Annotated
 from pydantic import Field
 
 from gateway import Answer, Context, tool
+from gateway_mail.mail.limits import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS  # noqa: F401 (published in the schema)
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
-MAX_QUERY_CHARACTERS = 2_000
-MAX_QUERY_TERMS = 32
 MAX_BODY = 100_000
 MAX_RECIPIENTS = 20
 

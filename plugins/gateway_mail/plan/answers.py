@@ -586,7 +586,7 @@ def _recent_mail(ctx: Context, project_id: str, since: datetime, tz: tzinfo) -> 
         for message_id, stamp in mail.connection.execute("SELECT id, date FROM messages WHERE date >= ?",
                                                          (since.timestamp(),)):
             if project_id in mail.verdicts.owners.get(message_id, frozenset()):
-                if message_id in mail.verdicts.closed:
+                if message_id in mail.verdicts.closed or message_id in mail.shielded.ids:
                     kept += 1
                 else:
                     given += 1

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from gateway import Context, Gate, PluginHost, Reason, ToolError, Traits
+from gateway import Context, Gate, PluginHost, Reason, Traits
 
 CONVERSATION_LIMIT = 500  # messages of a conversation whose traits are merged (a list's thread may be huge)
 
@@ -271,21 +271,3 @@ def _census_notes(ctx: Context) -> Iterator[tuple[str, Traits]]:
 def _project(ctx: Context, ident: str) -> Traits | None:
     """A project's page names its project: taken by that project's own id (the gate says whether it exists)."""
     return Traits(projects=(ident,))
-
-
-
-def tied_projects(host: PluginHost, addresses: Iterable[str]) -> dict[str, frozenset[str]]:
-    """The project ids each of these addresses is tied to in the plugin's tie store (for a core hook that lets
-    every plugin ask ties; `mid:<Message-ID>` and `sioul:` addresses as the store keeps them)."""
-    from gateway_mail.projects.ties import canonical
-
-    tied = _tied(_context(host))
-    found = {}
-    for address in addresses:
-        try:
-            key = canonical(address)
-        except ToolError:  # a value the store could not hold is tied to nothing
-            continue
-        if key in tied:
-            found[address] = tied[key]
-    return found
