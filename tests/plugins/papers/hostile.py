@@ -68,3 +68,8 @@ def all_of(folder: Path) -> dict[str, Path]:
     return {"bomb": bomb(folder / "bomb.pdf"), "endless": endless(folder / "endless.pdf"),
             "encrypted": encrypted(folder / "encrypted.pdf"), "long": long(folder / "long.pdf"),
             "truncated": truncated(folder / "truncated.pdf")}
+
+
+def wide(path: Path) -> Path:
+    """A page whose one stream inflates to 70 MB (under pypdf's bound): more than a small memory cap holds."""
+    return _with_content(path, b"BT /F1 12 Tf 10 10 Td (wide) Tj ET\n" + b" " * 70_000_000)

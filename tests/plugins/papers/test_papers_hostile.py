@@ -83,3 +83,14 @@ def test_a_failed_file_in_a_closed_project_is_not_named(gateway_home: Path, made
     gateway = make_gateway([gateway_papers], home=gateway_home, config=papers["config"], projects=papers["projects"])
     answer = gateway.call("search_papers", {"query": "plumtree"})
     assert CANARY not in answer.text and "not read" not in answer.text and answer.data["not_read"] == 0
+
+
+def test_a_file_past_the_memory_cap_fails_alone(tmp_path: Path) -> None:
+    wide = hostile.wide(tmp_path / "wide.pdf")
+    ordinary = sample.pdf(tmp_path / "ordinary.pdf", "An ordinary letter.")
+    # The reading process starts in about 55 MB (Python and pypdf); 128 MiB cannot hold a 70 MB stream inflated.
+    with Reader(Bounds(200 << 20, 20, 1_000_000, 60.0, 128, 64 << 20)) as reader:
+        with pytest.raises(ReadError, match=r"needed more than the 128 MiB allowed \(max_memory_mb\)"):
+            reader.pdf(wide)
+        assert "An ordinary letter." in reader.pdf(ordinary)["text"]
+        assert reader.started == 2  # the process that ran out of memory is not used again
