@@ -146,6 +146,7 @@ def _unreadable(ctx) -> list[str]:  # noqa: ANN001
     if connection is None:
         return []
     try:
-        return [f"{Path(path).name}: {why}" for path, why, _what in store.problems(connection)]
+        said = [f"{Path(path).name}: {why}" for path, why, _what in store.problems(connection)]
+        return [*filter(None, [store.truncated(connection)]), *said]
     finally:
         connection.close()

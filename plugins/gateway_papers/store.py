@@ -180,6 +180,9 @@ def refresh(settings: Settings, connection: sqlite3.Connection) -> Refreshed:
                 continue
             _read_file(connection, settings, reader, path, what, stamps[path], found.sidecars.get(path))
             read += 1
+        with connection:
+            connection.execute("INSERT OR REPLACE INTO meta VALUES('truncated', ?)",
+                               (str(settings.max_files) if found.truncated else "",))
     return Refreshed(read, _signature(settings, found, stamps), found.folders)
 
 
@@ -305,6 +308,15 @@ def _forget(connection: sqlite3.Connection, file_id: int) -> None:
     connection.execute("INSERT INTO docs_fts(docs_fts, rowid, title, correspondent, text) SELECT 'delete', id, "
                        "title, correspondent, text FROM docs WHERE file = ?", (file_id,))
     connection.execute("DELETE FROM docs WHERE file = ?", (file_id,))
+
+
+def truncated(connection: sqlite3.Connection) -> str:
+    """The sentence saying the folder was read only in part (past max_files), or ""."""
+    row = connection.execute("SELECT value FROM meta WHERE key = 'truncated'").fetchone()
+    if not row or not row[0]:
+        return ""
+    return (f"only the first {int(row[0]):,} files of the documents folder were read (max_files in "
+            "[plugins.papers])")
 
 
 def problems(connection: sqlite3.Connection) -> list[tuple[str, str, str]]:

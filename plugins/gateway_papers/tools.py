@@ -97,6 +97,8 @@ class _Session:
                 lines.append(f"paper {said}: {self.ctx.clip(self.relative(path), 200)}: {self.ctx.one_line(why, 300)}")
         if count > len(lines):
             lines.append(f"and {count - len(lines)} more files not read or read in part (gateway doctor names them)")
+        if store.truncated(self.connection):
+            lines.append(store.truncated(self.connection) + ".")
         if self.root is None or not self.root.is_dir():
             lines.append(f"no documents folder at {self.root}: the person sets folder in [plugins.papers] to the "
                          "folder that holds their papers")

@@ -239,3 +239,9 @@ def test_a_project_opened_or_closed_holds_from_the_next_call(gateway_home: Path)
     manifest = write_config(gateway_home, projects=made["projects"]).with_name("projects.toml")
     os.utime(manifest, ns=(stamp + 2_000_000_000, stamp + 2_000_000_000))
     assert not gateway.call("search_papers", {"query": "strongbox"}).data["papers"]
+
+
+def test_a_folder_past_max_files_is_read_in_part_and_says_so(gateway_home: Path) -> None:
+    _made, gateway = _gateway(gateway_home, max_files=3)
+    answer = gateway.call("search_papers", {"query": "plumtree"})
+    assert "only the first 3 files of the documents folder were read (max_files in [plugins.papers])." in answer.text
