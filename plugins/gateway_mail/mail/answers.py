@@ -21,6 +21,7 @@ from gateway_mail.mail.accounts import in_window, next_opening, windows_of
 from gateway_mail.mail.limits import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 from gateway_mail.mail.shield import SHIELD_REFUSAL
 from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, SHIELDED, Mail, opened, own_folder
+from gateway_mail.shown import shown_path
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
@@ -31,8 +32,23 @@ WAITING_DAYS = 14
 CODE_HOURS = 24
 
 
-def address_of(row: Any) -> str:
-    return f"mid:{row['message_id']}" if row["message_id"] else file_of(row)
+def address_of(row: Any, mail: Mail | None = None) -> str:
+    """`mid:<Message-ID>`; for a message without one, its file as the person writes it (`~/Mail/...`, never the
+    home folder spelled out), which read_message takes back."""
+    return f"mid:{row['message_id']}" if row["message_id"] else shown_path(Path(file_of(row, mail)))
+
+
+def relative_file(row: Any, mail: Mail) -> str:
+    """The message's file relative to its account's root (`INBOX/cur/1733...:2,S`), as answers show it: never the
+    person's home or user name. Empty when the account is not configured any more."""
+    account = mail.account(row["account"])
+    path = Path(file_of(row, mail))
+    if account is None:
+        return ""
+    try:
+        return str(path.relative_to(account.maildir))
+    except ValueError:
+        return f"{row['folder']}/{row['sub']}/{row['filename']}"
 
 
 def file_of(row: Any, mail: Mail | None = None) -> str:
@@ -184,11 +200,6 @@ def missing_lines(mail: Mail) -> list[str]:
             "the gateway's config): its mail is left out until it is back." for a in mail.missing]
 
 
-def shown_path(path: Path) -> str:
-    """A path as the person writes it (`~/Mail/work`), never with their home folder spelled out."""
-    home = str(Path.home())
-    text = str(path)
-    return "~" + text[len(home):] if text == home or text.startswith(home + "/") else text
 
 
 # search_mail counts its matches up to this many; past it, it says "more than" (and `more: true` in its data).
@@ -269,6 +280,8 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
     said by `tool`, the tool asked (read_message, draft_reply), in its own name.
     """
     address = address.strip()
+    if address.startswith("~/"):  # a file as answers show it (address_of): the person's home, then checked
+        address = str(Path.home()) + address[1:]
     if address.startswith("mid:"):
         wanted = address[4:].strip().strip("<>")
         rows = mail.connection.execute("SELECT * FROM messages WHERE message_id = ? ORDER BY date DESC",
@@ -315,6 +328,7 @@ def message_answer(ctx: Context, address: str) -> Answer:
     with opened(ctx) as mail:
         row = find(mail, address)
         path = file_of(row, mail)
+        relative = relative_file(row, mail)
         account = mail.account(row["account"])
         # Its projects, for the agent to file what it makes of it there: all open, or it would not be given.
         projects = sorted(p for p in mail.owners(row) if (found := ctx.gate.project(p)) is not None and found.ai)
@@ -322,8 +336,9 @@ def message_answer(ctx: Context, address: str) -> Answer:
         parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
     except OSError as error:
         raise ToolError("the message's file moved or vanished since it was indexed; search again") from error
-    shown = _envelope(ctx, row, parsed, path)
-    lines = [f"Address: {shown['address']}", f"File: {path}", f"Account: {shown['account']}",
+    shown = _envelope(ctx, row, parsed, relative)
+    lines = [f"Address: {shown['address']}", f"File: {relative} (in the account's mail folder)",
+             f"Account: {shown['account']}",
              f"Folder: {shown['folder']}", f"Flags: {shown['flags'] or '(none)'}", f"Date: {shown['date']}",
              f"From: {shown['from']}", f"To: {_listed(shown, 'to')}"]
     if shown["cc"]:
@@ -335,10 +350,13 @@ def message_answer(ctx: Context, address: str) -> Answer:
     if parsed.encrypted:
         lines.append("Encrypted: yes. This message is encrypted (PGP/MIME or S/MIME): only its envelope is given.")
         return Answer("\n".join(lines), {**shown, "encrypted": True}, given=[shown["address"]])
-    attachments = [{"name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80), "size": a.size}
-                   for a in parsed.attachments]
+    attachments = [{"part": number, "name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80),
+                    "size": a.size} for number, a in enumerate(parsed.attachments, 1)]
     for attachment in attachments:
-        lines.append(f"Attachment: {attachment['name']} ({attachment['type']}, {attachment['size']} bytes)")
+        lines.append(f"Attachment {attachment['part']}: {attachment['name']} ({attachment['type']}, "
+                     f"{attachment['size']} bytes)")
+    if attachments:
+        lines.append("Read an attachment's text with read_attachment (this address and its number).")
     if parsed.unreadable:
         lines.append(f"Read in part: {parsed.unreadable}.")
     shown_text = parse.masked(parsed, MAX_READ)
@@ -351,6 +369,55 @@ def message_answer(ctx: Context, address: str) -> Answer:
     if shown_text.cut:
         data["cut"] = True
     return Answer("\n".join(lines), data, given=[shown["address"]])
+
+
+def attachment_answer(ctx: Context, address: str, part: int) -> Answer:
+    """read_attachment's answer: under the gate exactly as read_message (`find`), then the part's text read within
+    `attachments.READ` and the call's deadline, masked with the message's subject and framed as a message's text."""
+    from gateway_mail.mail import attachments
+
+    with opened(ctx) as mail:
+        row = find(mail, address, "read_attachment")
+        path = file_of(row, mail)
+        account = mail.account(row["account"])
+    try:
+        parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
+    except OSError as error:
+        raise ToolError("the message's file moved or vanished since it was indexed; search again") from error
+    shown_address = address_of(row)
+    if parsed.encrypted:
+        raise ToolError("this message is encrypted (PGP/MIME or S/MIME): its attachments cannot be read here")
+    count = len(parsed.attachments)
+    if not 1 <= part <= count:
+        raise ToolError(f"this message has {count} attachment{'s' if count != 1 else ''}"
+                        + (f": give a part from 1 to {count}, as read_message numbers them" if count else ""))
+    attachment = parsed.attachments[part - 1]
+    name, kind = parse.attachment_name(attachment.name), ctx.one_line(attachment.type, 80)
+    data: dict[str, Any] = {"address": shown_address, "part": part, "name": name, "type": kind,
+                            "size": attachment.size}
+    lines = [f"Address: {shown_address}", f"Attachment {part} of {count}: {name}",
+             f"Type: {kind}", f"Size: {attachment.size} bytes"]
+    if parsed.unreadable:
+        lines.append(f"Read in part: {parsed.unreadable}.")
+        data["unreadable"] = parsed.unreadable
+    found = attachments.extract(attachment.part, attachment.name, attachment.type, attachments.READ,
+                                zone=_zone(ctx), deadline=ctx.deadline)
+    if not found.kind:
+        lines.append("Its text is not read: read_attachment reads PDF, Word (.docx), Excel (.xlsx), OpenDocument, "
+                     "iCalendar (.ics), text and attached messages; this one is given by its name, type and size.")
+        return Answer("\n".join(lines), {**data, "read": False}, given=[shown_address])
+    text, cut = attachments.masked_text(parsed, found.text, attachments.READ.characters)
+    lines.append(f"Read as: {found.kind}")
+    data.update(read=True, kind=found.kind, text=text)
+    if found.note:
+        lines.append(f"Note: {found.note}.")
+        data["note"] = found.note
+    if cut:
+        lines.append(f"Cut: only the first {attachments.READ.characters} characters are given.")
+        data["cut"] = True
+    if text.strip() or not found.note:
+        lines.append(ctx.frame(text))
+    return Answer("\n".join(lines), data, given=[shown_address])
 
 
 def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
