@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway.context import home_environment  # noqa: E402
+from gateway.api.context import home_environment  # noqa: E402
 
 WORDS = ["lease", "deposit", "tenant", "renewal", "invoice", "statement", "account", "garden", "plumtree", "roof",
          "insurance", "premium", "notice", "council", "permit", "meter", "reading", "survey", "warranty", "repair"]

@@ -62,7 +62,7 @@ def census(gateway):  # noqa: ANN001, ANN201
 
 
 # The folder's signature as the last refresh left the store, per store: a call whose folder did not change reads
-# nothing. Where the kernel's file notifications work (gateway.changes), a call made when no folder of the documents
+# nothing. Where the kernel's file notifications work (gateway.api.changes), a call made when no folder of the documents
 # folder had an event does not even walk it.
 _seen: dict[str, tuple] = {}
 _changes: dict[str, object] = {}

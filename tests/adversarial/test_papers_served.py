@@ -21,7 +21,7 @@ import anyio
 import pytest
 from gateway_papers import sample, store
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import read_audit, serve_client, write_config
 from tests.plugins.papers import hostile
 
