@@ -137,6 +137,10 @@ class Parsed:
     encrypted: bool
     bulk: bool  # a list, an automatic or a no-reply sender: not a "real person"
     unreadable: str = ""  # why the message was read in part ("" when it was read whole)
+    # The To and Cc headers as written ("Name <address>, ...", names decoded) and List-Id: searched, never shown.
+    to_text: str = ""
+    cc_text: str = ""
+    list_id: str = ""
 
 
 def _ids(value: Any) -> list[str]:
@@ -183,6 +187,11 @@ def _first(headers: Headers, name: str) -> str:
 def _addresses(headers: Headers, name: str) -> list[tuple[str, str]]:
     values = [" ".join(v.split()) for v in headers.get(name, [])]
     return [(_decoded(n), a.lower()) for n, a in email.utils.getaddresses(values) if "@" in a]
+
+
+def _written(headers: Headers, name: str) -> str:
+    """An address header's names and addresses, one after another (for the index to search)."""
+    return ", ".join(f"{n} <{a}>" if n else a for n, a in _addresses(headers, name))
 
 
 # HTML elements that start and end a line of their own; table cells are joined on their row's line by a space.
@@ -402,6 +411,9 @@ def _read(message: EmailMessage, authserv_id: str, file_time: float, reason: str
         "to": tuple(a for _n, a in safely("To", lambda: _addresses(headers, "to"), [])),
         "cc": tuple(a for _n, a in safely("Cc", lambda: _addresses(headers, "cc"), [])),
         "subject": safely("Subject", lambda: _decoded(_first(headers, "subject")), ""),
+        "to_text": safely("To", lambda: _written(headers, "to"), ""),
+        "cc_text": safely("Cc", lambda: _written(headers, "cc"), ""),
+        "list_id": safely("List-Id", lambda: _decoded(_first(headers, "list-id"))[:MAX_HEADER_CHARS], ""),
         "in_reply_to": safely("In-Reply-To", lambda: (_ids(_first(headers, "in-reply-to")) or [""])[0], ""),
         "references": safely("References", lambda: tuple(_ids(" ".join(headers.get("references", [])))), ()),
         "auth": safely("Authentication-Results", lambda: authentication(headers, authserv_id, sender),
