@@ -171,12 +171,13 @@ _READ_AGAIN = ('; quote words with symbols ("word-with-dash"), balance parenthes
                "sides of AND, OR and NOT, or write the query as a notmuch user would (from:, to:, date:2026-01..)")
 
 
-def _statement(ctx: Context, query: str, where: str, values: list[Any], days: int | None,
-               closed: str, blocked: str) -> tuple[str, list[Any]]:
-    """search_mail's statement (its LIMIT the last value, left for the caller) and its values."""
+def statement(zone: Any, query: str, where: str, values: list[Any], days: int | None,
+              closed: str, blocked: str) -> tuple[str, list[Any]]:
+    """search_mail's statement (its LIMIT the last value, left for the caller) and its values; `zone` is the
+    person's, in which dates are read."""
     from gateway_mail.mail.query import plan
 
-    asked = plan(query, _zone(ctx))
+    asked = plan(query, zone)
     since = [t for t in (time.time() - days * 86400 if days is not None else None, asked.since) if t is not None]
     rowid = "messages_fts.rowid" if asked.match is not None else "m.id"
     bounds, bound_values = "", []
@@ -203,16 +204,16 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         left_out = mail.connection.execute(f"{COUNT_CLOSED} WHERE {where}", [closed, *values]).fetchone()[0]
         blocked = mail.connection.execute(f"{COUNT_BLOCKED} WHERE {where} AND NOT {CLOSED}",
                                           [blocked_json, *values, closed]).fetchone()[0] if mail.blocked_senders else 0
-        statement, arguments = _statement(ctx, query, where, values, days, closed, blocked_json)
+        sql, arguments = statement(_zone(ctx), query, where, values, days, closed, blocked_json)
         try:
-            newest = [r[0] for r in mail.connection.execute(statement, [*arguments, limit])]
+            newest = [r[0] for r in mail.connection.execute(sql, [*arguments, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
                 "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
             rows = [by_id[i] for i in newest if i in by_id]
             total, more = len(rows), False
             if len(rows) >= limit:
                 # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
-                counted = mail.connection.execute(f"SELECT count(*) FROM ({statement})",
+                counted = mail.connection.execute(f"SELECT count(*) FROM ({sql})",
                                                   [*arguments, TOTAL_BOUND + 1]).fetchone()[0]
                 total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
         except sqlite3.OperationalError as error:
