@@ -127,6 +127,7 @@ class Plan:
 
 _TOKEN = re.compile(r'[()]|[^\s()"]*"(?:[^"]|"")*"\*?|[^\s()"]+|"')
 _OPERATORS = {"and", "or", "not", "xor"}
+MAX_DEPTH = 20  # parentheses within parentheses
 _BAREWORD = re.compile(r"^\w+\*?$")
 
 
@@ -149,6 +150,8 @@ class _Reader:
         self.at = 0
         self.zone = zone
         self.now = now
+        self.depth = 0
+        self.negations = 0
         self.prefixes: dict[int, str] = {}  # a prefixed term's node (by id) -> its prefix, for `grouped`
 
     def peek(self) -> str | None:
@@ -163,7 +166,8 @@ class _Reader:
         while (token := self.peek()) is not None and token.lower() in ("or", "xor"):
             kind = self.take().lower()
             right = self.conjunction()
-            left = Op(kind, (left, right))
+            joined = kind == "or" and isinstance(left, Op) and left.kind == "or"  # one flat OR
+            left = Op(kind, (*left.children, right) if joined else (left, right))
         return left
 
     def conjunction(self) -> Any:
@@ -196,6 +200,10 @@ class _Reader:
         token = self.peek()
         if token is None:
             raise _syntax("an operator has nothing after it")
+        if token.lower() == "not" or token.startswith("-"):
+            self.negations += 1
+            if self.negations > MAX_DEPTH:
+                raise _syntax(f"it holds more than {MAX_DEPTH} NOT")
         if token.lower() == "not":
             self.take()
             return Op("not", (self.unary(),))
@@ -209,7 +217,11 @@ class _Reader:
         if token == "(":
             if self.peek() == ")":
                 raise _syntax("a pair of parentheses holds nothing")
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise _syntax(f"parentheses are nested more than {MAX_DEPTH} deep")
             inner = self.expression()
+            self.depth -= 1
             if self.peek() != ")":
                 raise _syntax("a parenthesis is left open")
             self.take()
