@@ -172,6 +172,8 @@ def test_a_masked_number_in_to_or_cc_is_found_by_no_digit(world) -> None:
     ("tag:inbox", "tag:inbox is not searchable: the mail index has no tags but those the Maildir flags keep"),
     ("folder:INBOX", "folder: is not searchable (the folder argument narrows to a folder)"),
     ("NEAR(roof", "the query cannot be read as a search; quote words with symbols"),
+    ("(" * 30 + "roof" + ")" * 30, "parentheses are nested more than 20 deep"),
+    ("-" * 40 + "roof", "it holds more than 20 NOT"),
 ])
 def test_a_query_that_cannot_be_read_says_what_to_write(world, query: str, says: str) -> None:
     _root, _ids, gateway = world
