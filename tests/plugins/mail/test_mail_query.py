@@ -56,7 +56,7 @@ def _mail(root: Path) -> dict[str, str]:
         "fortnight": (inbox, "S", dict(sender="Ada Example <ada@example.net>", subject="Pears",
                                        body="Pears from the orchard.", date=now - 3 * 86400)),
         "old": (inbox, "S", dict(sender="Ada Example <ada@example.net>", subject="Plums",
-                                 body="Plums from the orchard.", date=now - 40 * 86400)),
+                                 body="Plums from the orchard.", date=now - 70 * 86400)),
     }
     for role, (folder, flags, fields) in made.items():
         sample.deliver(folder, sample.message(message_id=f"{role}@example.org", **fields), flags=flags)
@@ -208,7 +208,7 @@ NOTMUCH_QUERIES = [
     "orchard and not pears", "is:unread", "is:flagged", "is:replied", "tag:flagged", "not is:unread",
     "is:unread OR is:flagged", "from:ada@example.net subject:lunch", "subject:roof subject:lunch",
     "date:2026-01..2026-03", "date:..2025-12-31", "date:2026-02-10", "date:2026-02", "date:yesterday..", "date:2w..",
-    "date:10d..", "orchard date:..2w", "date:january..february", "date:@1767225600..@1768521600",
+    "date:10d..", "orchard date:..2w", "orchard date:1M..", "date:@1767225600..@1768521600",
     "attachment:invoice-2291.pdf", '"roof needs"', 'subject:"repair quote"', "id:budget@example.org", "*",
     "lunch XOR from:ada@example.net",
 ]
