@@ -139,7 +139,7 @@ def _syntax(what: str) -> ToolError:
 
 def is_fts5_syntax(query: str) -> bool:
     """A query only FTS5's own syntax reads (NEAR groups, column sets, `col : word`): given to FTS5 as it is."""
-    return "NEAR" in query or "{" in query or bool(re.search(r"\s:\s", query))
+    return "{" in query or bool(re.search(r"\bNEAR\s*\(|\s:\s", query))
 
 
 class _Reader:

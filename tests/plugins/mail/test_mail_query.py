@@ -222,8 +222,9 @@ def test_the_same_messages_as_notmuch_search(world, tmp_path: Path) -> None:
     environment = {**os.environ, "TZ": "UTC", "NOTMUCH_CONFIG": str(config)}
     config.write_text(f"[database]\npath={database}\nmail_root={root}\n[new]\ntags=inbox;\n[search]\n"
                       "exclude_tags=\n[maildir]\nsynchronize_flags=true\n")
-    subprocess.run(["notmuch", "new", "--quiet"], env=environment, check=True, capture_output=True)
+    subprocess.run(["notmuch", "new", "--quiet"], env=environment, check=True, capture_output=True, timeout=120,
+                   stdin=subprocess.DEVNULL)
     for query in NOTMUCH_QUERIES:
         theirs = subprocess.run(["notmuch", "search", "--output=messages", query], env=environment, check=True,
-                                capture_output=True, text=True).stdout.split()
+                                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL).stdout.split()
         assert _found(gateway, query) == {t.removeprefix("id:").split("@")[0] for t in theirs}, query
