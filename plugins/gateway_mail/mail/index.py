@@ -66,6 +66,10 @@ SEARCH_COLUMNS = ("subject", "sender", "body", "recipients", "cc", "list", "atta
 SEARCH_SCHEMA = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 ({", ".join(SEARCH_COLUMNS)}, tokenize = 'unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_cjk USING fts5 ({", ".join(SEARCH_COLUMNS)}, tokenize = 'trigram');
+-- is:flagged and is:answered read from indexes of those few, as is:unread from messages_unseen, not by testing
+-- every row.
+CREATE INDEX IF NOT EXISTS messages_flagged ON messages (account, date) WHERE instr(flags, 'F') > 0;
+CREATE INDEX IF NOT EXISTS messages_answered ON messages (account, date) WHERE instr(flags, 'R') > 0;
 """
 MAX_RECIPIENTS_TEXT = 20_000  # characters of To, and of Cc, kept searchable (masked, then cut)
 

@@ -52,6 +52,9 @@ FLAG_TAGS: dict[str, tuple[str, bool]] = {
 }
 _PREFIX_KEYS = {**{name: name for name in COLUMNS}, "sender": "from", "date": "date", "is": "tag", "tag": "tag",
                 "id": "id"}
+# Flags with a partial index in index.py (messages_unseen, messages_flagged, messages_answered): few messages, read
+# from their index once; a query holding one is walked from them (see `plan`), not from its words' matches.
+_INDEXED_FLAGS = {("S", True), ("F", False), ("R", False)}
 NOT_SEARCHABLE = ("bcc", "folder", "path", "thread", "mimetype", "lastmod", "query", "property", "sexp", "mid")
 TAKES = ("search_mail takes words, from:, to:, cc:, subject:, body:, list:, attachment:, date:, is:unread, "
          "is:flagged, is:answered, id:, AND/OR/NOT and parentheses, with account, folder and days to narrow")
@@ -98,6 +101,7 @@ class Sql:
     values: tuple[Any, ...] = ()
     since: float | None = None
     until: float | None = None
+    few: bool = False  # true of few messages, read from an index: the walk starts from them
 
 
 @frozen
@@ -259,7 +263,10 @@ class _Reader:
                                     "Maildir flags keep (is:unread, is:flagged, is:answered or is:replied, is:draft, "
                                     "is:passed)")
                 flag, absent = FLAG_TAGS[wanted]
-                return Sql(f"instr(m.flags, '{flag}') {'=' if absent else '>'} 0")
+                test = f"instr(flags, '{flag}') {'=' if absent else '>'} 0"
+                if (flag, absent) in _INDEXED_FLAGS:  # the few, read from their partial index once
+                    return Sql(f"m.id IN (SELECT id FROM messages WHERE {test})", few=True)
+                return Sql(f"instr(m.{test[6:]}")
             if name == "id":
                 return Sql("m.message_id = ?", (value.strip('"').strip("<>"),))
         if colon and name in NOT_SEARCHABLE:
@@ -359,13 +366,16 @@ def plan(query: str, zone: tzinfo | None = None, now: datetime | None = None) ->
         return Plan(query, "1", ())
     tree = parse(query, zone, now)
     conjuncts = list(tree.children) if isinstance(tree, Op) and tree.kind == "and" else [tree]
-    positive = [c for c in conjuncts if not _negated(c) and _fts(c) is not None]
+    # Words common or rare, a flag few messages bear is the shorter walk: then FTS5 is asked as a condition.
+    few = any(isinstance(c, Sql) and c.few for c in conjuncts)
+    positive = [c for c in conjuncts if not few and not _negated(c) and _fts(c) is not None]
     negative = [c for c in conjuncts if _negated(c) and _fts(c.children[0]) is not None] if positive else []
     match = None
     if positive:
         match = " AND ".join(f"({_fts(c)})" for c in positive) + "".join(
             f" NOT ({_fts(c.children[0])})" for c in negative)
     rest = [c for c in conjuncts if not any(c is p for p in positive + negative)]
+    rest.sort(key=lambda c: not (isinstance(c, Sql) and c.few))  # the first IN is the one SQLite walks from
     conditions, values = [], []
     since = until = None
     for node in rest:
