@@ -30,7 +30,7 @@ from gateway import MASKS_VERSION
 from gateway_mail.docindex import bump, generation, meta, set_meta  # noqa: F401 (the index's meta, asked for here too)
 from gateway_mail.mail import maildir
 from gateway_mail.mail.accounts import Account
-from gateway_mail.mail.parse import NO_NAME, Parsed, attachment_name, masked, parse_file, text_of_raw
+from gateway_mail.mail.parse import Parsed, attachment_name, masked, parse_file, text_of_raw
 from gateway_mail.mail.query import cjk_words
 from gateway_mail.projects.placing import has_label
 
@@ -461,13 +461,14 @@ def _insert(connection: sqlite3.Connection, pending: list[dict[str, Any]]) -> No
     pending.clear()
 
 
+_NO_NAME = "(no name)"  # what parse names an attachment whose part gives no name: not a word to search
 _INSERT_FTS = (f"INSERT INTO {{table}} (rowid, {', '.join(SEARCH_COLUMNS)}) "
                f"VALUES (?, {', '.join('?' * len(SEARCH_COLUMNS))})")
 
 
 def _search_fields(row: dict[str, Any], parsed_row: dict[str, Any]) -> tuple[str, ...]:
     """A message's searchable text, one value per column of SEARCH_COLUMNS (all masked but the sender's address)."""
-    names = " ".join(a[0] for a in json.loads(row["attachments"]) if a[0] != NO_NAME)
+    names = " ".join(a[0] for a in json.loads(row["attachments"]) if a[0] != _NO_NAME)
     return (row["subject"], f"{row['sender_name']} {row['sender']}", parsed_row["_body"], parsed_row["_to"],
             parsed_row["_cc"], parsed_row["_list"], names)
 

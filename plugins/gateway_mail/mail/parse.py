@@ -30,7 +30,6 @@ from maildirs.authentication import FORGED, PASS, UNAUTHENTICATED, verdict  # no
 
 from gateway import mask
 
-NO_NAME = "(no name)"  # an attachment's name when its part gives none
 CODE_LABEL = "[code]"  # what gateway's masks write for a one-time code (gateway.privacy.codes.CODE)
 _SPLIT = "\n\n\x1d\n\n"  # between subject and text while they are masked as one unit, then split again
 
@@ -306,7 +305,7 @@ def _size_of(part: Any) -> int:
 
 
 def _attachments(message: EmailMessage) -> list[Attachment]:
-    return [Attachment(part.get_filename() or NO_NAME, part.get_content_type(), _size_of(part))
+    return [Attachment(part.get_filename() or "(no name)", part.get_content_type(), _size_of(part))
             for part in (message.iter_attachments() if message.is_multipart() else [])]
 
 
