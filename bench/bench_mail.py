@@ -248,8 +248,8 @@ def _language(cache: Path, served: dict[str, list[float]] | None, repeat: int, c
 
     def previous(words: str, total: bool = False) -> None:
         sql = answers.SEARCH.format(since="", where="1")
-        if len(connection.execute(sql, [words, none, none, limit]).fetchall()) >= limit and total:
-            connection.execute(f"SELECT count(*) FROM ({sql})", [words, none, none, answers.TOTAL_BOUND + 1]).fetchone()
+        if len(connection.execute(sql, [words, none, none, none, limit]).fetchall()) >= limit and total:
+            connection.execute(f"SELECT count(*) FROM ({sql})", [words, none, none, none, answers.TOTAL_BOUND + 1]).fetchone()
 
     def language(query: str) -> int:
         sql, arguments = answers.statement(UTC, query, "1", [], None, none, none)

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from attrs import field, frozen
 
-from gateway.items import Refused
+from gateway.errors import Refused
 from gateway.traits import Person, Reason, Traits, explain, owners
 
 T = TypeVar("T")

@@ -87,7 +87,7 @@ def check_closed_project(
     none); `addresses` resource URIs to read besides those listed; `prompts` argument sets per prompt."""
     if not samples:
         raise ValueError("declare at least one Sample: a thing holding the canary and the route that places it")
-    from gateway.testing import write_config
+    from gateway.served import write_config
 
     routes: dict[str, list[str]] = {}
     for sample in samples:
@@ -131,7 +131,7 @@ async def _everything(
     extra_env: dict[str, str],
 ) -> list[tuple[str, str]]:
     """(call, all the host received) for every tool, resource and prompt the plugin offers."""
-    from gateway.testing import listed_resources, read_audit, serve_client
+    from gateway.served import listed_resources, read_audit, serve_client
 
     answers: list[tuple[str, str]] = []
 

@@ -13,19 +13,10 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
+from gateway.errors import Refused as Refused  # noqa: F401 (re-exported: the items a plugin uses)
+from gateway.errors import ToolError as ToolError
+
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-
-class ToolError(Exception):
-    """The agent asked for something that cannot be given; the message is a sentence it can act on."""
-
-
-class Refused(ToolError):
-    """The gate kept the item: the message names nothing; `owners` (project ids) stays for the person's eyes."""
-
-    def __init__(self, message: str, owners: frozenset[str] = frozenset()) -> None:
-        super().__init__(message)
-        self.owners = frozenset(owners)
 
 
 def _check_name(instance: Any, attribute: attrs.Attribute, value: str) -> None:

@@ -262,8 +262,10 @@ def _constrain(schema: dict[str, Any], item: Any) -> bool:
     anything else."""
     from pydantic.fields import FieldInfo
 
+    from gateway.seams import explicit_field_attributes
+
     if isinstance(item, FieldInfo):
-        if set(item._attributes_set) - {"description"}:
+        if explicit_field_attributes(item) - {"description"}:
             return False
         if not all(_constrain(schema, bound) for bound in item.metadata):
             return False
@@ -343,7 +345,7 @@ def calling(function: Callable[..., Any], described: Described) -> Callable[...,
             return arguments
         from pydantic import ValidationError
 
-        from gateway.items import ToolError
+        from gateway.errors import ToolError
 
         converted = dict(arguments)
         for name, convert_one in converters.items():

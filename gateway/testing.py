@@ -13,54 +13,27 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-import tomli_w
 
 from gateway.audit import AuditLog
 from gateway.canary import CanaryLeak, CanaryReport, Sample, check_closed_project
 from gateway.config import ConfigSource
-from gateway.context import Folders, home_environment
+from gateway.context import home_environment
 from gateway.core import Caller, Gateway
 from gateway.items import Answer
 from gateway.registry import Registry
+from gateway.served import folders_of, listed_resources, read_audit, serve_client, write_config
 
 __all__ = [
     "CanaryLeak", "CanaryReport", "Sample", "TestGateway", "audit_lines", "captured_logs", "check_closed_project",
     "folders_of", "gateway_home", "inline_plugin", "installed_plugin", "listed_resources", "make_gateway",
     "read_audit", "serve_client", "write_config",
 ]
-
-
-def folders_of(home: Path) -> Folders:
-    env = home_environment(home)
-    return Folders(
-        config=Path(env["XDG_CONFIG_HOME"]) / "gateway",
-        data=Path(env["XDG_DATA_HOME"]) / "gateway",
-        state=Path(env["XDG_STATE_HOME"]) / "gateway",
-        cache=Path(env["XDG_CACHE_HOME"]) / "gateway",
-    )
-
-
-def write_config(
-    home: Path, config: Mapping[str, Any] | None = None, projects: Iterable[Mapping[str, Any]] | None = None
-) -> Path:
-    """Write config.toml (and projects.toml when `projects` is given) in `home`'s gateway config folder."""
-    folder = folders_of(home).config
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "config.toml"
-    if config is not None:
-        path.write_text(tomli_w.dumps(dict(config)))
-    if projects is not None:
-        (folder / "projects.toml").write_text(tomli_w.dumps({"project": [dict(p) for p in projects]}))
-    return path
 
 
 class TestGateway(Gateway):
@@ -105,10 +78,6 @@ def make_gateway(
     return TestGateway(registry, ConfigSource(path), folders, AuditLog(folders.state / "audit"))
 
 
-def read_audit(home: Path) -> list[dict[str, Any]]:
-    return list(AuditLog(folders_of(home).state / "audit").read())
-
-
 def installed_plugin(site: Path, name: str, source: str, version: str = "0.0.1") -> dict[str, str]:
     """Install a plugin written in `source` into the folder `site`, as pip would, for a real `gateway serve`.
 
@@ -126,55 +95,6 @@ def installed_plugin(site: Path, name: str, source: str, version: str = "0.0.1")
     (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: {version}\n")
     (dist / "entry_points.txt").write_text(f"[gateway.plugins]\n{name} = {module}\n")
     return {"PYTHONPATH": str(site)}
-
-
-@asynccontextmanager
-async def serve_client(
-    home: Path,
-    *,
-    mode: str = "legacy",
-    extra_env: Mapping[str, str] | None = None,
-    client_name: str = "test-host",
-    message_handler: Any = None,
-    config: Path | None = None,
-) -> AsyncIterator[Any]:
-    """The SDK's own client, talking to a real `gateway serve` subprocess whose home is `home`.
-
-    `config`: run `gateway --config CONFIG serve`, as a host pointed at a config elsewhere does.
-    """
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-    from mcp_types import Implementation
-
-    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), **(extra_env or {})}
-    chosen = ["--config", str(config)] if config is not None else []
-    params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", *chosen, "serve"], env=env)
-    # The SDK's default for the server's stderr is whatever sys.stderr was when mcp.client.stdio was first
-    # imported: under click's CliRunner that is a stream with no descriptor, and every later launch fails.
-    async with Client(
-        stdio_client(params, errlog=_errlog()), mode=mode, client_info=Implementation(name=client_name, version="1.0"),
-        read_timeout_seconds=60, message_handler=message_handler,
-    ) as client:
-        yield client
-
-
-def _errlog() -> Any:
-    try:
-        sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
-        return sys.__stderr__
-    return sys.stderr
-
-
-async def listed_resources(client: Any) -> list[Any]:
-    """Every resource an SDK client is given by `resources/list`, following the cursors to the end."""
-    resources: list[Any] = []
-    page = await client.list_resources()
-    resources.extend(page.resources)
-    while page.next_cursor:
-        page = await client.list_resources(cursor=page.next_cursor)
-        resources.extend(page.resources)
-    return resources
 
 
 @pytest.fixture

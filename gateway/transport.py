@@ -8,8 +8,11 @@ the SDK's version does badly for a long-lived gateway:
   per line, and the answers that are ready together go out in one write;
 * every frame the SDK would drop in silence (not JSON, not UTF-8, too long, too deep, a batch, a bad
   id...) gets a JSON-RPC error, so a client sees a reason instead of waiting for its own timeout;
-* at most MAX_IN_FLIGHT requests are unanswered at once: past that, input is not read until answers go out
+* at most MAX_IN_FLIGHT requests are unanswered at once: past that, what the client sends next is held here in
+  its order (at most _HELD_MAX messages and _HELD_BYTES), and past that input is not read until answers go out
   (back-pressure, so a client that floods without reading cannot grow the server's memory);
+* a client kept waiting is told: its `ping` is answered here at once, never queued behind its calls, and a held
+  request that carries a progress token gets a progress notification saying how many calls go first;
 * end of input does not cancel the calls in flight: the read stream stays open until each forwarded
   request has been answered (or a time limit passes), then closes so `Server.run` returns normally.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -63,6 +66,9 @@ _INBOUND_SLACK = 64
 _OUTBOUND_SLACK = 256
 # One write carries at most about this much, so a burst of large answers does not build one huge buffer.
 _BATCH_BYTES = 4 * 1024 * 1024
+# While MAX_IN_FLIGHT calls are unanswered, what comes next is held (in order), up to this many messages and bytes.
+_HELD_MAX = 256
+_HELD_BYTES = 16 * 1024 * 1024
 # At exit, how long the answers still queued may take to reach a client that has stopped reading.
 _FLUSH_TIMEOUT = 5.0
 # Requests that stay open for the life of the connection: nobody waits for their answer at end of input.
@@ -142,6 +148,13 @@ async def _put(stream: MemoryObjectSendStream[Any], item: Any) -> None:
         await stream.send(item)
 
 
+class _AnswerNow(Exception):
+    """A request the transport answers itself (a ping), with the line to send."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
 class _Wire:
     """The state of one served connection: framing, refusals, and what is still owed an answer."""
 
@@ -174,7 +187,12 @@ class _Wire:
         self.owed: Counter[int | str] = Counter()
         # Requests the server sent the client and still waits on; after end of input none can come back.
         self.asked: set[int | str] = set()
+        # Set (and replaced) whenever an answer settles a request: every waiter wakes and looks again.
         self.changed = anyio.Event()
+        # Messages read while MAX_IN_FLIGHT calls were unanswered, in the client's order, with their sizes.
+        self.held: deque[tuple[SessionMessage, int]] = deque()
+        self.held_bytes = 0
+        self.held_requests = 0
         self.writer_done = anyio.Event()
         # The SDK takes only int or str ids: a fractional one travels under a string alias of ours and is
         # put back in the answer. alias -> the client's id.
@@ -186,8 +204,11 @@ class _Wire:
     async def read_loop(self, scope: anyio.CancelScope) -> None:
         with scope:
             try:
-                await self._read_lines()
-                await self._drain()
+                async with anyio.create_task_group() as forwarding:
+                    forwarding.start_soon(self._forward_held)
+                    await self._read_lines()
+                    await self._drain()
+                    forwarding.cancel_scope.cancel()
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 # The server stopped reading before end of input; nothing left to serve.
                 log.debug("stdio_server_stopped_reading")
@@ -240,22 +261,71 @@ class _Wire:
         except _Refused as refused:
             await self._reply(self._refusal(refused, len(line)))
             return
+        except _AnswerNow as answer:
+            await self._reply(answer.data + b"\n")
+            return
         except Exception as exc:
             # A defect here must cost one frame, never the connection.
             log.warning("stdio_frame_failed", error=type(exc).__name__, size=len(line))
             await self._reply(_error_line(INTERNAL_ERROR, "Internal error", None))
             return
-        if message is not None:
-            if isinstance(message.message, JSONRPCRequest):
-                await self._room_for_one_more()
+        if message is None:
+            return
+        inner = message.message
+        if isinstance(inner, JSONRPCResponse | JSONRPCError):
+            # An answer to the server's own request: a call may be waiting on it, so it never waits.
             await _put(self.in_send, message)
-
-    async def _room_for_one_more(self) -> None:
-        # The request just framed is counted already. Calls waiting on an answer from the client are not held
-        # against it: that answer must still be read.
-        while self.owed.total() - len(self.asked) > self.max_in_flight:
-            self.changed = anyio.Event()
+            return
+        if not self.held and (not isinstance(inner, JSONRPCRequest) or self._room()):
+            await _put(self.in_send, message)
+            return
+        # Held, in order: a notification behind a held request stays behind it (a cancel names it).
+        if isinstance(inner, JSONRPCRequest):
+            self.held_requests += 1
+            await self._tell_waiting(inner)
+        self.held.append((message, len(line)))
+        self.held_bytes += len(line)
+        self._signal()
+        while len(self.held) >= _HELD_MAX or self.held_bytes >= _HELD_BYTES:
             await self.changed.wait()
+
+    def _room(self, held: bool = False) -> bool:
+        # Whether one more request may go to the server: those forwarded and not answered yet, with it, against
+        # the bound (it is counted in `owed` already, and in `held_requests` when `held`). Calls waiting on an
+        # answer from the client are not held against it: that answer must still be read.
+        forwarded = self.owed.total() - self.held_requests - len(self.asked) + held
+        return forwarded <= self.max_in_flight
+
+    async def _forward_held(self) -> None:
+        """Hand the held messages to the server in their order, each request as an answer makes room."""
+        while True:
+            while self.held and (not isinstance(self.held[0][0].message, JSONRPCRequest) or self._room(held=True)):
+                message, size = self.held.popleft()
+                self.held_bytes -= size
+                if isinstance(message.message, JSONRPCRequest):
+                    self.held_requests -= 1
+                await _put(self.in_send, message)
+                self._signal()
+            await self.changed.wait()
+
+    async def _tell_waiting(self, request: JSONRPCRequest) -> None:
+        """A held request that asked for progress hears that it waits, and behind how many calls."""
+        if not self.held:
+            log.info("stdio_calls_waiting", in_flight=self.max_in_flight)
+        params = request.params if isinstance(request.params, dict) else {}
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if not isinstance(token, str | int) or isinstance(token, bool):
+            return
+        ahead = self.owed.total() - len(self.asked) - 1
+        note = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+            "progressToken": token, "progress": 0,
+            "message": f"waiting: {ahead} calls of this connection are answered first, in the order they came"}}
+        await self._reply(json.dumps(note, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+
+    def _signal(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
 
     def _frame(self, line: bytes | bytearray) -> SessionMessage | None:
         """The message a line carries, None for a reply not worth forwarding; raises _Refused."""
@@ -303,6 +373,9 @@ class _Wire:
             raise _Refused(INVALID_REQUEST, '"jsonrpc" must be "2.0"', echo)
         if request_id is not _MISSING and not id_ok:
             raise _Refused(INVALID_REQUEST, "id must be a string or a number")
+        if obj.get("method") == "ping" and request_id is not _MISSING and isinstance(obj.get("params", {}), dict):
+            # Answered here, at once: a client whose calls wait behind others still hears that we are alive.
+            raise _AnswerNow(json.dumps({"jsonrpc": "2.0", "id": echo, "result": {}}, separators=(",", ":")).encode())
         if isinstance(request_id, float):
             request_id = obj["id"] = self._alias(request_id)
         elif obj.get("method") == "notifications/cancelled":
@@ -379,7 +452,6 @@ class _Wire:
         log.debug("stdio_eof_draining", in_flight=self.owed.total())
         with anyio.move_on_after(self.drain_timeout) as scope:
             while self._calls_in_flight():
-                self.changed = anyio.Event()
                 await self.changed.wait()
         if scope.cancelled_caught:
             log.warning("stdio_eof_drain_timeout", unanswered=self.owed.total(), seconds=self.drain_timeout)
@@ -395,7 +467,7 @@ class _Wire:
             table.discard(request_id)
         else:
             return
-        self.changed.set()
+        self._signal()
 
     async def _unanswered(self, request_id: int | str) -> None:
         # The dispatcher settled this request without a response (the client cancelled it).
@@ -432,8 +504,8 @@ class _Wire:
             return item
         message = item.message
         try:
-            # The SDK's own serialisation (model_dump_json with these options), kept as bytes.
-            data = message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+            # The SDK's own serialisation (the options it writes messages with), as bytes.
+            data = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
         except Exception as exc:
             log.warning("stdio_unencodable_message", kind=type(message).__name__, error=type(exc).__name__)
             request_id = getattr(message, "id", None)

@@ -57,7 +57,7 @@ def _looks_random(value: str) -> bool:
     return digits >= 2 and any(ch.isupper() for ch in value) and any(ch.islower() for ch in value)
 
 
-def _link_kind(url: str) -> str | None:
+def link_kind(url: str) -> str | None:
     """What to show instead of `url`, or None to keep it."""
     low = lower_same_length(url)
     head = _URL_HEAD.match(low)
@@ -111,32 +111,8 @@ def mask_links(text: str, every: bool = False) -> str:
         while end > anchor and text[end - 1] in _TRAILING:
             end -= 1
         covered = end
-        kind = _link_kind(text[start:end]) or (LINK if every and end > anchor + 3 else None)
+        kind = link_kind(text[start:end]) or (LINK if every and end > anchor + 3 else None)
         if kind:
             pieces += [text[done:start], kind]
             done = end
     return "".join(pieces) + text[done:] if pieces else text
-
-
-def mask_url(url: str) -> str:
-    """A URL given as a field of its own (a page visited): its scheme and host kept, and its path, query and
-    fragment masked as one label when they hold a secret (as the masks judge a link, or a value already masked
-    in it); else the URL as it is. Text that is not a URL with a host is given back for `mask` to judge."""
-    from urllib.parse import urlsplit
-
-    from gateway.privacy.masks import mask
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if not parts.scheme or not parts.netloc:
-        return url
-    head = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
-    rest = url[url.index(parts.netloc) + len(parts.netloc):]
-    if not rest.strip("/"):
-        return head + rest
-    kind = _link_kind(head + rest)
-    if kind is None and "[masked]" not in rest and "[" not in mask(rest):
-        return head + rest
-    return f"{head}/{kind or TOKEN_LINK}"

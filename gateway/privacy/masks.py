@@ -185,3 +185,26 @@ def clip(text: str | None, limit: int | None = None) -> str:
     from gateway.privacy.framing import one_line
 
     return one_line(mask(text), limit) if text else ""
+
+
+def mask_url(url: str) -> str:
+    """A URL given as a field of its own (a page visited): its scheme and host kept, and its path, query and
+    fragment masked as one label when they hold a secret (as the masks judge a link, or a value already masked
+    in it); else the URL as it is. Text that is not a URL with a host is given back for `mask` to judge."""
+    from urllib.parse import urlsplit
+
+    links = (_FORMS or _forms())[1]
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not parts.scheme or not parts.netloc:
+        return url
+    head = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+    rest = url[url.index(parts.netloc) + len(parts.netloc):]
+    if not rest.strip("/"):
+        return head + rest
+    kind = links.link_kind(head + rest)
+    if kind is None and "[masked]" not in rest and "[" not in mask(rest):
+        return head + rest
+    return f"{head}/{kind or links.TOKEN_LINK}"

@@ -229,15 +229,32 @@ def _card_lengths(digits: str) -> frozenset[int]:
     return _NO_LENGTH
 
 
-def _card_edits(plain: str) -> list[Edit]:
+def _card_edits(plain: str, written: str = "") -> list[Edit]:
+    """Cards in `plain`; `written` is the same text as written (same offsets), where line breaks still show."""
     edits = []
     for run in _CARD_RUN.finditer(plain):
         if not _IBAN_BEFORE.search(plain, max(0, run.start() - 8), run.start()):  # else an IBAN that failed
-            edits += _cards_in(plain, run)
+            edits += _cards_in(plain, run, written)
     return edits
 
 
-def _cards_in(plain: str, run: re.Match[str]) -> list[Edit]:
+def _wrapped_sizes(groups: list[tuple[int, int]], written: str) -> list[int] | None:
+    """The groups' sizes read with each line break between two of them as no gap at all (a card wrapped in the
+    middle of a group: `4970 1012 34` at a line's end, `56 7890` on the next), or None when none is wrapped."""
+    if "\n" not in written:
+        return None
+    sizes = [groups[0][1] - groups[0][0]]
+    wrapped = False
+    for (_, end), (start, after) in zip(groups, groups[1:], strict=False):
+        if "\n" in written[end:start]:
+            sizes[-1] += after - start
+            wrapped = True
+        else:
+            sizes.append(after - start)
+    return sizes if wrapped else None
+
+
+def _cards_in(plain: str, run: re.Match[str], written: str = "") -> list[Edit]:
     """Cards inside one run of digit groups: the first group where a card starts, its longest valid end."""
     groups = [group.span() for group in _DIGIT_GROUP.finditer(plain, run.start(), run.end())]
     edits = []
@@ -262,7 +279,8 @@ def _cards_in(plain: str, run: re.Match[str]) -> list[Edit]:
             diners_layout = sizes == [4, 6, 4] and (
                 digits[:2] in ("36", "38") or "300" <= digits[:3] <= "305"
             )
-            if (len(digits) in lengths or diners_layout) and _card_layout(sizes) and _luhn(digits):
+            laid_out = _card_layout(sizes) or _card_layout(_wrapped_sizes(groups[first : last + 1], written) or sizes)
+            if (len(digits) in lengths or diners_layout) and laid_out and _luhn(digits):
                 best = (last, digits)
         if best is None:
             first += 1
@@ -276,7 +294,7 @@ def _cards_in(plain: str, run: re.Match[str]) -> list[Edit]:
 def _mask_numbers_in(region: str, plain: str) -> str:
     """IBANs first, then NIRs, then cards, each found in the plain copy and masked in both."""
     for finder in (_iban_edits, _loose_iban_edits, _nir_edits, _card_edits):
-        edits = finder(plain)
+        edits = _card_edits(plain, region) if finder is _card_edits else finder(plain)
         if edits:
             region, plain = apply_edits(region, edits), apply_edits(plain, edits)
     return region

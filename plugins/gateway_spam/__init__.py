@@ -50,6 +50,20 @@ def register_commands(gateway: PluginHost) -> list:
 
 
 @hookimpl
+def traits_of(gateway: PluginHost, address: str):  # noqa: ANN201 (a Traits or None; the import stays lazy)
+    from gateway_spam.described import traits_of as described
+
+    return described(gateway, address)
+
+
+@hookimpl
+def census(gateway: PluginHost):  # noqa: ANN201 (an iterator of (source, Traits))
+    from gateway_spam.described import census as described
+
+    return described(gateway)
+
+
+@hookimpl
 def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
     # The mail plugin's demo writes the Maildir and its account; the filter says where it stands.
     return [("spam_status", {})]

@@ -38,6 +38,20 @@ def register_tools(gateway):  # noqa: ANN001, ANN201
 
 
 @hookimpl
+def traits_of(gateway, address):  # noqa: ANN001, ANN201 (a Traits or None; the import stays lazy)
+    from gateway_texts.described import traits_of as described
+
+    return described(gateway, address)
+
+
+@hookimpl
+def census(gateway):  # noqa: ANN001, ANN201 (an iterator of (source, Traits))
+    from gateway_texts.described import census as described
+
+    return described(gateway)
+
+
+@hookimpl
 def register_refresh(gateway):  # noqa: ANN001, ANN201
     from gateway import Refresh
 

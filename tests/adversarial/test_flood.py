@@ -187,6 +187,30 @@ def test_a_ping_is_answered_while_a_tool_runs(gateway_home, tmp_path):
     assert served.close() == 0
 
 
+def test_a_client_whose_flood_of_calls_waits_is_told_and_its_ping_answered_at_once(gateway_home, tmp_path):
+    """300 calls that cannot finish (more than the 64 in flight): the client's own ping is answered while every one
+    of them still waits, a held call that asked for progress hears that it waits and behind how many, and all are
+    answered once they can finish."""
+    env = install_slowpoke(tmp_path / "site")
+    write_config(gateway_home, {"gateway": {"plugins": ["slowpoke"]}})
+    served = Served(gateway_home, tmp_path / "stderr", env).start()
+    flag = tmp_path / "release"
+    for n in range(1, 301):
+        served.call(n, "wait_for", {"flag": str(flag)})
+    served.send({"jsonrpc": "2.0", "id": 301, "method": "tools/call", "params": {
+        "name": "wait_for", "arguments": {"flag": str(flag)}, "_meta": {"progressToken": "late"}}})
+    served.send({"jsonrpc": "2.0", "id": "alive?", "method": "ping"})
+    told = served.answer()
+    assert told["method"] == "notifications/progress" and told["params"]["progressToken"] == "late"
+    assert "waiting: 300 calls" in told["params"]["message"]
+    # No call can finish before the flag exists, and the flag is made only once the ping is answered.
+    assert served.answer() == {"jsonrpc": "2.0", "id": "alive?", "result": {}}
+    flag.touch()
+    answered = {served.answer()["id"] for _ in range(301)}
+    assert answered == set(range(1, 302))
+    assert served.close() == 0
+
+
 def test_a_call_past_its_deadline_is_answered_and_the_server_keeps_serving(gateway_home, tmp_path):
     env = install_slowpoke(tmp_path / "site")
     write_config(gateway_home, {"gateway": {"plugins": ["slowpoke"], "call_timeout": 1}})

@@ -64,6 +64,8 @@ CASES = [
      [groups(CARD), CARD]),
     ("card-wrapped", "lemur", f"card {groups(CARD[:8])}\n{groups(CARD[8:])} lemur", [CARD[:4], f'"{groups(CARD[:8])}"'],
      [groups(CARD[:8])]),
+    ("card-mid-group", "chinchilla", f"card {groups(CARD)[:12]}\n{groups(CARD)[12:]} chinchilla", [CARD[:4], f'"{groups(CARD)[:12]}"'],
+     [groups(CARD)[:12]]),
     ("iban-br", "margay", f"rent to {groups(IBAN[:12])}\n{groups(IBAN[12:])} margay", [IBAN[4:8], IBAN[:4]],
      [groups(IBAN[:12])]),
     ("aws-pair", "civet", f"keys: {AWS_ID}\n{AWS_SECRET} civet", ["q8RtvLwnZkaVbN", "xJmePd", "AKIAEXAMPLE7Q2W3E4R5"],

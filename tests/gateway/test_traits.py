@@ -251,3 +251,31 @@ def test_explain_names_every_route_that_took_the_thing_in_every_project():
     assert took == {("lawsuit", "senders", "@law.example.net"), ("lawsuit", "subjects", "Smith v. Jones"),
                     ("office", "accounts", "work")}
     assert gate.owners(traits) == {"lawsuit", "office"}
+
+
+# --- ledger accounts: a route naming an account with `:` takes the accounts below it -----------------------
+
+
+@pytest.mark.parametrize(
+    ("route", "account", "taken"),
+    [
+        ("Expenses:Lawsuit", "Expenses:Lawsuit", True),
+        ("Expenses:Lawsuit", "expenses:lawsuit:Fees:Court", True),
+        ("Expenses:Lawsuit:", "Expenses:Lawsuit:Fees", True),
+        ("Expenses:Lawsuit", "Expenses:Lawsuits", False),  # a sibling that only starts alike
+        ("Expenses:Lawsuit", "Expenses", False),  # the parent is not below the route
+        ("Expenses", "Expenses:Food", False),  # no `:`: a name only (a mail account's too)
+        ("Expenses:", "Expenses:Food", True),  # a top-level account's tree
+        ("Expenses:", "Expenses", True),
+        ("work", "work:archive", False),  # a mail account's name without `:` is a name only, as before
+    ],
+)
+def test_an_account_route_with_a_colon_takes_the_accounts_below_it(route, account, taken):
+    gate = gate_of({"id": "lawsuit", "accounts": [route]})
+    assert gate.owners(Traits(account=account)) == ({"lawsuit"} if taken else set())
+
+
+def test_only_account_routes_take_what_is_below_them():
+    gate = gate_of({"id": "lawsuit", "lists": ["Home:Garden"], "calendars": ["Work:Team"]})
+    assert gate.owners(Traits(list="Home:Garden:Beds")) == set()
+    assert gate.owners(Traits(calendar="Work:Team")) == {"lawsuit"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from attrs import frozen
 
 from gateway import Context
-from gateway_mail.mail import gating, index
+from gateway_mail.mail import gating, index, maildir, shield
 from gateway_mail.mail.accounts import Account, accounts_of, windows_of
 from gateway_mail.mail.parse import FORGED
 from gateway_mail.projects import belonging
@@ -44,8 +45,10 @@ def accounts(settings: Any, plugin_config: Path) -> list[Account]:
 class Mail:
     """One call's view of the mail: the accounts, the index (refreshed), what the gate keeps, who is blocked.
 
-    `hidden` is an SQL condition (with its two values, `hidden_values`) true of the messages that are never
-    shown: kept by the gate or sent by a blocked sender. Lists add `NOT hidden` and count the rest apart.
+    Three kinds of message are never shown, each counted apart: kept by the gate (`verdicts.closed`, the SQL
+    condition `CLOSED`), sent by a blocked sender (`BLOCKED`), kept by the AI shield (`shielded`, `SHIELDED`:
+    hostile mail to a shielded address, or such mail not judged yet). A message of two kinds is counted as the
+    first of them.
     """
 
     ctx: Context
@@ -56,6 +59,8 @@ class Mail:
     # The accounts whose Maildir is not there now (a typo, a disk not mounted): said, never taken as empty. Looked
     # at once per call, when the index is refreshed.
     missing: tuple[Account, ...] = ()
+    shielded: shield.Hidden = shield.NONE
+    shield_on: bool = False
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)
@@ -77,9 +82,17 @@ class Mail:
     def blocked_json(self) -> str:
         return json.dumps(sorted(self.blocked_senders))
 
+    @property
+    def shield_json(self) -> str:
+        return shield.hidden_json(self.shielded)
+
+    def is_shielded(self, row: Any) -> bool:
+        return row["id"] in self.shielded.ids
+
 
 CLOSED = "m.id IN (SELECT value FROM json_each(?))"
 BLOCKED = "m.sender IN (SELECT value FROM json_each(?))"
+SHIELDED = "m.id IN (SELECT value FROM json_each(?))"
 
 
 _blocked_memo: dict[tuple[str, int, tuple[str, ...]], frozenset[str]] = {}
@@ -110,17 +123,68 @@ def own_folder(folder: str) -> bool:
     return any(part.lower() in OWN_FOLDERS or part.lower() == "[gmail]" for part in folder.split("/"))
 
 
+# Per index file: the kernel's notifications for the accounts' folders, and the accounts they were settled for.
+_watched: dict[str, list[Any]] = {}
+
+
+def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account]) -> None:
+    """The index brought up to the Maildirs before a call reads it: skipped whole (not one stat) when no folder of
+    any account had an event since the last call's refresh, for the same accounts; else the refresh's stat pass.
+
+    What is watched: each account's root, every folder, the folders on the way to them, and each folder's `new`
+    and `cur` (a message delivered, moved, flagged or removed). A folder made inside a folder that holds no mail
+    folder yet is seen by the stat pass `Changes` forces every few seconds; no notifications: a stat pass a call.
+    """
+    from gateway import Changes, merged, toward
+
+    key = str(index.index_path(ctx.folders.cache))
+    signature = tuple((a.name, str(a.maildir), a.authserv_id) for a in found)
+    entry = _watched.get(key)
+    if entry is None:
+        entry = _watched[key] = [Changes(), None]
+    changes = entry[0]
+    if entry[1] == signature and changes.quiet():
+        return
+    entry[1] = None
+    token = changes.begin()  # before the stat pass: a message written during it leaves an event for the next call
+    index.refresh(connection, found, check=ctx.deadline.check)
+    folders: list[tuple[str, frozenset[str] | None]] = []
+    for account in found:
+        if not account.maildir.is_dir():
+            folders.append(toward(account.maildir))  # a disk mounted later, a folder made later
+            continue
+        root = str(account.maildir)
+        folders.append((root, None))
+        for folder in maildir.folders(account.maildir):
+            here = folder.path
+            while str(here) != root and str(here).startswith(root):
+                folders.append((str(here), None))
+                here = here.parent
+            folders += [(str(folder.path / sub), None) for sub in ("new", "cur")]
+    if changes.settle(token, merged(folders)):
+        entry[1] = signature
+
+
 @contextlib.contextmanager
 def opened(ctx: Context) -> Iterator[Mail]:
     found = accounts(ctx.settings, ctx.folders.config)
     windows_of(ctx.settings.get("admin_windows", []))  # a wrong window is said on every call, not only the Porch's
-    connection = index.thread_connection(index.index_path(ctx.folders.cache))
+    shielding = shield.shield_of(ctx.settings, Path(ctx.folders.data))
+    path = index.index_path(ctx.folders.cache)
+    connection = index.thread_connection(path)
     with ctx.interruptible(connection):
-        index.refresh(connection, found, check=ctx.deadline.check)
-        key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
+        _refreshed(ctx, connection, found)
+        key = (str(path), index.generation(connection))
         verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)), found)
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
-        yield Mail(ctx, found, connection, verdicts, blocked, tuple(a for a in found if not a.maildir.is_dir()))
+        kept = shield.NONE
+        if shielding.on:
+            share = min(shield.CALL_SECONDS, max(ctx.deadline.left() / 4, 0.0))
+            if shield.update(connection, found, shielding, until=time.monotonic() + share, commands=False):
+                shield.judge_in_background(path, found, shielding, index.connect)
+            kept = shield.hidden(connection, key, shielding)
+        yield Mail(ctx, found, connection, verdicts, blocked, tuple(a for a in found if not a.maildir.is_dir()),
+                   kept, shielding.on)
 
 
 

@@ -18,7 +18,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from gateway import Context, Gate, PluginHost, Reason, ToolError, Traits
+from attrs import evolve
+
+from gateway import Context, Gate, PluginHost, Reason, Traits
 
 CONVERSATION_LIMIT = 500  # messages of a conversation whose traits are merged (a list's thread may be huge)
 
@@ -141,7 +143,15 @@ def _message(ctx: Context, message_id: str) -> Traits | None:
                     frontier |= new
         dirs = gating.folder_paths(mail.accounts)
         tied = belonging.mail_ties(Path(ctx.folders.data)).projects
-        return merged(_row_traits(mail, row, dirs, dict(tied)) for row in list(seen.values())[:CONVERSATION_LIMIT])
+        found = merged(_row_traits(mail, row, dirs, dict(tied)) for row in list(seen.values())[:CONVERSATION_LIMIT])
+        own = {row["id"] for row in rows}
+        if own & mail.shielded.hostile:
+            return evolve(found, held="the AI shield judged it hostile (mail to a shielded address); the person "
+                                      "runs `gateway mail not-hostile <its Message-ID>` if it is not")
+        if own & mail.shielded.unjudged:
+            return evolve(found, held="it was sent to a shielded address and the AI shield has not judged it yet "
+                                      "(`gateway doctor` says why)")
+        return found
 
 
 def _census_mail(ctx: Context) -> Iterator[tuple[str, Traits]]:
@@ -271,21 +281,3 @@ def _census_notes(ctx: Context) -> Iterator[tuple[str, Traits]]:
 def _project(ctx: Context, ident: str) -> Traits | None:
     """A project's page names its project: taken by that project's own id (the gate says whether it exists)."""
     return Traits(projects=(ident,))
-
-
-
-def tied_projects(host: PluginHost, addresses: Iterable[str]) -> dict[str, frozenset[str]]:
-    """The project ids each of these addresses is tied to in the plugin's tie store (for a core hook that lets
-    every plugin ask ties; `mid:<Message-ID>` and `sioul:` addresses as the store keeps them)."""
-    from gateway_mail.projects.ties import canonical
-
-    tied = _tied(_context(host))
-    found = {}
-    for address in addresses:
-        try:
-            key = canonical(address)
-        except ToolError:  # a value the store could not hold is tied to nothing
-            continue
-        if key in tied:
-            found[address] = tied[key]
-    return found

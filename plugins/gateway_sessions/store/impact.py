@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+# The tokenizer of the messages' index (the store's schema uses it), and of the scratch index new messages are read with.
+TOKENIZE = "unicode61 remove_diacritics 2"
 # A phrase gets a list when it matches more than THRESHOLD messages: FTS5 ranks about 20,000-30,000 matches within
 # 50 ms (1.4-2.4 us each, README "Search"), so below that the index of our own would buy nothing.
 THRESHOLD = 20_000
@@ -462,8 +464,6 @@ class Maintainer:
 
     def _scratch_index(self) -> sqlite3.Connection:
         if self._scratch is None:
-            from gateway_sessions.store.schema import TOKENIZE
-
             scratch = sqlite3.connect(":memory:", isolation_level=None)
             scratch.execute("CREATE TABLE scratch_text(rowid INTEGER PRIMARY KEY, text TEXT NOT NULL)")
             scratch.execute(

@@ -119,7 +119,7 @@ END""",
 # The search index's options. `prefix`: words of 2, 3 and 4 characters' beginnings have an index of their own, so that
 # a prefix query (`tusr*`) reads one list instead of merging those of every word it begins (see README, "Search").
 # A store whose index was made with other options is rebuilt by open_for_writing() (`gateway sessions import`).
-TOKENIZE = "unicode61 remove_diacritics 2"
+TOKENIZE = impact.TOKENIZE  # one tokenizer for the index and the lists made beside it
 FTS_ARGUMENTS = f"text, content='messages', content_rowid='rowid', tokenize='{TOKENIZE}', prefix='2 3 4'"
 SCHEMA = SCHEMA_TEMPLATE.replace("{FTS_ARGUMENTS}", FTS_ARGUMENTS).replace(
     "{TRIGGERS}", "".join(f"{trigger};\n" for trigger in TRIGGERS)

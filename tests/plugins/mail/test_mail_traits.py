@@ -189,8 +189,8 @@ def test_ties_are_read_for_any_plugin_that_asks(gateway_home: Path, world: dict)
     with Ties.open(ctx) as ties:
         ties.add("mid:outside@example.org", "sioul:project/lawsuit")
     host = _host(gateway_home, world)
-    found = described.tied_projects(host, ["mid:outside@example.org", "<outside@example.org>", "mid:none@example.org"])
-    assert found == {"mid:outside@example.org": frozenset({"lawsuit"})}
+    found = gateway_mail.tied_projects(host, ["mid:outside@example.org", "<outside@example.org>", "mid:none@example.org"])
+    assert found == {"mid:outside@example.org": ["lawsuit"]}
     with store.opened(ctx) as mail:  # and the mail index keeps the tied message with its project
         row = mail.connection.execute("SELECT id FROM messages WHERE message_id = 'outside@example.org'").fetchone()
         assert row["id"] in mail.verdicts.closed
