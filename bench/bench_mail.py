@@ -223,7 +223,7 @@ def main() -> None:
 
 
 async def _language_calls(gateway, repeat: int) -> dict[str, list[float]]:
-    from gateway.core import Caller
+    from gateway.engine.core import Caller
 
     caller, found = Caller("bench", "1", "direct"), {}
     for query, _old in LANGUAGE:

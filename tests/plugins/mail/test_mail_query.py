@@ -66,7 +66,7 @@ def _mail(root: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory):
     """One Maildir and one gateway for the module (no test changes either), in a home of its own."""
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     home = tmp_path_factory.mktemp("query") / "home"
     home.mkdir()
