@@ -442,7 +442,8 @@ _JSON_NUMBER = re.compile(r"[\"']\s*:\s*[0-9]")
 _CODE_START = re.compile(r"[0-9A-Z]")
 # A code of capitals and digits, dashes between (`ABX-482`, `K7Q9PL`): see `_letter_code`.
 _LETTER_CODE = re.compile(r"[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,3}(?![A-Za-z0-9]|[-.][A-Za-z0-9])")
-_LETTER_CODE_BEFORE = re.compile(r"(?<![A-Za-z0-9-])[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,3}$")
+# Glued to a mask's label (`[code]ABX-482`) is glued to what the label hides: no code of its own, as unmasked.
+_LETTER_CODE_BEFORE = re.compile(r"(?<![A-Za-z0-9\]-])[A-Z0-9]{1,10}(?:-[A-Z0-9]{1,10}){0,3}$")
 _IS_YOUR_CODE = re.compile(r" is your (?:[^ \n]{1,24} ){0,3}(?:code|pin|passcode)(?![^\W\d_])")
 _DIGIT_WORDS = {
     **dict.fromkeys(("zero", "zéro", "oh", "null", "cero"), "0"),

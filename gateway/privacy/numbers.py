@@ -46,7 +46,9 @@ _NIR = re.compile(
 # alone (spaces and tabs around it), read as spaces; a blank line still parts two numbers.
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
 _NIR_LAYOUT = re.compile(r"[0-9]{5}(?:[0-9]{2}|2[AB])[0-9]{8}")
-_CARD_RUN = re.compile(r"[0-9](?<![0-9A-Za-z\]][0-9])(?:[ -]{0,3}[0-9]){12,}+(?![A-Za-z\[])")
+# A run of digit groups; its last group is left out when a word or a mask's label is glued to it (`2633\n482913code`:
+# the card before it still is one), so masking what follows first or last finds the same card.
+_CARD_RUN = re.compile(r"[0-9](?<![0-9A-Za-z\]][0-9])(?:[ -]{0,3}[0-9]){12,}+")
 _DIGIT_GROUP = re.compile(r"[0-9]+")
 _IBAN_BEFORE = re.compile(r"[A-Za-z]{2}[0-9]{2}[ -]{1,3}$")
 # An IBAN in small letters or with dashes (see the docstring): read in groups of four only.
@@ -233,8 +235,12 @@ def _card_edits(plain: str, written: str = "") -> list[Edit]:
     """Cards in `plain`; `written` is the same text as written (same offsets), where line breaks still show."""
     edits = []
     for run in _CARD_RUN.finditer(plain):
-        if not _IBAN_BEFORE.search(plain, max(0, run.start() - 8), run.start()):  # else an IBAN that failed
-            edits += _cards_in(plain, run, written)
+        end = run.end()
+        if end < len(plain) and (plain[end] == "[" or (plain[end].isascii() and plain[end].isalpha())):
+            while end > run.start() and plain[end - 1].isdigit():
+                end -= 1  # the glued group is no part of a card
+        if end - run.start() >= 13 and not _IBAN_BEFORE.search(plain, max(0, run.start() - 8), run.start()):
+            edits += _cards_in(plain, run.start(), end, written)  # (not after an IBAN that failed its check)
     return edits
 
 
@@ -254,9 +260,10 @@ def _wrapped_sizes(groups: list[tuple[int, int]], written: str) -> list[int] | N
     return sizes if wrapped else None
 
 
-def _cards_in(plain: str, run: re.Match[str], written: str = "") -> list[Edit]:
-    """Cards inside one run of digit groups: the first group where a card starts, its longest valid end."""
-    groups = [group.span() for group in _DIGIT_GROUP.finditer(plain, run.start(), run.end())]
+def _cards_in(plain: str, start: int, end: int, written: str = "") -> list[Edit]:
+    """Cards inside one run of digit groups (`plain[start:end]`): the first group where a card starts, its longest
+    valid end."""
+    groups = [group.span() for group in _DIGIT_GROUP.finditer(plain, start, end)]
     edits = []
     first = 0
     while first < len(groups):
