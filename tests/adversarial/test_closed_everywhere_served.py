@@ -6,7 +6,7 @@ attachment's name, a folder, an account's path, a reply, sent mail), notes, task
 plugin's sample world), an agent session by its cwd, a cron job by the folder it runs in, timeline events by their
 app and by the path a window title names, a text conversation and its calls by a phone number, a message the
 spam filter fetched, by its sender, a budget line and transactions by their ledger account,
-an hour tracked and an invoice by the project they name. One `gateway serve` with every plugin on is asked everything: every tool of
+an hour tracked and an invoice by the project they name, a contract in the project's folder and a paper letter by\nits correspondent. One `gateway serve` with every plugin on is asked everything: every tool of
 every plugin with several argument sets, every resource listed, every kept thing's address, and every prompt.
 
 With the project open, each canary is in some answer (so each sample is really reached); closed, none is in any.
@@ -23,6 +23,7 @@ import anyio
 from gateway_cron import store as cron_store
 from gateway_ledger import sample as ledger_sample
 from gateway_mail.projects import sample as mail_world
+from gateway_papers import sample as papers_sample
 from gateway_sessions import store as sessions_store
 from gateway_sessions.importing import import_agent
 from gateway_spam import corpus
@@ -36,7 +37,8 @@ CANARIES = {
     "mail": "quillmailcanary", "sessions": "quillsessioncanary", "cron": "quillcroncanary",
     "timeline-app": "quillappcanary", "timeline-path": "quillpathcanary", "texts": "quilltextcanary",
     "calls": "quillcallcanary", "spam": "quillspamcanary", "ledger": "quillledgercanary",
-    "time": "quilltimecanary", "invoice": "quillinvoicecanary",
+    "time": "quilltimecanary", "invoice": "quillinvoicecanary", "paper": "quillpapercanary",
+    "letter": "quilllettercanary",
 }
 LAWYER_PHONE = "+1 212 555 0188"
 SEARCHES = ("quill*", "plumtree", "lawsuit", "Lee", "law.example.net", "hearing", "strongbox", "counsel")
@@ -115,6 +117,17 @@ def _time(home: Path) -> dict[str, Any]:
     return {"timewarrior": str(db), "invoices": str(folder), "timezone": "UTC"}
 
 
+def _papers(home: Path) -> tuple[dict[str, Any], Path]:
+    """A contract filed in the project's folder, and a paper letter from the lawyer (its correspondent)."""
+    folder = home / "Documents" / "Papers"
+    papers_sample.pdf(folder / "Lawsuit" / "2026-05-01 Settlement draft.pdf",
+                      f"Draft settlement, {CANARIES['paper']} clause on the strongbox.", "Settlement draft")
+    papers_sample.pdf(folder / "letters" / "lee@law.example.net" / "2026-05-02 Hearing notice.pdf",
+                      f"The hearing is moved, {CANARIES['letter']}.", "Hearing notice")
+    papers_sample.pdf(folder / "letters" / "City Council" / "2026-03-10 Permit.pdf", "plumtree permit renewed.")
+    return {"folder": str(folder)}, folder / "Lawsuit"
+
+
 def _home(home: Path) -> dict[str, Any]:
     made = mail_world.world(home, CANARIES["mail"])
     repo = home / "src" / "lawsuit"
@@ -126,14 +139,17 @@ def _home(home: Path) -> dict[str, Any]:
     fetched = _spam(home)
     ledger = ledger_sample.everything(home, CANARIES["ledger"], project="lawsuit")
     time = _time(home)
+    papers, papers_folder = _papers(home)
     lawsuit, garden = made["projects"]
-    lawsuit = {**lawsuit, "paths": [*lawsuit["paths"], str(repo)], "apps": ["Lawsuitly"],
+    lawsuit = {**lawsuit, "paths": [*lawsuit["paths"], str(repo), str(papers_folder)], "apps": ["Lawsuitly"],
                "senders": [*lawsuit["senders"], LAWYER_PHONE], "accounts": ["Expenses:Lawsuit"],
                "subjects": [*lawsuit["subjects"], "Harbor Marina"]}
-    config = {"gateway": {"plugins": ["mail", "sessions", "cron", "timeline", "spam", "texts", "ledger", "time"],
+    config = {"gateway": {"plugins": ["mail", "sessions", "cron", "timeline", "spam", "texts", "ledger", "time",
+                                      "papers"],
                           "refresh_budget_ms": 60_000},
               "plugins": {**made["config"]["plugins"], "texts": texts, "timeline": {"probe_activitywatch": False},
-                          "ledger": ledger["config"]["plugins"]["ledger"], "time": time}}
+                          "ledger": ledger["config"]["plugins"]["ledger"], "time": time,
+                          "papers": papers}}
     kept = [*(f"mid:{made['ids'][role]}" for role in mail_world_kept()),
             "sioul:note/Lawsuit/plan.md", "sioul:task/t-refid", "sioul:task/t-list", "sioul:event/e-calendar",
             "sioul:contact/lee-1", "sioul:contact/ria-1", "sioul:project/lawsuit",
@@ -192,6 +208,7 @@ def _plays(made: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "search_transactions": searches,
         "time_spent": [{}, {"project": "lawsuit"}, {"since": "2026-01-01"}],
         "invoices": [{}, {"status": "all"}, {"status": "all", "query": "counsel"}],
+        "search_papers": searches + [{"query": "settlement"}, {"query": "notice", "kind": "letter"}],
     }
 
 
