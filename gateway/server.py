@@ -32,6 +32,7 @@ from gateway import __version__
 from gateway.access import Gate
 from gateway.core import PAGE_SIZE, Caller, Gateway, NotFound
 from gateway.cursors import decode_cursor, encode_cursor
+from gateway.icons import Icon, gateway_icon, plugin_icon
 from gateway.items import Answer, ToolError
 from gateway.lock import digest, tool_definition
 from gateway.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyListens
@@ -104,14 +105,64 @@ def _call_result(answer: Answer) -> types.CallToolResult:
     )
 
 
+# The first revision whose schema knows `icons` (on Implementation, Tool, Resource, ResourceTemplate and Prompt).
+# Older revisions' schemas do not forbid the field, but their hosts do not know it: it is left out for them.
+ICONS_SINCE = "2025-11-25"
+
+
+def _sdk_icons(icon: Icon | None) -> list[types.Icon] | None:
+    if icon is None:
+        return None
+    return [types.Icon(src=icon.src, mime_type=icon.mime_type, sizes=list(icon.sizes))]
+
+
+def _knows_icons(ctx: ServerRequestContext[Any]) -> bool:
+    version = getattr(ctx, "protocol_version", None) or getattr(ctx.session, "protocol_version", None)
+    return isinstance(version, str) and version >= ICONS_SINCE
+
+
+async def _server_icon_by_revision(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+    """The gateway's icon in the initialize result only for a revision that knows icons (the SDK sends it to all)."""
+    result = await call_next(ctx)
+    if ctx.method == "initialize" and isinstance(result, dict) and str(result.get("protocolVersion", "")) < ICONS_SINCE:
+        info = result.get("serverInfo")
+        if isinstance(info, dict) and "icons" in info:
+            result = {**result, "serverInfo": {k: v for k, v in info.items() if k != "icons"}}
+    return result
+
+
 def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier | None = None) -> Server[Any]:
     """The SDK server whose handlers call `gateway`; `transport` names the wire in the audit log. With `notifier`,
     hosts may subscribe to resources and are told when a refresh brought something in."""
-    listed_tools: dict[int, list[types.Tool]] = {}
+    listed_tools: dict[tuple[int, bool], list[types.Tool]] = {}
+    icons_of: dict[str, list[types.Icon] | None] = {}
 
-    def mcp_tools() -> list[types.Tool]:
+    def plugin_icons(plugin: str) -> list[types.Icon] | None:
+        """The icons of a plugin's things (its packaged icon.svg, read once)."""
+        if not plugin:
+            return None
+        if plugin not in icons_of:
+            icons_of[plugin] = _sdk_icons(plugin_icon(gateway.registry.get(plugin).module))
+        return icons_of[plugin]
+
+    def icons(ctx: ServerRequestContext[Any], plugin: str) -> list[types.Icon] | None:
+        """A plugin's icons for a host whose revision knows icons; None for the others."""
+        return plugin_icons(plugin) if _knows_icons(ctx) else None
+
+    def resource_plugin(uri: str) -> str:
+        """The plugin that serves a listed resource: a fixed one by its URI, else the first template it matches."""
         catalogue = gateway.catalogue()
-        cached = listed_tools.get(id(catalogue))
+        for resource in catalogue.resources:
+            if resource.uri == uri:
+                return resource.plugin
+        for template in catalogue.templates:
+            if template.match(uri) is not None:
+                return template.plugin
+        return ""
+
+    def mcp_tools(with_icons: bool) -> list[types.Tool]:
+        catalogue = gateway.catalogue()
+        cached = listed_tools.get((id(catalogue), with_icons))
         if cached is None:
             cached = [
                 types.Tool(
@@ -121,17 +172,19 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                     input_schema=dict(listed.tool.input_schema),
                     output_schema=dict(listed.tool.output_schema) if listed.tool.output_schema else None,
                     annotations=_annotations(listed.tool),
+                    icons=plugin_icons(listed.tool.plugin) if with_icons else None,
                     # The definition's hash, as `gateway lock` pins it: a host can pin the tool too.
                     meta={"gateway/definition-sha256": digest(tool_definition(listed.name, listed.tool))},
                 )
                 for listed in catalogue.tools
             ]
-            listed_tools.clear()
-            listed_tools[id(catalogue)] = cached
+            for key in [key for key in listed_tools if key[0] != id(catalogue)]:
+                del listed_tools[key]
+            listed_tools[(id(catalogue), with_icons)] = cached
         return cached
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        page, next_cursor = _page(mcp_tools(), params)
+        page, next_cursor = _page(mcp_tools(_knows_icons(ctx)), params)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams):
@@ -156,6 +209,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                     title=item.get("title"),
                     description=item.get("description"),
                     mime_type=item.get("mime_type"),
+                    icons=icons(ctx, resource_plugin(item["uri"])),
                 )
                 for item in page
             ],
@@ -176,6 +230,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                     title=t.title,
                     description=t.description,
                     mime_type=t.mime_type,
+                    icons=icons(ctx, t.plugin),
                 )
                 for t in templates
             ],
@@ -282,6 +337,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                         types.PromptArgument(name=a.name, description=a.description, required=a.required)
                         for a in prompt.arguments
                     ],
+                    icons=icons(ctx, prompt.plugin),
                 )
                 for name, prompt in prompts
             ],
@@ -314,6 +370,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         version=__version__,
         title="gateway",
         instructions=INSTRUCTIONS,
+        icons=_sdk_icons(gateway_icon()),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -327,7 +384,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
     )
     # We keep no OpenTelemetry (its middleware is per-call cost for nothing here); our one middleware keeps
     # the core's own faults from reaching the wire as the SDK's code-0 error with the exception's text.
-    server.middleware = [_shield]
+    server.middleware = [_shield, _server_icon_by_revision]
     if notifier is not None:
         server.middleware.insert(0, _tracking(notifier))
         # listChanged for resources, whoever asks for the options (the HTTP session manager asks with none).
