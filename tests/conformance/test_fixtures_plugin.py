@@ -26,7 +26,7 @@ def test_its_table_turns_it_on(tmp_path: Path) -> None:
     gateway = make_gateway(entrypoints=True, home=tmp_path, config={
         "gateway": {"plugins": ["conformance"]}, "plugins": {"conformance": {"enabled": True}}})
     catalogue = gateway.catalogue()
-    assert FIXTURES <= set(catalogue.tools_by_name)
+    assert set(catalogue.tools_by_name) >= FIXTURES
     assert {"test_simple_prompt", "test_prompt_with_arguments"} <= set(catalogue.prompts)
 
 
