@@ -151,8 +151,15 @@ def token_proxy(upstream: int, token: str) -> Iterator[int]:
         server = loop.run_until_complete(serve())
         started.set()
         loop.run_forever()
+        # Stopped: close the listener, end every connection still piping, and close the loop, so that nothing of
+        # the proxy is left for the garbage collector to finish later.
         server.close()
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.run_until_complete(server.wait_closed())
+        loop.close()
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
