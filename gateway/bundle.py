@@ -3,7 +3,7 @@ click, and the launcher the bundle runs, which maps the bundle's user settings t
 
 The bundle is a zip holding ``manifest.json`` (MCPB manifest 0.4, server type ``uv``: the host makes an
 environment from the bundle's ``pyproject.toml``, which asks for ``mcp-gateway[all]`` at this very version, from
-PyPI), that ``pyproject.toml``, and ``server/main.py``, which calls :func:`launch`.
+PyPI), that ``pyproject.toml``, and ``server/main.py``, which calls :func:`prepare` and serves.
 
 The user settings the host asks for when installing (a Maildir root, the tasks, calendars and contacts vdirs, a
 notes folder) reach the launcher as environment variables. The launcher writes them as a config of its own,
@@ -45,11 +45,12 @@ SETTINGS = (
      "The contacts vdir: .vcf files, as khard and vdirsyncer keep them."),
     ("notes", "GATEWAY_BUNDLE_NOTES", "Notes folder", "A folder of Markdown notes (subfolders allowed)."),
 )
-LAUNCHER = '''"""Runs the gateway for an MCP Bundle host (see gateway.bundle)."""
+LAUNCHER = '''"""Runs the gateway for an MCP Bundle host: its settings as a config, then the server on stdio (gateway.bundle)."""
 
-from gateway.bundle import launch
+from gateway.bundle import prepare
+from gateway.cli import main
 
-raise SystemExit(launch())
+main(["--config", str(prepare()), "serve"], prog_name="gateway")
 '''
 
 
@@ -127,15 +128,13 @@ def write_config(path: Path, config: Mapping[str, Any]) -> bool:
     return True
 
 
-def launch(environ: Mapping[str, str] | None = None, folders: Folders | None = None) -> int:
-    """What the bundle runs: its settings written as ``bundle.toml``, then ``gateway --config bundle.toml serve``."""
-    from gateway.cli import main
-
+def prepare(environ: Mapping[str, str] | None = None, folders: Folders | None = None) -> Path:
+    """What the bundle's launcher does before serving: the host's settings written as ``bundle.toml`` in the
+    gateway's config folder; returns its path, for ``gateway --config PATH serve``."""
     folders = folders or Folders.from_environment()
     path = folders.config / BUNDLE_CONFIG
     write_config(path, config_for(settings_from(os.environ if environ is None else environ)))
-    main(["--config", str(path), "serve"], prog_name="gateway")  # click ends the process with serve's exit code
-    return 0
+    return path
 
 
 def manifest(version: str = __version__) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from gateway.bundle import SETTINGS, accounts_under, config_for, settings_from, write_config
+from gateway.bundle import SETTINGS, accounts_under, config_for, prepare, settings_from, write_config
 
 
 def _maildir(folder: Path) -> Path:
@@ -48,3 +48,14 @@ def test_the_config_is_written_only_when_it_changes_and_kept_to_the_person(tmp_p
     assert write_config(path, {})
     assert tomllib.loads(path.read_text()) == {}
     assert [p.name for p in path.parent.iterdir()] == ["bundle.toml"]  # no temporary file left behind
+
+
+def test_prepare_writes_the_hosts_settings_where_the_gateway_reads_configs(tmp_path: Path) -> None:
+    from gateway.context import Folders
+
+    folders = Folders(config=tmp_path / "config", data=tmp_path / "data", state=tmp_path / "state",
+                      cache=tmp_path / "cache")
+    variables = {key: variable for key, variable, _title, _what in SETTINGS}
+    path = prepare({variables["notes"]: str(tmp_path / "Notes")}, folders)
+    assert path == tmp_path / "config" / "bundle.toml"
+    assert tomllib.loads(path.read_text()) == {"plugins": {"mail": {"notes": str(tmp_path / "Notes")}}}
