@@ -21,6 +21,7 @@ from gateway.core import Caller, Gateway, NotFound, make_gateway_from_environmen
 from gateway.items import ToolError
 from gateway.kit import plural
 from gateway.log import said_elsewhere
+from gateway.tokens import token as token_commands
 
 CLI = Caller("gateway-cli", "", "cli")
 # Logged by the core when a plugin is off; the commands that show plugins say it themselves, once.
@@ -135,6 +136,8 @@ def main(ctx: click.Context, config_file: Path | None) -> None:
     """One MCP server for what you keep on this computer, behind one consent gate, privacy masks and an audit log.
 
     Point your AI host at `gateway serve` (`gateway setup --host NAME` does it), or try `gateway demo`.
+    Give each host only what it needs with a [profiles.NAME] table (over HTTP, a token per host: `gateway token
+    add`), and check that the gate holds on your own setup with `gateway selftest`.
     """
     # Whatever this process creates (stores, their journals, exports) is the person's alone, whichever
     # plugin creates it.
@@ -171,6 +174,11 @@ class ServeCommand(click.Command):
         )
         # On a line of its own, never wrapped: a path to copy.
         formatter.write(f"{'':>{formatter.current_indent + 2}}{Folders.from_environment().state / TOKEN_FILE}\n")
+        formatter.write_paragraph()
+        formatter.write_text(
+            "That token gives what --profile names (or everything, without it). To give a host one profile only, "
+            "make it a token of its own: `gateway token add NAME --profile PROFILE` (`gateway token --help`)."
+        )
 
 
 @main.command(cls=ServeCommand)
@@ -494,6 +502,39 @@ def audit_verify() -> None:
         raise SystemExit(1)
     lines = sum(1 for _ in gateway.audit.read())
     click.echo(f"The audit chain holds: {plural(lines, 'line')}, none edited, removed, reordered or cut.")
+
+
+main.add_command(token_commands)
+
+
+@main.command()
+@click.option("--keep", is_flag=True, help="Keep the scratch folder afterwards (it holds invented items only), to "
+                                           "look at what was planted.")
+def selftest(keep: bool) -> None:
+    """Check that the gate holds on your own setup, without touching your data.
+
+    Copies your config and projects manifest into a scratch folder (your project ids and routes, none of your
+    mail, notes or other sources), writes invented items there that each route takes, serves that copy with a
+    real `gateway serve` and attacks it as the test suite does: a closed project's word asked for through every
+    tool, resource and prompt; a card number searched by its digits; the manifest emptied mid-call; an
+    oversized query. Prints one line per probe (held or FAILED) and exits 1 when one failed. The scratch folder
+    is removed at the end.
+    """
+    from gateway import selftest as probes
+    from gateway.config import ConfigSource, config_choice
+    from gateway.context import Folders
+    from gateway.lock import LOCK_FILE
+
+    given = session_of(click.get_current_context()).config_file
+    path, explicit = (given, True) if given else config_choice(Folders.from_environment().config)
+    snapshot = ConfigSource(path, explicit=explicit).current()
+    if snapshot.error is not None:
+        raise click.ClickException(f"nothing can be tested while the config cannot be used: {snapshot.error}")
+    config_text = path.read_text(encoding="utf-8") if path.is_file() else None
+    terminal = sys.stderr.isatty()
+    code = probes.run(snapshot, config_text, path.parent / LOCK_FILE, click.echo,
+                      lambda line: click.echo(f"... {line}", err=True) if terminal else None, keep=keep)
+    sys.exit(code)
 
 
 @main.command()

@@ -54,11 +54,18 @@ COMPLETIONS = 100  # suggestions given at most for one completion/complete
 
 @attrs.frozen
 class Caller:
-    """Who is calling, for the audit log and the context."""
+    """Who is calling, for the audit log and the context.
+
+    `profile`: the `[profiles.NAME]` this caller is given, chosen by the HTTP token it presented; None for the
+    profile the gateway was started with (`serve --profile`, or none). `token`: that token's name (never its
+    secret), for the audit log; empty when the caller presented none.
+    """
 
     client: str = "unknown"
     client_version: str = ""
     transport: str = "direct"
+    profile: str | None = None
+    token: str = ""
 
 
 @attrs.frozen
@@ -99,26 +106,34 @@ class Gateway:
         self.source = source
         self.folders = folders
         self.audit = audit
-        self._catalogue: tuple[Config, Catalogue] | None = None
-        self._lock_stamp: tuple[Path, Any] | None = None
+        self._catalogue: tuple[Config, Catalogue] | None = None  # the latest built, whichever profile
+        # Per profile ("" for none): the config it was built for, the catalogue, and the lock file's stamp then.
+        self._catalogues: dict[str, tuple[Config, Catalogue, tuple[Path, Any]]] = {}
         # `[profiles.NAME]` this gateway serves (`gateway serve --profile NAME`): what its host may be given.
         self.profile: str = ""
-        self._narrowed: tuple[Snapshot, Snapshot] | None = None
-        self._last_good: Catalogue | None = None
+        self._narrowed: dict[str, tuple[Snapshot, Snapshot]] = {}
+        self._last_good: dict[str, Catalogue] = {}
         self.refreshing = Refreshing()
 
     # -- configuration and catalogue ------------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot:
-        """The config and the gate for a call; narrowed by the profile this gateway serves, when it has one."""
+    def snapshot(self, profile: str | None = None) -> Snapshot:
+        """The config and the gate for a call; narrowed by `profile` (a caller's, chosen by its HTTP token), or
+        when None by the profile this gateway serves, when it has one."""
+        name = self.profile if profile is None else profile
         current = self.source.current()
-        if not self.profile:
+        if not name:
             return current
-        if self._narrowed is not None and self._narrowed[0] is current:
-            return self._narrowed[1]
-        narrowed = narrowed_by_profile(current, self.profile)
-        self._narrowed = (current, narrowed)
+        cached = self._narrowed.get(name)
+        if cached is not None and cached[0] is current:
+            return cached[1]
+        narrowed = narrowed_by_profile(current, name)
+        self._narrowed[name] = (current, narrowed)
         return narrowed
+
+    def profile_of(self, caller: Caller) -> str:
+        """The profile a caller is given: its token's, else the one this gateway serves ("" for none)."""
+        return self.profile if caller.profile is None else caller.profile
 
     def enabled(self, config: Config) -> list[str]:
         return list(config.plugins) if config.plugins is not None else self.registry.names()
@@ -129,17 +144,20 @@ class Gateway:
 
     def catalogue(self, snapshot: Snapshot | None = None) -> Catalogue:
         snapshot = snapshot or self.snapshot()
+        # A narrowed config names its profile (an undefined one's too): a profile never falls back on another's
+        # catalogue.
+        key = snapshot.config.profile
         if snapshot.error is not None:
-            return self._last_good or Catalogue([], {}, [], [], {}, [snapshot.error], [])
+            return self._last_good.get(key) or Catalogue([], {}, [], [], {}, [snapshot.error], [])
         lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
-        lock_stamp = stat_stamp(lock_file)
-        if (self._catalogue is not None and self._catalogue[0] is snapshot.config
-                and self._lock_stamp == (lock_file, lock_stamp)):
-            return self._catalogue[1]
+        stamp = (lock_file, stat_stamp(lock_file))
+        cached = self._catalogues.get(key)
+        if cached is not None and cached[0] is snapshot.config and cached[2] == stamp:
+            return cached[1]
         catalogue = self._pinned(self._merge(snapshot.config), lock_file)
+        self._catalogues[key] = (snapshot.config, catalogue, stamp)
         self._catalogue = (snapshot.config, catalogue)
-        self._lock_stamp = (lock_file, lock_stamp)
-        self._last_good = catalogue
+        self._last_good[key] = catalogue
         return catalogue
 
     def _pinned(self, catalogue: Catalogue, lock_file: Path) -> Catalogue:
@@ -321,7 +339,7 @@ class Gateway:
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller = Caller()) -> Answer:
         """Run a tool as a host would: raises NotFound for an unknown tool, else always answers."""
         watch = Stopwatch()
-        snapshot = self.snapshot()
+        snapshot = self.snapshot(caller.profile)
         catalogue = self.catalogue(snapshot)
         listed = catalogue.tools_by_name.get(name)
         if listed is None and snapshot.error is None:
@@ -436,7 +454,8 @@ class Gateway:
             "client": caller.client,
             "client_version": caller.client_version,
             "transport": caller.transport,
-            **({"profile": self.profile} if self.profile else {}),
+            **({"profile": profile} if (profile := self.profile_of(caller)) else {}),
+            **({"token": caller.token} if caller.token else {}),
             **entry,
             "ms": watch.ms,
         }
@@ -461,7 +480,7 @@ class Gateway:
         Names and titles are others' words (a session's title): masked like any answer, and the page logged.
         """
         watch = Stopwatch()
-        snapshot = self.snapshot()
+        snapshot = self.snapshot(caller.profile)
         catalogue = self.catalogue(snapshot)
         if snapshot.error is not None:
             raise ToolError(f"The gateway's configuration is unusable: {snapshot.error}")
@@ -498,14 +517,15 @@ class Gateway:
 
     def list_templates(self, caller: Caller = Caller()) -> list[ResourceTemplate]:
         watch = Stopwatch()
-        templates = [masked_item(t, ("name", "title", "description")) for t in self.catalogue().templates]
+        templates = [masked_item(t, ("name", "title", "description"))
+                     for t in self.catalogue(self.snapshot(caller.profile)).templates]
         self._audit_listing(caller, "resources/templates/list", [t.uri_template for t in templates], watch)
         return templates
 
     async def read_resource(self, uri: str, caller: Caller = Caller()) -> tuple[Answer, str]:
         """A resource's text and mime type; NotFound when no plugin serves the URI."""
         watch = Stopwatch()
-        snapshot = self.snapshot()
+        snapshot = self.snapshot(caller.profile)
         catalogue = self.catalogue(snapshot)
         entry: dict[str, Any] = {"uri": mask_typed(uri)[:200]}
         if snapshot.error is not None:
@@ -543,7 +563,7 @@ class Gateway:
         masked, starting with `value`, at most COMPLETIONS of them, under the call's deadline; the listing logged
         like any giving. None suggested while the config is unusable or when the plugin has nothing to say."""
         watch = Stopwatch()
-        snapshot = self.snapshot()
+        snapshot = self.snapshot(caller.profile)
         if snapshot.error is not None:
             return []
         catalogue = self.catalogue(snapshot)
@@ -572,7 +592,7 @@ class Gateway:
         giving; one refused, failed or unlogged is not told."""
         watch = Stopwatch()
         caller = caller or Caller()
-        snapshot = self.snapshot()
+        snapshot = self.snapshot(caller.profile)
         if snapshot.error is not None:
             return False
         catalogue = self.catalogue(snapshot)
@@ -591,13 +611,14 @@ class Gateway:
 
     def list_prompts(self, caller: Caller = Caller()) -> list[tuple[str, Prompt]]:
         watch = Stopwatch()
-        prompts = [(name, masked_item(p, ("title", "description"))) for name, p in self.catalogue().prompts.items()]
+        prompts = [(name, masked_item(p, ("title", "description")))
+                   for name, p in self.catalogue(self.snapshot(caller.profile)).prompts.items()]
         self._audit_listing(caller, "prompts/list", [name for name, _prompt in prompts], watch)
         return prompts
 
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller = Caller()) -> Answer:
         watch = Stopwatch()
-        snapshot = self.snapshot()
+        snapshot = self.snapshot(caller.profile)
         prompt = self.catalogue(snapshot).prompts.get(name)
         if prompt is None:
             raise NotFound(f"Unknown prompt: {name!r}")
@@ -713,9 +734,11 @@ def narrowed_by_profile(snapshot: Snapshot, name: str) -> Snapshot:
     profile = config.profiles.get(name)
     if profile is None:
         where = config.path or "the config"
-        return Snapshot(config, CLOSED, f"the profile {name!r} is not defined in {where} (a [profiles.{name}] "
-                                        "table): nothing is given to this host until it is, or until the host "
-                                        "is started without --profile")
+        # The config names the profile even so: no cache of another profile's is ever taken for this one's.
+        return Snapshot(attrs.evolve(config, profile=name), CLOSED,
+                        f"the profile {name!r} is not defined in {where} (a [profiles.{name}] table): nothing is "
+                        "given to this host until it is, or until the host is given another profile (`serve "
+                        "--profile`, or over HTTP another token)")
     enabled = config.plugins
     plugins = enabled if profile.plugins is None else tuple(
         p for p in (enabled if enabled is not None else profile.plugins) if p in profile.plugins)

@@ -18,6 +18,7 @@ import click
 import structlog
 
 from gateway.core import Gateway
+from gateway.tokens import DEFAULT_NAME, TOKEN_SCOPE_KEY, TokenStore
 
 log = structlog.get_logger("gateway.http")
 
@@ -90,28 +91,48 @@ def parse_address(address: str) -> tuple[str, int]:
 class RequireToken:
     """ASGI middleware: every request carries `Authorization: Bearer <token>`, or gets 401.
 
+    The token is the served one (the file http-token: the profile `serve --profile` names, or none) or one of
+    the named tokens of `gateway token add` (gateway.tokens: the profile it names), looked up again on every
+    request, so a token revoked is refused from the next request on. The one accepted is left in the request's
+    scope (`TOKEN_SCOPE_KEY`: its name and profile) for the server's handlers, which serve that profile.
+
     The scheme's name is read whatever its case (`bearer`, `BEARER`: RFC 7235 section 2.1 makes it
     case-insensitive), with the spaces around the token ignored; the token itself is compared exactly, in constant
     time.
     """
 
-    def __init__(self, app: Any, token: str, token_file: Path) -> None:
+    def __init__(self, app: Any, token: str, token_file: Path, store: TokenStore | None = None) -> None:
         self.app = app
         self.expected = token.encode()
+        self.store = store
         self.refusal = json.dumps({
             "error": f"a bearer token is required: send the header `Authorization: Bearer TOKEN`, TOKEN being the "
-                     f"line kept in {token_file} on the computer the gateway runs on",
+                     f"line kept in {token_file} on the computer the gateway runs on, or a token made by `gateway "
+                     f"token add` (one revoked is refused)",
         }).encode()
+
+    def accepted(self, given: bytes) -> tuple[str, str | None] | None:
+        """(name, profile) of the token presented, profile None for the served one; None for no token of ours."""
+        if hmac.compare_digest(given, self.expected):
+            return DEFAULT_NAME, None
+        try:
+            found = self.store.find(given) if self.store is not None and given else None
+        except OSError as error:  # the tokens folder cannot be read: no named token is accepted meanwhile
+            log.error("the tokens folder cannot be read", folder=str(self.store.folder), error=str(error))
+            found = None
+        return (found.name, found.profile) if found is not None else None
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             scheme, _space, given = dict(scope.get("headers") or []).get(b"authorization", b"").strip().partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.expected):
+            accepted = self.accepted(given.strip()) if scheme.lower() == b"bearer" else None
+            if accepted is None:
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),
                                         (b"www-authenticate", b'Bearer realm="gateway"')]})
                 await send({"type": "http.response.body", "body": self.refusal})
                 return
+            scope[TOKEN_SCOPE_KEY] = accepted
         await self.app(scope, receive, send)
 
 
@@ -232,7 +253,8 @@ def http_app(gateway: Gateway, host: str, port: int) -> Any:
         max_sessions=MAX_SESSIONS,
         session_idle_timeout=SESSION_IDLE_TIMEOUT,
     )
-    return RequireToken(ExplainRefusal(app), bearer_token(gateway), token_path(gateway))
+    return RequireToken(ExplainRefusal(app), bearer_token(gateway), token_path(gateway),
+                        TokenStore.of_state(gateway.folders.state))
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -101,11 +101,15 @@ class Notifier:
         gap: float = LIST_CHANGED_GAP,
         may_list: Callable[[tuple[frozenset[str], ...]], bool] = _any_place_said,
         max_listens: int = MAX_LISTENS,
+        may_list_for: Callable[[tuple[frozenset[str], ...], Any], bool] | None = None,
     ) -> None:
         """`may_tell(uri, caller)`: whether the caller who subscribed may now be told that `uri` changed.
-        `may_list(owners)`: whether any of these owner sets (`Refreshed.owners`) is readable now."""
+        `may_list(owners)`: whether any of these owner sets (`Refreshed.owners`) is readable now; `may_list_for
+        (owners, caller)`, when given, the same for one caller, asked for each connection or stream whose caller
+        is known (its profile, chosen by its HTTP token, may open less than the gateway's own)."""
         self.may_tell = may_tell
         self.may_list = may_list
+        self.may_list_for = may_list_for
         self.gap = gap
         self.max_listens = max_listens
         self.listens: set[Listen] = set()
@@ -115,6 +119,7 @@ class Notifier:
         self.sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self.callers: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # who subscribed, for the gate
+        self.connected_as: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()  # who spoke last, ditto
         self._last_sent = -math.inf
         self._held = False
         self._token: Any = None
@@ -127,8 +132,10 @@ class Notifier:
         self._tasks = task_group
         self._loop_thread = threading.get_ident()
 
-    def connected(self, session: Any) -> None:
+    def connected(self, session: Any, caller: Any = None) -> None:
         self.sessions[_connection(session)] = session
+        if caller is not None:
+            self.connected_as[_connection(session)] = caller
 
     def subscribe(self, session: Any, uri: str, caller: Any = None) -> None:
         connection = _connection(session)
@@ -185,7 +192,9 @@ class Notifier:
             for stream in list(self.listens):
                 if uri in stream.uris and not stream.ended and await self._allowed(stream.caller, uri):
                     stream.deliver((UPDATED, uri))
-        if result.added and self._readable(result.owners):
+        callers = [*self.connected_as.values(), *(stream.caller for stream in self.listens)]
+        if result.added and (self._readable(result.owners)
+                             or any(self._readable(result.owners, caller) for caller in callers if caller is not None)):
             self._owners.update(dict.fromkeys(result.owners))
             await self._list_changed()
 
@@ -196,8 +205,10 @@ class Notifier:
             log.error("notification withheld: the gate check failed", error=repr(error))
             return False
 
-    def _readable(self, owners: tuple[frozenset[str], ...]) -> bool:
+    def _readable(self, owners: tuple[frozenset[str], ...], caller: Any = None) -> bool:
         try:
+            if caller is not None and self.may_list_for is not None:
+                return bool(owners) and self.may_list_for(owners, caller)
             return bool(owners) and self.may_list(owners)
         except Exception as error:
             log.error("list_changed withheld: the gate check failed", error=repr(error))
@@ -214,14 +225,18 @@ class Notifier:
             finally:
                 self._held = False
         owners, self._owners = tuple(self._owners), {}
-        if not self._readable(owners):  # the gate again, as it is now: a project closed while this one waited
+        # The gate again, as it is now (a project closed while this one waited), for each who would hear: a caller
+        # whose profile keeps every owner set is told nothing.
+        sessions = [session for connection, session in list(self.sessions.items())
+                    if self._readable(owners, self.connected_as.get(connection))]
+        streams = [stream for stream in list(self.listens) if stream.list_changed and self._readable(owners, stream.caller)]
+        if not sessions and not streams:
             return
         self._last_sent = anyio.current_time()
-        for session in list(self.sessions.values()):
+        for session in sessions:
             await _quietly(session.send_resource_list_changed)
-        for stream in list(self.listens):
-            if stream.list_changed:
-                stream.deliver((LIST_CHANGED, ""))
+        for stream in streams:
+            stream.deliver((LIST_CHANGED, ""))
 
 
 def _connection(session: Any) -> Any:

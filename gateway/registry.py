@@ -28,7 +28,7 @@ from gateway.settings import filled, table_problem
 GROUP = "gateway.plugins"
 DISTRIBUTION = "mcp-gateway"
 # The built-in plugins, in the order used when no config chooses; the others follow by name.
-BUILT_IN_ORDER = ("sessions", "cron", "timeline", "mail", "spam", "texts", "ledger")
+BUILT_IN_ORDER = ("sessions", "cron", "timeline", "mail", "spam", "texts", "ledger", "time")
 
 log = structlog.get_logger("gateway.registry")
 

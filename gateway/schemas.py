@@ -262,8 +262,10 @@ def _constrain(schema: dict[str, Any], item: Any) -> bool:
     anything else."""
     from pydantic.fields import FieldInfo
 
+    from gateway.seams import explicit_field_attributes
+
     if isinstance(item, FieldInfo):
-        if set(item._attributes_set) - {"description"}:
+        if explicit_field_attributes(item) - {"description"}:
             return False
         if not all(_constrain(schema, bound) for bound in item.metadata):
             return False

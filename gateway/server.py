@@ -39,6 +39,7 @@ from gateway.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyLis
 from gateway.privacy import mask_secrets
 from gateway.refresh import Refreshed
 from gateway.registry import lifecycle_of
+from gateway.tokens import TOKEN_SCOPE_KEY, TokenStore
 
 log = structlog.get_logger("gateway.server")
 
@@ -55,12 +56,17 @@ INSTRUCTIONS = (
 INVALID_PARAMS = -32602
 
 
+
 def _caller(ctx: ServerRequestContext[Any], transport: str) -> Caller:
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None) or {}
+    token, profile = scope.get(TOKEN_SCOPE_KEY) or ("", None)
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)
     if info is None:
-        return Caller(transport=transport)
-    return Caller(client=info.name or "unknown", client_version=info.version or "", transport=transport)
+        return Caller(transport=transport, profile=profile, token=token)
+    return Caller(client=info.name or "unknown", client_version=info.version or "", transport=transport,
+                  profile=profile, token=token)
 
 
 def _offset(cursor: str | None) -> int:
@@ -131,27 +137,33 @@ async def _server_icon_by_revision(ctx: ServerRequestContext[Any], call_next: An
     return result
 
 
-def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier | None = None) -> Server[Any]:
-    """The SDK server whose handlers call `gateway`; `transport` names the wire in the audit log. With `notifier`,
-    hosts may subscribe to resources and are told when a refresh brought something in."""
-    listed_tools: dict[tuple[int, bool], list[types.Tool]] = {}
-    icons_of: dict[str, list[types.Icon] | None] = {}
+class _Handlers:
+    """The server's handlers, one method per request kind, each calling the core (`Gateway`) for one caller."""
 
-    def plugin_icons(plugin: str) -> list[types.Icon] | None:
+    def __init__(self, gateway: Gateway, transport: str, notifier: Notifier | None) -> None:
+        self.gateway = gateway
+        self.transport = transport  # names the wire in the audit log
+        self.notifier = notifier
+        # Per catalogue (one per profile in use) and with or without icons, held with it so that an id is never
+        # that of a catalogue since freed.
+        self.listed_tools: dict[tuple[int, bool], tuple[Any, list[types.Tool]]] = {}
+        self.icons_of: dict[str, list[types.Icon] | None] = {}
+
+    def plugin_icons(self, plugin: str) -> list[types.Icon] | None:
         """The icons of a plugin's things (its packaged icon.svg, read once)."""
         if not plugin:
             return None
-        if plugin not in icons_of:
-            icons_of[plugin] = _sdk_icons(plugin_icon(gateway.registry.get(plugin).module))
-        return icons_of[plugin]
+        if plugin not in self.icons_of:
+            self.icons_of[plugin] = _sdk_icons(plugin_icon(self.gateway.registry.get(plugin).module))
+        return self.icons_of[plugin]
 
-    def icons(ctx: ServerRequestContext[Any], plugin: str) -> list[types.Icon] | None:
+    def icons(self, ctx: ServerRequestContext[Any], plugin: str) -> list[types.Icon] | None:
         """A plugin's icons for a host whose revision knows icons; None for the others."""
-        return plugin_icons(plugin) if _knows_icons(ctx) else None
+        return self.plugin_icons(plugin) if _knows_icons(ctx) else None
 
-    def resource_plugin(uri: str) -> str:
+    def resource_plugin(self, uri: str, caller: Caller) -> str:
         """The plugin that serves a listed resource: a fixed one by its URI, else the first template it matches."""
-        catalogue = gateway.catalogue()
+        catalogue = self.gateway.catalogue(self.gateway.snapshot(caller.profile))
         for resource in catalogue.resources:
             if resource.uri == uri:
                 return resource.plugin
@@ -160,10 +172,10 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                 return template.plugin
         return ""
 
-    def mcp_tools(with_icons: bool) -> list[types.Tool]:
-        catalogue = gateway.catalogue()
-        cached = listed_tools.get((id(catalogue), with_icons))
-        if cached is None:
+    def mcp_tools(self, caller: Caller, with_icons: bool = False) -> list[types.Tool]:
+        catalogue = self.gateway.catalogue(self.gateway.snapshot(caller.profile))
+        held, cached = self.listed_tools.get((id(catalogue), with_icons), (None, None))
+        if held is not catalogue or cached is None:
             cached = [
                 types.Tool(
                     name=listed.name,
@@ -172,32 +184,33 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                     input_schema=dict(listed.tool.input_schema),
                     output_schema=dict(listed.tool.output_schema) if listed.tool.output_schema else None,
                     annotations=_annotations(listed.tool),
-                    icons=plugin_icons(listed.tool.plugin) if with_icons else None,
+                    icons=self.plugin_icons(listed.tool.plugin) if with_icons else None,
                     # The definition's hash, as `gateway lock` pins it: a host can pin the tool too.
                     meta={"gateway/definition-sha256": digest(tool_definition(listed.name, listed.tool))},
                 )
                 for listed in catalogue.tools
             ]
-            for key in [key for key in listed_tools if key[0] != id(catalogue)]:
-                del listed_tools[key]
-            listed_tools[(id(catalogue), with_icons)] = cached
+            if len(self.listed_tools) >= 16:  # a config change makes new catalogues: the old ones go
+                self.listed_tools.clear()
+            self.listed_tools[(id(catalogue), with_icons)] = (catalogue, cached)
         return cached
 
-    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        page, next_cursor = _page(mcp_tools(_knows_icons(ctx)), params)
+    async def list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
+        page, next_cursor = _page(self.mcp_tools(_caller(ctx, self.transport), _knows_icons(ctx)), params)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams):
+    async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams):
         try:
-            answer = await gateway.call_tool(params.name, params.arguments, _caller(ctx, transport))
+            answer = await self.gateway.call_tool(params.name, params.arguments, _caller(ctx, self.transport))
         except NotFound as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
         return _call_result(answer)
 
-    async def list_resources(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
+    async def list_resources(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
+        caller = _caller(ctx, self.transport)
         try:
-            page, next_cursor = await gateway.in_worker(  # plugins' listings run off the event loop
-                gateway.list_resources, params.cursor if params else None, _caller(ctx, transport)
+            page, next_cursor = await self.gateway.in_worker(  # plugins' listings run off the event loop
+                self.gateway.list_resources, params.cursor if params else None, caller
             )
         except ToolError as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
@@ -209,16 +222,16 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                     title=item.get("title"),
                     description=item.get("description"),
                     mime_type=item.get("mime_type"),
-                    icons=icons(ctx, resource_plugin(item["uri"])),
+                    icons=self.icons(ctx, self.resource_plugin(item["uri"], caller)),
                 )
                 for item in page
             ],
             next_cursor=next_cursor,
         )
 
-    async def list_templates(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
+    async def list_templates(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
         try:
-            listed = gateway.list_templates(_caller(ctx, transport))
+            listed = self.gateway.list_templates(_caller(ctx, self.transport))
         except ToolError as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
         templates, next_cursor = _page(listed, params)
@@ -230,17 +243,17 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                     title=t.title,
                     description=t.description,
                     mime_type=t.mime_type,
-                    icons=icons(ctx, t.plugin),
+                    icons=self.icons(ctx, t.plugin),
                 )
                 for t in templates
             ],
             next_cursor=next_cursor,
         )
 
-    async def read_resource(ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams):
+    async def read_resource(self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams):
         uri = str(params.uri)
         try:
-            answer, mime_type = await gateway.read_resource(uri, _caller(ctx, transport))
+            answer, mime_type = await self.gateway.read_resource(uri, _caller(ctx, self.transport))
         except NotFound as error:
             # -32002 is the code the MCP specification gives to an unknown resource.
             raise MCPError(-32002, str(error), {"uri": uri}) from None
@@ -253,33 +266,33 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
             contents=[types.TextResourceContents(uri=uri, mime_type=mime_type, text=text)]
         )
 
-    async def subscribe(ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams):
+    async def subscribe(self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams):
         # Only what the host could read may be subscribed to: a kept resource's changes are no one's business.
         uri = str(params.uri)
         try:
-            answer, _mime = await gateway.read_resource(uri, _caller(ctx, transport))
+            answer, _mime = await self.gateway.read_resource(uri, _caller(ctx, self.transport))
         except NotFound as error:
             raise MCPError(-32002, str(error), {"uri": uri}) from None
         if answer.is_error:
             raise MCPError(INVALID_PARAMS, answer.text, {"uri": uri})
-        if notifier is not None:
-            notifier.subscribe(ctx.session, uri, _caller(ctx, transport))  # checked again before each notice
+        if self.notifier is not None:
+            self.notifier.subscribe(ctx.session, uri, _caller(ctx, self.transport))  # checked again before each notice
         return types.EmptyResult()
 
-    async def readable(uri: str, caller: Caller) -> bool:
+    async def readable(self, uri: str, caller: Caller) -> bool:
         # A listened resource is read for the caller as a subscribed one is (refused or unknown: audited so).
         try:
-            answer, _mime = await gateway.read_resource(uri, caller)
+            answer, _mime = await self.gateway.read_resource(uri, caller)
         except NotFound:
             return False
         return not answer.is_error
 
-    async def listen(ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams):
+    async def listen(self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams):
         # The 2026-07-28 era's subscription: the response is a stream of notices, acknowledged first with what is
         # honoured: resources' list_changed, and the resources named that the caller may read now. Tools and
         # prompts do not change while the gateway runs (a config change is seen by the next call, not announced):
         # their list_changed is not honoured, as the capabilities say.
-        assert notifier is not None
+        assert self.notifier is not None
         subscription_id = ctx.request_id
         if subscription_id is None:
             raise MCPError(types.INVALID_REQUEST, "subscriptions/listen needs a request id")
@@ -288,15 +301,15 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         if len(uris) > MAX_LISTENED_URIS:
             raise MCPError(INVALID_PARAMS, f"A listen may name {MAX_LISTENED_URIS} resources at most; it named "
                                            f"{len(uris)}: listen on fewer, or on resources' list_changed alone.")
-        caller = _caller(ctx, transport)
+        caller = _caller(ctx, self.transport)
         try:
-            stream = notifier.listen(caller, frozenset(), bool(wanted.resources_list_changed))
+            stream = self.notifier.listen(caller, frozenset(), bool(wanted.resources_list_changed))
         except TooManyListens:
             raise MCPError(types.INTERNAL_ERROR, "Too many listen streams are open on this gateway: close one, "
                                                  "or listen again later.") from None
         meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: subscription_id}
         try:
-            granted = [uri for uri in uris if await readable(uri, caller)]
+            granted = [uri for uri in uris if await self.readable(uri, caller)]
             stream.uris = frozenset(granted)  # checked again before each notice (Notifier)
             honored = types.SubscriptionFilter(
                 resources_list_changed=True if stream.list_changed else None,
@@ -313,17 +326,17 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                 await ctx.session.send_notification(event_to_notification(event, meta),
                                                     related_request_id=subscription_id)
         finally:
-            notifier.unlisten(stream)
+            self.notifier.unlisten(stream)
         return types.SubscriptionsListenResult(_meta=meta)
 
-    async def unsubscribe(ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams):
-        if notifier is not None:
-            notifier.unsubscribe(ctx.session, str(params.uri))
+    async def unsubscribe(self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams):
+        if self.notifier is not None:
+            self.notifier.unsubscribe(ctx.session, str(params.uri))
         return types.EmptyResult()
 
-    async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
+    async def list_prompts(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
         try:
-            listed = gateway.list_prompts(_caller(ctx, transport))
+            listed = self.gateway.list_prompts(_caller(ctx, self.transport))
         except ToolError as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
         prompts, next_cursor = _page(listed, params)
@@ -337,16 +350,16 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
                         types.PromptArgument(name=a.name, description=a.description, required=a.required)
                         for a in prompt.arguments
                     ],
-                    icons=icons(ctx, prompt.plugin),
+                    icons=self.icons(ctx, prompt.plugin),
                 )
                 for name, prompt in prompts
             ],
             next_cursor=next_cursor,
         )
 
-    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams):
+    async def get_prompt(self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams):
         try:
-            answer = await gateway.get_prompt(params.name, params.arguments, _caller(ctx, transport))
+            answer = await self.gateway.get_prompt(params.name, params.arguments, _caller(ctx, self.transport))
         except NotFound as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
         except ToolError as error:
@@ -354,65 +367,78 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         if answer.is_error:
             raise MCPError(INVALID_PARAMS, answer.text)
         return types.GetPromptResult(
-            description=mask_secrets(gateway.catalogue().prompts[params.name].description) or None,
+            description=mask_secrets(self.gateway.catalogue(self.gateway.snapshot(_caller(ctx, self.transport).profile))
+                                     .prompts[params.name].description) or None,
             messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=answer.text))],
         )
 
-    async def completion(ctx: ServerRequestContext[Any], params: types.CompleteRequestParams):
+    async def completion(self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams):
         ref = params.ref
         kind, name = ("prompt", ref.name) if getattr(ref, "type", "") == "ref/prompt" else ("resource", ref.uri)
-        values = await gateway.complete(kind, name, params.argument.name, params.argument.value or "",
-                                        _caller(ctx, transport))
+        values = await self.gateway.complete(kind, name, params.argument.name, params.argument.value or "",
+                                        _caller(ctx, self.transport))
         return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
 
-    server: Server[Any] = Server(
+
+class _GatewayServer(Server[Any]):
+    """The SDK's server, with what the gateway declares of notifications, through the SDK's public methods: with a
+    notifier, resources' listChanged is on whoever asks for the options (the HTTP session manager asks with none),
+    and tools' and prompts' listChanged are off (see `_honest_capabilities`)."""
+
+    notifying = False
+
+    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
+                                      *arguments: Any, **options: Any) -> Any:
+        if self.notifying and notification_options is None:
+            notification_options = NotificationOptions(resources_changed=True)
+        return super().create_initialization_options(notification_options, *arguments, **options)
+
+    def get_capabilities(self, *arguments: Any, **options: Any) -> types.ServerCapabilities:
+        found = super().get_capabilities(*arguments, **options)
+        return _honest_capabilities(found) if self.notifying else found
+
+
+def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier | None = None) -> Server[Any]:
+    """The SDK server whose handlers call `gateway`; `transport` names the wire in the audit log. With `notifier`,
+    hosts may subscribe to resources and are told when a refresh brought something in."""
+    handlers = _Handlers(gateway, transport, notifier)
+    listening = {"on_subscribe_resource": handlers.subscribe, "on_unsubscribe_resource": handlers.unsubscribe,
+                 "on_subscriptions_listen": handlers.listen} if notifier else {}
+    server = _GatewayServer(
         "gateway",
         version=__version__,
         title="gateway",
         instructions=INSTRUCTIONS,
         icons=_sdk_icons(gateway_icon()),
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
-        **({"on_subscribe_resource": subscribe, "on_unsubscribe_resource": unsubscribe,
-            "on_subscriptions_listen": listen} if notifier else {}),
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_completion=completion,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_templates,
+        on_read_resource=handlers.read_resource,
+        **listening,
+        on_list_prompts=handlers.list_prompts,
+        on_get_prompt=handlers.get_prompt,
+        on_completion=handlers.completion,
     )
     # We keep no OpenTelemetry (its middleware is per-call cost for nothing here); our one middleware keeps
     # the core's own faults from reaching the wire as the SDK's code-0 error with the exception's text.
     server.middleware = [_shield, _server_icon_by_revision]
     if notifier is not None:
         server.middleware.insert(0, _tracking(notifier))
-        # listChanged for resources, whoever asks for the options (the HTTP session manager asks with none).
-        options = server.create_initialization_options
-        server.create_initialization_options = (  # type: ignore[method-assign]
-            lambda notification_options=None, **rest: options(
-                notification_options or NotificationOptions(resources_changed=True), **rest
-            )
-        )
-        server.get_capabilities = _resources_only(server.get_capabilities)  # type: ignore[method-assign]
+        server.notifying = True
     return server
 
 
-def _resources_only(capabilities: Any) -> Any:
+def _honest_capabilities(found: types.ServerCapabilities) -> types.ServerCapabilities:
     """The SDK's capabilities, with no listChanged for tools and prompts: in the 2026-07-28 era it declares them
     wherever subscriptions/listen is served, and the gateway tells only of resources (its tools and prompts do not
     change while it runs but by a config change, which it does not announce)."""
-
-    def honest(*arguments: Any, **options: Any) -> types.ServerCapabilities:
-        found = capabilities(*arguments, **options)
-        update: dict[str, Any] = {}
-        if found.tools is not None:
-            update["tools"] = found.tools.model_copy(update={"list_changed": False})
-        if found.prompts is not None:
-            update["prompts"] = found.prompts.model_copy(update={"list_changed": False})
-        return found.model_copy(update=update)
-
-    return honest
+    update: dict[str, Any] = {}
+    if found.tools is not None:
+        update["tools"] = found.tools.model_copy(update={"list_changed": False})
+    if found.prompts is not None:
+        update["prompts"] = found.prompts.model_copy(update={"list_changed": False})
+    return found.model_copy(update=update)
 
 
 # The SDK's own -32602 says nothing of the cause (its `data` is empty); the two causes get a sentence here.
@@ -440,7 +466,7 @@ def _tracking(notifier: Notifier) -> Any:
         # Each live connection, to be told of what a refresh brought in. A 2026-07-28 request has no connection
         # that outlives it: that era hears through subscriptions/listen (the `listen` handler).
         if getattr(ctx.session, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
-            notifier.connected(ctx.session)
+            notifier.connected(ctx.session, _caller(ctx, ""))  # its profile, for what it may hear
         return await call_next(ctx)
 
     return track
@@ -495,12 +521,26 @@ async def _tell_of_opened_projects(gateway: Gateway, notifier: Notifier) -> None
 
 
 def notifier_for(gateway: Gateway) -> Notifier:
-    """A notifier whose every `updated` goes through the gate as it is when the change is told."""
-    def may_list(owners: tuple[frozenset[str], ...]) -> bool:
-        snapshot = gateway.snapshot()
+    """A notifier whose every `updated` goes through the gate as it is when the change is told. A host that came
+    with a named HTTP token hears nothing once that token is revoked (or gives another profile): a stream it holds
+    open is not a new request, so the token is looked up again here."""
+    tokens = TokenStore.of_state(gateway.folders.state)
+
+    def still_held(caller: Caller | None) -> bool:
+        if caller is None or caller.profile is None:  # stdio, or the served token: nothing to revoke
+            return True
+        return any(t.name == caller.token and t.profile == caller.profile for t in tokens.tokens())
+
+    def may_list_for(owners: tuple[frozenset[str], ...], caller: Caller | None) -> bool:
+        if not still_held(caller):
+            return False
+        snapshot = gateway.snapshot(caller.profile if caller is not None else None)
         return snapshot.error is None and any(snapshot.gate.allows(each) for each in owners)
 
-    return Notifier(may_tell=gateway.may_tell, may_list=may_list)
+    async def may_tell(uri: str, caller: Caller | None) -> bool:
+        return still_held(caller) and await gateway.may_tell(uri, caller)
+
+    return Notifier(may_tell=may_tell, may_list=lambda owners: may_list_for(owners, None), may_list_for=may_list_for)
 
 
 @asynccontextmanager

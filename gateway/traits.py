@@ -98,6 +98,9 @@ class Traits:
     apps: tuple[str, ...] = field(default=(), converter=_tuple)
     urls: tuple[str, ...] = field(default=(), converter=_tuple)
     projects: tuple[str, ...] = field(default=(), converter=_tuple)
+    # Why the plugin itself keeps the thing from agents whatever the routes say, in a few words for the person
+    # (mail judged hostile by the AI shield); "" for none. It changes no route's decision: `access why` says it.
+    held: str = ""
 
 
 @frozen
@@ -114,16 +117,56 @@ class Reason:
 def owners(gate: Gate, traits: Traits) -> frozenset[str]:
     """The projects whose routes take a thing with these traits (any one route of a project suffices)."""
     prepared = _Prepared(traits)
-    return frozenset(project.id for project in gate.projects if _takes(project, prepared, None))
+    return frozenset(compiled.project.id for compiled in _compiled(gate, prepared.homes)
+                     if _takes(compiled, prepared, None))
 
 
 def explain(gate: Gate, traits: Traits) -> list[Reason]:
     """Every route that took the thing, and every route of its kind that could not apply, with why."""
     prepared = _Prepared(traits)
     reasons: list[Reason] = []
-    for project in gate.projects:
-        _takes(project, prepared, reasons)
+    for compiled in _compiled(gate, prepared.homes):
+        _takes(compiled, prepared, reasons)
     return reasons
+
+
+class _Routes:
+    """One project's routes, each prepared once per gate: the forms of its paths (links resolved), a sender route's
+    phone digits or address form, words folded, app and URL forms. A gate asked about 100,000 things prepares them
+    once, not once per thing."""
+
+    __slots__ = ("apps", "folded_id", "folders", "names", "paths", "project", "senders", "subjects", "urls")
+
+    def __init__(self, project: Project, home_folders: tuple[str, ...]) -> None:
+        self.project = project
+        self.folded_id = project.id.casefold()
+        self.paths = [(route, route_form("paths", route, home_folders)) for route in project.paths]
+        self.senders = []
+        for route in project.senders:
+            phone = "" if "@" in route else _phone(route)
+            self.senders.append((route, phone, "" if phone else route_form("senders", route)))
+        self.subjects = [(route, route.casefold()) for route in project.subjects]
+        self.folders = tuple(project.folders)
+        self.names = [(kind, _PLACE_OF[kind], tuple(getattr(project, kind)))
+                      for kind in _NAME_ROUTES if getattr(project, kind)]
+        self.apps = [(route, route_form("apps", route)) for route in project.apps]
+        self.urls = [(route, route_form("urls", route)) for route in project.urls]
+
+
+# Per gate (its manifest, the reading of the config that made it, what `~` means): the projects' prepared routes.
+_COMPILED: dict[tuple[int, int, tuple[str, ...]], tuple[Any, list[_Routes]]] = {}
+
+
+def _compiled(gate: Gate, home_folders: tuple[str, ...]) -> list[_Routes]:
+    key = (id(gate.manifest), gate.reading, home_folders)
+    found = _COMPILED.get(key)
+    if found is not None and found[0] is gate.manifest:
+        return found[1]
+    routes = [_Routes(project, home_folders) for project in gate.projects]
+    if len(_COMPILED) >= 16:
+        _COMPILED.clear()
+    _COMPILED[key] = (gate.manifest, routes)  # the manifest kept: its id cannot be reused while it is here
+    return routes
 
 
 class _Prepared:
@@ -163,8 +206,9 @@ class _Prepared:
         return self._patterns
 
 
-def _takes(project: Project, thing: _Prepared, reasons: list[Reason] | None) -> bool:
-    """Does any route of `project` take the thing? With `reasons`, every route is tried and said."""
+def _takes(compiled: _Routes, thing: _Prepared, reasons: list[Reason] | None) -> bool:
+    """Does any route of the project take the thing? With `reasons`, every route is tried and said."""
+    project = compiled.project
     took = False
 
     def said(kind: str, route: str, ok: bool, why_not: str = "") -> bool:
@@ -176,36 +220,42 @@ def _takes(project: Project, thing: _Prepared, reasons: list[Reason] | None) -> 
         return ok and reasons is None  # stop at the first route that takes, unless every reason is wanted
 
     t = thing.traits
-    if thing.projects and project.id.casefold() in thing.projects and said("project", project.id, True):
+    if thing.projects and compiled.folded_id in thing.projects and said("project", project.id, True):
         return True
-    for route in project.paths:
-        if thing.paths and said("paths", route, _path_route_takes(route, thing)):
-            return True
-    for route in project.senders:
-        if thing.addresses or thing.phones:
-            ok, why_not = _sender_route_takes(route, thing, project.ai)
+    if thing.paths:
+        for route, form in compiled.paths:
+            if said("paths", route, _path_route_takes(route, form, thing)):
+                return True
+    if thing.addresses or thing.phones:
+        for route, phone, form in compiled.senders:
+            ok, why_not = _sender_route_takes(phone, form, thing, project.ai)
             if said("senders", route, ok, why_not):
                 return True
-    for route in project.subjects:
-        if thing.words:
-            ok, why_not = _words_take(route.casefold(), thing, project.ai)
+    if thing.words:
+        for route, folded in compiled.subjects:
+            ok, why_not = _words_take(folded, thing, project.ai)
             if said("subjects", route, ok, why_not):
                 return True
-    for route in project.folders:
-        if t.folder and said("folders", route, folder_route_takes(route, t.account, t.folder)):
-            return True
-    for kind in _NAME_ROUTES:
-        value = getattr(t, _PLACE_OF[kind])
-        for route in getattr(project, kind):
-            if value and said(kind, route, name_route_takes(kind, route, value)):
+    if t.folder:
+        for route in compiled.folders:
+            if said("folders", route, folder_route_takes(route, t.account, t.folder)):
                 return True
-    take_app, take_url = taker("apps"), taker("urls")
-    for route in project.apps:
-        if thing.apps and said("apps", route, any(take_app(route_form("apps", route), a) for a in thing.apps)):
-            return True
-    for route in project.urls:
-        if thing.urls and said("urls", route, any(take_url(route_form("urls", route), u) for u in thing.urls)):
-            return True
+    for kind, place, routes in compiled.names:
+        value = getattr(t, place)
+        if value:
+            for route in routes:
+                if said(kind, route, name_route_takes(kind, route, value)):
+                    return True
+    if thing.apps:
+        take_app = taker("apps")
+        for route, form in compiled.apps:
+            if said("apps", route, any(take_app(form, a) for a in thing.apps)):
+                return True
+    if thing.urls:
+        take_url = taker("urls")
+        for route, form in compiled.urls:
+            if said("urls", route, any(take_url(form, u) for u in thing.urls)):
+                return True
     return took
 
 
@@ -225,8 +275,7 @@ def name_route_takes(kind: str, route: str, value: str) -> bool:
     return value == top or value.startswith(top + ":")
 
 
-def _path_route_takes(route: str, thing: _Prepared) -> bool:
-    prepared = route_form("paths", route, thing.homes)
+def _path_route_takes(route: str, prepared: Any, thing: _Prepared) -> bool:
     take = taker("paths")
     if any(take(prepared, item) for item in thing.paths):
         return True
@@ -327,10 +376,9 @@ def _same_phone(route: str, phone: str) -> bool:
     return route[-9:] == phone[-9:] and len(route) >= 6
 
 
-def _sender_route_takes(route: str, thing: _Prepared, open_project: bool) -> tuple[bool, str]:
+def _sender_route_takes(phone_route: str, prepared: str, thing: _Prepared, open_project: bool) -> tuple[bool, str]:
+    """`phone_route`: the route's phone digits when it is a number, else "" and `prepared`, its address form."""
     take = taker("senders")
-    phone_route = "@" not in route and _phone(route)
-    prepared = route_form("senders", route) if not phone_route else ""
     if phone_route:
         candidates = [(p, person) for p, person in thing.phones if _same_phone(phone_route, p)]
     else:

@@ -504,8 +504,8 @@ class _Wire:
             return item
         message = item.message
         try:
-            # The SDK's own serialisation (model_dump_json with these options), kept as bytes.
-            data = message.__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+            # The SDK's own serialisation (the options it writes messages with), as bytes.
+            data = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
         except Exception as exc:
             log.warning("stdio_unencodable_message", kind=type(message).__name__, error=type(exc).__name__)
             request_id = getattr(message, "id", None)

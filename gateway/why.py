@@ -86,6 +86,10 @@ def explain_traits(snapshot: Snapshot, address: str, plugin: str, traits: Traits
             say(f"  not taken by {reason.project} ({state}): {what}: {reason.why_not}{where}")
     if not reasons:
         say("  no route of any project takes it")
+    if traits.held:
+        say(f"  kept from agents by the {plugin} plugin itself, whatever the routes: {traits.held}")
+        if gate.allows(owners):
+            return True
     if gate.allows(owners):
         if owners:
             say(f"  open to agents: they are given it ({', '.join(sorted(owners))} {'is' if len(owners) == 1 else 'are'} open).")

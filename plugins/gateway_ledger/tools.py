@@ -53,13 +53,24 @@ class _Session:
         return self._names.get(journal, "?")
 
     def problems(self) -> list[str]:
-        lines = [f"journal not read: {self.ctx.one_line(p, 400)}" for p in self.found.problems]
+        lines = [f"journal not read: {self.ctx.one_line(_for_agents(p), 400)}" for p in self.found.problems]
         if self.found.warnings:
             lines.append(f"{plural(len(self.found.warnings), 'problem')} found by the journals' own tools (the "
                          "person runs bean-check or hledger check to see them)")
         missing = [p for p in self.journals if not p.is_file()]
         lines += [f"journal not found: {p} (the person fixes [plugins.ledger] journals)" for p in missing]
         return lines
+
+
+def _for_agents(problem: str) -> str:
+    """A journal's problem as an agent may read it: our own bounds said whole, but never the journal's tool's words,
+    which quote the journal's lines (a closed project's account, payee or note among them): only which journal,
+    and the command that shows the person what its tool found."""
+    name, _, error = problem.partition(": ")
+    if error.startswith(("beancount says", "hledger says")):
+        check = f"bean-check {name}" if name.endswith((".beancount", ".bean")) else f"hledger check -f {name}"
+        return f"{name}: its tool found errors in it (the person runs {check} to see them)"
+    return problem
 
 
 @contextlib.contextmanager

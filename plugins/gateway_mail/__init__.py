@@ -1,8 +1,9 @@
 """Mail on the person's Maildir folders, sioul's surface: the Porch, search_mail, read_message, draft_reply;
 contacts, notes, ties and find (part 2: search_contacts, search_notes, read_note, add_note, link, links, find).
 
-Settings: `accounts` (name, maildir, addresses, authserv_id, drafts, from_name), `blocked` senders (only counted) and
-`admin_windows` (when the Porch gives its lists). The index lives in the plugin's cache folder, masked.
+Settings: `accounts` (name, maildir, addresses, authserv_id, drafts, from_name), `blocked` senders (only counted),
+`admin_windows` (when the Porch gives its lists) and the AI shield's `shielded`, `shield_command`, `shield_timeout`.
+The index lives in the plugin's cache folder, masked.
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
                 type=list[str]),
         Setting("admin_windows", [], 'when the Porch gives its lists, e.g. ["09:00-10:00"]; [] = always',
                 type=list[str]),
+        # The AI shield (mail/shield.py): mail to these addresses is judged hostile or not before any tool reads it.
+        Setting("shielded", [], 'public addresses whose mail the AI shield judges before any tool reads it, e.g. '
+                '["press@example.org"]', type=list[str]),
+        Setting("shield_command", [], "the shield's judge: a program and its arguments, given a message on its standard "
+                "input, printing hostile or ok (unset: a model of the person's labels, gateway mail hostile MID)",
+                type=list[str]),
+        Setting("shield_timeout", 30.0, "seconds the shield_command may take for one message", type=float,
+                minimum=1, maximum=3600),
         # The plan (tasks, agenda, projects, now): plan/tools.py.
         Setting("tasks", "", "the tasks vdir: one folder per list, one .ics per task (default "
                 "~/.local/share/vdirsyncer/tasks)", type=str),
@@ -28,6 +37,8 @@ def register_settings(gateway: PluginHost) -> list[Setting]:
                 type=str),
         Setting("timezone", "", 'the person\'s zone, e.g. "Europe/Paris" (default: the computer\'s)', type=str),
         Setting("hours", "08:30-18:30", "the person's hours, for now", type=str),
+        Setting("remind", "", "a remind file, or a folder of .rem files, read by the remind program (default "
+                "~/.reminders when it exists)", type=str),
         *_notes_settings(),
     ]
 
@@ -58,12 +69,20 @@ def detect(gateway: PluginHost) -> Detected:
 
 @hookimpl
 def register_tools(gateway: PluginHost) -> list:
-    from gateway_mail.mail.tools import draft_reply, porch, read_message, search_mail
+    from gateway_mail.mail.tools import (
+        draft_reply,
+        porch,
+        read_attachment,
+        read_message,
+        read_thread,
+        search_mail,
+    )
     from gateway_mail.notes import tools as part2
     from gateway_mail.plan.tools import TOOLS as PLAN_TOOLS
 
-    return [porch, search_mail, read_message, draft_reply, *PLAN_TOOLS, part2.search_contacts, part2.search_notes,
-            part2.read_note, part2.add_note, part2.link, part2.links, part2.find]
+    return [porch, search_mail, read_message, draft_reply, read_attachment, read_thread, *PLAN_TOOLS,
+            part2.search_contacts, part2.search_notes, part2.read_note, part2.add_note, part2.link, part2.links,
+            part2.find]
 
 
 @hookimpl

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
+from pathlib import Path
 
 import click
 
-from gateway import PluginHost, plural
-from gateway_mail.mail import index, maildir
+from gateway import PluginHost, ToolError, plural
+from gateway_mail.mail import index, judge, maildir, shield
 from gateway_mail.mail.accounts import ConfigProblem
 from gateway_mail.mail.store import accounts
 
@@ -21,9 +23,15 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         except ConfigProblem as problem:
             raise click.ClickException(str(problem)) from problem
 
+    def shielding() -> shield.Shield:
+        try:
+            return shield.shield_of(gateway.settings, Path(gateway.folders.data))
+        except ToolError as problem:
+            raise click.ClickException(str(problem)) from problem
+
     @click.group("mail")
     def group() -> None:
-        """The mail plugin: its index and its accounts."""
+        """The mail plugin: its index, its accounts and the AI shield's labels."""
 
     @group.command("index")
     @click.option("--account", "name", default=None, help="only this account")
@@ -48,11 +56,22 @@ def commands(gateway: PluginHost) -> list[click.Command]:
             else:
                 counts = index.refresh(connection, chosen, full=full, workers=os.cpu_count() or 1)
             held = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
+            shielded = shielding()
+            if shielded.on:  # every message looked at, what waits judged (the command waited for, each in its time)
+                shield.update(connection, configured(), shielded, until=math.inf, commands=True)
+                judged = shield.counts(connection)
         finally:
             connection.close()
         click.echo(f"{counts['read']} read, {counts['moved']} moved or reflagged, {counts['removed']} removed, "
                    f"{counts['unreadable']} unreadable (read by their envelope or not opened; gateway doctor names "
                    f"them); {held} messages indexed ({time.perf_counter() - started:.1f} s).")
+        if shielded.on:
+            click.echo(f"AI shield: {plural(judged['hostile'] + judged['ok'] + judged['unjudged'], 'message')} to a "
+                       f"shielded address: {judged['hostile']} hostile, {judged['ok']} judged ok, "
+                       f"{judged['unjudged']} not judged (kept from agents; gateway doctor says why).")
+
+    for name, verdict in (("hostile", shield.HOSTILE), ("not-hostile", shield.OK)):
+        group.add_command(_label_command(name, verdict, gateway, configured, shielding))
 
     @group.command("accounts")
     def accounts_command() -> None:
@@ -69,3 +88,51 @@ def commands(gateway: PluginHost) -> list[click.Command]:
                 click.echo(f"  {folder.name}: {plural(count, 'message')}")
 
     return [group]
+
+
+def _label_command(name: str, verdict: str, gateway: PluginHost, configured, shielding) -> click.Command:  # noqa: ANN001
+    hostile = verdict == shield.HOSTILE
+
+    @click.command(name)
+    @click.argument("address")
+    def label(address: str) -> None:
+        from gateway_mail.mail.gating import folder_paths
+
+        message_id = address.strip().removeprefix("mid:").strip().strip("<>")
+        if not message_id:
+            raise click.ClickException("give a message's address: mid:<Message-ID>, as search_mail prints it")
+        chosen = configured()
+        shielded = shielding()
+        connection = index.connect(index.index_path(gateway.folders.cache))
+        try:
+            index.refresh(connection, chosen)
+            rows = connection.execute("SELECT account, folder, sub, filename FROM messages WHERE message_id = ?",
+                                      (message_id,)).fetchall()
+            if not rows:
+                raise click.ClickException(f"no message mid:{message_id} in the mail index (gateway mail index reads "
+                                           "new mail; a Message-ID is written without its < >)")
+            dirs = folder_paths(chosen)
+            account, folder, sub, filename = rows[0]
+            try:
+                raw = (Path(dirs[(account, folder)]) / sub / filename).read_bytes()[:shield.MAX_MESSAGE]
+                totals = judge.learn(Path(gateway.folders.data), message_id, raw, verdict)
+            except (KeyError, OSError) as error:
+                raise click.ClickException(f"the message's file cannot be read now ({error}); gateway mail index, "
+                                           "then try again") from error
+            except ValueError as error:
+                raise click.ClickException(f"mid:{message_id}: {error}; it is not labelled") from error
+            if shielded.on:
+                shield.update(connection, chosen, shielded, until=time.monotonic() + 60, commands=False)
+            shield.label(connection, message_id, verdict)
+            addressed = connection.execute("SELECT count(*) FROM shield WHERE message_id = ? AND addressed = 1",
+                                           (message_id,)).fetchone()[0]
+        finally:
+            connection.close()
+        kept = ("kept from agents" if hostile else "given to agents like any other mail to it") if addressed else (
+            "not to a shielded address, so only the model learns from it")
+        click.echo(f"mid:{message_id} labelled {name}: {kept}. The shield's model now holds "
+                   f"{plural(totals[0], 'hostile message')} and {plural(totals[1], 'message')} not hostile.")
+
+    label.help = (f"Label a message {name.replace('-', ' ')} for the AI shield: its verdict from now on, and a lesson "
+                  "for the model that judges mail to a shielded address when no shield_command is set.")
+    return label

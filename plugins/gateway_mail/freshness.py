@@ -22,9 +22,10 @@ def refresh() -> Refresh:
 
 def _run(ctx: Context) -> Refreshed:
     import sqlite3
+    import time
 
     from gateway_mail import docindex
-    from gateway_mail.mail import index
+    from gateway_mail.mail import index, shield
     from gateway_mail.mail.store import accounts
     from gateway_mail.notes import contacts, notes
     from gateway_mail.plan import events, tasks, vdir
@@ -34,6 +35,9 @@ def _run(ctx: Context) -> Refreshed:
     connection = index.thread_connection(index.index_path(ctx.folders.cache))
     counts = index.refresh(connection, present)
     added += counts.get("read", 0)
+    shielded = shield.shield_of(ctx.settings, Path(ctx.folders.data))
+    if shielded.on:  # the shield's judge waited for here, a minute at most a round: no call waits for it
+        shield.update(connection, present, shielded, until=time.monotonic() + shield.WATCH_SECONDS, commands=True)
     for module, root in ((notes, notes.folder(ctx)), (contacts, contacts.folder(ctx))):
         if root is None or not root.is_dir():
             continue
@@ -69,4 +73,34 @@ def _sources(ctx: Context) -> list[Source]:
         named = bool(str(ctx.settings.get(key) or "").strip())
         found.append(Source(what, root, root.is_dir(), setting=f"[plugins.mail] {key}" if named else "",
                             unreadable=unread.said(ctx, key, root) if root.is_dir() else ""))
+    found += _shield_sources(ctx)
     return found
+
+
+def _shield_sources(ctx: Context) -> list[Source]:
+    """The AI shield's judge, for doctor: the command (a problem when it is not there), else the labels' model; and
+    the messages to a shielded address not judged yet, named with why (a warning)."""
+    import shutil
+
+    from gateway_mail.mail import index, judge, shield
+
+    shielded = shield.shield_of(ctx.settings, Path(ctx.folders.data))
+    if not shielded.on:
+        return []
+    said = ""
+    path = index.index_path(ctx.folders.cache)
+    if path.exists():
+        connection = index.connect(path)
+        try:
+            said = shield.doctor_lines(connection, shielded)[1]
+        finally:
+            connection.close()
+    if shielded.command:
+        program = shutil.which(shielded.command[0])
+        found = [Source("AI shield's judge (shield_command)", Path(program or shielded.command[0]),
+                        program is not None, setting="[plugins.mail] shield_command")]
+    else:
+        found = [Source("AI shield's judge (the model of the person's labels)",
+                        judge.model_path(Path(ctx.folders.data)), True)]
+    # Said apart from the judge, so that it is said even when the judge is not there.
+    return [*found, Source("AI shield's verdicts (in the mail index)", path, True, unreadable=said)]

@@ -25,6 +25,8 @@ from maildirs import (
 )
 from maildirs.accounts import sender_blocked
 from maildirs.conversations import facts_of
+from maildirs.folders import unique_of
+from maildirs.shield import OK, Verdicts, addressees_of, index_near, is_addressed, shielded_in, someone_at
 
 from gateway import (
     Answer,
@@ -93,7 +95,9 @@ def ids_of(envelope: dict[str, Any]) -> list[str]:
     return [address[4:]] if address.startswith("mid:") else []
 
 
-PRIVATE = ("ids", "_path")  # what an envelope carries for the gate alone, never shown
+PRIVATE = ("ids", "_path", "_file")  # what an envelope carries for the gate and the shield alone, never shown
+SHIELD_NOTE = ("Senders shown as \"someone at\" a domain wrote to an address the person shields, and the person's AI "
+               "shield judged that mail hostile or has not judged it yet: nothing else of it is shown.")
 _parts: GateMemo[dict[tuple, frozenset[str]]] = GateMemo(dict, gates=4)
 _conversations: GateMemo[dict[str, Any]] = GateMemo(dict, gates=4)
 TIES_BATCH = 500  # message ids asked of the person's ties at once (ctx.tied)
@@ -154,8 +158,11 @@ class Shown:
         self.gate = ctx.gate
         self.accounts = known if known is not None else accounts(ctx)
         self.blocked = blocked_in(mail_table(ctx))
+        self.shielded = shielded_in(mail_table(ctx))
         self.kept = 0
         self.blocked_count = 0
+        self.veiled = 0  # shown as "someone at" their domain: the AI shield's
+        self._verdicts: Verdicts | None = None
         self.unchecked = 0  # not shown: the conversations could not all be read before the deadline
         # What the gate says of each part holds while the gate (manifest, outside_projects) stays the same.
         self._parts = _parts.of(ctx.gate)
@@ -336,7 +343,8 @@ class Shown:
         return bool(self.blocked) and sender_blocked(self.blocked, envelope.get("sender", ""))
 
     def filter(self, envelopes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The envelopes that may be shown, without what placed them (ids, file); the others counted."""
+        """The envelopes that may be shown, without what placed them (ids, file); the others counted. Mail to a
+        shielded address that the shield did not judge ok is shown as "someone at" its sender's domain."""
         shown = []
         for envelope, owners in zip(envelopes, self.owners_all(envelopes), strict=True):
             if owners is None:
@@ -346,11 +354,73 @@ class Shown:
             elif self.is_blocked(envelope):
                 self.blocked_count += 1
             else:
-                shown.append({k: v for k, v in envelope.items() if k not in PRIVATE})
+                shown.append({k: v for k, v in self.shielded_form(envelope).items() if k not in PRIVATE})
         return shown
+
+    # -- the AI shield: what the mail plugin judged, read through maildirs.shield ----------------------------------
+
+    def _file_of(self, envelope: dict[str, Any]) -> Path | None:
+        for value in (envelope.get("_path"), envelope.get("_file"), envelope.get("address")):
+            if isinstance(value, str) and value.startswith("/"):
+                return Path(value)
+        match = corpus.CORPUS_PLACE.match(str(envelope.get("address", "")))
+        place = corpus.find_fetched(self.ctx.folders.data, match.group(1)) if match else None
+        return place.path if place is not None else None
+
+    def shield_verdict(self, envelope: dict[str, Any]) -> str | None:
+        """None when the envelope may be shown as it is: not addressed to a shielded address (To, Cc,
+        Delivered-To, X-Original-To), or judged ok by the mail plugin's shield; else "hostile", or "" (not judged:
+        the shield has not judged it, or its verdict cannot be found, which keeps it as hostile mail is kept)."""
+        if not self.shielded:
+            return None
+        path = self._file_of(envelope)
+        addressees = addressees_of(path) if path is not None else None
+        if addressees is not None and not is_addressed(addressees, self.shielded):
+            return None
+        address = str(envelope.get("address", ""))
+        ids = ids_of(envelope)
+        message_id = address[4:] if address.startswith("mid:") else (ids[0] if ids else "")
+        if self._verdicts is None:  # opened once per call (read-only; closed with this object)
+            self._verdicts = Verdicts(index_near(self.ctx.folders.cache))
+        verdict = None
+        if path is not None and addressees is not None:
+            try:
+                stat = path.stat()
+                verdict = self._verdicts.of_file(str(envelope.get("account", "")), str(envelope.get("folder", "")),
+                                                 unique_of(path.name), stat.st_size, stat.st_mtime_ns)
+            except OSError:
+                verdict = None
+        if verdict is None:
+            verdict = self._verdicts.of_message_id(message_id, self.shielded)
+        if verdict == OK:
+            return None
+        return verdict or ""
+
+    def shielded_form(self, envelope: dict[str, Any]) -> dict[str, Any]:
+        """The envelope as it may be shown: as it is, or, for mail the shield keeps, "someone at" its sender's
+        domain and nothing else of it (not its name, subject, Date header or Message-ID: a stranger wrote those);
+        its address the file's path (or its place in the corpus) so that it can still be labelled."""
+        verdict = self.shield_verdict(envelope)
+        if verdict is None:
+            return envelope
+        self.veiled += 1
+        path = self._file_of(envelope)
+        address = str(envelope.get("address", ""))
+        try:
+            date = time.strftime("%a, %d %b %Y %H:%M:%S +0000", time.gmtime(path.stat().st_mtime)) if path else ""
+        except OSError:
+            date = ""
+        kept = {k: envelope[k] for k in ("account", "folder", "score", "error", "label", "when", *PRIVATE)
+                if k in envelope}
+        return {**kept, "sender": someone_at(str(envelope.get("sender", ""))), "name": "",
+                "subject": "(not shown: " + ("judged hostile" if verdict else "not judged yet") + " by the AI shield)",
+                "date": date, "shield": verdict or "unjudged",
+                "address": address if address.startswith("spam:") else str(path) if path is not None else ""}
 
     def sentences(self) -> list[str]:
         lines = [left_out_sentence(self.kept, "message")] if self.kept else []
+        if self.veiled:
+            lines.append(SHIELD_NOTE)
         if self.blocked_count:
             lines.append(f"{plural(self.blocked_count, 'message')} from blocked senders only counted.")
         if self.unchecked:
@@ -607,7 +677,7 @@ def review_answer(ctx: Context, limit: int) -> Answer:
                   data={"unsure": unsure, "spam": spam, "left_out": shown.kept, "blocked": shown.blocked_count,
                         "read": read, "recent": in_window, "not_read": not_read, "unreadable": unreadable,
                         "unchecked": shown.unchecked},
-                  left_out=shown.kept, given=tuple(e["address"] for e in unsure + spam))
+                  left_out=shown.kept, given=tuple(e["address"] for e in unsure + spam if e.get("address")))
 
 
 def _place_of(ctx: Context, address: str, accounts: list[Account]) -> corpus.Place:
@@ -726,6 +796,8 @@ def label_answer(ctx: Context, address: str, label: str) -> Answer:
                          address=address if address.startswith("mid:") else None)
     if shown.is_blocked(envelope):
         raise ToolError("this message's sender is blocked by the person: its mail is only counted, never labelled")
+    # What the answer echoes: hostile mail to a shielded address as "someone at" its domain, nothing else of it.
+    echoed = {k: v for k, v in shown.shielded_form(envelope).items() if k not in PRIVATE}
     client, version = client_name(ctx)
     agent = client != labels.PERSON
     data_folder = ctx.folders.data
@@ -768,7 +840,7 @@ def label_answer(ctx: Context, address: str, label: str) -> Answer:
         if learned:
             model.save(model_file)
     running = any(j.get("kind") == "train" and j.get("state") == "running" for j in jobs.all_jobs(ctx.folders.state))
-    lines_out = [DATA_NOTE, f"Labelled {label}: From: {envelope['sender']}  Subject: {envelope['subject']}",
+    lines_out = [DATA_NOTE, f"Labelled {label}: From: {echoed['sender']}  Subject: {echoed['subject']}",
                  ("The model learned it." if learned else "The model already knew it so." if model is not None
                   else "No model yet: the next spam_train learns it."),
                  "Nothing moved: the message stays where it is.",
@@ -777,9 +849,9 @@ def label_answer(ctx: Context, address: str, label: str) -> Answer:
         lines_out.insert(2, f"It was labelled {before} before; this label replaces that one.")
     if running:
         lines_out.append("A training job is running: if it read the labels before this one, train again to keep it.")
-    return Answer(text="\n".join(lines_out), data={"address": envelope["address"], "label": label,
+    return Answer(text="\n".join(lines_out), data={"address": echoed["address"], "label": label,
                                                     "before": before or "", "learned": learned, "client": client},
-                  given=(envelope["address"],))
+                  given=(echoed["address"],) if echoed["address"] else ())
 
 
 _correspondents: dict[Any, Correspondents] = {}

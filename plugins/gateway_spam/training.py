@@ -143,6 +143,8 @@ def _with_envelopes(outcomes: list[evaluation.Outcome], ham_cutoff: float,
         raw = corpus.read_raw(place.path) if isinstance(place, corpus.Place) else None
         try:
             outcome.sample.envelope = envelope(parse(raw), place, outcome.sample.key) if raw is not None else {}
+            if outcome.sample.envelope:  # its file, for the AI shield's verdict (never shown: tools.PRIVATE)
+                outcome.sample.envelope["_file"] = str(place.path)
         except Exception:  # noqa: BLE001 - changed since it was read: shown without its envelope
             outcome.sample.envelope = {}
         chosen.append(outcome)

@@ -23,6 +23,8 @@ imports the other. What it promises:
   sender are the same rule), and `passed_by(results, sender)`.
 - `maildirs.subjects`: `closed_by_hidden_subject`, the closed projects whose subject route may take what a mask hid
   in a subject (moved from the mail plugin's gating, which imports it).
+- `maildirs.shield`: which mail goes to a shielded address (To, Cc, Delivered-To, X-Original-To), "someone at" a
+  sender's domain, and the AI shield's verdicts as the mail plugin keeps them in its index (`Verdicts`, read-only).
 - `maildirs.testing`: a Dovecot IMAP server on a loopback port, for tests that need a real one.
 
 Nothing here writes to a Maildir.

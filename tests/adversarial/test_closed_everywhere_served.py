@@ -4,8 +4,9 @@ One home holds one closed project, `lawsuit`, and a thing of it in every plugin,
 placed by a different route kind: mail (by sender with and without authentication, subject, a word of the text, an
 attachment's name, a folder, an account's path, a reply, sent mail), notes, tasks, events and contacts (the mail
 plugin's sample world), an agent session by its cwd, a cron job by the folder it runs in, timeline events by their
-app and by the path a window title names, a text conversation and its calls by a phone number, and a message the
-spam filter fetched, by its sender. One `gateway serve` with every plugin on is asked everything: every tool of
+app and by the path a window title names, a text conversation and its calls by a phone number, a message the
+spam filter fetched, by its sender, a budget line and transactions by their ledger account,
+an hour tracked and an invoice by the project they name. One `gateway serve` with every plugin on is asked everything: every tool of
 every plugin with several argument sets, every resource listed, every kept thing's address, and every prompt.
 
 With the project open, each canary is in some answer (so each sample is really reached); closed, none is in any.
@@ -20,11 +21,13 @@ from typing import Any
 
 import anyio
 from gateway_cron import store as cron_store
+from gateway_ledger import sample as ledger_sample
 from gateway_mail.projects import sample as mail_world
 from gateway_sessions import store as sessions_store
 from gateway_sessions.importing import import_agent
 from gateway_spam import corpus
 from gateway_texts import sample as texts_sample
+from gateway_time import sample as time_sample
 
 from gateway.testing import folders_of, listed_resources, serve_client, write_config
 from tests.plugins.timeline.timeline_helpers import envelope, fill, home_store, minute_now
@@ -32,7 +35,8 @@ from tests.plugins.timeline.timeline_helpers import envelope, fill, home_store, 
 CANARIES = {
     "mail": "quillmailcanary", "sessions": "quillsessioncanary", "cron": "quillcroncanary",
     "timeline-app": "quillappcanary", "timeline-path": "quillpathcanary", "texts": "quilltextcanary",
-    "calls": "quillcallcanary", "spam": "quillspamcanary",
+    "calls": "quillcallcanary", "spam": "quillspamcanary", "ledger": "quillledgercanary",
+    "time": "quilltimecanary", "invoice": "quillinvoicecanary",
 }
 LAWYER_PHONE = "+1 212 555 0188"
 SEARCHES = ("quill*", "plumtree", "lawsuit", "Lee", "law.example.net", "hearing", "strongbox", "counsel")
@@ -97,6 +101,20 @@ def _spam(home: Path) -> str:
     return f"spam:corpus/{identity}"
 
 
+def _time(home: Path) -> dict[str, Any]:
+    """An hour tracked with the project's tag, and an invoice whose reference names the project."""
+    db = home / ".local" / "share" / "timewarrior"
+    (db / "data").mkdir(parents=True)
+    start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=5)
+    (db / "data" / f"{start:%Y-%m}.data").write_text(
+        time_sample.interval_line(start, start + timedelta(hours=1), ["project:lawsuit", f"{CANARIES['time']} brief"]))
+    folder = home / "Invoices"
+    time_sample.invoice_pdf(folder / "2026" / "counsel-5.pdf", "C-5", "Lee Counsel", f"Pat {CANARIES['invoice']}",
+                            "900.00", issued=start.date() - timedelta(days=3), due=start.date() + timedelta(days=27),
+                            reference="project:lawsuit")
+    return {"timewarrior": str(db), "invoices": str(folder), "timezone": "UTC"}
+
+
 def _home(home: Path) -> dict[str, Any]:
     made = mail_world.world(home, CANARIES["mail"])
     repo = home / "src" / "lawsuit"
@@ -106,12 +124,16 @@ def _home(home: Path) -> dict[str, Any]:
     _timeline(home, repo)
     texts = _texts(home)
     fetched = _spam(home)
+    ledger = ledger_sample.everything(home, CANARIES["ledger"], project="lawsuit")
+    time = _time(home)
     lawsuit, garden = made["projects"]
     lawsuit = {**lawsuit, "paths": [*lawsuit["paths"], str(repo)], "apps": ["Lawsuitly"],
-               "senders": [*lawsuit["senders"], LAWYER_PHONE]}
-    config = {"gateway": {"plugins": ["mail", "sessions", "cron", "timeline", "spam", "texts"],
+               "senders": [*lawsuit["senders"], LAWYER_PHONE], "accounts": ["Expenses:Lawsuit"],
+               "subjects": [*lawsuit["subjects"], "Harbor Marina"]}
+    config = {"gateway": {"plugins": ["mail", "sessions", "cron", "timeline", "spam", "texts", "ledger", "time"],
                           "refresh_budget_ms": 60_000},
-              "plugins": {**made["config"]["plugins"], "texts": texts, "timeline": {"probe_activitywatch": False}}}
+              "plugins": {**made["config"]["plugins"], "texts": texts, "timeline": {"probe_activitywatch": False},
+                          "ledger": ledger["config"]["plugins"]["ledger"], "time": time}}
     kept = [*(f"mid:{made['ids'][role]}" for role in mail_world_kept()),
             "sioul:note/Lawsuit/plan.md", "sioul:task/t-refid", "sioul:task/t-list", "sioul:event/e-calendar",
             "sioul:contact/lee-1", "sioul:contact/ria-1", "sioul:project/lawsuit",
@@ -140,6 +162,8 @@ def _plays(made: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "porch": [{}, {"open": True}],
         "search_mail": searches,
         "read_message": [{"address": a} for a in mids],
+        "read_thread": [{"address": a, "whole": True} for a in mids],
+        "reminders": [{}, {"days": 90}],
         "draft_reply": [{"address": a, "body": "ok"} for a in mids[:3]],
         "list_tasks": [{"view": v} for v in ("now", "today", "all")] + [{"view": "all", "project": "lawsuit"}],
         "agenda": [{}, {"start": "today", "days": 30}],
@@ -164,6 +188,10 @@ def _plays(made: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "search_texts": searches,
         "list_calls": [{}, {"days": 3650}],
         "draft_text": [{"address": made["phone"], "body": "ok"}],
+        "budgets": [{}, {"period": f"{datetime.now(UTC):%Y}"}],
+        "search_transactions": searches,
+        "time_spent": [{}, {"project": "lawsuit"}, {"since": "2026-01-01"}],
+        "invoices": [{}, {"status": "all"}, {"status": "all", "query": "counsel"}],
     }
 
 

@@ -82,7 +82,7 @@ def test_numbers_masked_and_a_broken_journal_failing_alone_when_served(gateway_h
         assert not error, (tool, arguments, text)
         for digits in (sample.IBAN_DIGITS, "4111 1111", "4111111111111111", "00123456789", CANARY):
             assert digits not in text, (tool, arguments, digits)
-        assert "journal not read: broken.beancount: beancount says: broken.beancount:2:" in text
+        assert "journal not read: broken.beancount: its tool found errors in it" in text
     accounts = seen[("accounts", "{}")][1]
     assert "number: [IBAN …3000]" in accounts and "card: [card …1111]" in accounts
     assert "Assets:Bank:Savings-[account …6789]" in accounts

@@ -19,7 +19,9 @@ from gateway import Answer, Context, ToolError, left_out_sentence
 from gateway_mail.mail import index, maildir, parse
 from gateway_mail.mail.accounts import in_window, next_opening, windows_of
 from gateway_mail.mail.limits import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
-from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, Mail, opened, own_folder
+from gateway_mail.mail.shield import SHIELD_REFUSAL
+from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, SHIELDED, Mail, opened, own_folder
+from gateway_mail.shown import shown_path
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
@@ -30,8 +32,23 @@ WAITING_DAYS = 14
 CODE_HOURS = 24
 
 
-def address_of(row: Any) -> str:
-    return f"mid:{row['message_id']}" if row["message_id"] else file_of(row)
+def address_of(row: Any, mail: Mail | None = None) -> str:
+    """`mid:<Message-ID>`; for a message without one, its file as the person writes it (`~/Mail/...`, never the
+    home folder spelled out), which read_message takes back."""
+    return f"mid:{row['message_id']}" if row["message_id"] else shown_path(Path(file_of(row, mail)))
+
+
+def relative_file(row: Any, mail: Mail) -> str:
+    """The message's file relative to its account's root (`INBOX/cur/1733...:2,S`), as answers show it: never the
+    person's home or user name. Empty when the account is not configured any more."""
+    account = mail.account(row["account"])
+    path = Path(file_of(row, mail))
+    if account is None:
+        return ""
+    try:
+        return str(path.relative_to(account.maildir))
+    except ValueError:
+        return f"{row['folder']}/{row['sub']}/{row['filename']}"
 
 
 def file_of(row: Any, mail: Mail | None = None) -> str:
@@ -89,11 +106,17 @@ def _hit_lines(hit: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _counts_lines(left_out: int, blocked: int) -> list[str]:
+def _counts_lines(left_out: int, blocked: int, shielded: int = 0) -> list[str]:
     lines = [left_out_sentence(left_out, "message")] if left_out else []
     if blocked:
         lines.append(f"{blocked} message{'s' if blocked != 1 else ''} from blocked senders, only counted.")
+    if shielded:
+        lines.append(SHIELDED_SENTENCE.format(count=shielded, s="s" if shielded != 1 else ""))
     return lines
+
+
+SHIELDED_SENTENCE = ("{count} message{s} to a shielded address set aside by the person's AI shield (judged hostile, "
+                     "or not judged yet), only counted.")
 
 
 def _check_query(query: str) -> None:
@@ -177,11 +200,6 @@ def missing_lines(mail: Mail) -> list[str]:
             "the gateway's config): its mail is left out until it is back." for a in mail.missing]
 
 
-def shown_path(path: Path) -> str:
-    """A path as the person writes it (`~/Mail/work`), never with their home folder spelled out."""
-    home = str(Path.home())
-    text = str(path)
-    return "~" + text[len(home):] if text == home or text.startswith(home + "/") else text
 
 
 # search_mail counts its matches up to this many; past it, it says "more than" (and `more: true` in its data).
@@ -192,12 +210,13 @@ TOTAL_BOUND = 1000
 # every message of the account on every call.
 COUNT_CLOSED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m.id = k.value"
 COUNT_BLOCKED = "SELECT count(*) FROM json_each(?) b CROSS JOIN messages m ON m.sender = b.value"
+COUNT_SHIELDED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m.id = k.value"
 
 # Ids are in date order (index.date_key): FTS5, put first by the CROSS JOIN, walks the matches newest first and
 # stops after `limit` shown ones, where sorting every match by date cost more than the search on common words.
 # `since` bounds the walk by rowid for `days`; the rows shown are read after, by id.
 SEARCH = (f"SELECT m.id FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid "
-          f"WHERE messages_fts MATCH ? {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} "
+          f"WHERE messages_fts MATCH ? {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} AND NOT {SHIELDED} "
           f"ORDER BY messages_fts.rowid DESC LIMIT ?")
 
 
@@ -211,11 +230,15 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         left_out = mail.connection.execute(f"{COUNT_CLOSED} WHERE {where}", [closed, *values]).fetchone()[0]
         blocked = mail.connection.execute(f"{COUNT_BLOCKED} WHERE {where} AND NOT {CLOSED}",
                                           [blocked_json, *values, closed]).fetchone()[0] if mail.blocked_senders else 0
+        shield_json = mail.shield_json
+        shielded = mail.connection.execute(
+            f"{COUNT_SHIELDED} WHERE {where} AND NOT {CLOSED} AND NOT {BLOCKED}",
+            [shield_json, *values, closed, blocked_json]).fetchone()[0] if mail.shielded.ids else 0
         since = [index.date_key(time.time() - days * 86400)] if days is not None else []
         try:
             newest = [r[0] for r in mail.connection.execute(
                 SEARCH.format(since="AND messages_fts.rowid >= ?" if since else "", where=where),
-                [fts_query(query), *since, *values, closed, blocked_json, limit])]
+                [fts_query(query), *since, *values, closed, blocked_json, shield_json, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
                 "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
             rows = [by_id[i] for i in newest if i in by_id]
@@ -230,7 +253,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
             # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
             counted = mail.connection.execute(
                 f"SELECT count(*) FROM ({SEARCH.format(since='AND messages_fts.rowid >= ?' if since else '', where=where)})",
-                [fts_query(query), *since, *values, closed, blocked_json, TOTAL_BOUND + 1]).fetchone()[0]
+                [fts_query(query), *since, *values, closed, blocked_json, shield_json, TOTAL_BOUND + 1]).fetchone()[0]
             total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
@@ -241,10 +264,12 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
                  f"({scope}); more words, an account, a folder or days narrow it."]
     for hit in hits:
         lines += _hit_lines(hit)
-    lines += _counts_lines(left_out, blocked)
+    lines += _counts_lines(left_out, blocked, shielded)
     lines += missing_lines(mail)
     data = {"order": "newest first", "hits": hits, "total": total, "more": more, "left_out": left_out, "blocked": blocked,
             "unavailable": [a.name for a in mail.missing]}
+    if mail.shield_on:
+        data["shielded"] = shielded
     return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
 
 
@@ -255,6 +280,8 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
     said by `tool`, the tool asked (read_message, draft_reply), in its own name.
     """
     address = address.strip()
+    if address.startswith("~/"):  # a file as answers show it (address_of): the person's home, then checked
+        address = str(Path.home()) + address[1:]
     if address.startswith("mid:"):
         wanted = address[4:].strip().strip("<>")
         rows = mail.connection.execute("SELECT * FROM messages WHERE message_id = ? ORDER BY date DESC",
@@ -276,6 +303,8 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
     mail.ctx.gate.check_read(owners, f"the message {address}")
     if any(mail.is_blocked(row) for row in rows):
         raise ToolError("this message's sender is on the person's blocked list: its mail is only counted")
+    if any(mail.is_shielded(row) for row in rows):
+        raise ToolError(SHIELD_REFUSAL)
     return rows[0]
 
 
@@ -299,6 +328,7 @@ def message_answer(ctx: Context, address: str) -> Answer:
     with opened(ctx) as mail:
         row = find(mail, address)
         path = file_of(row, mail)
+        relative = relative_file(row, mail)
         account = mail.account(row["account"])
         # Its projects, for the agent to file what it makes of it there: all open, or it would not be given.
         projects = sorted(p for p in mail.owners(row) if (found := ctx.gate.project(p)) is not None and found.ai)
@@ -306,8 +336,9 @@ def message_answer(ctx: Context, address: str) -> Answer:
         parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
     except OSError as error:
         raise ToolError("the message's file moved or vanished since it was indexed; search again") from error
-    shown = _envelope(ctx, row, parsed, path)
-    lines = [f"Address: {shown['address']}", f"File: {path}", f"Account: {shown['account']}",
+    shown = _envelope(ctx, row, parsed, relative)
+    lines = [f"Address: {shown['address']}", f"File: {relative} (in the account's mail folder)",
+             f"Account: {shown['account']}",
              f"Folder: {shown['folder']}", f"Flags: {shown['flags'] or '(none)'}", f"Date: {shown['date']}",
              f"From: {shown['from']}", f"To: {_listed(shown, 'to')}"]
     if shown["cc"]:
@@ -319,10 +350,13 @@ def message_answer(ctx: Context, address: str) -> Answer:
     if parsed.encrypted:
         lines.append("Encrypted: yes. This message is encrypted (PGP/MIME or S/MIME): only its envelope is given.")
         return Answer("\n".join(lines), {**shown, "encrypted": True}, given=[shown["address"]])
-    attachments = [{"name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80), "size": a.size}
-                   for a in parsed.attachments]
+    attachments = [{"part": number, "name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80),
+                    "size": a.size} for number, a in enumerate(parsed.attachments, 1)]
     for attachment in attachments:
-        lines.append(f"Attachment: {attachment['name']} ({attachment['type']}, {attachment['size']} bytes)")
+        lines.append(f"Attachment {attachment['part']}: {attachment['name']} ({attachment['type']}, "
+                     f"{attachment['size']} bytes)")
+    if attachments:
+        lines.append("Read an attachment's text with read_attachment (this address and its number).")
     if parsed.unreadable:
         lines.append(f"Read in part: {parsed.unreadable}.")
     shown_text = parse.masked(parsed, MAX_READ)
@@ -337,6 +371,55 @@ def message_answer(ctx: Context, address: str) -> Answer:
     return Answer("\n".join(lines), data, given=[shown["address"]])
 
 
+def attachment_answer(ctx: Context, address: str, part: int) -> Answer:
+    """read_attachment's answer: under the gate exactly as read_message (`find`), then the part's text read within
+    `attachments.READ` and the call's deadline, masked with the message's subject and framed as a message's text."""
+    from gateway_mail.mail import attachments
+
+    with opened(ctx) as mail:
+        row = find(mail, address, "read_attachment")
+        path = file_of(row, mail)
+        account = mail.account(row["account"])
+    try:
+        parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
+    except OSError as error:
+        raise ToolError("the message's file moved or vanished since it was indexed; search again") from error
+    shown_address = address_of(row)
+    if parsed.encrypted:
+        raise ToolError("this message is encrypted (PGP/MIME or S/MIME): its attachments cannot be read here")
+    count = len(parsed.attachments)
+    if not 1 <= part <= count:
+        raise ToolError(f"this message has {count} attachment{'s' if count != 1 else ''}"
+                        + (f": give a part from 1 to {count}, as read_message numbers them" if count else ""))
+    attachment = parsed.attachments[part - 1]
+    name, kind = parse.attachment_name(attachment.name), ctx.one_line(attachment.type, 80)
+    data: dict[str, Any] = {"address": shown_address, "part": part, "name": name, "type": kind,
+                            "size": attachment.size}
+    lines = [f"Address: {shown_address}", f"Attachment {part} of {count}: {name}",
+             f"Type: {kind}", f"Size: {attachment.size} bytes"]
+    if parsed.unreadable:
+        lines.append(f"Read in part: {parsed.unreadable}.")
+        data["unreadable"] = parsed.unreadable
+    found = attachments.extract(attachment.part, attachment.name, attachment.type, attachments.READ,
+                                zone=_zone(ctx), deadline=ctx.deadline)
+    if not found.kind:
+        lines.append("Its text is not read: read_attachment reads PDF, Word (.docx), Excel (.xlsx), OpenDocument, "
+                     "iCalendar (.ics), text and attached messages; this one is given by its name, type and size.")
+        return Answer("\n".join(lines), {**data, "read": False}, given=[shown_address])
+    text, cut = attachments.masked_text(parsed, found.text, attachments.READ.characters)
+    lines.append(f"Read as: {found.kind}")
+    data.update(read=True, kind=found.kind, text=text)
+    if found.note:
+        lines.append(f"Note: {found.note}.")
+        data["note"] = found.note
+    if cut:
+        lines.append(f"Cut: only the first {attachments.READ.characters} characters are given.")
+        data["cut"] = True
+    if text.strip() or not found.note:
+        lines.append(ctx.frame(text))
+    return Answer("\n".join(lines), data, given=[shown_address])
+
+
 def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
     hit = _hit(ctx, row)
     return {key: hit[key] for key in ("address", "date", "account", "folder", "from", "subject")}
@@ -344,16 +427,16 @@ def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
 
 def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
     """One account's lists and counts, each one SQL query over the index (the Porch stays fast on big stores)."""
-    connection, closed, blocked = mail.connection, mail.closed_json, mail.blocked_json
+    connection, closed, blocked, shielded = mail.connection, mail.closed_json, mail.blocked_json, mail.shield_json
     # The folders the refresh recorded (its `dirs` table: a few rows, where DISTINCT over messages reads them all).
     folders = sorted({r[0].split("\x1f")[1] for r in connection.execute(
         "SELECT path FROM dirs WHERE substr(path, 1, ?) = ?", (len(account) + 1, account + "\x1f"))})
     junk = json.dumps([f for f in folders if f.rpartition("/")[2].lower() in JUNK_FOLDERS])
     own = json.dumps([f for f in folders if own_folder(f)])
-    shown = f"m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED}"
+    shown = f"m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED} AND NOT {SHIELDED}"
     aside = f"(m.auth = '{parse.FORGED}' OR m.folder IN (SELECT value FROM json_each(?)))"
     porch = f"{shown} AND NOT {aside} AND m.folder NOT IN (SELECT value FROM json_each(?))"
-    base = [account, closed, blocked, junk, own]
+    base = [account, closed, blocked, shielded, junk, own]
     now = time.time()
     mine = mail.account(account)
     addresses = json.dumps([a.lower() for a in mine.addresses] if mine else [])
@@ -376,9 +459,14 @@ def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
                                           (blocked, account, closed)).fetchone()[0] if mail.blocked_senders else 0
     # Two counts, each on an index (an OR of the two would read every message of the account).
     found["set_aside"] = sum(connection.execute(f"SELECT count(*) FROM messages m WHERE {shown} AND {extra}",
-                                                (account, closed, blocked, junk)).fetchone()[0] for extra in (
+                                                (account, closed, blocked, shielded, junk)).fetchone()[0] for extra in (
         "m.folder IN (SELECT value FROM json_each(?))",
         f"m.auth = '{parse.FORGED}' AND m.folder NOT IN (SELECT value FROM json_each(?))"))
+    # The AI shield's (hostile mail to a shielded address, or such mail not judged yet): set aside too.
+    found["shielded"] = connection.execute(
+        f"{COUNT_SHIELDED} WHERE m.account = ? AND NOT {CLOSED} AND NOT {BLOCKED}",
+        (shielded, account, closed, blocked)).fetchone()[0] if mail.shielded.ids else 0
+    found["set_aside"] += found["shielded"]
     return found
 
 
@@ -398,9 +486,12 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
             entry: dict[str, Any] = {"name": account.name, **{k: found[k] for k in (
                 "new", "unanswered", "codes", "left_out", "blocked", "set_aside")}}
             codes = found["codes"]
+            aside = "forged, junk, or to a shielded address and not judged safe" if mail.shield_on else "forged or junk"
+            if mail.shield_on:
+                entry["shielded"] = found["shielded"]
             lines.append(f"{account.name}: {found['new']} new, {found['unanswered']} waiting for an answer, "
                          f"{codes} code{'s' if codes != 1 else ''} arrived, {found['left_out']} left out, "
-                         f"{found['blocked']} from blocked senders, {found['set_aside']} set aside (forged or junk).")
+                         f"{found['blocked']} from blocked senders, {found['set_aside']} set aside ({aside}).")
             if full:
                 entry["new_messages"] = [_porch_item(ctx, r) for r in found["new_rows"]]
                 entry["unanswered_messages"] = [_porch_item(ctx, r) for r in found["unanswered_rows"]]

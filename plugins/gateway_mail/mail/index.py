@@ -24,12 +24,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from maildirs import shield as shield_table
 from maildirs.conversations import ids_of_headers
 
 from gateway import MASKS_VERSION
 from gateway_mail.docindex import bump, generation, meta, set_meta  # noqa: F401 (the index's meta, asked for here too)
 from gateway_mail.mail import maildir
 from gateway_mail.mail.accounts import Account
+from gateway_mail.mail.attachments import indexed as indexed_attachments
 from gateway_mail.mail.parse import Parsed, attachment_name, masked, parse_file, text_of_raw
 from gateway_mail.projects.placing import has_label
 
@@ -88,6 +90,7 @@ def connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA synchronous = NORMAL")
     connection.executescript(SCHEMA)
     _add_traits_columns(connection)
+    _shield_table(connection)
     if meta(connection, "dirs_format") != "2":  # keys once held NUL, which SQLite's text functions stop at
         with connection:
             connection.execute("DELETE FROM dirs")
@@ -101,7 +104,18 @@ def connect(path: Path) -> sqlite3.Connection:
             set_meta(connection, "masks_version", str(MASKS_VERSION))
             set_meta(connection, "ids", IDS)
             bump(connection)
+    if meta(connection, "attachment_text") != ATTACHMENT_TEXT:  # made before attachments' text was indexed
+        with connection:
+            for table in ("messages", "messages_fts", "dirs", "unreadable"):
+                connection.execute(f"DELETE FROM {table}")
+            set_meta(connection, "attachment_text", ATTACHMENT_TEXT)
+            bump(connection)
     return connection
+
+
+# The attachments' text in `body` (attachments.indexed), and the bounds it was read within: an index made without
+# it, or under other bounds, is made again.
+ATTACHMENT_TEXT = "1"
 
 
 def _add_traits_columns(connection: sqlite3.Connection) -> None:
@@ -116,6 +130,18 @@ def _add_traits_columns(connection: sqlite3.Connection) -> None:
             if column not in have:
                 connection.execute(f"ALTER TABLE messages ADD COLUMN {column} {kind}")
         set_meta(connection, "ids", "")  # read below as an index of another kind: emptied and made again
+
+
+def _shield_table(connection: sqlite3.Connection) -> None:
+    """The AI shield's verdicts (`maildirs.shield.SCHEMA`, kept by gateway_mail/mail/shield.py), made empty
+    again when its schema changed."""
+    if meta(connection, "shield_schema") != shield_table.SCHEMA_VERSION:
+        with connection:
+            connection.execute("DROP TABLE IF EXISTS shield")
+        connection.executescript(shield_table.SCHEMA)
+        with connection:
+            set_meta(connection, "shield_schema", shield_table.SCHEMA_VERSION)
+            connection.execute("DELETE FROM meta WHERE key IN ('shield_looked', 'shield_addresses')")
 
 
 # How ids are made (an index of another kind is made again): "date" = from the date, see `date_key`.
@@ -200,6 +226,13 @@ def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any
         unreadable = unreadable or f"its text could not be masked ({type(error).__name__})"
         shown = masked(Parsed(**{**_fields(parsed), "subject": "", "text": ""}))
         attachments = []
+    try:
+        attached = indexed_attachments(parsed) if attachments else ""
+    except Exception:  # noqa: BLE001 - the attachments' masks failing leave the message's own text indexed
+        attached = ""
+    # The attachments' text (masked) follows the message's in the `body` column: search, subject routes and the
+    # gate's traits read that column, so each takes it as it takes the message's text.
+    body = "" if parsed.encrypted else "\n\n".join(t for t in (shown.text, attached) if t)
     row = {
         "account": account.name, "folder": folder, "unique_name": maildir.unique_of(name), "sub": sub,
         "filename": name, "size": size, "mtime_ns": mtime_ns,
@@ -211,9 +244,8 @@ def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any
         "bulk": int(parsed.bulk), "attachments": json.dumps(attachments),
         "refs": " ".join(ids_of_headers(parsed.message_id, parsed.in_reply_to,
                                         " ".join(f"<{r}>" for r in parsed.references))),
-        "labels": int(any(has_label(t) for t in (shown.subject, "" if parsed.encrypted else shown.text,
-                                                 *(a[0] for a in attachments)))),
-        "_body": "" if parsed.encrypted else shown.text, "_unreadable": unreadable,
+        "labels": int(any(has_label(t) for t in (shown.subject, body, *(a[0] for a in attachments)))),
+        "_body": body, "_unreadable": unreadable,
     }
     return {key: text_of_raw(value) if isinstance(value, str) else value for key, value in row.items()}
 
@@ -258,6 +290,13 @@ def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full
         try:
             for account in accounts:
                 _refresh_account(connection, account, full, counts, progress, check, pool)
+        except BaseException:
+            # Stopped (the call's deadline): the rows written and removed so far are kept, so the index changed,
+            # whatever the counts say (a row replaced and not parsed again is counted nowhere). What the gate
+            # remembers of the index (keyed by its generation) must be worked out again.
+            with connection:
+                bump(connection)
+            raise
         finally:
             if pool is not None:
                 pool.close()

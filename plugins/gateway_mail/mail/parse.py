@@ -25,7 +25,7 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 from maildirs.authentication import FORGED, PASS, UNAUTHENTICATED, verdict  # noqa: F401 (the plugin reads them here)
 
 from gateway import mask
@@ -117,6 +117,8 @@ class Attachment:
     name: str
     type: str
     size: int
+    # The MIME part itself, for reading its text (`attachments.extract`); not compared, not shown.
+    part: Any = field(default=None, eq=False, repr=False)
 
 
 @frozen
@@ -296,7 +298,7 @@ def _size_of(part: Any) -> int:
 
 
 def _attachments(message: EmailMessage) -> list[Attachment]:
-    return [Attachment(part.get_filename() or "(no name)", part.get_content_type(), _size_of(part))
+    return [Attachment(part.get_filename() or "(no name)", part.get_content_type(), _size_of(part), part)
             for part in (message.iter_attachments() if message.is_multipart() else [])]
 
 

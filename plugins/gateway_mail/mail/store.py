@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from attrs import frozen
 
 from gateway import Context
-from gateway_mail.mail import gating, index, maildir
+from gateway_mail.mail import gating, index, maildir, shield
 from gateway_mail.mail.accounts import Account, accounts_of, windows_of
 from gateway_mail.mail.parse import FORGED
 from gateway_mail.projects import belonging
@@ -44,8 +45,10 @@ def accounts(settings: Any, plugin_config: Path) -> list[Account]:
 class Mail:
     """One call's view of the mail: the accounts, the index (refreshed), what the gate keeps, who is blocked.
 
-    `hidden` is an SQL condition (with its two values, `hidden_values`) true of the messages that are never
-    shown: kept by the gate or sent by a blocked sender. Lists add `NOT hidden` and count the rest apart.
+    Three kinds of message are never shown, each counted apart: kept by the gate (`verdicts.closed`, the SQL
+    condition `CLOSED`), sent by a blocked sender (`BLOCKED`), kept by the AI shield (`shielded`, `SHIELDED`:
+    hostile mail to a shielded address, or such mail not judged yet). A message of two kinds is counted as the
+    first of them.
     """
 
     ctx: Context
@@ -56,6 +59,8 @@ class Mail:
     # The accounts whose Maildir is not there now (a typo, a disk not mounted): said, never taken as empty. Looked
     # at once per call, when the index is refreshed.
     missing: tuple[Account, ...] = ()
+    shielded: shield.Hidden = shield.NONE
+    shield_on: bool = False
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)
@@ -77,9 +82,17 @@ class Mail:
     def blocked_json(self) -> str:
         return json.dumps(sorted(self.blocked_senders))
 
+    @property
+    def shield_json(self) -> str:
+        return shield.hidden_json(self.shielded)
+
+    def is_shielded(self, row: Any) -> bool:
+        return row["id"] in self.shielded.ids
+
 
 CLOSED = "m.id IN (SELECT value FROM json_each(?))"
 BLOCKED = "m.sender IN (SELECT value FROM json_each(?))"
+SHIELDED = "m.id IN (SELECT value FROM json_each(?))"
 
 
 _blocked_memo: dict[tuple[str, int, tuple[str, ...]], frozenset[str]] = {}
@@ -156,13 +169,22 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
 def opened(ctx: Context) -> Iterator[Mail]:
     found = accounts(ctx.settings, ctx.folders.config)
     windows_of(ctx.settings.get("admin_windows", []))  # a wrong window is said on every call, not only the Porch's
-    connection = index.thread_connection(index.index_path(ctx.folders.cache))
+    shielding = shield.shield_of(ctx.settings, Path(ctx.folders.data))
+    path = index.index_path(ctx.folders.cache)
+    connection = index.thread_connection(path)
     with ctx.interruptible(connection):
         _refreshed(ctx, connection, found)
-        key = (str(index.index_path(ctx.folders.cache)), index.generation(connection))
+        key = (str(path), index.generation(connection))
         verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)), found)
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
-        yield Mail(ctx, found, connection, verdicts, blocked, tuple(a for a in found if not a.maildir.is_dir()))
+        kept = shield.NONE
+        if shielding.on:
+            share = min(shield.CALL_SECONDS, max(ctx.deadline.left() / 4, 0.0))
+            if shield.update(connection, found, shielding, until=time.monotonic() + share, commands=False):
+                shield.judge_in_background(path, found, shielding, index.connect)
+            kept = shield.hidden(connection, key, shielding)
+        yield Mail(ctx, found, connection, verdicts, blocked, tuple(a for a in found if not a.maildir.is_dir()),
+                   kept, shielding.on)
 
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from gateway import Answer, Context, ToolError, left_out_sentence, plural
+from gateway_mail.mail.shield import SHIELD_REFUSAL
 from gateway_mail.notes import contacts, notes
 from gateway_mail.projects.things import Lookup, Thing
 from gateway_mail.projects.ties import Ties, address, canonical, ident_of, is_page
@@ -208,11 +209,11 @@ def add_note_answer(ctx: Context, title: str, text: str, folder: str | None, pro
             ties.add(note, address("project", project.strip()))
             tied.append(address("project", project.strip()))
     shown_title = ctx.clip(title, FIELD_LIMIT)
-    lines = [f"Note added: {note}", f"Title: {shown_title}", f"File: {root / relative}",
+    lines = [f"Note added: {note}", f"Title: {shown_title}", f"File: {relative} (in the notes folder)",
              f"Text: {len(text)} characters."]
     lines += [f"Tied to: {t}" for t in tied]
     lines.append("Changed: one new file in the notes folder" + (", and a tie to the project." if tied else "."))
-    data = {"address": note, "title": shown_title, "file": str(root / relative), "ties": tied,
+    data = {"address": note, "title": shown_title, "file": str(relative), "ties": tied,
             "text_characters": len(text)}
     return Answer("\n".join(lines), data, given=[note])
 
@@ -232,6 +233,8 @@ def _known(ctx: Context, lookup: Lookup, value: str, what: str) -> Thing:
     # A web page is nobody's: the thing tied to it decides.
     if thing is not None and not thing.blocked and not is_page(value):
         ctx.gate.check_write(thing.owners, what)
+    if thing is not None and thing.shielded:
+        raise ToolError(SHIELD_REFUSAL)
     if thing is None or not thing.exists or thing.blocked:
         raise ToolError(f"the gateway knows nothing at {value}: a tie goes to a thing its tools gave (sioul:..., "
                         "mid:...) or to an http(s) page")
@@ -286,6 +289,8 @@ def links_answer(ctx: Context, value: str) -> Answer:
             # Nothing there and nothing tied to it: worded as a kept thing, so ids cannot be probed.
             raise ctx.gate.refused(frozenset(), what)
         ctx.gate.check_read(owners, what)
+        if thing is not None and thing.shielded:
+            raise ToolError(SHIELD_REFUSAL)
         if thing is not None and thing.blocked:
             raise ToolError("this message's sender is on the person's blocked list: its mail is only counted")
         tied, kept = ties_shown(ctx, lookup, key)

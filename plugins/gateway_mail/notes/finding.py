@@ -27,15 +27,16 @@ def _found(kind: str, where: str, title: str) -> dict[str, Any]:
 
 def _mail(ctx: Context, query: str, limit: int, _ties: Ties) -> list[dict[str, Any]]:
     from gateway_mail.mail.answers import address_of
-    from gateway_mail.mail.store import BLOCKED, CLOSED, opened
+    from gateway_mail.mail.store import BLOCKED, CLOSED, SHIELDED, opened
 
     if not ctx.settings.get("accounts"):
         return []
     with opened(ctx) as mail:
         rows = matching(mail.connection,
                         "SELECT m.* FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-                        f"WHERE messages_fts MATCH ? AND NOT {CLOSED} AND NOT {BLOCKED} ORDER BY m.date DESC LIMIT ?",
-                        plain(query), [mail.closed_json, mail.blocked_json, limit])
+                        f"WHERE messages_fts MATCH ? AND NOT {CLOSED} AND NOT {BLOCKED} AND NOT {SHIELDED} "
+                        "ORDER BY m.date DESC LIMIT ?",
+                        plain(query), [mail.closed_json, mail.blocked_json, mail.shield_json, limit])
         return [_found("mail", address_of(row), ctx.clip(row["subject"], FIELD_LIMIT)) for row in rows]
 
 

@@ -28,6 +28,7 @@ class Thing:
     title: str = ""
     exists: bool = True
     blocked: bool = False  # a blocked sender's message: only counted, as kept as a closed project's
+    shielded: bool = False  # kept by the AI shield (hostile mail to a shielded address, or not judged yet): the same
 
 
 # kind -> (lookup, canonical address) -> Thing or None; filled for tasks and events by their modules.
@@ -148,7 +149,9 @@ def _of_rows(lookup: Lookup, mail: Any, address: str, rows: list[Any]) -> Thing 
         return Thing(address, tied, exists=False)
     owners = frozenset().union(*(mail.owners(row) for row in rows)) | tied
     blocked = any(mail.is_blocked(row) for row in rows)
-    return Thing(address, owners, rows[0]["subject"], blocked=blocked)
+    shielded = any(mail.is_shielded(row) for row in rows)
+    return Thing(address, owners, "" if shielded else rows[0]["subject"], blocked=blocked or shielded,
+                 shielded=shielded)
 
 
 def _plan_ties(lookup: Lookup) -> dict[str, frozenset[str]]:

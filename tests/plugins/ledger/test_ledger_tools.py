@@ -143,9 +143,11 @@ def test_a_broken_journal_fails_only_itself_and_is_named(gateway_home: Path) -> 
     made, gateway = _gateway(gateway_home)
     folder = made["beancount"].parent
     broken_bean = folder / "broken.beancount"
-    broken_bean.write_text('2026-01-01 open Assets:Cash\n2026-01-02 * "Cafe" "cut off\n  Assets:Cash -3 EUR\n')
+    # Each error is on a line holding a closed project's word: the tools' own messages quote such lines.
+    broken_bean.write_text('2026-01-01 open Assets:Cash\n2026-01-02 open Expenses:quietcanary\n'
+                           '2026-01-02 * "Cafe" "cut off\n  Assets:Cash -3 EUR\n')
     broken_ledger = folder / "broken.journal"
-    broken_ledger.write_text("2026-13-45 Cafe\n    Assets:Cash   -3 EUR\n    Expenses:Food\n")
+    broken_ledger.write_text("2026-13-45 Cafe quietcanary\n    Assets:Cash   -3 EUR\n    Expenses:Food\n")
     journals = [str(made["beancount"]), str(broken_bean), str(broken_ledger), str(made["hledger"])]
     made["config"]["plugins"]["ledger"]["journals"] = journals
     gateway = make_gateway([("ledger", gateway_ledger)], home=gateway_home, config=made["config"],
@@ -153,8 +155,11 @@ def test_a_broken_journal_fails_only_itself_and_is_named(gateway_home: Path) -> 
     for tool, arguments in (("budgets", {}), ("accounts", {}), ("search_transactions", {"query": "grocer"})):
         answer = gateway.call(tool, arguments)
         assert not answer.is_error, answer.text
-        assert "journal not read: broken.beancount: beancount says: broken.beancount:" in answer.text
-        assert "journal not read: broken.journal: hledger says:" in answer.text
+        assert ("journal not read: broken.beancount: its tool found errors in it (the person runs bean-check "
+                "broken.beancount to see them)") in answer.text
+        assert "journal not read: broken.journal: its tool found errors in it (the person runs hledger check -f " \
+            "broken.journal to see them)" in answer.text
+        assert "quietcanary" not in answer.text  # the tools' words, which quote the lines, are the person's alone
     assert "Grocer Example" in answer.text  # the others are read
     from gateway.doctor import run_checks
 
