@@ -34,7 +34,7 @@ BIN = Path(sys.executable).parent
 
 
 def environment(home: Path) -> dict[str, str]:
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     return {"PATH": os.environ.get("PATH", ""), **home_environment(home), "TZ": "Europe/Paris", "LANG": "C.UTF-8"}
 

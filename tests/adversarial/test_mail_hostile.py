@@ -26,7 +26,7 @@ import httpx2
 import pytest
 from gateway_mail.mail import sample
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import folders_of, write_config
 
 # The SDK's client warns that ping is gone from the 2026-07-28 revision; these clients speak the older ones.

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from gateway_mail.mail import sample as mail_sample
 from gateway_spam import sample as spam_sample
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import read_audit, serve_client, write_config
 from tests.adversarial.test_spam_traits_served import HAM_TEXT, _text, _trained
 from tests.plugins.mail import shield_world

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import folders_of, read_audit, write_config
 from tests.gateway.test_cli_http import first_line, free_port, start
 
@@ -53,7 +53,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
 
 
 def cli(home: Path, *arguments: str):
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     env = {**home_environment(home), "GATEWAY_CONFIG": None, "GATEWAY_PROFILE": None}
     return CliRunner().invoke(main, list(arguments), env=env)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.setup import starter_config
+from gateway.commands.setup import starter_config
 from gateway.testing import make_gateway
 from tests.conformance.test_official_suite import _with_token
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.served import folders_of
 from gateway.testing import write_config
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from gateway.bundle import SETTINGS, accounts_under, config_for, prepare, settings_from, write_config
+from gateway.commands.bundle import SETTINGS, accounts_under, config_for, prepare, settings_from, write_config
 
 
 def _maildir(folder: Path) -> Path:
@@ -51,7 +51,7 @@ def test_the_config_is_written_only_when_it_changes_and_kept_to_the_person(tmp_p
 
 
 def test_prepare_writes_the_hosts_settings_where_the_gateway_reads_configs(tmp_path: Path) -> None:
-    from gateway.context import Folders
+    from gateway.api.context import Folders
 
     folders = Folders(config=tmp_path / "config", data=tmp_path / "data", state=tmp_path / "state",
                       cache=tmp_path / "cache")

@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway.icons import (
+from gateway.api.icons import (
     MAX_ICON_BYTES,
     IconRefused,
     checked_svg,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import installed_plugin, write_config
 
 SECRET = "marmaladetruth"  # in the person's own notes: the selftest must never read or print it

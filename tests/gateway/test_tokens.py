@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gateway import tokens
-from gateway.audit import AuditLog
-from gateway.cli import main
-from gateway.http import RequireToken
+from gateway.commands.cli import main
+from gateway.engine import tokens
+from gateway.engine.audit import AuditLog
+from gateway.engine.tokens import TokenError, TokenStore
 from gateway.testing import folders_of, write_config
-from gateway.tokens import TokenError, TokenStore
+from gateway.wire.http import RequireToken
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_the_http_layer_accepts_the_served_token_and_named_ones_in_constant_time
     gate = RequireToken(None, "served-secret", Path("http-token"), store)
     calls: list[object] = []
     real = tokens.hmac.compare_digest
-    monkeypatch.setattr("gateway.http.hmac.compare_digest", lambda a, b: calls.append("http") or real(a, b))
+    monkeypatch.setattr("gateway.wire.http.hmac.compare_digest", lambda a, b: calls.append("http") or real(a, b))
     assert gate.accepted(b"served-secret") == ("default", None)
     assert gate.accepted(secret.encode()) == ("laptop", "laptop")
     assert gate.accepted(b"nothing") is None and gate.accepted(b"") is None
@@ -157,9 +157,9 @@ def test_store_errors_say_what_to_do(tmp_path: Path) -> None:
 def test_a_list_changed_is_told_only_to_hosts_whose_profile_may_read_what_was_added() -> None:
     import anyio
 
-    from gateway.core import Caller
-    from gateway.notify import Notifier
-    from gateway.refresh import Refreshed
+    from gateway.api.refresh import Refreshed
+    from gateway.engine.core import Caller
+    from gateway.wire.notify import Notifier
 
     told: list[str] = []
 
@@ -191,9 +191,9 @@ def test_a_list_changed_is_told_only_to_hosts_whose_profile_may_read_what_was_ad
 def test_a_host_whose_token_is_revoked_hears_nothing_more_on_a_stream_it_holds(gateway_home: Path) -> None:
     import anyio
 
-    from gateway.core import Caller
-    from gateway.server import notifier_for
+    from gateway.engine.core import Caller
     from gateway.testing import make_gateway
+    from gateway.wire.server import notifier_for
 
     gateway = make_gateway(home=gateway_home, config={"profiles": {"laptop": {}}}, projects=[])
     store = TokenStore.of_state(gateway.folders.state)

@@ -25,7 +25,7 @@ import jsonschema
 import pytest
 from gateway_mail.demo import write_maildir
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 MCPB_SCHEMA = ROOT / "tests" / "data" / "mcpb" / "mcpb-manifest-v0.4.schema.json"
@@ -152,4 +152,4 @@ def test_server_json_names_the_pypi_package_and_the_readmes_mcp_name() -> None:
     named = re.findall(r"mcp-name:\s*(\S+)", (ROOT / "README.md").read_text())
     assert named == [server["name"]]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts.get(package["identifier"]) == "gateway.cli:main"  # `uvx --from ... mcp-gateway serve` runs it
+    assert scripts.get(package["identifier"]) == "gateway.commands.cli:main"  # `uvx --from ... mcp-gateway serve` runs it

@@ -129,42 +129,6 @@ def _check_query(query: str) -> None:
         raise ToolError(f"query has {terms} words, over the limit of {MAX_QUERY_TERMS}")
 
 
-# What a notmuch or mu user types, read for FTS5: `from:` and `subject:` (and FTS5's own column names) are column
-# filters; a word FTS5 would not take bare (an address, a file name, `ACME-2291`) is searched as the phrase of its
-# words; operators, parentheses, quoted phrases and `word*` stay FTS5's. A query using NEAR or column sets
-# (`{...}`) is FTS5 syntax only and passed as it is.
-_FTS_COLUMNS = {"from": "sender", "sender": "sender", "subject": "subject", "body": "body"}
-_NOT_YET = ("to", "cc", "bcc", "date", "is", "attachment", "tag", "folder", "path", "id", "thread", "mimetype")
-_QUERY_TOKEN = re.compile(r'"(?:[^"]|"")*"\*?|[()]|[^\s()"]+')
-_BAREWORD = re.compile(r"^\w+\*?$")
-
-
-def fts_query(query: str) -> str:
-    """`query` as FTS5 reads it, notmuch's habits translated (see above); a prefix not searchable yet is said."""
-    if "NEAR" in query or "{" in query or query.count('"') % 2:
-        return query  # FTS5's own syntax (or a quote left open, which FTS5 then names)
-    out = []
-    for token in _QUERY_TOKEN.findall(query):
-        if token in ("(", ")", "AND", "OR", "NOT") or token.startswith('"') or _BAREWORD.match(token):
-            out.append(token)
-            continue
-        prefix, colon, value = token.partition(":")
-        if colon and value and prefix.lower() in _FTS_COLUMNS:
-            out.append(f"{_FTS_COLUMNS[prefix.lower()]} : {_phrase(value)}")
-        elif colon and prefix.lower() in _NOT_YET:
-            raise ToolError(f"{prefix.lower()}: is not searchable yet; search_mail takes from:, subject: and words "
-                            "(an address or a file name as it is), with account, folder and days to narrow")
-        else:
-            out.append(_phrase(token))
-    return " ".join(out)
-
-
-def _phrase(value: str) -> str:
-    prefix = value.endswith("*")
-    text = value.rstrip("*").strip('"').replace('"', '""')
-    return f'"{text}"' + ("*" if prefix else "")
-
-
 def _scope(mail: Mail, account: str | None, folder: str | None, days: int | None) -> tuple[str, list[Any]]:
     where, values = ["1"], []
     if account is not None:
@@ -218,6 +182,35 @@ COUNT_SHIELDED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m
 SEARCH = (f"SELECT m.id FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid "
           f"WHERE messages_fts MATCH ? {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} AND NOT {SHIELDED} "
           f"ORDER BY messages_fts.rowid DESC LIMIT ?")
+# A query FTS5 has no part in (`is:unread date:2026-01..`, `NOT word`, a word only in a script without spaces):
+# the messages walked newest first by id, each tested, stopping after `limit`.
+SCAN = (f"SELECT m.id FROM messages m WHERE 1 {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} "
+        f"AND NOT {SHIELDED} ORDER BY m.id DESC LIMIT ?")
+_READ_AGAIN = ('; quote words with symbols ("word-with-dash"), balance parentheses and quotes, put words on both '
+               "sides of AND, OR and NOT, or write the query as a notmuch user would (from:, to:, date:2026-01..)")
+
+
+def statement(zone: Any, query: str, where: str, values: list[Any], days: int | None,
+              closed: str, blocked: str, shielded: str = "[]") -> tuple[str, list[Any]]:
+    """search_mail's statement (its LIMIT the last value, left for the caller) and its values; `zone` is the
+    person's, in which dates are read."""
+    from gateway_mail.mail.query import plan
+
+    asked = plan(query, zone)
+    since = [t for t in (time.time() - days * 86400 if days is not None else None, asked.since) if t is not None]
+    rowid = "messages_fts.rowid" if asked.match is not None else "m.id"
+    bounds, bound_values = "", []
+    if since:
+        bounds += f"AND {rowid} >= ?"
+        bound_values.append(index.date_key(max(since)))
+    if asked.until is not None:  # a second past the end: the date itself is tested exactly in the condition
+        bounds += f" AND {rowid} < ?"
+        bound_values.append(index.date_key(asked.until) + (1 << index.SAME_SECOND_BITS))
+    where = f"{where} AND ({asked.condition})"
+    rest = [*bound_values, *values, *asked.values, closed, blocked, shielded]
+    if asked.match is not None:
+        return SEARCH.format(since=bounds, where=where), [asked.match, *rest]
+    return SCAN.format(since=bounds, where=where), rest
 
 
 def search_answer(ctx: Context, query: str, account: str | None, folder: str | None, days: int | None,
@@ -234,27 +227,24 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         shielded = mail.connection.execute(
             f"{COUNT_SHIELDED} WHERE {where} AND NOT {CLOSED} AND NOT {BLOCKED}",
             [shield_json, *values, closed, blocked_json]).fetchone()[0] if mail.shielded.ids else 0
-        since = [index.date_key(time.time() - days * 86400)] if days is not None else []
+        sql, arguments = statement(_zone(ctx), query, where, values, days, closed, blocked_json, shield_json)
         try:
-            newest = [r[0] for r in mail.connection.execute(
-                SEARCH.format(since="AND messages_fts.rowid >= ?" if since else "", where=where),
-                [fts_query(query), *since, *values, closed, blocked_json, shield_json, limit])]
+            newest = [r[0] for r in mail.connection.execute(sql, [*arguments, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
                 "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
             rows = [by_id[i] for i in newest if i in by_id]
+            total, more = len(rows), False
+            if len(rows) >= limit:
+                # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
+                counted = mail.connection.execute(f"SELECT count(*) FROM ({sql})",
+                                                  [*arguments, TOTAL_BOUND + 1]).fetchone()[0]
+                total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
         except sqlite3.OperationalError as error:
             if "interrupted" in str(error):
                 raise
-            raise ToolError(f"the query is not valid FTS5 syntax ({error}); quote words with symbols: "
-                            '"word-with-dash"') from error
+            # SQLite's own words name its parser's insides: the person is told what to write instead.
+            raise ToolError(f"the query cannot be read as a search{_READ_AGAIN}") from error
         hits = [_hit(ctx, row) for row in rows]
-        total, more = len(hits), False
-        if len(rows) >= limit:
-            # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
-            counted = mail.connection.execute(
-                f"SELECT count(*) FROM ({SEARCH.format(since='AND messages_fts.rowid >= ?' if since else '', where=where)})",
-                [fts_query(query), *since, *values, closed, blocked_json, shield_json, TOTAL_BOUND + 1]).fetchone()[0]
-            total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
     if total == len(hits) and not more:

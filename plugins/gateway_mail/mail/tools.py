@@ -38,15 +38,17 @@ def porch(
 def search_mail(
     ctx: Context,
     query: Annotated[str, Field(max_length=MAX_QUERY_CHARACTERS,
-                                description='words to find (SQLite FTS5: "a phrase", AND/OR/NOT, prefix*)')],
+                                description='words to find, as notmuch takes them: "a phrase", prefix*, from:, to:, '
+                                            "cc:, subject:, attachment:, list:, date:2026-01..2026-03, is:unread, "
+                                            "is:flagged, is:answered, AND/OR/NOT, parentheses (FTS5 syntax works too)")],
     account: Annotated[str | None, Field(description="only this account (its name in the config)")] = None,
     folder: Annotated[str | None, Field(description='only this folder and those under it, written with "/"')] = None,
     days: Annotated[int | None, Field(ge=1, le=36500, description="only mail of the last so many days")] = None,
     limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="at most so many hits")] = DEFAULT_LIMIT,
 ) -> Answer:
-    """Find mail by its words, in subjects, senders, texts and attachments' text (masked: a code or a card is found
-    by no digit). Newest first. Each hit gives its address (mid:...), date, sender and subject; read it with
-    read_message.
+    """Find mail by its words, in subjects, senders, recipients, texts, attachments' names and text (masked: a code
+    or a card is found by no digit), with notmuch's prefixes and dates.
+    Newest first. Each hit gives its address (mid:...), date, sender and subject; read it with read_message.
     Mail of closed projects and of blocked senders is left out and counted over the whole scope."""
     from gateway_mail.mail.answers import search_answer
 

@@ -177,7 +177,7 @@ def test_an_encrypted_message_has_no_attachment_to_read(world, gateway_home: Pat
 
 
 def test_a_reading_stops_at_the_calls_deadline_and_says_so() -> None:
-    from gateway.deadline import Deadline
+    from gateway.api.deadline import Deadline
 
     long = sample.pdf([f"Page {n} of the long report" for n in range(1, 201)])
     attachment = parse(bytes(sample.with_attachments([("long.pdf", PDF_TYPE, long)]))).attachments[0]
@@ -221,7 +221,7 @@ def test_access_why_names_the_subject_route_met_only_in_an_attachment(world, gat
     from gateway_mail.projects import described
 
     from gateway import Gate, PluginHost, Project
-    from gateway.access import Manifest
+    from gateway.gate.access import Manifest
     from gateway.testing import folders_of
 
     _ids, gateway = world

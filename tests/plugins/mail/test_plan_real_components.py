@@ -23,7 +23,7 @@ import gateway_mail
 import pytest
 from gateway_mail.plan import vdir
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import make_gateway
 
 BIN = Path(sys.executable).parent

@@ -188,7 +188,7 @@ def test_with_no_command_and_no_labels_mail_to_a_shielded_address_waits_kept(shi
 def test_gateway_mail_index_judges_what_waits_and_says_so(shielded, gateway_home: Path) -> None:
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     _root, ids, runs, gateway = shielded
     gateway()  # writes the config
@@ -227,7 +227,7 @@ def test_a_reused_message_id_never_takes_an_earlier_verdict(shielded, gateway_ho
 def test_doctor_says_a_judge_that_is_not_there_and_what_waits(shielded, gateway_home: Path) -> None:
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     _root, ids, _runs, gateway = shielded
     served = gateway(shield_command=[str(gateway_home / "bin" / "no-such-judge")])
@@ -243,7 +243,7 @@ def test_doctor_says_a_judge_that_is_not_there_and_what_waits(shielded, gateway_
 def test_gateway_watch_judges_ahead_of_any_call(shielded, gateway_home: Path) -> None:
     from gateway_mail.freshness import refresh
 
-    from gateway.core import Caller
+    from gateway.engine.core import Caller
 
     _root, _ids, runs, gateway = shielded
     served = gateway()
@@ -257,7 +257,7 @@ def test_gateway_watch_judges_ahead_of_any_call(shielded, gateway_home: Path) ->
 def test_access_why_says_the_shield_keeps_a_message_whatever_the_routes(shielded, gateway_home: Path) -> None:
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     root, ids, _runs, gateway = shielded
     served = gateway()  # writes the config: the judge command, the press address shielded
