@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes .venv (once) and installs the gateway with every built-in plugin, the test tools and the example
-# plugin, all editable. Only Python 3.11+ is needed; run from anywhere.
+# Makes .venv (once) and installs the gateway with every built-in plugin, the test tools, the example
+# plugin and the test-only fixtures of the MCP conformance suite (off unless a config turns them on), all
+# editable. Only Python 3.11+ is needed; run from anywhere.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -43,10 +44,12 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 stamp=.venv/.installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ contrib/gateway-hello/pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ contrib/gateway-hello/pyproject.toml -nt "$stamp" ] \
+   || [ contrib/gateway-conformance-fixtures/pyproject.toml -nt "$stamp" ]; then
   echo "Installing the gateway, its plugins and the test tools into .venv (about a minute the first time)..." >&2
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[all,test]' -e contrib/gateway-hello
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[all,test]' -e contrib/gateway-hello \
+    -e contrib/gateway-conformance-fixtures
   touch "$stamp"
   echo "Installed. The command is .venv/bin/gateway (not on your PATH: run it so, or 'source .venv/bin/activate')." >&2
 fi

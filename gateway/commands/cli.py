@@ -811,3 +811,16 @@ def demo(directory: Path | None) -> None:
         run_demo(directory)
     except ToolError as error:
         raise click.ClickException(str(error)) from None
+
+
+@main.command()
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="where to write it (default: mcp-gateway-VERSION.mcpb in the current folder)")
+def bundle(out: Path | None) -> None:
+    """Build the MCP Bundle (.mcpb) that Claude Desktop installs in one click; its settings become a config."""
+    from gateway.commands.bundle import __version__ as version
+    from gateway.commands.bundle import build
+
+    written = build(out or Path(f"mcp-gateway-{version}.mcpb"))
+    click.echo(f"Wrote {written}: open it with Claude Desktop (or drag it onto its Extensions settings) to install "
+               "the gateway; the Maildir root, vdir and notes folders it asks for become its bundle.toml.")

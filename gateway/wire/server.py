@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from gateway import __version__
 from gateway.api.cursors import decode_cursor, encode_cursor
+from gateway.api.icons import Icon, gateway_icon, plugin_icon
 from gateway.api.items import Answer, ToolError
 from gateway.api.refresh import Refreshed
 from gateway.engine.core import PAGE_SIZE, Caller, Gateway, NotFound
@@ -110,6 +111,32 @@ def _call_result(answer: Answer) -> types.CallToolResult:
     )
 
 
+# The first revision whose schema knows `icons` (on Implementation, Tool, Resource, ResourceTemplate and Prompt).
+# Older revisions' schemas do not forbid the field, but their hosts do not know it: it is left out for them.
+ICONS_SINCE = "2025-11-25"
+
+
+def _sdk_icons(icon: Icon | None) -> list[types.Icon] | None:
+    if icon is None:
+        return None
+    return [types.Icon(src=icon.src, mime_type=icon.mime_type, sizes=list(icon.sizes))]
+
+
+def _knows_icons(ctx: ServerRequestContext[Any]) -> bool:
+    version = getattr(ctx, "protocol_version", None) or getattr(ctx.session, "protocol_version", None)
+    return isinstance(version, str) and version >= ICONS_SINCE
+
+
+async def _server_icon_by_revision(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+    """The gateway's icon in the initialize result only for a revision that knows icons (the SDK sends it to all)."""
+    result = await call_next(ctx)
+    if ctx.method == "initialize" and isinstance(result, dict) and str(result.get("protocolVersion", "")) < ICONS_SINCE:
+        info = result.get("serverInfo")
+        if isinstance(info, dict) and "icons" in info:
+            result = {**result, "serverInfo": {k: v for k, v in info.items() if k != "icons"}}
+    return result
+
+
 class _Handlers:
     """The server's handlers, one method per request kind, each calling the core (`Gateway`) for one caller."""
 
@@ -117,12 +144,37 @@ class _Handlers:
         self.gateway = gateway
         self.transport = transport  # names the wire in the audit log
         self.notifier = notifier
-        # Per catalogue (one per profile in use), held with it so that an id is never that of a catalogue since freed.
-        self.listed_tools: dict[int, tuple[Any, list[types.Tool]]] = {}
+        # Per catalogue (one per profile in use) and with or without icons, held with it so that an id is never
+        # that of a catalogue since freed.
+        self.listed_tools: dict[tuple[int, bool], tuple[Any, list[types.Tool]]] = {}
+        self.icons_of: dict[str, list[types.Icon] | None] = {}
 
-    def mcp_tools(self, caller: Caller) -> list[types.Tool]:
+    def plugin_icons(self, plugin: str) -> list[types.Icon] | None:
+        """The icons of a plugin's things (its packaged icon.svg, read once)."""
+        if not plugin:
+            return None
+        if plugin not in self.icons_of:
+            self.icons_of[plugin] = _sdk_icons(plugin_icon(self.gateway.registry.get(plugin).module))
+        return self.icons_of[plugin]
+
+    def icons(self, ctx: ServerRequestContext[Any], plugin: str) -> list[types.Icon] | None:
+        """A plugin's icons for a host whose revision knows icons; None for the others."""
+        return self.plugin_icons(plugin) if _knows_icons(ctx) else None
+
+    def resource_plugin(self, uri: str, caller: Caller) -> str:
+        """The plugin that serves a listed resource: a fixed one by its URI, else the first template it matches."""
         catalogue = self.gateway.catalogue(self.gateway.snapshot(caller.profile))
-        held, cached = self.listed_tools.get(id(catalogue), (None, None))
+        for resource in catalogue.resources:
+            if resource.uri == uri:
+                return resource.plugin
+        for template in catalogue.templates:
+            if template.match(uri) is not None:
+                return template.plugin
+        return ""
+
+    def mcp_tools(self, caller: Caller, with_icons: bool = False) -> list[types.Tool]:
+        catalogue = self.gateway.catalogue(self.gateway.snapshot(caller.profile))
+        held, cached = self.listed_tools.get((id(catalogue), with_icons), (None, None))
         if held is not catalogue or cached is None:
             cached = [
                 types.Tool(
@@ -132,6 +184,7 @@ class _Handlers:
                     input_schema=dict(listed.tool.input_schema),
                     output_schema=dict(listed.tool.output_schema) if listed.tool.output_schema else None,
                     annotations=_annotations(listed.tool),
+                    icons=self.plugin_icons(listed.tool.plugin) if with_icons else None,
                     # The definition's hash, as `gateway lock` pins it: a host can pin the tool too.
                     meta={"gateway/definition-sha256": digest(tool_definition(listed.name, listed.tool))},
                 )
@@ -139,11 +192,11 @@ class _Handlers:
             ]
             if len(self.listed_tools) >= 16:  # a config change makes new catalogues: the old ones go
                 self.listed_tools.clear()
-            self.listed_tools[id(catalogue)] = (catalogue, cached)
+            self.listed_tools[(id(catalogue), with_icons)] = (catalogue, cached)
         return cached
 
     async def list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        page, next_cursor = _page(self.mcp_tools(_caller(ctx, self.transport)), params)
+        page, next_cursor = _page(self.mcp_tools(_caller(ctx, self.transport), _knows_icons(ctx)), params)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams):
@@ -154,9 +207,10 @@ class _Handlers:
         return _call_result(answer)
 
     async def list_resources(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
+        caller = _caller(ctx, self.transport)
         try:
             page, next_cursor = await self.gateway.in_worker(  # plugins' listings run off the event loop
-                self.gateway.list_resources, params.cursor if params else None, _caller(ctx, self.transport)
+                self.gateway.list_resources, params.cursor if params else None, caller
             )
         except ToolError as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
@@ -168,6 +222,7 @@ class _Handlers:
                     title=item.get("title"),
                     description=item.get("description"),
                     mime_type=item.get("mime_type"),
+                    icons=self.icons(ctx, self.resource_plugin(item["uri"], caller)),
                 )
                 for item in page
             ],
@@ -188,6 +243,7 @@ class _Handlers:
                     title=t.title,
                     description=t.description,
                     mime_type=t.mime_type,
+                    icons=self.icons(ctx, t.plugin),
                 )
                 for t in templates
             ],
@@ -294,6 +350,7 @@ class _Handlers:
                         types.PromptArgument(name=a.name, description=a.description, required=a.required)
                         for a in prompt.arguments
                     ],
+                    icons=self.icons(ctx, prompt.plugin),
                 )
                 for name, prompt in prompts
             ],
@@ -352,6 +409,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         version=__version__,
         title="gateway",
         instructions=INSTRUCTIONS,
+        icons=_sdk_icons(gateway_icon()),
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
         on_list_resources=handlers.list_resources,
@@ -364,7 +422,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
     )
     # We keep no OpenTelemetry (its middleware is per-call cost for nothing here); our one middleware keeps
     # the core's own faults from reaching the wire as the SDK's code-0 error with the exception's text.
-    server.middleware = [_shield]
+    server.middleware = [_shield, _server_icon_by_revision]
     if notifier is not None:
         server.middleware.insert(0, _tracking(notifier))
         server.notifying = True
