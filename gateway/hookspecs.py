@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import click
 
     from gateway.context import PluginHost
-    from gateway.items import Detected, Prompt, Resource, ResourceTemplate, Setting, Tool
+    from gateway.items import Detected, Prompt, Resource, ResourceTemplate, Tool
     from gateway.refresh import Refresh
     from gateway.traits import Traits
 
@@ -31,8 +31,8 @@ hookimpl = pluggy.HookimplMarker("gateway")
 
 
 @hookspec
-def register_settings(gateway: PluginHost) -> list[Setting]:
-    """The keys your ``[plugins.<name>]`` table accepts; any other key is refused by name."""
+def register_settings(gateway: PluginHost) -> type:
+    """One pydantic model class: its fields are the keys your ``[plugins.<name>]`` table takes (any other is refused)."""
 
 
 @hookspec
