@@ -204,7 +204,9 @@ def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = Tru
 def _without_attrs(annotation: Any) -> Any:
     """`annotation` with each attrs class in it as the TypedDict of its fields (pydantic does not read attrs)."""
     if isinstance(annotation, type) and attrs.has(annotation):
-        from typing_extensions import NotRequired, TypedDict
+        from typing import NotRequired
+
+        from typing_extensions import TypedDict
 
         attrs.resolve_types(annotation)
         fields = {
