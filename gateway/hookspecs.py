@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     import click
+    from pydantic import BaseModel
 
     from gateway.context import PluginHost
     from gateway.items import Detected, Prompt, Resource, ResourceTemplate, Tool
@@ -31,7 +32,7 @@ hookimpl = pluggy.HookimplMarker("gateway")
 
 
 @hookspec
-def register_settings(gateway: PluginHost) -> type:
+def register_settings(gateway: PluginHost) -> type[BaseModel]:
     """One pydantic model class: its fields are the keys your ``[plugins.<name>]`` table takes (any other is refused)."""
 
 
