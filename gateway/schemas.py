@@ -241,6 +241,9 @@ def output_schema(annotation: Any, tool: str) -> dict[str, Any] | None:
     (shape,) = typing.get_args(annotation)
     if shape is Any or isinstance(shape, typing.TypeVar):
         return None
+    simple = _simple_shape(shape) if FAST_SCHEMAS else None
+    if simple is not None:
+        return simple
     from pydantic import PydanticUserError, TypeAdapter
 
     try:
@@ -325,6 +328,53 @@ def _simple(annotation: Any) -> dict[str, Any] | None:
         inner = _simple(items[0]) if len(items) == 1 else None
         return None if inner is None else {"items": _sorted(inner), "type": "array"}
     return None
+
+
+def _simple_shape(shape: Any) -> dict[str, Any] | None:
+    """The portable schema of a TypedDict of plain fields (nested TypedDicts, lists and string-keyed dicts of them
+    included), as pydantic then `portable` write it; None for pydantic to write."""
+    import typing_extensions
+
+    if not typing_extensions.is_typeddict(shape):
+        return None
+    try:
+        hints = typing_extensions.get_type_hints(shape, include_extras=True)
+    except Exception:  # a name only pydantic's resolver finds (or none does): pydantic says which
+        return None
+    properties, required = {}, []
+    for key, annotation in hints.items():
+        # Under postponed annotations the class cannot see NotRequired in its strings: the resolved hint says it.
+        wrapper = typing.get_origin(annotation)
+        if wrapper is typing_extensions.Required or (
+                wrapper is not typing_extensions.NotRequired and key in shape.__required_keys__):
+            required.append(key)
+        while typing.get_origin(annotation) in (typing_extensions.NotRequired, typing_extensions.Required):
+            annotation = typing.get_args(annotation)[0]
+        schema = _simple_value(annotation)
+        if schema is None:
+            return None
+        properties[key] = schema
+    found: dict[str, Any] = {"properties": properties, "type": "object"}
+    if required:
+        found["required"] = required
+    if shape.__doc__:
+        found["description"] = inspect.cleandoc(shape.__doc__)
+    return found
+
+
+def _simple_value(annotation: Any) -> dict[str, Any] | None:
+    """One field of a shape: what `_simple` writes, a nested shape, or a list or string-keyed dict of either."""
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is list and len(arguments) == 1:
+        items = _simple_value(arguments[0])
+        return None if items is None else {"items": items, "type": "array"}
+    if origin is dict and len(arguments) == 2 and arguments[0] is str:
+        if arguments[1] is Any:
+            return {"additionalProperties": True, "type": "object"}
+        values = _simple_value(arguments[1])
+        return None if values is None else {"additionalProperties": values, "type": "object"}
+    shape = _simple_shape(annotation)
+    return shape if shape is not None else _simple(annotation)
 
 
 def _constrain(schema: dict[str, Any], item: Any) -> bool:

@@ -171,3 +171,14 @@ def test_a_served_call_of_a_plugin_whose_settings_are_wrong_says_where_and_never
         "greeting": {"type": "string"}, "name": {"type": "string"}, "times": {"type": "integer"}}}
     assert called.is_error and "[plugins.hello] greeting: must be a string, not list" in called.content[0].text
     assert "Hi, Ada" not in called.content[0].text
+
+
+def test_the_output_shapes_written_without_pydantic_are_pydantics(built_in_tools, monkeypatch):
+    # A TypedDict of plain fields is described directly at start (a TypeAdapter costs milliseconds each): what
+    # hosts see must be exactly what pydantic, made portable, writes.
+    returns = {name: schemas._hints(inspect.unwrap(tool.function), name).get("return")
+               for name, tool in built_in_tools.items()}
+    fast = {name: schemas.output_schema(annotation, name) for name, annotation in returns.items()}
+    assert sum(schema is not None for schema in fast.values()) >= len(HAND_WRITTEN)
+    monkeypatch.setattr(schemas, "FAST_SCHEMAS", False)
+    assert fast == {name: schemas.output_schema(annotation, name) for name, annotation in returns.items()}
