@@ -138,7 +138,7 @@ def value_problems(model: Model, values: Mapping[str, Any]) -> list[str]:
     # get; what the schema cannot say (a validator of the plugin's own) is said in pydantic's words.
     problems = explain(model, values)
     if not problems and failed is not None:
-        problems = [f"{_place(item['loc'])}: {item['msg']}" for item in failed.errors()]
+        problems = [f"{_place(item['loc'])}: {item['msg'].removeprefix('Value error, ')}" for item in failed.errors()]
     if not problems:
         problems = [f"{place}: unknown key" for place in _extra_keys(values, dumped)]
     return list(dict.fromkeys(problems))

@@ -8,7 +8,7 @@ An account's keys are checked at load like the rest: a wrong or missing one turn
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 PATH = {"format": "path"}  # a path setting: kept as written ("" for the default), read with path_setting
 
@@ -54,3 +54,12 @@ class MailSettings(BaseModel):
                           json_schema_extra=PATH)
     notes: str = Field("", description="the notes folder: Markdown files, subfolders allowed (unset: no notes)",
                        json_schema_extra=PATH)
+
+    @field_validator("accounts")
+    @classmethod
+    def _names_once(cls, accounts: list[Account]) -> list[Account]:
+        names = [account.name for account in accounts]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"the account name {twice[0]!r} is used twice")
+        return accounts

@@ -182,3 +182,11 @@ def test_the_output_shapes_written_without_pydantic_are_pydantics(built_in_tools
     assert sum(schema is not None for schema in fast.values()) >= len(HAND_WRITTEN)
     monkeypatch.setattr(schemas, "FAST_SCHEMAS", False)
     assert fast == {name: schemas.output_schema(annotation, name) for name, annotation in returns.items()}
+
+
+def test_a_plugins_own_validator_is_said_at_its_place_in_its_own_words(gateway_home, tmp_path):
+    accounts = [{"name": "home", "maildir": str(tmp_path / "a")}, {"name": "home", "maildir": str(tmp_path / "b")}]
+    built = make_gateway(entrypoints=True, home=gateway_home,
+                         config={"gateway": {"plugins": ["mail"]}, "plugins": {"mail": {"accounts": accounts}}})
+    (problem,) = built.catalogue().problems
+    assert "[plugins.mail] accounts: the account name 'home' is used twice" in problem
