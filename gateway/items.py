@@ -92,6 +92,7 @@ class Tool:
     The function takes the checked arguments as keywords; when its first parameter is annotated ``Context``
     (or named ``ctx``) it also gets the per-call :class:`gateway.Context` first. It may be sync or async and returns ``str``, ``dict`` or
     :class:`Answer`, or raises :class:`ToolError`. ``private_arguments`` are logged by their length only.
+    ``output_schema`` is the one ``from_function`` makes from a return annotation ``Answer[Shape]``.
     """
 
     name: str = field(validator=_check_name)

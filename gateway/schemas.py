@@ -193,7 +193,11 @@ def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = Tru
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
-    hints = hints or _hints(function, tool)
+    if not with_schema:  # the input schema given by hand: the hints still say the output's shape, if readable
+        try:
+            hints = _hints(function, tool)
+        except SchemaError:
+            hints = {}
     return Described(schema=schema, context=context, converters=converters,
                      output=output_schema(hints.get("return"), tool))
 
