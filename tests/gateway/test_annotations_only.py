@@ -157,7 +157,9 @@ def test_doctor_names_a_broken_mail_account_that_once_passed_it(gateway_home, tm
 
 
 def test_a_served_call_of_a_plugin_whose_settings_are_wrong_says_where_and_never_runs(gateway_home, tmp_path):
-    write_config(gateway_home, {"gateway": {"plugins": ["hello"]}, "plugins": {"hello": {"greeting": ["Hi"]}}})
+    # The sentence names the place and the rule, never the value: a secret pasted into the wrong key stays home.
+    wrong = ["Hi", "pw-Kq8vT2xLmN4pR7sW"]
+    write_config(gateway_home, {"gateway": {"plugins": ["hello"]}, "plugins": {"hello": {"greeting": wrong}}})
 
     async def session():
         async with serve_client(gateway_home) as client:
@@ -170,7 +172,7 @@ def test_a_served_call_of_a_plugin_whose_settings_are_wrong_says_where_and_never
     assert hello.output_schema == {"type": "object", "required": ["greeting", "name", "times"], "properties": {
         "greeting": {"type": "string"}, "name": {"type": "string"}, "times": {"type": "integer"}}}
     assert called.is_error and "[plugins.hello] greeting: must be a string, not list" in called.content[0].text
-    assert "Hi, Ada" not in called.content[0].text
+    assert "Hi, Ada" not in called.content[0].text and "Kq8vT2xLmN4pR7sW" not in called.content[0].text
 
 
 def test_the_output_shapes_written_without_pydantic_are_pydantics(built_in_tools, monkeypatch):
