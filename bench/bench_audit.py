@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway.audit import AuditLog  # noqa: E402
+from gateway.engine.audit import AuditLog  # noqa: E402
 
 ENTRY = {"client": "claude-code", "client_version": "2.1.0", "transport": "stdio", "plugin": "mail",
          "tool": "search_mail", "arguments": {"query": "budget", "limit": 20}, "outcome": "ok",

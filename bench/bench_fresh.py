@@ -5,7 +5,7 @@
 
 What a call pays for freshness, side by side in one run, taken in turns so that all see the same load:
 - nothing changed: a bare stat of each watched path (the floor of a stat-based check); the stale checks of the
-  sessions and timeline refreshes together, with the kernel's file notifications (gateway.changes) and with the
+  sessions and timeline refreshes together, with the kernel's file notifications (gateway.api.changes) and with the
   stat fallback (notifications off); a rousseau_list_sessions call through the gateway with its refresh against
   the same call with the refresh taken out (a store that is not refreshed);
 - one session of 1,000 messages changed (a line appended): the refresh alone, and the call with it.
@@ -39,9 +39,9 @@ import gateway_timeline  # noqa: E402
 from gateway_sessions import refresh as sessions_refresh  # noqa: E402
 from gateway_timeline import refresh as timeline_refresh  # noqa: E402
 
-from gateway import changes  # noqa: E402
-from gateway.context import home_environment  # noqa: E402
-from gateway.core import Caller  # noqa: E402
+from gateway.api import changes  # noqa: E402
+from gateway.api.context import home_environment  # noqa: E402
+from gateway.engine.core import Caller  # noqa: E402
 from gateway.testing import make_gateway  # noqa: E402
 
 LONG = "bench-long-session"

@@ -44,7 +44,7 @@ LISTS = 8
 
 
 def environment(home: Path) -> dict[str, str]:
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     return {**home_environment(home), "TZ": "Europe/Paris"}
 

@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from gateway.context import home_environment  # noqa: E402
+from gateway.api.context import home_environment  # noqa: E402
 from gateway.testing import write_config  # noqa: E402
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway.context import home_environment  # noqa: E402
+from gateway.api.context import home_environment  # noqa: E402
 
 PAYEES = ["Grocer Example", "Bakery Sample", "Train Example", "Power Example", "Cafe Sample", "Bookshop Example",
           "Pharmacy Sample", "Cinema Example", "Garage Sample", "Florist Example"]

@@ -26,7 +26,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     sessions = parser.parse_args().sessions
 
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     home = Path(tempfile.mkdtemp()) / "home"
     home.mkdir()
@@ -36,7 +36,7 @@ def main() -> None:
     from fresh_helpers import claude_session, open_projects
     from gateway_sessions import refresh
 
-    from gateway.core import Caller
+    from gateway.engine.core import Caller
     from gateway.testing import make_gateway
 
     gateway = make_gateway([("sessions", gateway_sessions)], home=home, config={"gateway": {"plugins": ["sessions"]}},

@@ -16,7 +16,12 @@ the same files and cores, in one run:
 - search_mail through the gateway (make_gateway's call path: argument checks, gate, masks, audit line) for a few
   words, median and p95, beside `notmuch search --limit=20` for the same words (a process per search: its
   start-up is in its figure, as it is for anyone who calls it);
-- the porch's median through the gateway; masking throughput in MB/s over the corpus's text.
+- the porch's median through the gateway; masking throughput in MB/s over the corpus's text;
+- the index's size on disk beside notmuch's database;
+- search_mail's query language (`LANGUAGE`): for each query, the median through the gateway, then in process the
+  statement alone as the previous code ran it (the words given to FTS5 as typed, no total) beside the query
+  language's (read, planned, then the total counted up to its bound), their difference (what the language and the
+  count cost a search), and `notmuch count` and `notmuch search --limit=20` on the same query.
 """
 
 from __future__ import annotations
@@ -37,6 +42,14 @@ import anyio
 ROOT = Path(__file__).resolve().parent.parent
 FETCH = Path("/work/shared/tools/fetch-spamassassin.sh")
 WORDS = ["money", "linux", "click here", "python", "free OR offer", "razor"]
+# Queries in the query language, each with what the previous code gave FTS5 for it (None: it could not be asked).
+LANGUAGE = [
+    ("money", "money"), ("linux", "linux"), ("free OR offer", "free OR offer"), ("spamass*", "spamass*"),
+    ("razor AND NOT spam", "razor NOT spam"), ("to:spamassassin-talk", None), ("from:rssfeeds@spamassassin.taint.org", None),
+    ("list:freshrpms", None), ("attachment:signature.asc", None),
+    ("linux date:2002-08..2002-09", None), ("date:2002-08-01..2002-08-15", None), ("(linux OR python) -razor", None),
+    ("subject:free is:flagged", None), ("is:unread", None),
+]
 _MESSAGE_ID = re.compile(rb"^message-id:[^\n]*\n", re.IGNORECASE | re.MULTILINE)
 
 
@@ -101,7 +114,7 @@ def main() -> None:
                                                     check=True).stdout.strip())
     work = options.work or Path(tempfile.mkdtemp(prefix="bench-mail-"))
     home = work / "home"
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     os.environ.update(home_environment(home))
     import gateway_mail
@@ -109,7 +122,7 @@ def main() -> None:
     from gateway_mail.mail.accounts import Account
 
     from gateway import mask
-    from gateway.core import Caller
+    from gateway.engine.core import Caller
     from gateway.testing import folders_of, make_gateway
 
     sources = corpus_files(corpus)
@@ -140,6 +153,9 @@ def main() -> None:
               f"({counts['read']:,} read, {counts['unreadable']} unreadable)")
     else:
         print("cold index, ours: reused (--reindex to time it again)")
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    index_bytes = index.index_path(cache).stat().st_size
+    print(f"index size, ours: {index_bytes / 1e6:.1f} MB ({index_bytes / options.messages:,.0f} bytes a message)")
     took_dirs, _ = timed(index.refresh, connection, [account])
     took_full, _ = timed(index.refresh, connection, [account], full=True)
     print(f"no-change refresh, ours: {took_dirs * 1000:.1f} ms as a call does it (a stat per folder), "
@@ -164,6 +180,8 @@ def main() -> None:
         if not options.notmuch_as_is:
             took, _ = timed(notmuch, config, "new", "--quiet")
             print(f"no-change refresh, notmuch new: {took:.2f} s")
+        theirs_bytes = sum(p.stat().st_size for p in (root / ".notmuch").rglob("*") if p.is_file())
+        print(f"index size, notmuch: {theirs_bytes / 1e6:.1f} MB (ours/notmuch: {index_bytes / theirs_bytes:.2f})")
 
     gateway = make_gateway([gateway_mail], home=home, config={"plugins": {"mail": {"accounts": [
         {"name": "bench", "maildir": str(root), "addresses": ["pat@example.org"], "authserv_id": "mx.example.org"}]}}},
@@ -187,6 +205,7 @@ def main() -> None:
         return results, porch
 
     results, porch = anyio.run(calls)
+    language = anyio.run(_language_calls, gateway, options.repeat)
     for words, (times, hits) in results.items():
         line = f"search {words!r:16}: ours {summary(times)} ({hits} hits)"
         if have_notmuch:
@@ -198,8 +217,80 @@ def main() -> None:
             line += f" | notmuch search {summary(theirs)}"
         print(line)
     print(f"porch: {summary(porch)}")
+    _language(cache, language, options.repeat, config if have_notmuch else None)
     if not options.keep and options.work is None:
         shutil.rmtree(work, ignore_errors=True)
+
+
+async def _language_calls(gateway, repeat: int) -> dict[str, list[float]]:
+    from gateway.engine.core import Caller
+
+    caller, found = Caller("bench", "1", "direct"), {}
+    for query, _old in LANGUAGE:
+        times = []
+        for _ in range(repeat):
+            took, answer = await _timed_async(gateway.call_tool, "search_mail", {"query": query}, caller)
+            assert not answer.is_error, (query, answer.text)
+            times.append(took)
+        found[query] = times
+    return found
+
+
+def _language(cache: Path, served: dict[str, list[float]] | None, repeat: int, config: Path | None) -> None:
+    """The query language's cost in process, statement by statement, beside the previous path (without, then with
+    the total it had counted since the total was added) and notmuch."""
+    from datetime import UTC
+
+    from gateway_mail.mail import answers, index
+
+    connection = index.connect(index.index_path(cache))
+    limit, none = 20, "[]"
+
+    def previous(words: str, total: bool = False) -> None:
+        sql = answers.SEARCH.format(since="", where="1")
+        if len(connection.execute(sql, [words, none, none, none, limit]).fetchall()) >= limit and total:
+            connection.execute(f"SELECT count(*) FROM ({sql})", [words, none, none, none, answers.TOTAL_BOUND + 1]).fetchone()
+
+    def language(query: str) -> int:
+        sql, arguments = answers.statement(UTC, query, "1", [], None, none, none)
+        rows = connection.execute(sql, [*arguments, limit]).fetchall()
+        if len(rows) < limit:
+            return len(rows)
+        return connection.execute(f"SELECT count(*) FROM ({sql})", [*arguments, answers.TOTAL_BOUND + 1]).fetchone()[0]
+
+    print(f"query language (in process: the previous statement, FTS5 as typed and no total | the language's, "
+          f"read, planned and counted up to {answers.TOTAL_BOUND:,}; through the gateway; notmuch count | search):")
+    differences, language_only = [], []
+    for query, old in LANGUAGE:
+        ours = [timed(language, query)[0] for _ in range(repeat)]
+        total = language(query)
+        line = (f"  {query!r:34}: {('more than ' if total > answers.TOTAL_BOUND else '')}"
+                f"{min(total, answers.TOTAL_BOUND):>5} | language {statistics.median(ours) * 1000:6.2f} ms")
+        if old is not None:
+            before = [timed(previous, old)[0] for _ in range(repeat)]
+            counted = [timed(previous, old, True)[0] for _ in range(repeat)]
+            difference = statistics.median(ours) - statistics.median(before)
+            differences.append(difference)
+            language_only.append(statistics.median(ours) - statistics.median(counted))
+            line += (f", previous {statistics.median(before) * 1000:6.2f} ms (with its total "
+                     f"{statistics.median(counted) * 1000:6.2f} ms), costs {difference * 1000:+6.2f} ms")
+        if served:
+            line += f" | served {summary(served[query])}"
+        if config is not None and query.startswith("list:"):
+            line += " | notmuch: no list: prefix"
+        elif config is not None:
+            theirs = notmuch(config, "count", query).stdout.strip()
+            count = [timed(notmuch, config, "count", query)[0] for _ in range(max(3, repeat // 4))]
+            search = [timed(notmuch, config, "search", "--limit=20", "--output=messages", query)[0]
+                      for _ in range(max(3, repeat // 4))]
+            line += (f" | notmuch counts {int(theirs):>5}: count {statistics.median(count) * 1000:6.1f} ms, search "
+                     f"{statistics.median(search) * 1000:6.1f} ms")
+        print(line)
+    if differences:
+        print(f"  the language and the total cost a search {statistics.median(differences) * 1000:+.2f} ms, the "
+              f"language alone {statistics.median(language_only) * 1000:+.2f} ms (medians over the queries the previous "
+              "path took; target <= 2 ms)")
+    connection.close()
 
 
 async def _timed_async(function, *args):

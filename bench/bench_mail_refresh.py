@@ -29,13 +29,13 @@ def main() -> None:
     options = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="bench-mail-refresh-"))
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     os.environ.update(home_environment(home))
     import gateway_mail
     from gateway_mail.mail import sample, store
 
-    from gateway import changes
+    from gateway.api import changes
     from gateway.testing import make_gateway
 
     root = home / "Mail" / "personal"

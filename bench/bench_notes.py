@@ -37,7 +37,7 @@ CALLS = [("find", {"query": "market"}), ("search_notes", {"query": "market"}),
 
 
 def environment(home: Path) -> dict[str, str]:
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     return {**os.environ, **home_environment(home)}
 

@@ -1,4 +1,5 @@
-"""Benchmark of the plan (list_tasks now, agenda for a week), side by side with todoman and khal on the same files.
+"""Benchmark of the plan (list_tasks now, agenda and reminders for a week), side by side with todoman and khal on the
+same files (neither lists alarms: reminders has no "theirs").
 
     .venv/bin/python bench/bench_plan.py                          # 20,000 tasks and 20,000 events
     .venv/bin/python bench/bench_plan.py --tasks 2000 --events 2000 --repeat 10   # a quicker look
@@ -33,7 +34,7 @@ BIN = Path(sys.executable).parent
 
 
 def environment(home: Path) -> dict[str, str]:
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     return {"PATH": os.environ.get("PATH", ""), **home_environment(home), "TZ": "Europe/Paris", "LANG": "C.UTF-8"}
 
@@ -50,7 +51,8 @@ def gateway_of(home: Path):
     return make_gateway([gateway_mail], home=home, config=config, projects=projects)
 
 
-CALLS = {"list_tasks now": ("list_tasks", {}), "agenda week": ("agenda", {"days": 7})}
+CALLS = {"list_tasks now": ("list_tasks", {}), "agenda week": ("agenda", {"days": 7}),
+         "reminders week": ("reminders", {"days": 7})}
 
 
 def timed_call(served, tool: str, arguments: dict) -> float:
@@ -149,9 +151,10 @@ def main() -> None:
     for label in CALLS:
         times = sorted(warm[label])
         p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
+        theirs_shown = (f"{their_first[label]:>13.2f}s{statistics.median(their_warm[label]):>14.2f}s"
+                        if label in their_first else f"{'-':>14}{'-':>15}")
         print(f"{label:<16}{first[label][0]:>9.2f}s ({first[label][1]}){cold[label] * 1000:>8.0f}ms"
-              f"{statistics.median(times) * 1000:>11.1f}ms{p95 * 1000:>8.1f}ms"
-              f"{their_first[label]:>13.2f}s{statistics.median(their_warm[label]):>14.2f}s")
+              f"{statistics.median(times) * 1000:>11.1f}ms{p95 * 1000:>8.1f}ms{theirs_shown}")
     print(f"\n(theirs: {theirs['list_tasks now'][0].rsplit('/', 1)[1]} and khal, one process per call; "
           f"{arguments.tasks:,} tasks, {arguments.events:,} events; work folder {work})")
     if arguments.work is None:

@@ -351,7 +351,7 @@ def closed_manifest() -> list[dict]:
 async def measure(gateway, gated, path: Path, repeat: int) -> tuple[list[tuple], dict[str, dict[str, float]]]:
     """Each tool through the gateway, and the same SQL directly, in turns; for each search also what ranking every
     match costs, how many hits are those of the exact ranking, and where the direct time goes."""
-    from gateway.core import Caller
+    from gateway.engine.core import Caller
 
     caller = Caller("bench", "1", "bench")
 

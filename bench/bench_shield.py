@@ -35,7 +35,7 @@ from gateway_mail.mail import index, judge, sample, shield  # noqa: E402
 from gateway_mail.mail.store import accounts  # noqa: E402
 from spamfilter.tokens import stripped, tokens  # noqa: E402
 
-from gateway.context import home_environment  # noqa: E402
+from gateway.api.context import home_environment  # noqa: E402
 from gateway.testing import folders_of, make_gateway  # noqa: E402
 
 PRESS = "press@example.org"

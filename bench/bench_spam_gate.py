@@ -34,7 +34,7 @@ import gateway_mail  # noqa: E402
 import gateway_spam  # noqa: E402
 from gateway_spam import sample, training  # noqa: E402
 
-from gateway.context import home_environment  # noqa: E402
+from gateway.api.context import home_environment  # noqa: E402
 from gateway.testing import folders_of, make_gateway  # noqa: E402
 
 

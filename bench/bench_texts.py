@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway.context import home_environment  # noqa: E402
+from gateway.api.context import home_environment  # noqa: E402
 
 WORDS = ["dinner", "friday", "plumtree", "salad", "bring", "train", "late", "tomorrow", "meeting", "call", "back", "picnic", "sunday", "cake", "station", "parcel", "delivered", "thanks", "see", "you", "soon", "running", "ten", "minutes"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gateway.context import home_environment  # noqa: E402
+from gateway.api.context import home_environment  # noqa: E402
 
 TAGS = ["acme", "website", "deep work", "meetings", "email", "writing", "review", "support", "project:harbor",
         "admin", "travel", "reading"]

@@ -41,7 +41,7 @@ from gateway_timeline.store import SCHEMA_VERSION, Store, row_of  # noqa: E402
 from gateway_timeline.timeexpr import iso_ms  # noqa: E402
 
 from gateway import Gate  # noqa: E402
-from gateway.access import Manifest  # noqa: E402
+from gateway.gate.access import Manifest  # noqa: E402
 from gateway.testing import make_gateway  # noqa: E402
 
 RESULTS = HERE / "results"

@@ -126,7 +126,7 @@ def cached_store(cache: Path, sessions: int, messages: int, seed: int) -> tuple[
 
 def direct(path: Path, kind: str, arguments: dict, closed: list[str] | None):
     """The tool's SQL (store/calls.py) on a plain connection: the gate's kept-back table filled once, beforehand."""
-    from gateway.routes import path_forms
+    from gateway.gate.routes import path_forms
 
     connection = _plain(path)
     gated = bool(closed)
@@ -150,7 +150,7 @@ def direct(path: Path, kind: str, arguments: dict, closed: list[str] | None):
 
 
 async def measure(gateway, gated, path: Path, repeat: int) -> list[dict]:
-    from gateway.core import Caller
+    from gateway.engine.core import Caller
 
     caller = Caller("bench", "1", "bench")
     closed = [f"/home/ada/src/project{n}" for n in range(CLOSED_PROJECTS)]

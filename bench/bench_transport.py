@@ -1,4 +1,4 @@
-"""Round trips of `tools/call echo` through the SDK's stdio_server and through gateway.transport.
+"""Round trips of `tools/call echo` through the SDK's stdio_server and through gateway.wire.transport.
 
 Usage: .venv/bin/python bench/bench_transport.py [--rounds 7] [--sequential 2000] [--pipelined 5000]
 
@@ -129,7 +129,7 @@ def main() -> None:
             o / s for o, s in zip(results["gateway"][mode], results["sdk"][mode], strict=True)
         )
         print(
-            f"  {mode:<10}  sdk {sdk:8.0f}   gateway.transport {ours:8.0f}   "
+            f"  {mode:<10}  sdk {sdk:8.0f}   gateway.wire.transport {ours:8.0f}   "
             f"ratio of medians {ours / sdk:.2f}x   median of per-round ratios {paired:.2f}x"
         )
 

@@ -8,14 +8,13 @@ import structlog
 
 if not structlog.is_configured():
     # structlog's default writes to stdout, which would corrupt a stdio MCP stream.
-    from gateway.log import configure
+    from gateway.engine.log import configure
 
     configure()
 
-from gateway.access import Gate, Kept, Project
-from gateway.context import Context, Folders, PluginHost
-from gateway.hookspecs import hookimpl
-from gateway.items import (
+from gateway.api.context import Context, Folders, PluginHost
+from gateway.api.hookspecs import hookimpl
+from gateway.api.items import (
     Answer,
     Detected,
     Prompt,
@@ -27,20 +26,21 @@ from gateway.items import (
     ToolError,
     tool,
 )
-from gateway.kit import GateMemo, left_out_sentence, plural
+from gateway.api.kit import GateMemo, left_out_sentence, plural
+from gateway.gate.access import Gate, Kept, Project
+from gateway.gate.routes import path_forms
+from gateway.gate.traits import MASK_LABELS, Person, Reason, Traits, closed_by_hidden_words, may_take
+from gateway.gate.traits import _pattern as words_pattern
 from gateway.privacy import MASKS_VERSION, clip, frame, mask, mask_secrets, mask_url, one_line
-from gateway.routes import path_forms
-from gateway.traits import MASK_LABELS, Person, Reason, Traits, closed_by_hidden_words, may_take
-from gateway.traits import _pattern as words_pattern
 
 __version__ = "0.1.0"
 
 # Taught by the plugin guide, loaded only when a plugin asks for them (a refresh's pieces, file notifications):
 # `gateway serve` does not pay their import unless a plugin uses them.
 _LAZY = {
-    "Refresh": "gateway.refresh", "Refreshed": "gateway.refresh", "Source": "gateway.refresh",
-    "watched_signature": "gateway.refresh", "Changes": "gateway.changes", "Names": "gateway.changes",
-    "merged": "gateway.changes", "toward": "gateway.changes",
+    "Refresh": "gateway.api.refresh", "Refreshed": "gateway.api.refresh", "Source": "gateway.api.refresh",
+    "watched_signature": "gateway.api.refresh", "Changes": "gateway.api.changes", "Names": "gateway.api.changes",
+    "merged": "gateway.api.changes", "toward": "gateway.api.changes",
 }
 
 

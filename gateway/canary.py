@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 from attrs import define, field, frozen
 
-from gateway.access import ROUTE_KINDS
+from gateway.gate.access import ROUTE_KINDS
 
 PROJECT = "canary-project"
 

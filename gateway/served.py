@@ -13,8 +13,8 @@ from typing import Any
 
 import tomli_w
 
-from gateway.audit import AuditLog
-from gateway.context import Folders, home_environment
+from gateway.api.context import Folders, home_environment
+from gateway.engine.audit import AuditLog
 
 
 def folders_of(home: Path) -> Folders:

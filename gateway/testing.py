@@ -20,13 +20,13 @@ from typing import Any
 import anyio
 import pytest
 
-from gateway.audit import AuditLog
+from gateway.api.context import home_environment
+from gateway.api.items import Answer
 from gateway.canary import CanaryLeak, CanaryReport, Sample, check_closed_project
-from gateway.config import ConfigSource
-from gateway.context import home_environment
-from gateway.core import Caller, Gateway
-from gateway.items import Answer
-from gateway.registry import Registry
+from gateway.engine.audit import AuditLog
+from gateway.engine.config import ConfigSource
+from gateway.engine.core import Caller, Gateway
+from gateway.engine.registry import Registry
 from gateway.served import folders_of, listed_resources, read_audit, serve_client, write_config
 
 __all__ = [
@@ -128,7 +128,7 @@ def inline_plugin(
     `settings` is its settings' pydantic model class."""
     from types import SimpleNamespace
 
-    from gateway.hookspecs import hookimpl
+    from gateway.api.hookspecs import hookimpl
 
     def hook(items: Iterable[Any]) -> Callable[..., list[Any]]:
         frozen_items = list(items)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from gateway.items import Answer
+from gateway.api.items import Answer
 from gateway.privacy.masks import mask_secrets
 
 T = TypeVar("T")

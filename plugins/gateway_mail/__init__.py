@@ -35,12 +35,20 @@ def detect(gateway: PluginHost) -> Detected:
 
 @hookimpl
 def register_tools(gateway: PluginHost) -> list:
-    from gateway_mail.mail.tools import draft_reply, porch, read_message, search_mail
+    from gateway_mail.mail.tools import (
+        draft_reply,
+        porch,
+        read_attachment,
+        read_message,
+        read_thread,
+        search_mail,
+    )
     from gateway_mail.notes import tools as part2
     from gateway_mail.plan.tools import TOOLS as PLAN_TOOLS
 
-    return [porch, search_mail, read_message, draft_reply, *PLAN_TOOLS, part2.search_contacts, part2.search_notes,
-            part2.read_note, part2.add_note, part2.link, part2.links, part2.find]
+    return [porch, search_mail, read_message, draft_reply, read_attachment, read_thread, *PLAN_TOOLS,
+            part2.search_contacts, part2.search_notes, part2.read_note, part2.add_note, part2.link, part2.links,
+            part2.find]
 
 
 @hookimpl

@@ -1,7 +1,7 @@
 """For `gateway demo`: a small invented Maildir (reserved domains) and the mail account that reads it; a task list
 and a calendar as todoman and khal keep them, an address book as khard keeps it, and a notes folder.
 
-The demo's manifest (gateway/demo.py) has an open project `garden` (senders `@garden.example.org`) and a closed
+The demo's manifest (gateway/commands/demo.py) has an open project `garden` (senders `@garden.example.org`) and a closed
 one `lawsuit` (senders `@law.example.net`): one message of each, both authenticated by the account's own server
 (only then does a sender place mail in a project), so the Porch and search show the first and count the second.
 """

@@ -50,6 +50,8 @@ class MailSettings(BaseModel):
                            "~/.local/share/vdirsyncer/calendars)")
     timezone: str = Field("", description='the person\'s zone, e.g. "Europe/Paris" (default: the computer\'s)')
     hours: str = Field("08:30-18:30", description="the person's hours, for now")
+    remind: str = Field("", description="a remind file, or a folder of .rem files, read by the remind program "
+                        "(default ~/.reminders when it exists)")
     contacts: str = Field("", description="a vdir of .vcf, as khard and vdirsyncer keep it (unset: no contacts)",
                           json_schema_extra=PATH)
     notes: str = Field("", description="the notes folder: Markdown files, subfolders allowed (unset: no notes)",

@@ -1,4 +1,4 @@
-"""The sessions store kept fresh at call time (gateway.refresh): the agents' folders and files stat'ed, what changed
+"""The sessions store kept fresh at call time (gateway.api.refresh): the agents' folders and files stat'ed, what changed
 imported, nothing walked when nothing changed.
 
 After each import the refresh remembers, per agent, the time of every folder that holds (or may come to hold)
@@ -7,7 +7,7 @@ folder's time, an appended line its file's. Only then is the agent's folder walk
 through the same importer as ``gateway sessions import`` (sources opened read-only, a file recorded as read in the
 transaction that holds its messages, so a process killed mid-import leaves what a clean import would).
 
-Where the kernel's file notifications work (gateway.changes), those folders are watched too, and a call made when
+Where the kernel's file notifications work (gateway.api.changes), those folders are watched too, and a call made when
 no event came since the last stat pass stats nothing at all; any doubt (no inotify, a lost event) falls back to
 the stats.
 """

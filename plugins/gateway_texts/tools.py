@@ -6,7 +6,7 @@ given to the gate as `gateway.Person`s: each phone number, `proven` when the per
 card (a number that only ever wrote to them is a stranger's claim), and each e-mail address of the person's cards
 that hold one of those numbers (proven: their own address book); with the projects whose `client` names such a
 card (its UID, `sioul:contact/<UID>`, its full name or one of its addresses) and the card's address book. The
-core's routes decide (`gateway.traits`): a `senders` route written as a phone number takes a number whose last
+core's routes decide (`gateway.gate.traits`): a `senders` route written as a phone number takes a number whose last
 nine digits are the same, one written as an address or a domain takes the cards' addresses.
 """
 

@@ -1,10 +1,10 @@
-"""The event store kept fresh at call time (gateway.refresh): ActivityWatch's database stat'ed, what is new imported.
+"""The event store kept fresh at call time (gateway.api.refresh): ActivityWatch's database stat'ed, what is new imported.
 
 The database and its write-ahead log are stat'ed; only when either moved is the incremental import of
 ``gateway timeline import activitywatch`` run (read-only on ActivityWatch's file, a cursor per bucket, its
 transaction BEGIN IMMEDIATE, so two gateways importing at once are taken in turn by SQLite and the second reads
 from the first one's cursor). A database ActivityWatch is still writing to also marks recording as on (the
-heartbeat get_status reads), as ``--watch`` does. Where the kernel's file notifications work (gateway.changes), the
+heartbeat get_status reads), as ``--watch`` does. Where the kernel's file notifications work (gateway.api.changes), the
 database's folder is watched for those two names, and a call made when no event came since the last check stats
 neither.
 """

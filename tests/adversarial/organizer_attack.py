@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import httpx2
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import folders_of
 
 PEAK_ABOVE_IDLE_MB = 300

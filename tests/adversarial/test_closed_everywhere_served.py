@@ -162,6 +162,8 @@ def _plays(made: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "porch": [{}, {"open": True}],
         "search_mail": searches,
         "read_message": [{"address": a} for a in mids],
+        "read_thread": [{"address": a, "whole": True} for a in mids],
+        "reminders": [{}, {"days": 90}],
         "draft_reply": [{"address": a, "body": "ok"} for a in mids[:3]],
         "list_tasks": [{"view": v} for v in ("now", "today", "all")] + [{"view": "all", "project": "lawsuit"}],
         "agenda": [{}, {"start": "today", "days": 30}],

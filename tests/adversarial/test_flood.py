@@ -19,9 +19,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from gateway.context import home_environment
-from gateway.http import MAX_CONNECTIONS, MAX_SESSIONS
+from gateway.api.context import home_environment
 from gateway.testing import folders_of, write_config
+from gateway.wire.http import MAX_CONNECTIONS, MAX_SESSIONS
 
 PEAK_LIMIT_MB = 200
 

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import serve_client, write_config
 from tests.adversarial.gate_probe import CANARY, given, install_probe
 

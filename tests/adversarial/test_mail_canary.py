@@ -41,6 +41,9 @@ def _plays(made: dict) -> dict[str, list[dict]]:
         "porch": [{}, {"open": True}],
         "search_mail": searches,
         "read_message": [{"address": a} for a in vault_mail],
+        "read_attachment": [{"address": a, "part": n} for a in vault_mail for n in (1, 2)],
+        "read_thread": [{"address": a, "whole": True} for a in vault_mail] + [
+            {"address": f"mid:{made['ids'][k]}", "whole": True} for k in ("plumber", "friend")],
         "draft_reply": [{"address": a, "body": "ok"} for a in vault_mail],
         "list_tasks": [{"view": v} for v in ("now", "today", "all")] + [
             {"view": "all", "project": "vault"}, {"view": "all", "project": "dupont"}, {"view": "all", "list": "work"}],
@@ -49,6 +52,7 @@ def _plays(made: dict) -> dict[str, list[dict]]:
         "read_project": [{"address": a} for a in ("sioul:project/vault", "sioul:case/vault", "sioul:project/dupont",
                                                   "sioul:project/plumbing")],
         "now": [{}],
+        "reminders": [{}, {"days": 90}],
         "add_task": [{"title": "step", "project": "vault"}, {"title": "step", "parent": "sioul:task/vault-1"},
                      {"title": "from mail", "from_message": vault_mail[0]},
                      {"title": "waits", "project": "dupont", "parent": "sioul:task/both-1"}],
@@ -69,7 +73,7 @@ def _plays(made: dict) -> dict[str, list[dict]]:
 COUNTED = {"search_mail": "left_out", "search_notes": "left_out", "search_contacts": "left_out"}
 # Writes that must be refused (the rest of the writes played here are allowed: beside the closed project).
 REFUSED_WRITES = {"draft_reply", "add_task", "complete_task", "add_note", "link", "read_message", "read_note",
-                  "links"}
+                  "links", "read_attachment"}
 
 
 def test_a_closed_project_is_never_shown_by_any_tool_or_resource(gateway_home: Path) -> None:

@@ -26,7 +26,7 @@ import httpx2
 import pytest
 from gateway_mail.mail import sample
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import folders_of, write_config
 
 # The SDK's client warns that ping is gone from the 2026-07-28 revision; these clients speak the older ones.
@@ -317,7 +317,7 @@ def test_a_reply_draft_gets_no_header_from_encoded_words(hostile: Hostile) -> No
         assert answer.is_error, attack
         assert "line break or a control character" in answer.content[0].text, answer.content[0].text
     assert not made.is_error, _text(made)
-    draft = Path(made.structured_content["file"])
+    draft = hostile.root / made.structured_content["file"]  # relative to the account's root
     data = draft.read_bytes()
     headers = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(data)
     assert [name.lower() for name in headers] == [

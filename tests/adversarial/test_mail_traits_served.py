@@ -37,6 +37,8 @@ def _plays(kept_mail: list[str]) -> dict[str, list[dict]]:
         "search_mail": searches + [{"query": "plumtree", "account": "work"}, {"query": "plumtree", "folder": "Lawsuit"},
                                    {"query": "plumtree", "folder": "Sent"}, {"query": "plumtree", "days": 1}],
         "read_message": [{"address": a} for a in (*kept_mail, *UNKNOWN[:1])],
+        "read_attachment": [{"address": a, "part": 1} for a in (*kept_mail, *UNKNOWN[:1])],
+        "read_thread": [{"address": a, "whole": True} for a in (*kept_mail, *UNKNOWN[:1])],
         "draft_reply": [{"address": a, "body": "ok"} for a in kept_mail],
         "list_tasks": [{"view": v} for v in ("now", "today", "all")] + [
             {"view": "all", "list": "legal"}, {"view": "all", "project": "lawsuit"}],
@@ -44,6 +46,7 @@ def _plays(kept_mail: list[str]) -> dict[str, list[dict]]:
         "list_projects": [{}],
         "read_project": [{"address": a} for a in ("sioul:project/lawsuit", "sioul:project/garden", UNKNOWN[1])],
         "now": [{}],
+        "reminders": [{}, {"days": 90}],
         "add_task": [{"title": "x", "project": "lawsuit"}, {"title": "x", "parent": "sioul:task/t-refid"},
                      {"title": "x", "from_message": kept_mail[0]}],
         "complete_task": [{"address": a} for a in ("sioul:task/t-refid", "sioul:task/t-list")],
@@ -77,7 +80,7 @@ def test_every_route_kind_keeps_its_thing_from_every_tool_and_resource(gateway_h
             for arguments in plays.get(tool, []):
                 result = await client.call_tool(tool, arguments)
                 given.append((tool, arguments, _text(result)))
-                if tool in ("read_message", "links", "read_note", "read_project") and result.is_error:
+                if tool in ("read_message", "read_attachment", "links", "read_note", "read_project") and result.is_error:
                     refusals[(tool, arguments.get("address"))] = _text(result)
         for tool, arguments in LISTS:
             result = await client.call_tool(tool, arguments)
@@ -101,6 +104,8 @@ def test_every_route_kind_keeps_its_thing_from_every_tool_and_resource(gateway_h
         assert ("read_message", address) in refusals, address
         assert refusals[("read_message", address)].replace(address, "X") == \
             refusals[("read_message", UNKNOWN[0])].replace(UNKNOWN[0], "X")
+        assert refusals[("read_attachment", address)].replace(address, "X") == \
+            refusals[("read_attachment", UNKNOWN[0])].replace(UNKNOWN[0], "X")
     for address in (*kept_mail, *KEPT_THINGS):
         assert ("links", address) in refusals, address
     assert refusals[("links", "sioul:project/zz")].replace("zz", "X") == \

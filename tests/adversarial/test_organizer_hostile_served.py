@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import write_config
 from tests.adversarial.organizer_attack import Server, assert_bounded, attack, settle_idle, sparse, text_of
 

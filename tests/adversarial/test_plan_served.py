@@ -134,7 +134,7 @@ def test_nothing_is_written_into_a_closed_project_nor_outside_projects_while_tho
     assert all(r.is_error and "only the person can open it" in _text(r) for r in refused)
     assert not moment.is_error and "Now:" in _text(moment)  # nobody's thing: it stays
     assert not allowed.is_error
-    assert {p for p in _files(made) if p not in before} == {Path(allowed.structured_content["file"])}
+    assert {p for p in _files(made) if p not in before} == {made["tasks"] / allowed.structured_content["file"]}
 
 
 def test_what_an_agent_writes_stays_on_one_line_and_a_utc_time_lands_in_the_persons_zone(gateway_home: Path) -> None:
@@ -161,10 +161,12 @@ def test_what_an_agent_writes_stays_on_one_line_and_a_utc_time_lands_in_the_pers
     assert all(a.is_error for a in attacks), [_text(a) for a in attacks if not a.is_error]
     assert not event.is_error and not task.is_error
     new = {p: raw for p, raw in _files(made).items() if p not in before}
-    assert set(new) == {Path(event.structured_content["file"]), Path(task.structured_content["file"])}
-    assert b"DTSTART;TZID=Europe/Paris:20261203T090000" in new[Path(event.structured_content["file"])]
+    event_file = made["calendars"] / event.structured_content["file"]  # relative to the vdir's root
+    task_file = made["tasks"] / task.structured_content["file"]
+    assert set(new) == {event_file, task_file}
+    assert b"DTSTART;TZID=Europe/Paris:20261203T090000" in new[event_file]
     # 23:30 UTC on the 3rd is already the 4th in Paris.
-    assert b"DUE;TZID=Europe/Paris:20261204T003000" in new[Path(task.structured_content["file"])]
+    assert b"DUE;TZID=Europe/Paris:20261204T003000" in new[task_file]
     for raw in new.values():
         assert b"ATTENDEE" not in raw and b"STATUS:COMPLETED" not in raw and b"/etc/passwd" not in raw
 

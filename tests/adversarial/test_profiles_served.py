@@ -87,7 +87,7 @@ def test_setup_starts_a_hosts_gateway_on_its_profile(gateway_home: Path) -> None
 
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     printed = CliRunner().invoke(main, ["setup", "--host", "cursor", "--profile", "chatgpt"])
     entry = json.JSONDecoder().raw_decode(printed.output.split("\n", 1)[1])[0]["mcpServers"]["gateway"]

@@ -276,7 +276,7 @@ def test_a_cron_job_delivering_to_a_closed_projects_sender_is_kept(gateway_home:
     assert _cron_shown(home, _projects(home)) == ["orchard-water"]
 
 
-# --- links and homes: these pass once the gate resolves links and `~` (gateway/access.py, fix7/gate) ---------------
+# --- links and homes: these pass once the gate resolves links and `~` (gateway/gate/access.py, fix7/gate) ---------------
 
 
 def test_a_session_whose_working_directory_is_a_link_into_a_closed_project_is_kept(gateway_home: Path):

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from gateway_mail.mail import sample as mail_sample
 from gateway_spam import sample as spam_sample
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import read_audit, serve_client, write_config
 from tests.adversarial.test_spam_traits_served import HAM_TEXT, _text, _trained
 from tests.plugins.mail import shield_world
@@ -74,6 +74,7 @@ def _plays(ids: dict[str, str]) -> dict[str, list[dict]]:
         "porch": [{}, {"open": True}],
         "search_mail": searches + [{"query": "plumtree", "folder": "INBOX"}, {"query": "regret", "days": 2}],
         "read_message": [{"address": a} for a in hostile],
+        "read_thread": [{"address": a, "whole": True} for a in hostile],
         "draft_reply": [{"address": a, "body": "Thank you."} for a in hostile],
         "find": searches,
         "links": [{"address": a} for a in hostile],
@@ -88,7 +89,7 @@ def _plays(ids: dict[str, str]) -> dict[str, list[dict]]:
 
 # Tools that only change something (their refusal is what is played) or that start jobs (played before).
 NOT_PLAYED = {"add_note", "complete_task", "add_event", "read_note", "read_project", "spam_train", "spam_fetch"}
-REFUSED = {"read_message", "draft_reply", "links", "link", "add_task"}
+REFUSED = {"read_message", "read_thread", "draft_reply", "links", "link", "add_task"}
 
 
 def test_hostile_mail_to_a_shielded_address_is_in_no_answer_and_someone_at_in_spam_lists(gateway_home: Path) -> None:

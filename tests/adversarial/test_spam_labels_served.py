@@ -21,7 +21,7 @@ from gateway_spam import corpus, sample
 from gateway_spam.model import Model
 from gateway_spam.tokens import stripped, tokens
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import folders_of, serve_client, write_config
 
 ADA = "Ada Example <ada@example.org>"

@@ -19,7 +19,7 @@ import anyio
 from gateway_spam import sample
 from gateway_spam.tools import review_budget
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import serve_client, write_config
 
 RECENT = 100_000

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import installed_plugin, serve_client, write_config
 
 NOTES = '''

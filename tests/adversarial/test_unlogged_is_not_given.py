@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import folders_of, installed_plugin, read_audit, serve_client, write_config
 
 # Invented secrets, each in a form the context-free masks know (valid check digits where they have one).

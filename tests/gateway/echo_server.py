@@ -1,7 +1,7 @@
 """A bare low-level SDK server with one `echo` tool, for the transport tests and the benchmark.
 
 Run as a script: `python echo_server.py [--sdk] [--max-line N] [--max-depth N] [--chunk N] ...`.
-It serves over `gateway.transport.stdio_transport`, or over the SDK's own `stdio_server` with `--sdk`,
+It serves over `gateway.wire.transport.stdio_transport`, or over the SDK's own `stdio_server` with `--sdk`,
 so both can be compared with everything else equal. The tool's arguments: `text` (echoed back),
 `sleep` (seconds to wait first, to keep a call in flight) and `print` (writes to stdout, which
 must not reach the wire).
@@ -68,7 +68,7 @@ async def main(argv: list[str]) -> None:
             await server.run(read_stream, write_stream, init)
         return
 
-    from gateway import transport
+    from gateway.wire import transport
 
     if opts.chunk:
         transport.READ_CHUNK = opts.chunk

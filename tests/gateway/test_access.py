@@ -7,8 +7,8 @@ import os
 import pytest
 
 from gateway import ToolError
-from gateway.access import Gate, Manifest, ManifestError, place_of
-from gateway.items import Refused
+from gateway.api.items import Refused
+from gateway.gate.access import Gate, Manifest, ManifestError, place_of
 
 
 def manifest(*projects):
@@ -162,7 +162,7 @@ def test_paths_are_compared_after_resolving_links_as_well_as_literally(links, ro
 
 
 def test_a_link_changed_while_serving_is_seen_once_links_are_forgotten(links):
-    from gateway.routes import forget_links
+    from gateway.gate.routes import forget_links
 
     gate = Gate(manifest({"id": "lawsuit", "paths": [f"{links}/real/lawsuit"]}))
     moving = links / "moving"
@@ -292,7 +292,7 @@ def why_home(gateway_home, monkeypatch):
     config = write_config(gateway_home, {"gateway": {"plugins": ["notes"]}, "access": {"outside_projects": False}})
     (config.parent / "projects.toml").write_text(MANIFEST_TEXT.replace('"/srv/lawsuit"', '"/srv/lawsuit", "/srv/both"')
                                                  + '\n[[project]]\nid = "shared"\npaths = ["/srv/both"]\n')
-    import gateway.cli
+    import gateway.commands.cli
 
     def made():
         from gateway.testing import folders_of, make_gateway
@@ -301,14 +301,14 @@ def why_home(gateway_home, monkeypatch):
         assert gw.source.path == folders_of(gateway_home).config / "config.toml"
         return gw
 
-    monkeypatch.setattr(gateway.cli, "_gateway", made)
+    monkeypatch.setattr(gateway.commands.cli, "_gateway", made)
     return config
 
 
 def _run(*args):
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 

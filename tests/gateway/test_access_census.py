@@ -69,14 +69,14 @@ def gw(gateway_home, monkeypatch):
     made = make_gateway([("mailbox", Mailbox(calendars))], home=gateway_home,
                         config={"gateway": {"plugins": ["mailbox"]}, "access": {"outside_projects": False}})
     (made.source.path.parent / "projects.toml").write_text(MANIFEST.format(calendars=calendars))
-    from gateway import cli
+    from gateway.commands import cli
 
     monkeypatch.setattr(cli, "_gateway", lambda: made)
     return made
 
 
 def _run(*args):
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
@@ -150,7 +150,7 @@ def test_list_says_how_a_bare_folder_route_is_read(gw):
 
 
 def _warnings(gateway) -> list[str]:
-    from gateway.doctor import run_checks
+    from gateway.commands.doctor import run_checks
 
     said: list[str] = []
     run_checks(gateway, said.append)

@@ -15,9 +15,9 @@ import anyio
 import pytest
 
 import gateway
-from gateway import schemas
-from gateway.context import home_environment
-from gateway.registry import BUILT_IN_ORDER
+from gateway.api import schemas
+from gateway.api.context import home_environment
+from gateway.engine.registry import BUILT_IN_ORDER
 from gateway.testing import inline_plugin, make_gateway, serve_client, write_config
 
 ROOT = Path(__file__).resolve().parents[2]

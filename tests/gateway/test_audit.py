@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gateway import Answer, Tool
-from gateway.audit import AuditLog, summarise_arguments
+from gateway.engine.audit import AuditLog, summarise_arguments
 from gateway.testing import inline_plugin, make_gateway
 
 CANARY = "zebracanary"
@@ -105,7 +105,7 @@ def test_the_log_is_the_persons_alone(gateway_home):
 WRITER = """
 import sys
 from pathlib import Path
-from gateway.audit import AuditLog
+from gateway.engine.audit import AuditLog
 log = AuditLog(Path(sys.argv[1]))
 for i in range(int(sys.argv[2])):
     log.write({"tool": "t", "writer": sys.argv[3], "i": i, "pad": "x" * 3000})
@@ -145,7 +145,7 @@ def test_reading_back_filters_and_skips_torn_lines(tmp_path):
 def test_audit_client_cli_finds_the_command_lines_calls(gateway_home):
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     runner = CliRunner()
     assert runner.invoke(main, ["call", "echo", '{"text": "hi"}']).exit_code == 0

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gateway.audit import AuditLog
-from gateway.cli import main
+from gateway.commands.cli import main
+from gateway.engine.audit import AuditLog
 
 
 def _log(folder: Path, lines: int = 5) -> AuditLog:

@@ -84,7 +84,7 @@ def test_a_tool_error_is_answered_as_is(gateway):
 
 
 def test_unknown_tool_is_not_found(gateway):
-    from gateway.core import NotFound
+    from gateway.engine.core import NotFound
 
     with pytest.raises(NotFound, match="nope"):
         gateway.call("nope")
@@ -127,7 +127,7 @@ def test_a_prefix_renames_a_plugins_tools(gateway_home):
 
 
 def test_disabled_tools_are_neither_listed_nor_called(gateway_home):
-    from gateway.core import NotFound
+    from gateway.engine.core import NotFound
 
     gw = make_gateway([inline_plugin("alpha", tools=tools_a())], home=gateway_home,
                       config={"plugins": {"alpha": {"disabled_tools": ["greet"]}}})
@@ -137,7 +137,7 @@ def test_disabled_tools_are_neither_listed_nor_called(gateway_home):
 
 
 def test_read_only_hides_and_refuses_every_writing_tool(gateway_home):
-    from gateway.core import NotFound
+    from gateway.engine.core import NotFound
 
     gw = make_gateway([inline_plugin("alpha", tools=tools_a())], home=gateway_home,
                       config={"gateway": {"read_only": True}})

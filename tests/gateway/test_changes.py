@@ -1,4 +1,4 @@
-"""gateway.changes: a settled set of folders is quiet until something happens in them, and every doubt (an overflow,
+"""gateway.api.changes: a settled set of folders is quiet until something happens in them, and every doubt (an overflow,
 no inotify, no room for a watch, a folder gone) makes it not quiet, so the plugin stats as without notifications."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import inotify_simple
 import pytest
 
-from gateway import changes as changes_module
-from gateway.changes import Changes, merged, toward
+from gateway.api import changes as changes_module
+from gateway.api.changes import Changes, merged, toward
 
 
 @pytest.fixture

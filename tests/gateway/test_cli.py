@@ -9,7 +9,7 @@ import stat
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main, parse_since
+from gateway.commands.cli import main, parse_since
 from gateway.testing import write_config
 
 
@@ -91,7 +91,7 @@ def test_doctor_flags_an_audit_folder_open_to_others(run, gateway_home, hello_on
 
 @pytest.mark.parametrize("host", ["claude-desktop", "cursor", "gemini"])
 def test_setup_writes_the_entry_keeping_the_rest(run, gateway_home, host, monkeypatch):
-    from gateway.setup import config_file
+    from gateway.commands.setup import config_file
 
     path = config_file(host)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -104,7 +104,7 @@ def test_setup_writes_the_entry_keeping_the_rest(run, gateway_home, host, monkey
 
 
 def test_setup_never_clobbers_a_broken_file(run, gateway_home):
-    from gateway.setup import config_file
+    from gateway.commands.setup import config_file
 
     path = config_file("cursor")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -117,7 +117,7 @@ def test_setup_never_clobbers_a_broken_file(run, gateway_home):
 def test_setup_codex_merges_toml(run, gateway_home):
     import tomllib
 
-    from gateway.setup import config_file
+    from gateway.commands.setup import config_file
 
     path = config_file("codex")
     path.parent.mkdir(parents=True, exist_ok=True)

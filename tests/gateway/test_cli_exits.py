@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from gateway import plural
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import write_config
 
 

@@ -9,9 +9,9 @@ import tomllib
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
-from gateway.registry import BUILT_IN_ORDER
-from gateway.setup import config_file
+from gateway.commands.cli import main
+from gateway.commands.setup import config_file
+from gateway.engine.registry import BUILT_IN_ORDER
 from gateway.testing import folders_of
 
 

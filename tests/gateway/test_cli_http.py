@@ -14,8 +14,8 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
-from gateway.context import home_environment
+from gateway.api.context import home_environment
+from gateway.commands.cli import main
 from gateway.testing import folders_of, write_config
 from tests.plugins.fresh_helpers import claude_session, open_projects
 

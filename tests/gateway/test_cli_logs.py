@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import write_config
 
 # A config naming a plugin that is not installed: the core warns about it when it merges the catalogue.
@@ -75,7 +75,7 @@ def test_the_format_can_be_chosen_by_hand(environment):
 def test_a_traceback_reads_as_python_prints_it_on_a_terminal(monkeypatch, capsys):
     import structlog
 
-    from gateway import log
+    from gateway.engine import log
 
     monkeypatch.setattr(log, "on_terminal", lambda: True)
     log.configure()

@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import write_config
 
 CARD = "4111 1111 1111 1111"  # a Luhn-valid test card number: masked in whatever is given

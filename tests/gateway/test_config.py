@@ -9,7 +9,7 @@ import time
 import pytest
 
 from gateway import Prompt, Tool
-from gateway.config import ConfigSource
+from gateway.engine.config import ConfigSource
 from gateway.testing import inline_plugin, make_gateway, write_config
 
 MANIFEST = '[[project]]\nid = "vault"\npaths = ["/srv/vault"]\n'
@@ -68,7 +68,7 @@ def test_an_explicit_config_that_is_a_broken_link_or_a_folder_is_an_error(tmp_pa
 
 
 def test_the_gateway_config_variable_is_explicit(gateway_home, monkeypatch, tmp_path):
-    from gateway.core import make_gateway_from_environment
+    from gateway.engine.core import make_gateway_from_environment
 
     monkeypatch.setenv("GATEWAY_CONFIG", str(tmp_path / "mistyped.toml"))
     gateway = make_gateway_from_environment(entrypoints=False)

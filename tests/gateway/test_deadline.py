@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from gateway import Tool
-from gateway.deadline import Deadline
+from gateway.api.deadline import Deadline
 from gateway.testing import inline_plugin, make_gateway
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"

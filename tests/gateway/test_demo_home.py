@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from gateway.demo import MARKER, demo_home
-from gateway.items import ToolError
+from gateway.api.items import ToolError
+from gateway.commands.demo import MARKER, demo_home
 
 
 def test_the_demo_refuses_a_folder_holding_what_it_did_not_make(gateway_home, tmp_path):

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gateway.access import Manifest
-from gateway.cli import main
+from gateway.commands.cli import main
+from gateway.gate.access import Manifest
 from gateway.testing import write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def test_every_toml_block_parses_and_loads(where, text, gateway_home):
     if not ({"gateway", "plugins", "access"} & set(data)):
         return  # a fragment of another file (a host's config, a tool's own)
     write_config(gateway_home, data, projects=[])
-    from gateway.core import make_gateway_from_environment
+    from gateway.engine.core import make_gateway_from_environment
 
     gateway = make_gateway_from_environment()
     snapshot = gateway.snapshot()

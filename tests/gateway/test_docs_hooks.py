@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway import hookspecs
+from gateway.api import hookspecs
 from gateway.testing import make_gateway
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "writing-plugins.md"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import write_config
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from gateway.cli import main
-from gateway.hosts import is_gateway, servers_of, way_out
+from gateway.commands.cli import main
+from gateway.commands.hosts import is_gateway, servers_of, way_out
 
 GATEWAY = {"command": "/home/ada/.venv/bin/gateway", "args": ["serve"]}
 

@@ -1,4 +1,4 @@
-"""Every hook of gateway/hookspecs.py exercised (test_hook_<name>), in datasette's manner, and pluggy's meaning kept."""
+"""Every hook of gateway/api/hookspecs.py exercised (test_hook_<name>), in datasette's manner, and pluggy's meaning kept."""
 
 from __future__ import annotations
 
@@ -26,11 +26,11 @@ from gateway import (
     Tool,
     Traits,
     hookimpl,
-    hookspecs,
 )
-from gateway.context import home_environment
-from gateway.refresh import Refresh, Refreshed
-from gateway.registry import Lifecycle, lifecycle_of
+from gateway.api import hookspecs
+from gateway.api.context import home_environment
+from gateway.api.refresh import Refresh, Refreshed
+from gateway.engine.registry import Lifecycle, lifecycle_of
 from gateway.testing import folders_of, installed_plugin, make_gateway, read_audit, serve_client, write_config
 
 
@@ -328,7 +328,7 @@ def test_startup_and_shutdown_fire_once_each_under_a_real_http_server(gateway_ho
     import sys
     import time
 
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     env = installed_plugin(tmp_path / "site", "life", LIFECYCLE_PLUGIN)
     write_config(gateway_home, {"gateway": {"plugins": ["life"]}})
@@ -364,7 +364,7 @@ def test_sigterm_ends_a_stdio_server_with_its_shutdown_hooks(gateway_home, tmp_p
     import subprocess
     import sys
 
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     env = installed_plugin(tmp_path / "site", "life", LIFECYCLE_PLUGIN)
     write_config(gateway_home, {"gateway": {"plugins": ["life"]}})
@@ -459,7 +459,7 @@ def _shelf_gateway(home, shelf):
 
 
 def test_hook_traits_of(gateway_home):
-    from gateway.why import explain
+    from gateway.gate.why import explain
 
     gateway = _shelf_gateway(gateway_home, Shelf())
     said: list[str] = []
@@ -477,8 +477,8 @@ def test_hook_traits_of(gateway_home):
 
 
 def test_hook_census(gateway_home):
-    from gateway.census import tally
-    from gateway.why import list_projects
+    from gateway.gate.census import tally
+    from gateway.gate.why import list_projects
 
     gateway = _shelf_gateway(gateway_home, Shelf())
     snapshot = gateway.snapshot()
@@ -512,7 +512,7 @@ def test_a_tie_store_that_cannot_be_read_fails_the_call_never_gives(gateway_home
 
 
 def test_a_failing_census_is_said_and_the_others_are_counted(gateway_home):
-    from gateway.census import tally
+    from gateway.gate.census import tally
 
     class Broken:
         @hookimpl
@@ -525,7 +525,7 @@ def test_a_failing_census_is_said_and_the_others_are_counted(gateway_home):
     counted = tally(gateway, gateway.snapshot())
     assert counted.things["shelf home"] == 2 and counted.things["broken list"] == 1
     assert counted.failures and "broken: its census failed (OSError: store gone)" in counted.failures[0]
-    from gateway.doctor import route_warnings
+    from gateway.commands.doctor import route_warnings
 
     said = route_warnings(gateway, gateway.snapshot())
     assert "plugin broken: its census failed (OSError: store gone): what its routes take is not counted" in said

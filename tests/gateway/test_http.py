@@ -12,9 +12,9 @@ import anyio
 import httpx2
 import pytest
 
-from gateway.context import home_environment
-from gateway.http import parse_address
+from gateway.api.context import home_environment
 from gateway.testing import folders_of, read_audit, write_config
+from gateway.wire.http import parse_address
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "web-host", "version": "1"}}}

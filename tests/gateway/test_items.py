@@ -7,7 +7,7 @@ from typing import Literal
 import pytest
 
 from gateway import Answer, Tool, frame, one_line
-from gateway.items import ResourceTemplate, schema_of
+from gateway.api.items import ResourceTemplate, schema_of
 from gateway.privacy import new_mark
 
 

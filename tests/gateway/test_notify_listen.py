@@ -1,4 +1,4 @@
-"""gateway.notify for 2026-07-28 hosts: listen streams are bounded, gated when each notice is sent, and list_changed
+"""gateway.wire.notify for 2026-07-28 hosts: listen streams are bounded, gated when each notice is sent, and list_changed
 goes out only when something a refresh added is readable when it is told."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from gateway.notify import LIST_CHANGED, UPDATED, Listen, Notifier, TooManyListens
-from gateway.refresh import Refreshed
+from gateway.api.refresh import Refreshed
+from gateway.wire.notify import LIST_CHANGED, UPDATED, Listen, Notifier, TooManyListens
 
 
 async def tell_everyone(uri: str, caller: object) -> bool:
@@ -104,8 +104,8 @@ def test_a_refresh_told_on_the_loops_own_thread_is_heard_and_does_not_wait_on_it
 
 
 def test_what_the_person_opened_between_two_readings_of_the_gate():
-    from gateway.access import Gate, Manifest
-    from gateway.server import _opened
+    from gateway.gate.access import Gate, Manifest
+    from gateway.wire.server import _opened
 
     def gate(open_ids: set[str], outside: bool = True, ids: tuple[str, ...] = ("orchard", "vault")) -> Gate:
         manifest = Manifest.from_dict({"project": [{"id": i, "ai": i in open_ids, "paths": [f"/p/{i}"]} for i in ids]})

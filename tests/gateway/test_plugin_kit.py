@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from gateway import Gate, GateMemo, Project, left_out_sentence
-from gateway.access import Manifest
+from gateway.gate.access import Manifest
 
 
 def test_the_left_out_sentence_counts_and_never_names():

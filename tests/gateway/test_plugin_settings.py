@@ -11,7 +11,7 @@ from pathlib import Path
 import tomli_w
 
 from gateway import Answer, Context, Tool
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import inline_plugin, make_gateway, write_config
 
 

@@ -9,10 +9,10 @@ import anyio
 import pytest
 
 from gateway import Context, Resource, Tool, hookimpl
-from gateway.config import Config, ConfigError
-from gateway.notify import Notifier
-from gateway.refresh import STILL_READING, Refresh, Refreshed
+from gateway.api.refresh import STILL_READING, Refresh, Refreshed
+from gateway.engine.config import Config, ConfigError
 from gateway.testing import make_gateway
+from gateway.wire.notify import Notifier
 
 
 class Slow:

@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from gateway.context import Folders
-from gateway.registry import Registry, default_order
+from gateway.api.context import Folders
+from gateway.engine.registry import Registry, default_order
 from gateway.testing import make_gateway
 
 GOOD = """

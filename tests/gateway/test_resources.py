@@ -6,9 +6,9 @@ import anyio
 import pytest
 
 from gateway import Answer, Prompt, PromptArgument, Resource, ResourcePage, ResourceTemplate, ToolError
-from gateway.core import NotFound
-from gateway.server import build_server
+from gateway.engine.core import NotFound
 from gateway.testing import inline_plugin, make_gateway
+from gateway.wire.server import build_server
 
 ITEMS = [f"item{i:03d}" for i in range(230)]
 

@@ -11,8 +11,7 @@ import anyio
 import pytest
 
 from gateway import Tool
-from gateway.context import home_environment
-from gateway.server import INSTRUCTIONS, build_server
+from gateway.api.context import home_environment
 from gateway.testing import (
     inline_plugin,
     installed_plugin,
@@ -21,6 +20,7 @@ from gateway.testing import (
     serve_client,
     write_config,
 )
+from gateway.wire.server import INSTRUCTIONS, build_server
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from gateway import Context, Tool, hookimpl
-from gateway.doctor import run_checks
+from gateway.commands.doctor import run_checks
 from gateway.testing import folders_of, inline_plugin, make_gateway
 
 
@@ -136,7 +136,7 @@ def test_every_hook_and_call_sees_one_settings_shape(gateway_home):
 
     config = {"plugins": {"notes": {"greeting": "Hi", "prefix": "n_", "disabled_tools": ["other"]}}}
     gateway = make_gateway([("notes", Recording())], home=gateway_home, config=config)
-    from gateway.registry import Lifecycle
+    from gateway.engine.registry import Lifecycle
 
     with Lifecycle(gateway):
         pass
@@ -184,7 +184,7 @@ def test_path_settings_resolve_home_and_the_config_folder_alike_in_hooks_and_cal
 
 
 def test_an_empty_path_setting_gives_the_default_not_the_config_folder(gateway_home):
-    from gateway.context import PluginHost
+    from gateway.api.context import PluginHost
 
     host = PluginHost("p", folders_of(gateway_home).for_plugin("p"), {"store": ""})
     assert host.path_setting("store") is None

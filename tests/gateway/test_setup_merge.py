@@ -9,9 +9,9 @@ import json5
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
-from gateway.jsonc import JsoncError, set_member
-from gateway.setup import config_file
+from gateway.commands.cli import main
+from gateway.commands.jsonc import JsoncError, set_member
+from gateway.commands.setup import config_file
 
 JSONC = """{
     // Servers for this machine; the gateway goes beside them.

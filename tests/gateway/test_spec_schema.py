@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 from gateway_mail.demo import write_maildir, write_organizer
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import write_config
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "mcp-schema"

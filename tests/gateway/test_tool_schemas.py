@@ -11,7 +11,7 @@ from annotated_types import Ge, Le, MaxLen
 from pydantic import BaseModel, Field
 
 from gateway import Answer, Context, Tool, ToolError, tool
-from gateway.schemas import portable
+from gateway.api.schemas import portable
 from gateway.testing import inline_plugin, make_gateway
 
 

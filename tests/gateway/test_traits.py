@@ -8,7 +8,7 @@ import os
 import pytest
 
 from gateway import Person, Reason, Traits
-from gateway.access import Gate, Manifest
+from gateway.gate.access import Gate, Manifest
 
 
 def gate_of(*projects, outside: bool = True) -> Gate:

@@ -1,4 +1,4 @@
-"""gateway.transport: the stdio framing rules, end of input, and a fuzz run, against a real subprocess.
+"""gateway.wire.transport: the stdio framing rules, end of input, and a fuzz run, against a real subprocess.
 
 The server under test is tests/gateway/echo_server.py (a bare SDK `Server` with an `echo` tool) served
 through `stdio_transport`; most tests speak raw lines to it, two use the SDK's own client.
@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.server import Server
 
-from gateway.transport import stdio_transport
+from gateway.wire.transport import stdio_transport
 
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 BATCH_MESSAGE = "Invalid Request: batches are not supported (one JSON-RPC message per line)"

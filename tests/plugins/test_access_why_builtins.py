@@ -12,7 +12,7 @@ from gateway_cron import store as cron_store
 from gateway_sessions import store as sessions_store
 from gateway_sessions.importing import import_agent
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import (
     folders_of,
     make_gateway,  # noqa: E402

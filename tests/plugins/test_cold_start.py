@@ -91,7 +91,7 @@ def test_the_built_in_tools_schemas_written_without_pydantic_are_pydantics(monke
     import gateway_sessions.tools as sessions
     import gateway_timeline.tools as timeline
 
-    from gateway import schemas
+    from gateway.api import schemas
 
     functions = [sessions.rousseau_search_sessions, sessions.rousseau_list_sessions, sessions.rousseau_read_session,
                  cron.rousseau_cron_list, timeline.get_timeline, timeline.query_events, timeline.get_status]

@@ -22,8 +22,8 @@ import pytest
 from gateway_sessions import refresh as sessions_refresh
 from gateway_timeline import refresh as timeline_refresh
 
-from gateway.context import home_environment
-from gateway.core import Caller
+from gateway.api.context import home_environment
+from gateway.engine.core import Caller
 from gateway.testing import folders_of, make_gateway
 from tests.plugins.fresh_helpers import claude_session, open_projects
 from tests.plugins.timeline.timeline_awdb import WINDOW, AWDatabase
@@ -151,7 +151,7 @@ def _run(home: Path, script: str, **popen) -> subprocess.Popen:
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.pathsep.join(sys.path), **home_environment(home)}
     code = textwrap.dedent("""
         import sys, time, json
-        from gateway.core import Caller, make_gateway_from_environment
+        from gateway.engine.core import Caller, make_gateway_from_environment
         gateway = make_gateway_from_environment()
         snapshot = gateway.snapshot()
         gateway.catalogue(snapshot)
@@ -270,7 +270,7 @@ def test_kill_9_during_a_call_time_refresh_leaves_the_store_as_a_clean_import_wo
     assert len(clean["sessions"]) == 40 and clean["hits"] == [(40 * 150,)]
 
 
-# With the kernel's file notifications (gateway.changes): nothing changed = nothing stat'ed at all.
+# With the kernel's file notifications (gateway.api.changes): nothing changed = nothing stat'ed at all.
 
 class _Counted:
     """Every stat, lstat and listing made while it is on."""
@@ -388,7 +388,7 @@ def test_each_change_to_the_transcripts_is_seen_by_the_next_call(gateway_home, c
 
 @pytest.fixture
 def no_notifications(monkeypatch):
-    from gateway import changes
+    from gateway.api import changes
 
     fresh = changes._Hub()
     monkeypatch.setattr(changes, "_hub", fresh)
@@ -414,7 +414,7 @@ def test_without_file_notifications_each_call_stats_its_sources_and_sees_a_chang
 
 
 def test_after_a_queue_overflow_the_next_call_stats_its_sources(gateway_home, monkeypatch):
-    from gateway import changes
+    from gateway.api import changes
 
     home = gateway_home
     place_sources(home)
@@ -482,7 +482,7 @@ def test_an_agent_installed_later_is_found_by_the_next_call_and_home_noise_stats
 
 
 def test_the_plugins_shutdown_stops_their_file_notifications(gateway_home):
-    from gateway.registry import lifecycle_of
+    from gateway.engine.registry import lifecycle_of
 
     home = gateway_home
     place_sources(home)

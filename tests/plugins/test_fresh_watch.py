@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway.context import home_environment
-from gateway.core import make_gateway_from_environment
+from gateway.api.context import home_environment
+from gateway.commands.watch import read_heartbeat, watch
+from gateway.engine.core import make_gateway_from_environment
 from gateway.testing import folders_of, write_config
-from gateway.watch import read_heartbeat, watch
 from tests.plugins.fresh_helpers import claude_session, open_projects
 
 

@@ -91,7 +91,7 @@ def test_a_closed_project_is_never_shown_by_the_public_kit(gateway_home):
 def test_the_person_sees_which_route_keeps_a_card(gateway_home, monkeypatch):
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     _cards(gateway_home)
     write_config(gateway_home, {"gateway": {"plugins": ["hello"]}},

@@ -21,6 +21,7 @@ from gateway_mail.mail.accounts import in_window, next_opening, windows_of
 from gateway_mail.mail.limits import MAX_QUERY_CHARACTERS, MAX_QUERY_TERMS
 from gateway_mail.mail.shield import SHIELD_REFUSAL
 from gateway_mail.mail.store import BLOCKED, CLOSED, JUNK_FOLDERS, SHIELDED, Mail, opened, own_folder
+from gateway_mail.shown import shown_path
 
 _TERM = re.compile(r"\w+")
 FIELD_LIMIT = 200
@@ -31,8 +32,23 @@ WAITING_DAYS = 14
 CODE_HOURS = 24
 
 
-def address_of(row: Any) -> str:
-    return f"mid:{row['message_id']}" if row["message_id"] else file_of(row)
+def address_of(row: Any, mail: Mail | None = None) -> str:
+    """`mid:<Message-ID>`; for a message without one, its file as the person writes it (`~/Mail/...`, never the
+    home folder spelled out), which read_message takes back."""
+    return f"mid:{row['message_id']}" if row["message_id"] else shown_path(Path(file_of(row, mail)))
+
+
+def relative_file(row: Any, mail: Mail) -> str:
+    """The message's file relative to its account's root (`INBOX/cur/1733...:2,S`), as answers show it: never the
+    person's home or user name. Empty when the account is not configured any more."""
+    account = mail.account(row["account"])
+    path = Path(file_of(row, mail))
+    if account is None:
+        return ""
+    try:
+        return str(path.relative_to(account.maildir))
+    except ValueError:
+        return f"{row['folder']}/{row['sub']}/{row['filename']}"
 
 
 def file_of(row: Any, mail: Mail | None = None) -> str:
@@ -113,42 +129,6 @@ def _check_query(query: str) -> None:
         raise ToolError(f"query has {terms} words, over the limit of {MAX_QUERY_TERMS}")
 
 
-# What a notmuch or mu user types, read for FTS5: `from:` and `subject:` (and FTS5's own column names) are column
-# filters; a word FTS5 would not take bare (an address, a file name, `ACME-2291`) is searched as the phrase of its
-# words; operators, parentheses, quoted phrases and `word*` stay FTS5's. A query using NEAR or column sets
-# (`{...}`) is FTS5 syntax only and passed as it is.
-_FTS_COLUMNS = {"from": "sender", "sender": "sender", "subject": "subject", "body": "body"}
-_NOT_YET = ("to", "cc", "bcc", "date", "is", "attachment", "tag", "folder", "path", "id", "thread", "mimetype")
-_QUERY_TOKEN = re.compile(r'"(?:[^"]|"")*"\*?|[()]|[^\s()"]+')
-_BAREWORD = re.compile(r"^\w+\*?$")
-
-
-def fts_query(query: str) -> str:
-    """`query` as FTS5 reads it, notmuch's habits translated (see above); a prefix not searchable yet is said."""
-    if "NEAR" in query or "{" in query or query.count('"') % 2:
-        return query  # FTS5's own syntax (or a quote left open, which FTS5 then names)
-    out = []
-    for token in _QUERY_TOKEN.findall(query):
-        if token in ("(", ")", "AND", "OR", "NOT") or token.startswith('"') or _BAREWORD.match(token):
-            out.append(token)
-            continue
-        prefix, colon, value = token.partition(":")
-        if colon and value and prefix.lower() in _FTS_COLUMNS:
-            out.append(f"{_FTS_COLUMNS[prefix.lower()]} : {_phrase(value)}")
-        elif colon and prefix.lower() in _NOT_YET:
-            raise ToolError(f"{prefix.lower()}: is not searchable yet; search_mail takes from:, subject: and words "
-                            "(an address or a file name as it is), with account, folder and days to narrow")
-        else:
-            out.append(_phrase(token))
-    return " ".join(out)
-
-
-def _phrase(value: str) -> str:
-    prefix = value.endswith("*")
-    text = value.rstrip("*").strip('"').replace('"', '""')
-    return f'"{text}"' + ("*" if prefix else "")
-
-
 def _scope(mail: Mail, account: str | None, folder: str | None, days: int | None) -> tuple[str, list[Any]]:
     where, values = ["1"], []
     if account is not None:
@@ -184,11 +164,6 @@ def missing_lines(mail: Mail) -> list[str]:
             "the gateway's config): its mail is left out until it is back." for a in mail.missing]
 
 
-def shown_path(path: Path) -> str:
-    """A path as the person writes it (`~/Mail/work`), never with their home folder spelled out."""
-    home = str(Path.home())
-    text = str(path)
-    return "~" + text[len(home):] if text == home or text.startswith(home + "/") else text
 
 
 # search_mail counts its matches up to this many; past it, it says "more than" (and `more: true` in its data).
@@ -207,6 +182,35 @@ COUNT_SHIELDED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m
 SEARCH = (f"SELECT m.id FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid "
           f"WHERE messages_fts MATCH ? {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} AND NOT {SHIELDED} "
           f"ORDER BY messages_fts.rowid DESC LIMIT ?")
+# A query FTS5 has no part in (`is:unread date:2026-01..`, `NOT word`, a word only in a script without spaces):
+# the messages walked newest first by id, each tested, stopping after `limit`.
+SCAN = (f"SELECT m.id FROM messages m WHERE 1 {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} "
+        f"AND NOT {SHIELDED} ORDER BY m.id DESC LIMIT ?")
+_READ_AGAIN = ('; quote words with symbols ("word-with-dash"), balance parentheses and quotes, put words on both '
+               "sides of AND, OR and NOT, or write the query as a notmuch user would (from:, to:, date:2026-01..)")
+
+
+def statement(zone: Any, query: str, where: str, values: list[Any], days: int | None,
+              closed: str, blocked: str, shielded: str = "[]") -> tuple[str, list[Any]]:
+    """search_mail's statement (its LIMIT the last value, left for the caller) and its values; `zone` is the
+    person's, in which dates are read."""
+    from gateway_mail.mail.query import plan
+
+    asked = plan(query, zone)
+    since = [t for t in (time.time() - days * 86400 if days is not None else None, asked.since) if t is not None]
+    rowid = "messages_fts.rowid" if asked.match is not None else "m.id"
+    bounds, bound_values = "", []
+    if since:
+        bounds += f"AND {rowid} >= ?"
+        bound_values.append(index.date_key(max(since)))
+    if asked.until is not None:  # a second past the end: the date itself is tested exactly in the condition
+        bounds += f" AND {rowid} < ?"
+        bound_values.append(index.date_key(asked.until) + (1 << index.SAME_SECOND_BITS))
+    where = f"{where} AND ({asked.condition})"
+    rest = [*bound_values, *values, *asked.values, closed, blocked, shielded]
+    if asked.match is not None:
+        return SEARCH.format(since=bounds, where=where), [asked.match, *rest]
+    return SCAN.format(since=bounds, where=where), rest
 
 
 def search_answer(ctx: Context, query: str, account: str | None, folder: str | None, days: int | None,
@@ -223,27 +227,24 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         shielded = mail.connection.execute(
             f"{COUNT_SHIELDED} WHERE {where} AND NOT {CLOSED} AND NOT {BLOCKED}",
             [shield_json, *values, closed, blocked_json]).fetchone()[0] if mail.shielded.ids else 0
-        since = [index.date_key(time.time() - days * 86400)] if days is not None else []
+        sql, arguments = statement(_zone(ctx), query, where, values, days, closed, blocked_json, shield_json)
         try:
-            newest = [r[0] for r in mail.connection.execute(
-                SEARCH.format(since="AND messages_fts.rowid >= ?" if since else "", where=where),
-                [fts_query(query), *since, *values, closed, blocked_json, shield_json, limit])]
+            newest = [r[0] for r in mail.connection.execute(sql, [*arguments, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
                 "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
             rows = [by_id[i] for i in newest if i in by_id]
+            total, more = len(rows), False
+            if len(rows) >= limit:
+                # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
+                counted = mail.connection.execute(f"SELECT count(*) FROM ({sql})",
+                                                  [*arguments, TOTAL_BOUND + 1]).fetchone()[0]
+                total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
         except sqlite3.OperationalError as error:
             if "interrupted" in str(error):
                 raise
-            raise ToolError(f"the query is not valid FTS5 syntax ({error}); quote words with symbols: "
-                            '"word-with-dash"') from error
+            # SQLite's own words name its parser's insides: the person is told what to write instead.
+            raise ToolError(f"the query cannot be read as a search{_READ_AGAIN}") from error
         hits = [_hit(ctx, row) for row in rows]
-        total, more = len(hits), False
-        if len(rows) >= limit:
-            # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
-            counted = mail.connection.execute(
-                f"SELECT count(*) FROM ({SEARCH.format(since='AND messages_fts.rowid >= ?' if since else '', where=where)})",
-                [fts_query(query), *since, *values, closed, blocked_json, shield_json, TOTAL_BOUND + 1]).fetchone()[0]
-            total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
     if total == len(hits) and not more:
@@ -269,6 +270,8 @@ def find(mail: Mail, address: str, tool: str = "read_message") -> Any:
     said by `tool`, the tool asked (read_message, draft_reply), in its own name.
     """
     address = address.strip()
+    if address.startswith("~/"):  # a file as answers show it (address_of): the person's home, then checked
+        address = str(Path.home()) + address[1:]
     if address.startswith("mid:"):
         wanted = address[4:].strip().strip("<>")
         rows = mail.connection.execute("SELECT * FROM messages WHERE message_id = ? ORDER BY date DESC",
@@ -315,6 +318,7 @@ def message_answer(ctx: Context, address: str) -> Answer:
     with opened(ctx) as mail:
         row = find(mail, address)
         path = file_of(row, mail)
+        relative = relative_file(row, mail)
         account = mail.account(row["account"])
         # Its projects, for the agent to file what it makes of it there: all open, or it would not be given.
         projects = sorted(p for p in mail.owners(row) if (found := ctx.gate.project(p)) is not None and found.ai)
@@ -322,8 +326,9 @@ def message_answer(ctx: Context, address: str) -> Answer:
         parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
     except OSError as error:
         raise ToolError("the message's file moved or vanished since it was indexed; search again") from error
-    shown = _envelope(ctx, row, parsed, path)
-    lines = [f"Address: {shown['address']}", f"File: {path}", f"Account: {shown['account']}",
+    shown = _envelope(ctx, row, parsed, relative)
+    lines = [f"Address: {shown['address']}", f"File: {relative} (in the account's mail folder)",
+             f"Account: {shown['account']}",
              f"Folder: {shown['folder']}", f"Flags: {shown['flags'] or '(none)'}", f"Date: {shown['date']}",
              f"From: {shown['from']}", f"To: {_listed(shown, 'to')}"]
     if shown["cc"]:
@@ -335,10 +340,13 @@ def message_answer(ctx: Context, address: str) -> Answer:
     if parsed.encrypted:
         lines.append("Encrypted: yes. This message is encrypted (PGP/MIME or S/MIME): only its envelope is given.")
         return Answer("\n".join(lines), {**shown, "encrypted": True}, given=[shown["address"]])
-    attachments = [{"name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80), "size": a.size}
-                   for a in parsed.attachments]
+    attachments = [{"part": number, "name": parse.attachment_name(a.name), "type": ctx.one_line(a.type, 80),
+                    "size": a.size} for number, a in enumerate(parsed.attachments, 1)]
     for attachment in attachments:
-        lines.append(f"Attachment: {attachment['name']} ({attachment['type']}, {attachment['size']} bytes)")
+        lines.append(f"Attachment {attachment['part']}: {attachment['name']} ({attachment['type']}, "
+                     f"{attachment['size']} bytes)")
+    if attachments:
+        lines.append("Read an attachment's text with read_attachment (this address and its number).")
     if parsed.unreadable:
         lines.append(f"Read in part: {parsed.unreadable}.")
     shown_text = parse.masked(parsed, MAX_READ)
@@ -351,6 +359,55 @@ def message_answer(ctx: Context, address: str) -> Answer:
     if shown_text.cut:
         data["cut"] = True
     return Answer("\n".join(lines), data, given=[shown["address"]])
+
+
+def attachment_answer(ctx: Context, address: str, part: int) -> Answer:
+    """read_attachment's answer: under the gate exactly as read_message (`find`), then the part's text read within
+    `attachments.READ` and the call's deadline, masked with the message's subject and framed as a message's text."""
+    from gateway_mail.mail import attachments
+
+    with opened(ctx) as mail:
+        row = find(mail, address, "read_attachment")
+        path = file_of(row, mail)
+        account = mail.account(row["account"])
+    try:
+        parsed = parse.parse_file(Path(path), account.authserv_id if account else "")
+    except OSError as error:
+        raise ToolError("the message's file moved or vanished since it was indexed; search again") from error
+    shown_address = address_of(row)
+    if parsed.encrypted:
+        raise ToolError("this message is encrypted (PGP/MIME or S/MIME): its attachments cannot be read here")
+    count = len(parsed.attachments)
+    if not 1 <= part <= count:
+        raise ToolError(f"this message has {count} attachment{'s' if count != 1 else ''}"
+                        + (f": give a part from 1 to {count}, as read_message numbers them" if count else ""))
+    attachment = parsed.attachments[part - 1]
+    name, kind = parse.attachment_name(attachment.name), ctx.one_line(attachment.type, 80)
+    data: dict[str, Any] = {"address": shown_address, "part": part, "name": name, "type": kind,
+                            "size": attachment.size}
+    lines = [f"Address: {shown_address}", f"Attachment {part} of {count}: {name}",
+             f"Type: {kind}", f"Size: {attachment.size} bytes"]
+    if parsed.unreadable:
+        lines.append(f"Read in part: {parsed.unreadable}.")
+        data["unreadable"] = parsed.unreadable
+    found = attachments.extract(attachment.part, attachment.name, attachment.type, attachments.READ,
+                                zone=_zone(ctx), deadline=ctx.deadline)
+    if not found.kind:
+        lines.append("Its text is not read: read_attachment reads PDF, Word (.docx), Excel (.xlsx), OpenDocument, "
+                     "iCalendar (.ics), text and attached messages; this one is given by its name, type and size.")
+        return Answer("\n".join(lines), {**data, "read": False}, given=[shown_address])
+    text, cut = attachments.masked_text(parsed, found.text, attachments.READ.characters)
+    lines.append(f"Read as: {found.kind}")
+    data.update(read=True, kind=found.kind, text=text)
+    if found.note:
+        lines.append(f"Note: {found.note}.")
+        data["note"] = found.note
+    if cut:
+        lines.append(f"Cut: only the first {attachments.READ.characters} characters are given.")
+        data["cut"] = True
+    if text.strip() or not found.note:
+        lines.append(ctx.frame(text))
+    return Answer("\n".join(lines), data, given=[shown_address])
 
 
 def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:

@@ -234,7 +234,8 @@ def save_reply(ctx: Context, address: str, body: str, to: list[str] | None, cc: 
         raise ToolError(f"the account {account.name} has no drafts folder named {account.drafts!r} in its Maildir; "
                         "the person can create it (or set drafts = \"...\" on the account)")
     real_drafts = Path(os.path.realpath(drafts.path))
-    if Path(os.path.realpath(account.maildir)) not in real_drafts.parents:
+    real_root = Path(os.path.realpath(account.maildir))
+    if real_root not in real_drafts.parents:
         raise ToolError("the drafts folder leads out of the account's Maildir (a link); no draft was written")
     original = parse.parse_file(Path(path), account.authserv_id)
     own = next((a for a in (*original.to, *original.cc) if account.owns_address(a)), account.addresses[0])
@@ -275,9 +276,11 @@ def save_reply(ctx: Context, address: str, body: str, to: list[str] | None, cc: 
     draft_id = maildir.unique_of(final.name)
     shown_subject = ctx.clip(str(dict(headers)["Subject"]), FIELD_LIMIT)
     answered = address_of(row)
+    # Relative to the account's root: an answer never spells out the person's home or user name.
+    shown_file = str(final.relative_to(real_root)) if real_root in final.parents else f"{drafts.name}/cur/{final.name}"
     shown_to, shown_cc = [str(a) for a in chosen_to], [str(a) for a in chosen_cc]
     lines = [f"Draft saved, not sent: sioul:draft/{draft_id}", f"Account: {account.name}",
-             f"Folder: {drafts.name}", f"File: {final}", f"From: {sender}", f"To: {', '.join(shown_to)}"]
+             f"Folder: {drafts.name}", f"File: {shown_file} (in the account's mail folder)", f"From: {sender}", f"To: {', '.join(shown_to)}"]
     if chosen_cc:
         lines.append(f"Cc: {', '.join(shown_cc)}")
     if left_out:
@@ -285,6 +288,6 @@ def save_reply(ctx: Context, address: str, body: str, to: list[str] | None, cc: 
     lines += [f"Subject: {shown_subject}", f"In reply to: {answered}", f"Body: {len(body)} characters.",
               "Changed: one new file in the drafts folder (flag D). The person reads it and sends it themselves."]
     data_out: dict[str, Any] = {"draft": f"sioul:draft/{draft_id}", "account": account.name, "folder": drafts.name,
-                                "file": str(final), "from": str(sender), "to": shown_to, "cc": shown_cc,
+                                "file": shown_file, "from": str(sender), "to": shown_to, "cc": shown_cc,
                                 "subject": shown_subject, "in_reply_to": answered, "body_characters": len(body)}
     return Answer("\n".join(lines), data_out, given=[f"sioul:draft/{draft_id}", answered])

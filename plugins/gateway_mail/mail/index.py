@@ -31,7 +31,9 @@ from gateway import MASKS_VERSION
 from gateway_mail.docindex import bump, generation, meta, set_meta  # noqa: F401 (the index's meta, asked for here too)
 from gateway_mail.mail import maildir
 from gateway_mail.mail.accounts import Account
+from gateway_mail.mail.attachments import indexed as indexed_attachments
 from gateway_mail.mail.parse import Parsed, attachment_name, masked, parse_file, text_of_raw
+from gateway_mail.mail.query import cjk_words
 from gateway_mail.projects.placing import has_label
 
 SCHEMA = """
@@ -54,10 +56,50 @@ CREATE INDEX IF NOT EXISTS messages_by_sender ON messages (sender);
 CREATE INDEX IF NOT EXISTS messages_unseen ON messages (account, date) WHERE instr(flags, 'S') = 0;
 CREATE INDEX IF NOT EXISTS messages_forged ON messages (account, date) WHERE auth = 'forged';
 CREATE INDEX IF NOT EXISTS messages_by_folder ON messages (account, folder, date);
-CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 (subject, sender, body, tokenize = 'unicode61');
 -- Messages read in part, and why (parse.Parsed.unreadable): counted, said by `gateway doctor`.
 CREATE TABLE IF NOT EXISTS unreadable (id INTEGER PRIMARY KEY, reason TEXT NOT NULL);
 """
+# What search_mail searches (query.py reads it): FTS5 over each message's masked fields, and a side table of the
+# words written in scripts without spaces (Japanese, Chinese, Korean) under FTS5's `trigram` tokenizer, found by any
+# part of a run. `FIELDS` is recorded: an index made with other fields has these two tables made again and every
+# message read again (a new column needs every row's text).
+FIELDS = "2"  # 2: To, Cc, List-Id and attachment names searchable; the side table messages_cjk
+SEARCH_COLUMNS = ("subject", "sender", "body", "recipients", "cc", "list", "attachment")
+SEARCH_SCHEMA = f"""
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5 ({", ".join(SEARCH_COLUMNS)}, tokenize = 'unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_cjk USING fts5 ({", ".join(SEARCH_COLUMNS)}, tokenize = 'trigram');
+-- is:flagged and is:answered read from indexes of those few, as is:unread from messages_unseen, not by testing
+-- every row.
+CREATE INDEX IF NOT EXISTS messages_flagged ON messages (account, date) WHERE instr(flags, 'F') > 0;
+CREATE INDEX IF NOT EXISTS messages_answered ON messages (account, date) WHERE instr(flags, 'R') > 0;
+"""
+MAX_RECIPIENTS_TEXT = 20_000  # characters of To, and of Cc, kept searchable (masked, then cut)
+
+
+def _search_tables(connection: sqlite3.Connection) -> None:
+    """The search tables, made again with every message (see FIELDS) when the index was made with other fields."""
+    if meta(connection, "fields") == FIELDS:
+        connection.executescript(SEARCH_SCHEMA)
+        return
+    with connection:
+        connection.execute("DROP TABLE IF EXISTS messages_fts")
+        connection.execute("DROP TABLE IF EXISTS messages_cjk")
+        for statement in SEARCH_SCHEMA.strip().split(";\n"):
+            connection.execute(statement.rstrip(";"))
+        connection.execute("DELETE FROM messages")
+        connection.execute("DELETE FROM unreadable")
+        connection.execute("DELETE FROM dirs")
+        set_meta(connection, "fields", FIELDS)
+        bump(connection)
+
+
+def _searched(text: str) -> str:
+    """A header's text as it is indexed: on one line, masked, cut."""
+    from gateway import mask, one_line
+
+    return one_line(mask(one_line(text[:MAX_RECIPIENTS_TEXT + 1000])))[:MAX_RECIPIENTS_TEXT]
+
+
 # A directory changed less than this long ago may change again within its time's granularity: not trusted.
 _SETTLE_NS = 2_000_000_000
 _locks: dict[str, threading.Lock] = {}
@@ -89,6 +131,7 @@ def connect(path: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA synchronous = NORMAL")
     connection.executescript(SCHEMA)
     _add_traits_columns(connection)
+    _search_tables(connection)
     _shield_table(connection)
     if meta(connection, "dirs_format") != "2":  # keys once held NUL, which SQLite's text functions stop at
         with connection:
@@ -99,11 +142,23 @@ def connect(path: Path) -> sqlite3.Connection:
         with connection:
             connection.execute("DELETE FROM messages")
             connection.execute("DELETE FROM messages_fts")
+            connection.execute("DELETE FROM messages_cjk")
             connection.execute("DELETE FROM dirs")
             set_meta(connection, "masks_version", str(MASKS_VERSION))
             set_meta(connection, "ids", IDS)
             bump(connection)
+    if meta(connection, "attachment_text") != ATTACHMENT_TEXT:  # made before attachments' text was indexed
+        with connection:
+            for table in ("messages", "messages_fts", "messages_cjk", "dirs", "unreadable"):
+                connection.execute(f"DELETE FROM {table}")
+            set_meta(connection, "attachment_text", ATTACHMENT_TEXT)
+            bump(connection)
     return connection
+
+
+# The attachments' text in `body` (attachments.indexed), and the bounds it was read within: an index made without
+# it, or under other bounds, is made again.
+ATTACHMENT_TEXT = "1"
 
 
 def _add_traits_columns(connection: sqlite3.Connection) -> None:
@@ -135,22 +190,22 @@ def _shield_table(connection: sqlite3.Connection) -> None:
 # How ids are made (an index of another kind is made again): "date" = from the date, see `date_key`.
 IDS = "date"
 # An id is the date's second shifted left by this many bits, plus a count of messages of that same second.
-_SAME_SECOND_BITS = 22
+SAME_SECOND_BITS = 22
 _LAST_SECOND = (1 << 40) - 1  # 36,000 years: a later date (a bogus header) is taken as this one
 
 
 def date_key(date: float) -> int:
     """The smallest id a message of this date can have (dates before 1970 share the first second)."""
-    return min(max(int(date), 0), _LAST_SECOND) << _SAME_SECOND_BITS
+    return min(max(int(date), 0), _LAST_SECOND) << SAME_SECOND_BITS
 
 
 def _free_id(connection: sqlite3.Connection, date: float) -> int:
     first = date_key(date)
     last = connection.execute("SELECT max(id) FROM messages WHERE id BETWEEN ? AND ?",
-                              (first, first + (1 << _SAME_SECOND_BITS) - 1)).fetchone()[0]
+                              (first, first + (1 << SAME_SECOND_BITS) - 1)).fetchone()[0]
     if last is None:
         return first
-    if last + 1 < first + (1 << _SAME_SECOND_BITS):
+    if last + 1 < first + (1 << SAME_SECOND_BITS):
         return last + 1
     # Four million messages of one second (only a forged or broken Date does that): any free id of the second.
     taken = {r[0] for r in connection.execute("SELECT id FROM messages WHERE id BETWEEN ? AND ?",
@@ -210,10 +265,19 @@ def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any
     try:
         shown = masked(parsed)
         attachments = [[attachment_name(a.name), a.type, a.size] for a in parsed.attachments]
+        headers = [_searched(parsed.to_text), _searched(parsed.cc_text), _searched(parsed.list_id)]
     except Exception as error:  # noqa: BLE001 - the masks failing on one text fails that message alone
         unreadable = unreadable or f"its text could not be masked ({type(error).__name__})"
         shown = masked(Parsed(**{**_fields(parsed), "subject": "", "text": ""}))
         attachments = []
+        headers = ["", "", ""]
+    try:
+        attached = indexed_attachments(parsed) if attachments else ""
+    except Exception:  # noqa: BLE001 - the attachments' masks failing leave the message's own text indexed
+        attached = ""
+    # The attachments' text (masked) follows the message's in the `body` column: search, subject routes and the
+    # gate's traits read that column, so each takes it as it takes the message's text.
+    body = "" if parsed.encrypted else "\n\n".join(t for t in (shown.text, attached) if t)
     row = {
         "account": account.name, "folder": folder, "unique_name": maildir.unique_of(name), "sub": sub,
         "filename": name, "size": size, "mtime_ns": mtime_ns,
@@ -225,9 +289,9 @@ def read_row(job: tuple[Account, str, str, str, str, int, int]) -> dict[str, Any
         "bulk": int(parsed.bulk), "attachments": json.dumps(attachments),
         "refs": " ".join(ids_of_headers(parsed.message_id, parsed.in_reply_to,
                                         " ".join(f"<{r}>" for r in parsed.references))),
-        "labels": int(any(has_label(t) for t in (shown.subject, "" if parsed.encrypted else shown.text,
-                                                 *(a[0] for a in attachments)))),
-        "_body": "" if parsed.encrypted else shown.text, "_unreadable": unreadable,
+        "labels": int(any(has_label(t) for t in (shown.subject, body, *(a[0] for a in attachments)))),
+        "_body": body, "_unreadable": unreadable,
+        "_to": headers[0], "_cc": headers[1], "_list": headers[2],
     }
     return {key: text_of_raw(value) if isinstance(value, str) else value for key, value in row.items()}
 
@@ -272,6 +336,13 @@ def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full
         try:
             for account in accounts:
                 _refresh_account(connection, account, full, counts, progress, check, pool)
+        except BaseException:
+            # Stopped (the call's deadline): the rows written and removed so far are kept, so the index changed,
+            # whatever the counts say (a row replaced and not parsed again is counted nowhere). What the gate
+            # remembers of the index (keyed by its generation) must be worked out again.
+            with connection:
+                bump(connection)
+            raise
         finally:
             if pool is not None:
                 pool.close()
@@ -285,6 +356,7 @@ def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full
 def _delete(connection: sqlite3.Connection, where: str, values: tuple[Any, ...]) -> int:
     ids = [r[0] for r in connection.execute(f"SELECT id FROM messages WHERE {where}", values)]
     connection.executemany("DELETE FROM messages_fts WHERE rowid = ?", [(i,) for i in ids])
+    connection.executemany("DELETE FROM messages_cjk WHERE rowid = ?", [(i,) for i in ids])
     connection.executemany("DELETE FROM unreadable WHERE id = ?", [(i,) for i in ids])
     connection.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in ids])
     return len(ids)
@@ -417,13 +489,27 @@ def _insert(connection: sqlite3.Connection, pending: list[dict[str, Any]]) -> No
             cursor = connection.execute(
                 f"INSERT INTO messages ({columns}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
             )
-            connection.execute("INSERT INTO messages_fts (rowid, subject, sender, body) VALUES (?, ?, ?, ?)",
-                               (cursor.lastrowid, row["subject"], f"{row['sender_name']} {row['sender']}",
-                                parsed_row["_body"]))
+            fields = _search_fields(row, parsed_row)
+            connection.execute(_INSERT_FTS.format(table="messages_fts"), (cursor.lastrowid, *fields))
+            side = [cjk_words(field) for field in fields]
+            if any(side):
+                connection.execute(_INSERT_FTS.format(table="messages_cjk"), (cursor.lastrowid, *side))
             if parsed_row["_unreadable"]:
                 connection.execute("INSERT INTO unreadable (id, reason) VALUES (?, ?)",
                                    (cursor.lastrowid, parsed_row["_unreadable"]))
     pending.clear()
+
+
+_NO_NAME = "(no name)"  # what parse names an attachment whose part gives no name: not a word to search
+_INSERT_FTS = (f"INSERT INTO {{table}} (rowid, {', '.join(SEARCH_COLUMNS)}) "
+               f"VALUES (?, {', '.join('?' * len(SEARCH_COLUMNS))})")
+
+
+def _search_fields(row: dict[str, Any], parsed_row: dict[str, Any]) -> tuple[str, ...]:
+    """A message's searchable text, one value per column of SEARCH_COLUMNS (all masked but the sender's address)."""
+    names = " ".join(a[0] for a in json.loads(row["attachments"]) if a[0] != _NO_NAME)
+    return (row["subject"], f"{row['sender_name']} {row['sender']}", parsed_row["_body"], parsed_row["_to"],
+            parsed_row["_cc"], parsed_row["_list"], names)
 
 
 def _keep(connection: sqlite3.Connection, pending: list[dict[str, Any]]) -> None:

@@ -25,7 +25,7 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 from maildirs.authentication import FORGED, PASS, UNAUTHENTICATED, verdict  # noqa: F401 (the plugin reads them here)
 
 from gateway import mask
@@ -117,6 +117,8 @@ class Attachment:
     name: str
     type: str
     size: int
+    # The MIME part itself, for reading its text (`attachments.extract`); not compared, not shown.
+    part: Any = field(default=None, eq=False, repr=False)
 
 
 @frozen
@@ -137,6 +139,10 @@ class Parsed:
     encrypted: bool
     bulk: bool  # a list, an automatic or a no-reply sender: not a "real person"
     unreadable: str = ""  # why the message was read in part ("" when it was read whole)
+    # The To and Cc headers as written ("Name <address>, ...", names decoded) and List-Id: searched, never shown.
+    to_text: str = ""
+    cc_text: str = ""
+    list_id: str = ""
 
 
 def _ids(value: Any) -> list[str]:
@@ -183,6 +189,11 @@ def _first(headers: Headers, name: str) -> str:
 def _addresses(headers: Headers, name: str) -> list[tuple[str, str]]:
     values = [" ".join(v.split()) for v in headers.get(name, [])]
     return [(_decoded(n), a.lower()) for n, a in email.utils.getaddresses(values) if "@" in a]
+
+
+def _written(addresses: list[tuple[str, str]]) -> str:
+    """An address header's names and addresses, one after another (for the index to search)."""
+    return ", ".join(f"{n} <{a}>" if n else a for n, a in addresses)
 
 
 # HTML elements that start and end a line of their own; table cells are joined on their row's line by a space.
@@ -296,7 +307,7 @@ def _size_of(part: Any) -> int:
 
 
 def _attachments(message: EmailMessage) -> list[Attachment]:
-    return [Attachment(part.get_filename() or "(no name)", part.get_content_type(), _size_of(part))
+    return [Attachment(part.get_filename() or "(no name)", part.get_content_type(), _size_of(part), part)
             for part in (message.iter_attachments() if message.is_multipart() else [])]
 
 
@@ -397,11 +408,15 @@ def _read(message: EmailMessage, authserv_id: str, file_time: float, reason: str
     sealed = safely("Content-Type", lambda: encrypted(message), False)
     reply_to = safely("Reply-To", lambda: _addresses(headers, "reply-to"), [])
     whole = whole and not sealed
+    recipients = {name: safely(name.capitalize(), lambda n=name: _addresses(headers, n), []) for name in ("to", "cc")}
     fields = {
         "message_id": safely("Message-ID", lambda: (_ids(_first(headers, "message-id")) or [""])[0], ""),
-        "to": tuple(a for _n, a in safely("To", lambda: _addresses(headers, "to"), [])),
-        "cc": tuple(a for _n, a in safely("Cc", lambda: _addresses(headers, "cc"), [])),
+        "to": tuple(a for _n, a in recipients["to"]),
+        "cc": tuple(a for _n, a in recipients["cc"]),
         "subject": safely("Subject", lambda: _decoded(_first(headers, "subject")), ""),
+        "to_text": _written(recipients["to"]),
+        "cc_text": _written(recipients["cc"]),
+        "list_id": safely("List-Id", lambda: _decoded(_first(headers, "list-id"))[:MAX_HEADER_CHARS], ""),
         "in_reply_to": safely("In-Reply-To", lambda: (_ids(_first(headers, "in-reply-to")) or [""])[0], ""),
         "references": safely("References", lambda: tuple(_ids(" ".join(headers.get("references", [])))), ()),
         "auth": safely("Authentication-Results", lambda: authentication(headers, authserv_id, sender),

@@ -141,3 +141,146 @@ def config(root: Path, **mail: object) -> dict:
                "authserv_id": OWN_SERVER, "drafts": "Drafts"}
     return {"gateway": {"plugins": ["mail"]},
             "plugins": {"mail": {"accounts": [account], "blocked": ["@spam.example.net"], **mail}}}
+
+
+# -- attachments (made with the formats' own libraries: reportlab, pypdf, python-docx, test dependencies) ---------
+
+
+def pdf(pages: list[str]) -> bytes:
+    """A real PDF (reportlab), one page per text, each line of a text a line of the page."""
+    import io
+
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    drawing = canvas.Canvas(out, invariant=1)
+    for text in pages:
+        y = 800
+        for line in text.splitlines():
+            drawing.drawString(60, y, line)
+            y -= 16
+        drawing.showPage()
+    drawing.save()
+    return out.getvalue()
+
+
+def encrypted_pdf(text: str, password: str = "s3cret-Example") -> bytes:
+    """A PDF whose text is locked by a user password (pypdf's writer, AES-256)."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf([text]))))
+    writer.encrypt(user_password=password, owner_password=password, algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def pdf_bomb(inflated: int = 64 * 1024 * 1024) -> bytes:
+    """A one-page PDF (reportlab's, with its font) whose content stream is `inflated` bytes of text operators
+    deflated to a few hundred KB: a real FlateDecode stream put in by pypdf's writer."""
+    import io
+    import zlib
+
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import EncodedStreamObject, NameObject
+
+    compressor = zlib.compressobj(9)
+    block = b"BT /F1 12 Tf 60 800 Td (bomb words) Tj ET\n" * 16384
+    packed = b"".join(compressor.compress(block) for _ in range(inflated // len(block))) + compressor.flush()
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf(["cover"]))))
+    stream = EncodedStreamObject()
+    stream._data = packed
+    stream[NameObject("/Filter")] = NameObject("/FlateDecode")
+    writer.pages[0][NameObject("/Contents")] = writer._add_object(stream)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def docx(paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
+    """A real Word document (python-docx)."""
+    import io
+
+    import docx as python_docx
+
+    document = python_docx.Document()
+    for text in paragraphs:
+        document.add_paragraph(text)
+    if table:
+        grid = document.add_table(rows=len(table), cols=len(table[0]))
+        for r, row in enumerate(table):
+            for c, value in enumerate(row):
+                grid.cell(r, c).text = value
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def zip_bomb(declared_honestly: bool = True, inflated: int = 100 * 1024 * 1024) -> bytes:
+    """A .docx-shaped zip whose word/document.xml inflates to `inflated` bytes of spaces. When not
+    `declared_honestly`, its headers claim 1,000 bytes (the lie a bomb tells a reader that trusts them)."""
+    import io
+    import struct
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats'
+                                                '.org/package/2006/content-types"/>')
+        with archive.open("word/document.xml", "w", force_zip64=True) as member:
+            block = b" " * (1024 * 1024)
+            for _ in range(inflated // len(block)):
+                member.write(block)
+    data = bytearray(out.getvalue())
+    if not declared_honestly:
+        name = b"word/document.xml"
+        for signature, size_at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+            at = data.find(signature + b"")
+            while at != -1:
+                name_length = struct.unpack_from("<H", data, at + (26 if signature == b"PK\x03\x04" else 28))[0]
+                start = at + (30 if signature == b"PK\x03\x04" else 46)
+                if bytes(data[start:start + name_length]) == name:
+                    struct.pack_into("<I", data, at + size_at, 1000)
+                at = data.find(signature, at + 4)
+    return bytes(data)
+
+
+def invitation(summary: str, start: str, end: str, zone: str = "Europe/London",
+               organizer: str = "mailto:ada@example.org") -> bytes:
+    """An iCalendar invitation (METHOD:REQUEST) written by icalendar, times in `zone` (`YYYY-MM-DD HH:MM`)."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    import icalendar
+
+    calendar = icalendar.Calendar()
+    calendar.add("prodid", "-//Example//Invitations//EN")
+    calendar.add("version", "2.0")
+    calendar.add("method", "REQUEST")
+    event = icalendar.Event()
+    event.add("uid", f"{summary.replace(' ', '-')}@example.org")
+    event.add("summary", summary)
+    event.add("dtstart", datetime.strptime(start, "%Y-%m-%d %H:%M").replace(tzinfo=ZoneInfo(zone)))
+    event.add("dtend", datetime.strptime(end, "%Y-%m-%d %H:%M").replace(tzinfo=ZoneInfo(zone)))
+    event.add("dtstamp", datetime(2026, 11, 30, 9, 0, tzinfo=ZoneInfo("UTC")))
+    organizer_value = icalendar.vCalAddress(organizer)
+    organizer_value.params["cn"] = icalendar.vText("Ada Example")
+    event.add("organizer", organizer_value)
+    event.add("attendee", icalendar.vCalAddress("mailto:pat@example.org"))
+    event.add("location", "Room 4, Example House")
+    calendar.add_component(event)
+    return calendar.to_ical()
+
+
+def with_attachments(attached: list[tuple[str, str, bytes]], **fields: object) -> EmailMessage:
+    """A message (as `message`) carrying each (name, MIME type, bytes) as an attachment."""
+    mail = message(**fields)  # type: ignore[arg-type]
+    for name, kind, data in attached:
+        maintype, _, subtype = kind.partition("/")
+        if maintype == "text":
+            mail.add_attachment(data.decode("utf-8"), subtype=subtype, filename=name)
+        else:
+            mail.add_attachment(data, maintype=maintype, subtype=subtype, filename=name)
+    return mail

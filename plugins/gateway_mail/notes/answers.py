@@ -209,11 +209,11 @@ def add_note_answer(ctx: Context, title: str, text: str, folder: str | None, pro
             ties.add(note, address("project", project.strip()))
             tied.append(address("project", project.strip()))
     shown_title = ctx.clip(title, FIELD_LIMIT)
-    lines = [f"Note added: {note}", f"Title: {shown_title}", f"File: {root / relative}",
+    lines = [f"Note added: {note}", f"Title: {shown_title}", f"File: {relative} (in the notes folder)",
              f"Text: {len(text)} characters."]
     lines += [f"Tied to: {t}" for t in tied]
     lines.append("Changed: one new file in the notes folder" + (", and a tie to the project." if tied else "."))
-    data = {"address": note, "title": shown_title, "file": str(root / relative), "ties": tied,
+    data = {"address": note, "title": shown_title, "file": str(relative), "ties": tied,
             "text_characters": len(text)}
     return Answer("\n".join(lines), data, given=[note])
 

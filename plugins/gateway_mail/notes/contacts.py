@@ -143,7 +143,9 @@ def opened(ctx: Context, ties: Ties) -> Iterator[Book]:
         raise ToolError("no contacts folder is set: the person adds contacts = \"~/.local/share/vdirsyncer/"
                         "contacts\" (a vdir of .vcf, as khard keeps it) to [plugins.mail] in the config")
     if not root.is_dir():
-        raise ToolError(f"the contacts folder {root} does not exist (the setting contacts in [plugins.mail])")
+        from gateway_mail.shown import shown_path
+
+        raise ToolError(f"the contacts folder {shown_path(root)} does not exist (the setting contacts in [plugins.mail])")
     connection = docindex.connect(Path(ctx.folders.cache) / INDEX_FILE, root)
     try:
         with ctx.interruptible(connection):

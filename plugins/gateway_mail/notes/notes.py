@@ -93,7 +93,9 @@ def root_of(ctx: Context) -> Path:
     if root is None:
         raise ToolError('no notes folder is set: the person adds notes = "~/Notes" to [plugins.mail] in the config')
     if not root.is_dir():
-        raise ToolError(f"the notes folder {root} does not exist (the setting notes in [plugins.mail])")
+        from gateway_mail.shown import shown_path
+
+        raise ToolError(f"the notes folder {shown_path(root)} does not exist (the setting notes in [plugins.mail])")
     return root
 
 

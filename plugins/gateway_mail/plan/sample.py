@@ -7,7 +7,7 @@ word, a task in both, things of no project, a repeating event. `generate()` make
 from __future__ import annotations
 
 import random
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +56,19 @@ def world(home: Path, canary: str, now: datetime) -> dict[str, Any]:
         made[uid] = put(calendars / "personal", uid,
                         ics("VEVENT", uid, [stamp, *lines], prodid="-//PIMUTILS.ORG//NONSGML khal / icalendar //EN"))
 
-    # The closed project: its next step comes first of all (overdue, priority 1), a step of it, an event.
+    soon = (now + timedelta(hours=2)).astimezone(UTC)
+    # The closed project: its next step comes first of all (overdue, priority 1), a step of it, an event; each
+    # with a reminder ringing soon.
     task("work", "vault-1", f"SUMMARY:{canary} open the strongbox", "STATUS:NEEDS-ACTION", "PRIORITY:1",
-         f"DUE;VALUE=DATE:{(today - timedelta(days=5)):%Y%m%d}", "REFID:vault", f"DESCRIPTION:{canary} inside")
+         f"DUE;VALUE=DATE:{(today - timedelta(days=5)):%Y%m%d}", "REFID:vault", f"DESCRIPTION:{canary} inside",
+         "BEGIN:VALARM", "ACTION:DISPLAY", f"TRIGGER;VALUE=DATE-TIME:{_stamp(soon)}", f"DESCRIPTION:{canary}",
+         "END:VALARM")
     task("work", "vault-2", f"SUMMARY:{canary} count the keys", "STATUS:NEEDS-ACTION",
          "RELATED-TO;RELTYPE=PARENT:vault-1", f"DUE;VALUE=DATE:{(today - timedelta(days=3)):%Y%m%d}")
     event("vault-event", f"SUMMARY:{canary} meeting at the vault", "CATEGORIES:project:vault",
           f"DTSTART;TZID=Europe/Paris:{tomorrow:%Y%m%d}T100000", f"DTEND;TZID=Europe/Paris:{tomorrow:%Y%m%d}T110000",
-          f"LOCATION:{canary} street")
+          f"LOCATION:{canary} street", "BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER:-PT15M",
+          f"DESCRIPTION:{canary} soon", "END:VALARM")
     # In two projects, one closed: never given.
     task("work", "both-1", f"SUMMARY:{canary} shared with the vault", "STATUS:NEEDS-ACTION",
          "CATEGORIES:project:dupont,project:vault", f"DUE;VALUE=DATE:{today:%Y%m%d}")
@@ -76,7 +81,8 @@ def world(home: Path, canary: str, now: datetime) -> dict[str, Any]:
          "RELATED-TO;RELTYPE=DEPENDS-ON:vault-1", f"DUE;VALUE=DATE:{(today + timedelta(days=3)):%Y%m%d}")
     # Of no project.
     task("home", "bread", "SUMMARY:Buy bread", "STATUS:NEEDS-ACTION", f"DUE;VALUE=DATE:{today:%Y%m%d}",
-         "CATEGORIES:errands")
+         "CATEGORIES:errands", "BEGIN:VALARM", "ACTION:DISPLAY", f"TRIGGER;VALUE=DATE-TIME:{_stamp(soon)}",
+         "END:VALARM")
     task("home", "done-1", "SUMMARY:Water the plants", "STATUS:COMPLETED", f"COMPLETED:{_stamp(now)}",
          "PERCENT-COMPLETE:100")
     event("plumber", "SUMMARY:Plumber", f"DTSTART;TZID=Europe/Paris:{tomorrow:%Y%m%d}T090000",
@@ -122,6 +128,8 @@ def generate(root: Path, tasks: int, events: int, seed: int = 11, lists: int = 8
             lines.append(f"CATEGORIES:project:p{rng.randint(1, 20)}")
         if number and rng.random() < 0.1:
             lines.append(f"RELATED-TO;RELTYPE=PARENT:task-{rng.randrange(number):06d}")
+        if rng.random() < 0.2:
+            lines += ["BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER:-PT15M", "END:VALARM"]
         put(root / "tasks" / f"list{number % lists}", uid, ics("VTODO", uid, lines))
     for number in range(events):
         uid = f"event-{number:06d}"
@@ -134,5 +142,7 @@ def generate(root: Path, tasks: int, events: int, seed: int = 11, lists: int = 8
             lines.append("RRULE:FREQ=WEEKLY;COUNT=20")
         if rng.random() < 0.2:
             lines.append(f"CATEGORIES:project:p{rng.randint(1, 20)}")
+        if rng.random() < 0.3:
+            lines += ["BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER:-PT10M", "END:VALARM"]
         put(root / "calendars" / f"cal{number % 4}", uid,
             ics("VEVENT", uid, lines, prodid="-//PIMUTILS.ORG//NONSGML khal / icalendar //EN"))

@@ -54,9 +54,9 @@ def collection(ctx: Context) -> Collection:
 def named_root(ctx: Context, key: str, what: str, root: Path) -> Path:
     """The root, unless the person named one that is not there: that is said, never answered as "nothing"."""
     if str(ctx.settings.get(key) or "").strip() and not root.is_dir():
-        home = str(Path.home())
-        shown = "~" + str(root)[len(home):] if str(root).startswith(home + "/") else str(root)
-        raise ToolError(f"the {what} {shown} does not exist ([plugins.mail] {key} in the gateway's config names "
+        from gateway_mail.shown import shown_path
+
+        raise ToolError(f"the {what} {shown_path(root)} does not exist ([plugins.mail] {key} in the gateway's config names "
                         "it): the person fixes the path there, or mounts the disk it is on")
     return root
 
@@ -275,13 +275,110 @@ def one_line_field(value: str, what: str, limit: int = 500) -> str:
     return value
 
 
+# A description may hold line breaks (icalendar escapes them: the property stays one content line), never a
+# carriage return, another control character or a Unicode line separator, which some readers take for a new line.
+_TEXT_REFUSED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x85\u2028\u2029]")
+DESCRIPTION_LIMIT = 10_000
+
+
+def text_field(value: str, what: str, limit: int = DESCRIPTION_LIMIT) -> str:
+    """A description an agent wrote: lines broken by LF only, no other control character, not too long."""
+    if _TEXT_REFUSED.search(value):
+        raise ToolError(f"the {what} holds a control character or a line separator other than a plain line break "
+                        "(\\n): take it out")
+    value = value.strip()
+    if len(value) > limit:
+        raise ToolError(f"the {what} has at most {limit:,} characters")
+    return value
+
+
+# What `repeat` takes: RFC 5545's RRULE parts, at most one date a day (FREQ daily or coarser, and the time of day is
+# the start's: no BYHOUR, BYMINUTE, BYSECOND), so that no rule an agent writes can ask the agenda for more than a
+# date a day; bounded in length (COUNT, UNTIL) and step (INTERVAL).
+REPEAT_FREQUENCIES = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
+REPEAT_PARTS = frozenset(("FREQ", "UNTIL", "COUNT", "INTERVAL", "BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO",
+                          "BYMONTH", "BYSETPOS", "WKST"))
+MAX_COUNT = 1_000
+MAX_INTERVAL = 1_000
+LAST_REPEAT = date(2199, 12, 31)
+
+
+def repeat_rule(value: str, anchor: date, tz: tzinfo) -> Any:
+    """The agent's `repeat` (an RRULE, with or without `RRULE:`) checked and settled as an icalendar vRecur, for an
+    item starting (or due) at `anchor`: ToolError with what to change otherwise.
+
+    UNTIL is written as RFC 5545 wants it beside the anchor: a date for a whole-day item, a time in UTC for a timed
+    one (a date given for a timed item is the end of that day in the person's zone). The rule must give a date
+    within dateutil's bounded walk (`steps.bounded`), so that a rule that never matches (30 February) is refused
+    here rather than found later.
+    """
+    import icalendar
+    from dateutil.rrule import rrulestr
+
+    from gateway_mail.plan.steps import TooManySteps, bounded
+
+    text = one_line_field(value, "repeat rule", 500)
+    if text.upper().startswith("RRULE:"):
+        text = text[len("RRULE:"):]
+    try:
+        recur = icalendar.vRecur.from_ical(text)
+    except (ValueError, TypeError) as error:
+        raise ToolError(f"the repeat rule cannot be read ({error}); write it as iCalendar's RRULE does, such as "
+                        "FREQ=WEEKLY;BYDAY=MO,TH or FREQ=MONTHLY;BYMONTHDAY=1;COUNT=12") from None
+    unknown = sorted(set(recur) - REPEAT_PARTS)
+    if unknown:
+        raise ToolError(f"the repeat rule's part {unknown[0]} is not taken (the time of day is the start's; the parts "
+                        f"taken: {', '.join(sorted(REPEAT_PARTS))})")
+    frequency = str((recur.get("FREQ") or [""])[0]).upper()
+    if frequency not in REPEAT_FREQUENCIES:
+        raise ToolError(f"the repeat rule's FREQ must be one of {', '.join(REPEAT_FREQUENCIES)}: a task or an "
+                        "event an agent writes repeats at most once a day")
+    if "COUNT" in recur and "UNTIL" in recur:
+        raise ToolError("the repeat rule gives COUNT or UNTIL, not both (RFC 5545)")
+    for part, most in (("COUNT", MAX_COUNT), ("INTERVAL", MAX_INTERVAL)):
+        if part in recur:
+            number = recur[part][0]
+            if not isinstance(number, int) or not 1 <= number <= most:
+                raise ToolError(f"the repeat rule's {part} must be a whole number from 1 to {most:,}")
+    if "UNTIL" in recur:
+        recur["UNTIL"] = [_until(recur["UNTIL"][0], anchor, tz)]
+    start = anchor if isinstance(anchor, datetime) else datetime.combine(anchor, datetime.min.time())
+    try:
+        rule = rrulestr(recur.to_ical().decode(), dtstart=start)
+        first = bounded(lambda: rule.after(start, inc=True))
+    except TooManySteps:
+        first = None
+    except (ValueError, TypeError) as error:
+        raise ToolError(f"the repeat rule cannot be followed ({error})") from None
+    if first is None:
+        raise ToolError("the repeat rule gives no date from the start on (within the bound the gateway sets on that "
+                        "search): check its BYMONTH, BYMONTHDAY and UNTIL")
+    return recur
+
+
+def _until(value: Any, anchor: date, tz: tzinfo) -> date:
+    timed = isinstance(anchor, datetime)
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=tz)
+        day = moment.astimezone(tz).date()
+    else:
+        day = value
+        moment = datetime.combine(value, datetime.max.time().replace(microsecond=0), tz)
+    first = anchor.date() if timed else anchor
+    if day < first:
+        raise ToolError(f"the repeat rule's UNTIL ({day.isoformat()}) comes before the start")
+    if day > LAST_REPEAT:
+        raise ToolError(f"the repeat rule's UNTIL must be on or before {LAST_REPEAT.isoformat()}")
+    return moment.astimezone(UTC) if timed else day
+
+
 def new_uid() -> str:
     return f"{uuid.uuid4().hex}@gateway"
 
 
 def new_task(uid: str, title: str, *, now: datetime, due: date | None = None, priority: int | None = None,
              tags: list[str] | None = None, description: str = "", parent: str | None = None,
-             project: str | None = None) -> bytes:
+             project: str | None = None, start: date | None = None, repeat: Any = None) -> bytes:
     """A VCALENDAR holding one VTODO, written as todoman writes its own (icalendar does the escaping)."""
     import icalendar
 
@@ -298,8 +395,12 @@ def new_task(uid: str, title: str, *, now: datetime, due: date | None = None, pr
     if description:
         todo.add("DESCRIPTION", description)
     todo.add("STATUS", "NEEDS-ACTION")
+    if start is not None:
+        todo.add("DTSTART", start)
     if due is not None:
         todo.add("DUE", due)
+    if repeat is not None:
+        todo.add("RRULE", repeat)
     if priority:
         todo.add("PRIORITY", priority)
     categories = list(tags or [])
@@ -311,7 +412,7 @@ def new_task(uid: str, title: str, *, now: datetime, due: date | None = None, pr
     if parent:
         todo.add("RELATED-TO", parent, parameters={"RELTYPE": "PARENT"})
     calendar.add_component(todo)
-    if isinstance(due, datetime):
+    if isinstance(due, datetime) or isinstance(start, datetime):
         calendar.add_missing_timezones()
     return calendar.to_ical()
 
@@ -471,13 +572,27 @@ def next_occurrence(raw: bytes, uid: str, now: datetime) -> Next | None:
     return Next(made.to_ical(), new, due.date() if isinstance(due, datetime) else due)
 
 
+NOT_FOUND = ("the next date of the task's repeat rule could not be found within the bound the gateway sets on "
+             "that search ({steps:,} steps of dateutil's walk: a rule whose dates are that far apart, or that never "
+             "match, such as a 30 February); nothing was changed: the person marks it done in their own app")
+
+
 def _after(rrulestr: Callable[..., Any], rule: str, start: datetime) -> datetime | None:
-    """The rule's first date after `start`. A floating (or all-day) start with an UNTIL in UTC, which many clients
-    write, is read as if in UTC (dateutil refuses to mix the two)."""
+    """The rule's first date after `start`, the search bounded (`steps.bounded`: ToolError past the bound). A
+    floating (or all-day) start with an UNTIL in UTC, which many clients write, is read as if in UTC (dateutil
+    refuses to mix the two)."""
+    from gateway_mail.plan.steps import BUDGET, TooManySteps, bounded
+
+    def search(moment: datetime) -> datetime | None:
+        try:
+            return bounded(lambda: rrulestr(rule, dtstart=moment).after(moment))
+        except TooManySteps:
+            raise ToolError(NOT_FOUND.format(steps=BUDGET)) from None
+
     try:
-        return rrulestr(rule, dtstart=start).after(start)
+        return search(start)
     except ValueError:
         if start.tzinfo is not None:
             raise
-        following = rrulestr(rule, dtstart=start.replace(tzinfo=UTC)).after(start.replace(tzinfo=UTC))
+        following = search(start.replace(tzinfo=UTC))
         return None if following is None else following.replace(tzinfo=None)

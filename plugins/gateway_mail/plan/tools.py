@@ -13,6 +13,10 @@ from gateway import Answer, Context, tool
 
 TITLE_LIMIT = 500
 MAX_TAGS = 20
+DESCRIPTION_LIMIT = 10_000
+REPEAT_HELP = ("an iCalendar RRULE: FREQ=DAILY, WEEKLY, MONTHLY or YEARLY (at most once a day; the time is the "
+               "start's), with INTERVAL, BYDAY, BYMONTHDAY, BYMONTH, BYSETPOS, COUNT (at most 1000) or UNTIL; "
+               "e.g. FREQ=WEEKLY;BYDAY=MO,TH")
 
 _WRITES = {"read_only": False, "destructive": False, "idempotent": False, "open_world": False}
 
@@ -75,13 +79,28 @@ def read_project(
 @tool(read_only=True, title="Now")
 def now(ctx: Context) -> Answer:
     """The person's local time and zone, whether it is within their hours (and when those next begin or end), and
-    what comes next: the next event and the next step. Belongs to no project: always answered."""
+    what comes next: the next event, the next step and the reminders of the next 24 hours. Belongs to no project:
+    always answered (what it lists of closed projects' things is left out and counted)."""
     from gateway_mail.plan.answers import now_answer
 
     return now_answer(ctx)
 
 
-@tool(title="Add a task", **_WRITES)
+@tool(read_only=True, title="Reminders")
+def reminders(
+    ctx: Context,
+    days: Annotated[int, Field(ge=1, le=90, description="how many days ahead, from now")] = 7,
+    limit: Annotated[int, Field(ge=1, le=500, description="at most so many reminders")] = 100,
+) -> Answer:
+    """The reminders that will ring in the coming days, soonest first, in the person's zone: the alarms of their
+    tasks and events (each with what it is for and its address) and their remind files' reminders. Reminders of
+    closed projects' things are left out and counted."""
+    from gateway_mail.plan.answers import reminders_answer
+
+    return reminders_answer(ctx, days, limit)
+
+
+@tool(title="Add a task", private_arguments=("description",), **_WRITES)
 def add_task(
     ctx: Context,
     title: Annotated[str, Field(max_length=TITLE_LIMIT, description="one line")],
@@ -99,12 +118,17 @@ def add_task(
                                               "comes from (said in the task's description)")] = None,
     parent: Annotated[str | None, Field(max_length=1000, description="sioul:task/<UID> of the bigger task this is "
                                         "a step of")] = None,
+    description: Annotated[str | None, Field(max_length=DESCRIPTION_LIMIT, description="the task's notes (line "
+                                             "breaks allowed, no other control character)")] = None,
+    start: Annotated[str | None, Field(max_length=64, description="when it can begin: the same forms as due")] = None,
+    repeat: Annotated[str | None, Field(max_length=500, description=REPEAT_HELP + "; needs start or due")] = None,
 ) -> Answer:
     """Add a task: one new .ics file in the task list, which the person's next sync sends like any task they made.
     Changes only that. Refused into a closed project (or outside projects while those are closed)."""
     from gateway_mail.plan.answers import add_task_answer
 
-    return add_task_answer(ctx, title, project, list, due, priority, tags, from_message, parent)
+    return add_task_answer(ctx, title, project, list, due, priority, tags, from_message, parent, description, start,
+                           repeat)
 
 
 @tool(title="Mark a task done", **_WRITES)
@@ -120,7 +144,7 @@ def complete_task(
     return complete_task_answer(ctx, address)
 
 
-@tool(title="Add an event", **_WRITES)
+@tool(title="Add an event", private_arguments=("description",), **_WRITES)
 def add_event(
     ctx: Context,
     title: Annotated[str, Field(max_length=TITLE_LIMIT, description="one line")],
@@ -131,12 +155,15 @@ def add_event(
     location: Annotated[str | None, Field(max_length=TITLE_LIMIT, description="one line")] = None,
     calendar: Annotated[str | None, Field(max_length=300, description="the calendar (its folder's name); "
                                           "default: the only or first one")] = None,
+    description: Annotated[str | None, Field(max_length=DESCRIPTION_LIMIT, description="the event's notes (line "
+                                             "breaks allowed, no other control character)")] = None,
+    repeat: Annotated[str | None, Field(max_length=500, description=REPEAT_HELP)] = None,
 ) -> Answer:
     """Add an event: one new .ics file in the calendar, which the person's next sync sends like any event they
     made. Changes only that. Events take no project: refused while things outside projects are closed."""
     from gateway_mail.plan.answers import add_event_answer
 
-    return add_event_answer(ctx, title, start, end, location, calendar)
+    return add_event_answer(ctx, title, start, end, location, calendar, description, repeat)
 
 
 def read_tasks_now(ctx: Context) -> Answer:
@@ -163,4 +190,4 @@ def read_projects(ctx: Context) -> Answer:
     return projects_answer(ctx)
 
 
-TOOLS = [list_tasks, agenda, list_projects, read_project, now, add_task, complete_task, add_event]
+TOOLS = [list_tasks, agenda, list_projects, read_project, now, reminders, add_task, complete_task, add_event]

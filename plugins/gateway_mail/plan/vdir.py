@@ -47,8 +47,8 @@ SETTLE_NS = 2_000_000_000
 DESCRIPTION_LIMIT = 2_000
 CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
 BATCH = 500
-_CACHE_VERSION = 5  # 4: files read by summary only or unreadable recorded, so that a new process knows them;
-# 5: each item's people (ORGANIZER, ATTENDEE) kept too
+_CACHE_VERSION = 6  # 4: files read by summary only or unreadable recorded, so that a new process knows them;
+# 5: each item's people (ORGANIZER, ATTENDEE) kept too; 6: its alarms (VALARM) too
 # A stranger's file: read whole up to MAX_FILE bytes; bigger, by its summary only (see the module's docstring).
 MAX_FILE = 1 << 20
 MAX_LINES = 4_000  # icalendar takes a few hundred microseconds a line: a file's parsing stays within a second or so
@@ -96,6 +96,8 @@ class Item:
     depends: tuple[str, ...] = field(default=(), converter=tuple)
     recurring: bool = False
     people: tuple[str, ...] = field(default=(), converter=tuple)  # ORGANIZER and ATTENDEE values, as written
+    # Its VALARMs, each an `Alarm` tuple (see `alarms_of`): kept as plain values for the disk cache's JSON.
+    alarms: tuple[tuple[Any, ...], ...] = field(default=(), converter=lambda found: tuple(map(tuple, found)))
 
     @property
     def address(self) -> str:
@@ -232,6 +234,42 @@ def _categories(component: Any) -> list[str]:
     return [c for c in found if c]
 
 
+MAX_ALARMS = 20  # of one task or event: the rest are not read
+MAX_ALARM_REPEAT = 100  # an alarm's REPEAT kept up to this (the reminders give at most a few of them)
+
+
+def alarms_of(component: Any) -> list[tuple[Any, ...]]:
+    """A task's or an event's VALARMs, each as (related, offset in seconds, absolute time in ISO or None, repeat,
+    seconds between repeats, action, masked description): `related` is START or END for a trigger relative to the
+    item's start or its end (a task's due), "" for an absolute one. A trigger that cannot be read leaves its alarm
+    out; what a stranger wrote is bounded (MAX_ALARMS, MAX_ALARM_REPEAT)."""
+    found: list[tuple[Any, ...]] = []
+    for alarm in component.subcomponents:
+        if getattr(alarm, "name", "") != "VALARM" or len(found) >= MAX_ALARMS:
+            continue
+        trigger = alarm.get("TRIGGER")
+        value = getattr(trigger, "dt", None)
+        if isinstance(value, timedelta):
+            related = str(trigger.params.get("RELATED", "START")).upper()
+            when = (related if related in ("START", "END") else "START", int(value.total_seconds()), None)
+        elif isinstance(value, date):
+            moment = clamped(value)
+            when = ("", None, moment.isoformat())
+        else:
+            continue
+        try:
+            repeat = min(max(int(str(alarm.get("REPEAT", 0)) or 0), 0), MAX_ALARM_REPEAT)
+            every = alarm.get("DURATION")
+            every = int(every.dt.total_seconds()) if every is not None and isinstance(every.dt, timedelta) else 0
+        except (ValueError, TypeError, AttributeError, OverflowError):
+            repeat, every = 0, 0
+        if every <= 0:
+            repeat = 0  # RFC 5545: REPEAT and DURATION go together
+        found.append((*when, repeat, every, _text(alarm, "ACTION").upper()[:20],
+                      mask(_text(alarm, "DESCRIPTION")[:DESCRIPTION_LIMIT])))
+    return found
+
+
 def items_of(raw: bytes, collection: str, path: str) -> list[Item]:
     """The tasks and events a file holds (the master of each, not its overrides), words masked."""
     import icalendar
@@ -277,6 +315,7 @@ def items_of(raw: bytes, collection: str, path: str) -> list[Item]:
             parent=parent, depends=depends,
             recurring=component.get("RRULE") is not None or component.get("RDATE") is not None,
             people=[str(v) for name in ("ORGANIZER", "ATTENDEE") for v in _list_of(component, name) if str(v)],
+            alarms=alarms_of(component),
         ))
     return found
 

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from attrs import evolve
+
 from gateway import Context, Gate, PluginHost, Reason, Traits
 
 CONVERSATION_LIMIT = 500  # messages of a conversation whose traits are merged (a list's thread may be huge)
@@ -141,7 +143,15 @@ def _message(ctx: Context, message_id: str) -> Traits | None:
                     frontier |= new
         dirs = gating.folder_paths(mail.accounts)
         tied = belonging.mail_ties(Path(ctx.folders.data)).projects
-        return merged(_row_traits(mail, row, dirs, dict(tied)) for row in list(seen.values())[:CONVERSATION_LIMIT])
+        found = merged(_row_traits(mail, row, dirs, dict(tied)) for row in list(seen.values())[:CONVERSATION_LIMIT])
+        own = {row["id"] for row in rows}
+        if own & mail.shielded.hostile:
+            return evolve(found, held="the AI shield judged it hostile (mail to a shielded address); the person "
+                                      "runs `gateway mail not-hostile <its Message-ID>` if it is not")
+        if own & mail.shielded.unjudged:
+            return evolve(found, held="it was sent to a shielded address and the AI shield has not judged it yet "
+                                      "(`gateway doctor` says why)")
+        return found
 
 
 def _census_mail(ctx: Context) -> Iterator[tuple[str, Traits]]:

@@ -16,7 +16,7 @@ distinct value and only when some route could take it:
   and the words hold a mask label (which may hide anything); a file when some path route is a pattern or lies
   inside the folder already asked about (every other path route that takes the file takes its folder), or when
   the file has other names (a hard link: notes are looked at so; a message or a task file is not). Each is a
-  necessary condition of the gate's own test (gateway.traits), never a sufficient one: the gate confirms.
+  necessary condition of the gate's own test (gateway.gate.traits), never a sufficient one: the gate confirms.
 - Each answer is remembered per gate (`GateMemo`, in the caller): what new things share with old ones is not
   asked again.
 

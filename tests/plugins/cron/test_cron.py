@@ -224,7 +224,7 @@ def test_gateway_cron_is_a_command_of_the_gateway(cron_home: Path):
     import os
     import subprocess
 
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(cron_home)}
     run = subprocess.run(

@@ -161,7 +161,7 @@ def test_a_broken_journal_fails_only_itself_and_is_named(gateway_home: Path) -> 
             "broken.journal to see them)" in answer.text
         assert "quietcanary" not in answer.text  # the tools' words, which quote the lines, are the person's alone
     assert "Grocer Example" in answer.text  # the others are read
-    from gateway.doctor import run_checks
+    from gateway.commands.doctor import run_checks
 
     said: list[str] = []
     run_checks(gateway, said.append)
@@ -223,8 +223,8 @@ def test_access_why_and_list_know_the_ledgers_things(gateway_home: Path, monkeyp
     with sqlite3.connect(store) as connection:
         fees = connection.execute("SELECT key FROM transactions WHERE narration LIKE '%retainer%'").fetchone()[0]
         grocer = connection.execute("SELECT key FROM transactions WHERE payee = 'Grocer Example'").fetchone()[0]
-    from gateway import cli
-    from gateway.cli import main
+    from gateway.commands import cli
+    from gateway.commands.cli import main
 
     monkeypatch.setattr(cli, "_gateway", lambda: gateway)
     kept = CliRunner().invoke(main, ["access", "why", f"ledger:txn/{fees}"], catch_exceptions=False)
@@ -252,7 +252,7 @@ def test_a_budget_written_otherwise_is_said_and_the_journal_still_read(gateway_h
     answer = gateway.call("budgets")
     assert "Expenses:Food  52.10 of 400.00 EUR" in answer.text
     assert "1 problem found by the journals' own tools" in answer.text
-    from gateway.doctor import run_checks
+    from gateway.commands.doctor import run_checks
 
     said: list[str] = []
     run_checks(gateway, said.append)

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from gateway_mail.demo import CLOSED_WORD, write_organizer
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import write_config
 
 PROJECTS = [

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import folders_of
 
 MBSYNCRC = """\

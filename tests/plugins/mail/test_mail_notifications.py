@@ -66,7 +66,7 @@ def test_nothing_changed_runs_no_refresh_and_each_change_is_seen_by_the_next_cal
 
 def test_without_notifications_every_call_runs_the_refresh(
         gateway_home: Path, counted: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
-    from gateway import changes
+    from gateway.api import changes
 
     monkeypatch.setattr(changes, "_hub", changes._Hub())  # the process's descriptor, made anew without inotify
     monkeypatch.setenv(changes.DISABLE, "0")

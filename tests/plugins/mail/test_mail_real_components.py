@@ -27,7 +27,7 @@ import pytest
 from gateway_mail.mail import sample
 from maildirs.testing import DOVECOT, dovecot, login, server_state
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import serve_client, write_config
 
 INSTALL = "apt-get install dovecot-imapd isync"

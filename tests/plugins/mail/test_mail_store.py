@@ -248,3 +248,26 @@ def test_each_thread_keeps_its_own_connection_and_a_replaced_index_is_opened_aga
     assert again is not first and path.exists()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert index.meta(again, "masks_version") == str(MASKS_VERSION)
+
+
+def test_a_refresh_stopped_at_its_deadline_still_moves_the_generation(tmp_path: Path) -> None:
+    """The rows written before the stop are kept: what the gate remembers of the index (keyed by its generation) must
+    be worked out again, or a row written then could be judged by what was remembered of another."""
+    root = tmp_path / "Mail"
+    sample.world(root, "zebracanary", time.time())
+    connection = index.connect(tmp_path / "mail-index.sqlite")
+    before = index.generation(connection)
+    seen = []
+
+    class Deadline(Exception):
+        pass
+
+    def check() -> None:
+        seen.append(1)
+        if len(seen) == 16:  # past the folders' listing, in the middle of the parsing
+            raise Deadline
+
+    with pytest.raises(Deadline):
+        index.refresh(connection, [_account(root)], check=check)
+    assert connection.execute("SELECT count(*) FROM messages").fetchone()[0] >= 1
+    assert index.generation(connection) > before

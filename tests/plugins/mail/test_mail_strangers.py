@@ -13,7 +13,7 @@ from gateway_mail.mail import drafts, index, parse, sample
 from gateway_mail.mail.accounts import Account
 
 from gateway import ToolError
-from gateway.deadline import DeadlinePassed
+from gateway.api.deadline import DeadlinePassed
 
 
 def _parts(count: int) -> bytes:

@@ -145,11 +145,12 @@ def test_read_message_gives_the_envelope_then_the_framed_masked_text(world) -> N
     lines = answer.text.splitlines()
     assert lines[0] == f"Address: mid:{ids['plumber']}"
     assert "From: Joe Plumber <joe@plumbing.example.com>" in lines
-    assert "Attachment: invoice.pdf (application/pdf, 17 bytes)" in lines
+    assert "Attachment 1: invoice.pdf (application/pdf, 17 bytes)" in lines
     assert "<<<data" in answer.text and "3M02 606" not in answer.text and "4111 1111" not in answer.text
     assert "01 23 45 67 89" in answer.text and "2026-118" in answer.text  # a phone, an invoice number: left
-    assert answer.data["attachments"] == [{"name": "invoice.pdf", "type": "application/pdf", "size": 17}]
-    by_path = gateway().call("read_message", {"address": answer.data["file"]})
+    assert answer.data["attachments"] == [{"part": 1, "name": "invoice.pdf", "type": "application/pdf", "size": 17}]
+    assert answer.data["file"].startswith("INBOX/new/") and not answer.data["file"].startswith("/")
+    by_path = gateway().call("read_message", {"address": str(root / answer.data["file"])})
     assert not by_path.is_error and by_path.data["address"] == f"mid:{ids['plumber']}"
     mark = answer.text.split("<<<data ", 1)[1][:16]
     assert mark not in by_path.text  # a fresh mark for each answer
@@ -217,7 +218,7 @@ def test_a_draft_reply_is_a_new_file_in_drafts(world) -> None:
     assert not answer.is_error, answer.text
     [path] = _draft_files(root)
     assert path.name.endswith(":2,D") and not list((root / "Drafts" / "tmp").iterdir())
-    assert answer.data["draft"].startswith("sioul:draft/") and answer.data["file"] == str(path)
+    assert answer.data["draft"].startswith("sioul:draft/") and root / answer.data["file"] == path
     draft = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
     assert draft["From"] == "pat@example.org" and draft["To"] == "ada@example.net"
     assert draft["In-Reply-To"] == f"<{ids['friend']}>" and draft["References"] == f"<{ids['friend']}>"

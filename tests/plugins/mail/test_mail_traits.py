@@ -15,8 +15,8 @@ from gateway_mail.projects.placing import Placer
 from maildirs.conversations import Conversations
 
 from gateway import Gate, Person, PluginHost, Project, Traits
-from gateway.access import Manifest
-from gateway.context import Context
+from gateway.api.context import Context
+from gateway.gate.access import Manifest
 from gateway.testing import folders_of, make_gateway
 
 CANARY = "marramgrasscanary"

@@ -23,7 +23,7 @@ import gateway_mail
 import pytest
 from gateway_mail.plan import vdir
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import make_gateway
 
 BIN = Path(sys.executable).parent
@@ -159,7 +159,7 @@ def test_a_repeating_task_done_leaves_todoman_its_next_occurrence_open(gateway_h
     assert not done.is_error, done.text
     assert done.data["next"]["due"] == "2026-12-10" and "the task repeats" in done.text
     assert b"RRULE" not in first.read_bytes() and b"X-OTHER-CLIENT:kept" in first.read_bytes()
-    made = Path(done.data["next"]["file"])
+    made = tasks / done.data["next"]["file"]
     assert made.parent == first.parent and b"RRULE:FREQ=WEEKLY;UNTIL=20261231T230000Z" in made.read_bytes()
 
     # todoman sees the one done and the next one open, a week later at the same hour in Paris, in the project.

@@ -52,9 +52,11 @@ def test_the_plan_tools_their_schemas_and_hints(plan) -> None:
     expected = {
         "list_tasks": ({"view", "project", "list", "limit"}, []), "agenda": ({"start", "days"}, []),
         "list_projects": (set(), []), "read_project": ({"address"}, ["address"]), "now": (set(), []),
-        "add_task": ({"title", "project", "list", "due", "priority", "tags", "from_message", "parent"}, ["title"]),
+        "reminders": ({"days", "limit"}, []),
+        "add_task": ({"title", "project", "list", "due", "priority", "tags", "from_message", "parent", "description",
+                      "start", "repeat"}, ["title"]),
         "complete_task": ({"address"}, ["address"]),
-        "add_event": ({"title", "start", "end", "location", "calendar"}, ["title", "start"]),
+        "add_event": ({"title", "start", "end", "location", "calendar", "description", "repeat"}, ["title", "start"]),
     }
     for name, (properties, required) in expected.items():
         schema = listed[name].input_schema
@@ -153,7 +155,7 @@ def test_add_task_writes_todomans_fields_in_a_new_file(plan) -> None:
                                       "from_message": f"mid:{ids['plumber']}", "parent": "sioul:task/dupont-1",
                                       "list": "work"})
     assert not answer.is_error, answer.text
-    path = Path(answer.data["file"])
+    path = made["tasks"] / answer.data["file"]  # relative to the vdir's root: no home spelled out
     assert path.parent == made["tasks"] / "work" and path.name == answer.data["address"][len("sioul:task/"):] + ".ics"
     todo = _component(path)
     assert str(todo["SUMMARY"]) == "Call Claire back" and str(todo["STATUS"]) == "NEEDS-ACTION"
@@ -188,14 +190,14 @@ def test_what_an_agent_writes_stays_on_one_line(plan) -> None:
 
 
 def test_a_time_given_in_utc_lands_in_the_persons_zone(plan) -> None:
-    _made, _ids, gateway = plan
+    made, _ids, gateway = plan
     answer = gateway().call("add_event", {"title": "Plumber again", "start": "2026-12-03T08:00:00Z",
                                           "location": "12 rue des Lilas"})
     assert not answer.is_error, answer.text
     assert answer.data["start"] == "2026-12-03 09:00" and answer.data["end"] == "2026-12-03 10:00"
-    raw = Path(answer.data["file"]).read_bytes()
+    raw = (made["calendars"] / answer.data["file"]).read_bytes()
     assert b"DTSTART;TZID=Europe/Paris:20261203T090000" in raw and b"BEGIN:VTIMEZONE" in raw
-    event = _component(Path(answer.data["file"]), "VEVENT")
+    event = _component(made["calendars"] / answer.data["file"], "VEVENT")
     assert str(event["LOCATION"]) == "12 rue des Lilas"
 
 
@@ -339,7 +341,8 @@ def test_a_new_task_or_event_is_a_whole_new_file_and_leaves_nothing_else(plan) -
     event = served.call("add_event", {"title": "Same title", "start": "2026-12-04"})
     assert not first.is_error and not second.is_error and not event.is_error
     after = {p for root in (made["tasks"], made["calendars"]) for p in root.rglob("*")}
-    assert after - before == {Path(a.data["file"]) for a in (first, second, event)}  # no temporary left
+    assert after - before == {made["tasks"] / first.data["file"], made["tasks"] / second.data["file"],
+                              made["calendars"] / event.data["file"]}  # no temporary left
     assert first.data["address"] != second.data["address"]
     assert event.data["start"] == "2026-12-04" and event.data["end"] == "2026-12-04"
     link = made["tasks"] / "linked"

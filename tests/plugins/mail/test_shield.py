@@ -188,7 +188,7 @@ def test_with_no_command_and_no_labels_mail_to_a_shielded_address_waits_kept(shi
 def test_gateway_mail_index_judges_what_waits_and_says_so(shielded, gateway_home: Path) -> None:
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     _root, ids, runs, gateway = shielded
     gateway()  # writes the config
@@ -227,7 +227,7 @@ def test_a_reused_message_id_never_takes_an_earlier_verdict(shielded, gateway_ho
 def test_doctor_says_a_judge_that_is_not_there_and_what_waits(shielded, gateway_home: Path) -> None:
     from click.testing import CliRunner
 
-    from gateway.cli import main
+    from gateway.commands.cli import main
 
     _root, ids, _runs, gateway = shielded
     served = gateway(shield_command=[str(gateway_home / "bin" / "no-such-judge")])
@@ -243,7 +243,7 @@ def test_doctor_says_a_judge_that_is_not_there_and_what_waits(shielded, gateway_
 def test_gateway_watch_judges_ahead_of_any_call(shielded, gateway_home: Path) -> None:
     from gateway_mail.freshness import refresh
 
-    from gateway.core import Caller
+    from gateway.engine.core import Caller
 
     _root, _ids, runs, gateway = shielded
     served = gateway()
@@ -252,3 +252,27 @@ def test_gateway_watch_judges_ahead_of_any_call(shielded, gateway_home: Path) ->
     found = served.call("search_mail", {"query": "plumtree"})  # and no call judged again
     assert runs.read_text().count("judged") == 3
     assert _shown(found) == {"mid:kind@example.net", "mid:private@example.net"} and found.data["shielded"] == 2
+
+
+def test_access_why_says_the_shield_keeps_a_message_whatever_the_routes(shielded, gateway_home: Path) -> None:
+    from click.testing import CliRunner
+
+    from gateway.commands.cli import main
+
+    root, ids, _runs, gateway = shielded
+    served = gateway()  # writes the config: the judge command, the press address shielded
+    _judged(served, gateway_home)
+
+    def why(address: str) -> str:
+        return CliRunner().invoke(main, ["access", "why", address], catch_exceptions=False).output
+
+    hostile = why(f"mid:{ids['hostile']}")
+    assert "kept from agents by the mail plugin itself, whatever the routes: the AI shield judged it hostile" in hostile
+    assert "open to agents" not in hostile
+    kind = why(f"mid:{ids['kind']}")
+    assert "kept from agents" not in kind and "open to agents" in kind
+    sample.deliver(root / "INBOX", sample.message(message_id="fresh@example.net", to=f"Press <{shield_world.PRESS}>",
+                                                   subject="New", body="plumtree"))
+    waiting = gateway(shield_command=[])  # no judge now: new mail to the press address waits, kept
+    waiting.call("search_mail", {"query": "plumtree"})
+    assert "the AI shield has not judged it yet" in why("mid:fresh@example.net")

@@ -62,7 +62,7 @@ def test_gateway_sessions_import_runs_as_a_command_of_the_gateway(gateway_home: 
     import subprocess
     import sys
 
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
 
     write_config(gateway_home, {"gateway": {"plugins": ["sessions"]}})
     place_fixtures(gateway_home)
@@ -153,7 +153,7 @@ def test_a_store_that_is_not_a_database_is_said_in_a_sentence_not_a_traceback(ga
     import subprocess
     import sys
 
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
     from gateway.testing import folders_of
 
     write_config(gateway_home, {"gateway": {"plugins": ["sessions"]}})

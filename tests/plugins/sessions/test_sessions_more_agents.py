@@ -284,7 +284,7 @@ def test_doctor_says_where_each_new_agent_found_its_files_and_that_it_is_read_by
     import subprocess
     import sys
 
-    from gateway.context import home_environment
+    from gateway.api.context import home_environment
     from gateway.testing import write_config
 
     write_config(gateway_home, {"gateway": {"plugins": ["sessions"]},

@@ -14,7 +14,7 @@ from gateway_spam.model import Model
 from gateway_spam.tokens import stripped, tokens
 from spamfilter import classify, store
 
-from gateway.context import Folders, home_environment
+from gateway.api.context import Folders, home_environment
 
 CUTOFFS = (0.20, 0.90)
 

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from gateway_spam import corpus
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import folders_of, write_config
 
 LAWYER = (b"From: Lee Lawyer <lee@law.example.net>\nTo: me@example.com\nSubject: Hearing on Monday\n"

@@ -18,8 +18,8 @@ from gateway_spam.tools import Shown, client_name, folders_signature, review_bud
 from maildirs import accounts_in
 
 from gateway import ToolError
-from gateway.core import Caller
-from gateway.deadline import Deadline
+from gateway.api.deadline import Deadline
+from gateway.engine.core import Caller
 from gateway.testing import make_gateway
 
 

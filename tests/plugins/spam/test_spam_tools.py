@@ -15,8 +15,8 @@ import gateway_spam
 import pytest
 from gateway_spam import sample
 
-from gateway.context import home_environment
-from gateway.core import NotFound
+from gateway.api.context import home_environment
+from gateway.engine.core import NotFound
 from gateway.testing import folders_of, make_gateway
 
 

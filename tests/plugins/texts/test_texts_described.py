@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from gateway_texts import sample
 
-from gateway.cli import main
+from gateway.commands.cli import main
 from gateway.testing import make_gateway, write_config
 
 CANARY = "reefcanary"

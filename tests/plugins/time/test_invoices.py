@@ -14,7 +14,7 @@ import gateway_time
 import pytest
 from gateway_time import sample
 
-from gateway.context import home_environment
+from gateway.api.context import home_environment
 from gateway.testing import make_gateway
 from tests.plugins.time.hostile import write_hostile
 

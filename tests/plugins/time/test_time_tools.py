@@ -100,8 +100,8 @@ def _invoice_address(home: Path, number: str) -> str:
 
 
 def test_access_why_and_list_know_intervals_and_invoices(served: dict) -> None:
-    from gateway import census
-    from gateway.why import explain
+    from gateway.gate import census
+    from gateway.gate.why import explain
 
     gateway = served["gateway"]
     gateway.call("invoices")  # the store is read

@@ -17,7 +17,7 @@ from gateway_timeline.gating import Gatekeeper
 from gateway_timeline.store import SCHEMA_VERSION, Store, _following
 
 from gateway import Gate
-from gateway.access import Manifest
+from gateway.gate.access import Manifest
 from tests.plugins.timeline.timeline_helpers import envelope, fill, minute_now
 
 START = minute_now() - timedelta(hours=5)  # within the retention the ingester keeps

@@ -16,7 +16,7 @@ from gateway_timeline.importers.activitywatch import import_database
 from gateway_timeline.store import Store
 
 from gateway import Gate
-from gateway.access import Manifest
+from gateway.gate.access import Manifest
 from tests.plugins.timeline.timeline_awdb import WINDOW, AWDatabase, window_events
 from tests.plugins.timeline.timeline_helpers import WEEK_MS
 

@@ -212,7 +212,7 @@ def test_the_sql_exclusion_and_the_row_by_row_screen_agree(closed_home: Path, no
     from gateway_timeline.store import Store
 
     from gateway import Gate
-    from gateway.access import Manifest
+    from gateway.gate.access import Manifest
 
     keeper = Gatekeeper(Gate(Manifest.from_dict({"project": VAULT})))
     since, until = int((now - timedelta(hours=1)).timestamp() * 1000), int(now.timestamp() * 1000) + 60_000

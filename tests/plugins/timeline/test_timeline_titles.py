@@ -18,7 +18,7 @@ from gateway_timeline.gating import Gatekeeper, TitleFolders, title_paths
 from gateway_timeline.store import Store, row_of
 
 from gateway import Gate
-from gateway.access import Manifest
+from gateway.gate.access import Manifest
 from tests.plugins.timeline.timeline_helpers import envelope
 
 PRIVATE = [

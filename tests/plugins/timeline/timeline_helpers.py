@@ -13,7 +13,7 @@ from gateway_timeline.settings import RETENTION_HOURS
 from gateway_timeline.store import Store
 
 from gateway import Context, Folders, Gate
-from gateway.access import Manifest
+from gateway.gate.access import Manifest
 
 WEEK_MS = RETENTION_HOURS * 3_600_000
 

@@ -1,0 +1,3 @@
+"""The command line: `gateway` and its subcommands (serve, setup, doctor, demo, access, audit, lock, token,
+selftest, watch...), each in its module.
+"""

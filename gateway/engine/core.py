@@ -1,0 +1,754 @@
+"""The gateway itself, free of any protocol: the merged catalogue, and every call through gate, masks and audit."""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import attrs
+import structlog
+
+from gateway.api.context import Context, Folders
+from gateway.api.cursors import decode_cursor, encode_cursor
+from gateway.api.deadline import DEFAULT_CALL_TIMEOUT, Deadline, DeadlinePassed, run_in_worker
+from gateway.api.items import (
+    NAME_PATTERN,
+    Answer,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Tool,
+    ToolError,
+    wants_context,
+)
+from gateway.api.refresh import Refreshing
+from gateway.engine.arguments import check_arguments, check_output
+from gateway.engine.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
+from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp
+from gateway.engine.lock import LOCK_FILE
+from gateway.engine.registry import HookFailed, Plugin, Registry
+from gateway.gate.access import Gate, Manifest
+from gateway.gate.traits import Traits
+from gateway.privacy import mask
+from gateway.privacy.masks import mask_typed
+from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
+
+log = structlog.get_logger("gateway")
+
+T = TypeVar("T")
+
+PAGE_SIZE = 100
+
+
+class NotFound(LookupError):
+    """An unknown tool, resource or prompt: a protocol error, not a tool's failure."""
+
+
+COMPLETIONS = 100  # suggestions given at most for one completion/complete
+
+
+@attrs.frozen
+class Caller:
+    """Who is calling, for the audit log and the context.
+
+    `profile`: the `[profiles.NAME]` this caller is given, chosen by the HTTP token it presented; None for the
+    profile the gateway was started with (`serve --profile`, or none). `token`: that token's name (never its
+    secret), for the audit log; empty when the caller presented none.
+    """
+
+    client: str = "unknown"
+    client_version: str = ""
+    transport: str = "direct"
+    profile: str | None = None
+    token: str = ""
+
+
+@attrs.frozen
+class Listed:
+    """A tool as listed, under its public name (a plugin's prefix applied).
+
+    `off`: why it cannot be called now (its plugin's table is unusable), said by every call; None when it can.
+    """
+
+    name: str
+    tool: Tool
+    off: str | None = None
+
+
+@attrs.define
+class Catalogue:
+    """Everything the enabled plugins offer, merged in config order, for one configuration."""
+
+    tools: list[Listed]
+    tools_by_name: dict[str, Listed]
+    resources: list[Resource]
+    templates: list[ResourceTemplate]
+    prompts: dict[str, Prompt]
+    problems: list[str]
+    plugin_order: list[str]
+    # Resources and templates whose definitions `tools.lock` does not pin (gateway.engine.lock), with the sentence a read
+    # of them answers.
+    withheld: list[tuple[Resource | ResourceTemplate, str]] = attrs.field(factory=list)
+    # Tools the settings hide (`disabled_tools`, `read_only`), by public name: the sentence a call to one is given.
+    hidden: dict[str, str] = attrs.field(factory=dict)
+
+
+class Gateway:
+    """Merges the enabled plugins and runs every call the same way, whoever calls."""
+
+    def __init__(self, registry: Registry, source: ConfigSource, folders: Folders, audit: AuditLog) -> None:
+        self.registry = registry
+        self.source = source
+        self.folders = folders
+        self.audit = audit
+        self._catalogue: tuple[Config, Catalogue] | None = None  # the latest built, whichever profile
+        # Per profile ("" for none): the config it was built for, the catalogue, and the lock file's stamp then.
+        self._catalogues: dict[str, tuple[Config, Catalogue, tuple[Path, Any]]] = {}
+        # `[profiles.NAME]` this gateway serves (`gateway serve --profile NAME`): what its host may be given.
+        self.profile: str = ""
+        self._narrowed: dict[str, tuple[Snapshot, Snapshot]] = {}
+        self._last_good: dict[str, Catalogue] = {}
+        self.refreshing = Refreshing()
+
+    # -- configuration and catalogue ------------------------------------------------------------------
+
+    def snapshot(self, profile: str | None = None) -> Snapshot:
+        """The config and the gate for a call; narrowed by `profile` (a caller's, chosen by its HTTP token), or
+        when None by the profile this gateway serves, when it has one."""
+        name = self.profile if profile is None else profile
+        current = self.source.current()
+        if not name:
+            return current
+        cached = self._narrowed.get(name)
+        if cached is not None and cached[0] is current:
+            return cached[1]
+        narrowed = narrowed_by_profile(current, name)
+        self._narrowed[name] = (current, narrowed)
+        return narrowed
+
+    def profile_of(self, caller: Caller) -> str:
+        """The profile a caller is given: its token's, else the one this gateway serves ("" for none)."""
+        return self.profile if caller.profile is None else caller.profile
+
+    def enabled(self, config: Config) -> list[str]:
+        return list(config.plugins) if config.plugins is not None else self.registry.names()
+
+    def settings_of(self, plugin: Plugin, config: Config) -> dict[str, Any]:
+        """The plugin's table with its declared defaults filled in (the core's own keys left out)."""
+        return plugin.settings_for(config.table(plugin.name))
+
+    def catalogue(self, snapshot: Snapshot | None = None) -> Catalogue:
+        snapshot = snapshot or self.snapshot()
+        # A narrowed config names its profile (an undefined one's too): a profile never falls back on another's
+        # catalogue.
+        key = snapshot.config.profile
+        if snapshot.error is not None:
+            return self._last_good.get(key) or Catalogue([], {}, [], [], {}, [snapshot.error], [])
+        lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
+        stamp = (lock_file, stat_stamp(lock_file))
+        cached = self._catalogues.get(key)
+        if cached is not None and cached[0] is snapshot.config and cached[2] == stamp:
+            return cached[1]
+        catalogue = self._pinned(self._merge(snapshot.config), lock_file)
+        self._catalogues[key] = (snapshot.config, catalogue, stamp)
+        self._catalogue = (snapshot.config, catalogue)
+        self._last_good[key] = catalogue
+        return catalogue
+
+    def _pinned(self, catalogue: Catalogue, lock_file: Path) -> Catalogue:
+        """The catalogue with what `tools.lock` does not pin withheld (gateway.engine.lock); itself when no lock."""
+        from gateway.engine import lock as pins
+
+        try:
+            lock = pins.Lock.read(lock_file)
+        except pins.LockError as error:
+            lock, broken = pins.Lock({}), str(error)  # unreadable: nothing is pinned, so everything is withheld
+        else:
+            broken = ""
+        if lock is None:
+            return catalogue
+        keys = {(plugin, kind, key) for plugin, found in pins.changed(lock, pins.definitions(catalogue)).items()
+                for kind, key in found}
+        if not keys:
+            return catalogue
+        tools = [Listed(listed.name, pins.withheld_tool(listed.name, listed.tool))
+                 if (listed.tool.plugin, "tools", listed.name) in keys else listed for listed in catalogue.tools]
+        withheld = [(r, pins.withheld_sentence(r.plugin, f"The resource {r.uri}")) for r in catalogue.resources
+                    if (r.plugin, "resources", r.uri) in keys]
+        withheld += [(t, pins.withheld_sentence(t.plugin, f"The resource {t.uri_template}"))
+                     for t in catalogue.templates if (t.plugin, "templates", t.uri_template) in keys]
+        plugins = sorted({plugin for plugin, _kind, _key in keys})
+        problems = [*catalogue.problems, broken or (
+            f"withheld until the person accepts them (`gateway lock --accept PLUGIN` shows the change first): "
+            f"{len(keys)} definitions of {', '.join(plugins)} differ from tools.lock or are not in it")]
+        return Catalogue(
+            tools, {listed.name: listed for listed in tools},
+            [r for r in catalogue.resources if (r.plugin, "resources", r.uri) not in keys],
+            [t for t in catalogue.templates if (t.plugin, "templates", t.uri_template) not in keys],
+            {n: p for n, p in catalogue.prompts.items() if (p.plugin, "prompts", n) not in keys},
+            problems, catalogue.plugin_order, withheld, hidden=catalogue.hidden)
+
+    def _merge(self, config: Config) -> Catalogue:
+        tools: list[Listed] = []
+        by_name: dict[str, Listed] = {}
+        resources: list[Resource] = []
+        templates: list[ResourceTemplate] = []
+        prompts: dict[str, Prompt] = {}
+        problems: list[str] = []
+        hidden: dict[str, str] = {}
+        order = []
+        for name in self.enabled(config):
+            plugin = self.registry.get(name, config.table(name))
+            if not plugin.ok:
+                problems.append(f"plugin {name}: {plugin.error}")
+                continue
+            # A plugin whose table is unusable is off, but its tools stay listed and each call says why: a typo
+            # in a table must not look to the agent like tools that never existed.
+            off = plugin.table_problem(config.table(name))
+            prefix = config.prefix(name)
+            if not off and _switched_off(plugin, config.table(name)):
+                # A plugin that declares an `enabled` setting and is not turned on offers nothing: its tools are
+                # unlisted and each call says how to turn it on; its refresh, resources and prompts do not run.
+                for tool in plugin.tools:
+                    hidden.setdefault(prefix + tool.name, _hidden_sentence(
+                        prefix + tool.name, f"the plugin {name} is off until the person turns it on (enabled = "
+                        f"true in [plugins.{name}] of {_config_named(config)})"))
+                continue
+            if off:
+                problems.append(off)
+            else:
+                order.append(name)
+            disabled = config.disabled_tools(name)
+            for tool in plugin.tools:
+                public = prefix + tool.name
+                if config.allowed_tools is not None and public not in config.allowed_tools:
+                    hidden.setdefault(public, _hidden_sentence(
+                        public, f"this host's profile ({config.profile}) does not offer it"))
+                    continue
+                if tool.name in disabled or public in disabled:
+                    hidden.setdefault(public, _hidden_sentence(public, f"the person turned it off (disabled_tools in "
+                                                               f"[plugins.{name}] of {_config_named(config)})"))
+                    continue
+                if config.read_only and not tool.read_only:
+                    hidden.setdefault(public, _hidden_sentence(
+                        public, f"it writes, and the gateway is read-only (read_only = true in [gateway] of "
+                        f"{_config_named(config)})"))
+                    continue
+                if not NAME_PATTERN.match(public):
+                    problems.append(f"plugin {name}: tool name {public!r} (with its prefix) is not a valid name")
+                    continue
+                if public in by_name:
+                    problems.append(
+                        f"tool {public!r} of plugin {name} refused: plugin {by_name[public].tool.plugin} already "
+                        f"has a tool of that name; set prefix = \"x_\" in [plugins.{name}] to rename its tools"
+                    )
+                    continue
+                listed = Listed(public, tool, _off_sentence(public, off, config) if off else None)
+                tools.append(listed)
+                by_name[public] = listed
+            if off:
+                continue
+            resources.extend(plugin.resources)
+            templates.extend(plugin.templates)
+            for prompt in plugin.prompts:
+                prompts.setdefault(prefix + prompt.name, prompt)
+        for problem in problems:
+            log.warning("catalogue problem", problem=problem)
+        for public in by_name:
+            hidden.pop(public, None)  # a name another plugin serves is that plugin's tool
+        return Catalogue(tools, by_name, resources, templates, prompts, problems, order, hidden=hidden)
+
+    def context(self, plugin_name: str, snapshot: Snapshot, caller: Caller) -> Context:
+        plugin = self.registry.get(plugin_name)
+        return Context(
+            plugin=plugin_name,
+            settings=self.settings_of(plugin, snapshot.config),
+            folders=self.folders.for_plugin(plugin_name),
+            gate=snapshot.gate,
+            client=caller.client,
+            client_version=caller.client_version,
+            transport=caller.transport,
+            plugin_tables=snapshot.config.plugin_tables,
+            timezone=snapshot.config.timezone,
+            ties=partial(self.tied, snapshot),
+        )
+
+    # -- what plugins say of their things: ties (for every call), traits and census (for the person) ------
+
+    def tied(self, snapshot: Snapshot, addresses: tuple[str, ...]) -> dict[str, frozenset[str]]:
+        """The projects each address is tied to, as every enabled plugin keeps them (``tied_projects``), ids
+        spelt as in the manifest; raises ToolError when a plugin's ties cannot be read (fail closed)."""
+        if not addresses:
+            return {}
+        wanted = set(addresses)
+        spelling = {project.id.casefold(): project.id for project in snapshot.gate.projects}
+        found: dict[str, set[str]] = {}
+        try:
+            answers = self.registry.call_each("tied_projects", self.catalogue(snapshot).plugin_order,
+                                              snapshot.config.table, strict=True, gate=snapshot.gate,
+                                              addresses=addresses)
+            for plugin, answer in answers:
+                if answer is None:
+                    continue
+                if not isinstance(answer, Mapping):
+                    raise HookFailed(plugin, "tied_projects", TypeError(f"gave a {type(answer).__name__}"))
+                for address, projects in answer.items():
+                    ids = [projects] if isinstance(projects, str) else list(projects or ())
+                    if address in wanted and ids:
+                        found.setdefault(address, set()).update(spelling.get(str(i).casefold(), str(i)) for i in ids)
+        except HookFailed as error:
+            raise ToolError(
+                f"{error}, so ties cannot be read and nothing that may be tied is given; the details are in the "
+                "gateway's log. Try again in a moment, or tell the person."
+            ) from None
+        return {address: frozenset(ids) for address, ids in found.items()}
+
+    def traits_of(self, address: str, snapshot: Snapshot | None = None) -> list[tuple[str, Traits]]:
+        """(plugin, traits) from each enabled plugin that knows ADDRESS (``traits_of``); for the person only."""
+        snapshot = snapshot or self.snapshot()
+        found = []
+        for plugin, traits in self.registry.call_each("traits_of", self.catalogue(snapshot).plugin_order,
+                                                      snapshot.config.table, gate=snapshot.gate, address=address):
+            if isinstance(traits, Traits):
+                found.append((plugin, traits))
+            elif traits is not None:
+                log.error("traits_of gave something else than Traits", plugin=plugin, type=type(traits).__name__)
+        return found
+
+    def census(self, snapshot: Snapshot | None = None) -> Iterator[tuple[str, str, Traits | None]]:
+        """(plugin, source, traits) for every thing each enabled plugin holds now (``census``); a plugin whose
+        census fails gives one (plugin, sentence, None) saying so, and the others carry on."""
+        snapshot = snapshot or self.snapshot()
+        for plugin, things in self.registry.call_each("census", self.catalogue(snapshot).plugin_order,
+                                                      snapshot.config.table, gate=snapshot.gate):
+            try:
+                for source, traits in things or ():
+                    if isinstance(traits, Traits):
+                        yield plugin, str(source), traits
+            except Exception as error:
+                log.error("census failed", plugin=plugin, traceback=traceback.format_exc())
+                yield plugin, f"its census failed ({type(error).__name__}: {error})", None
+
+    # -- calls ----------------------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller = Caller()) -> Answer:
+        """Run a tool as a host would: raises NotFound for an unknown tool, else always answers."""
+        watch = Stopwatch()
+        snapshot = self.snapshot(caller.profile)
+        catalogue = self.catalogue(snapshot)
+        listed = catalogue.tools_by_name.get(name)
+        if listed is None and snapshot.error is None:
+            hidden = catalogue.hidden.get(name)
+            self._audit(caller, {"tool": name, "outcome": "hidden_tool" if hidden else "unknown_tool"}, watch)
+            raise NotFound(hidden or f"Unknown tool: {name!r}")
+        tool = listed.tool if listed else None
+        private = frozenset(tool.private_arguments) if tool else frozenset()
+        entry: dict[str, Any] = {
+            "plugin": tool.plugin if tool else None,
+            "tool": name,
+            "arguments": summarise_arguments(arguments or {}, private),
+        }
+        if snapshot.error is not None:
+            answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
+            return self._finish(answer, entry, "config_error", caller, watch)
+        assert listed is not None and tool is not None
+        if listed.off is not None:
+            return self._finish(Answer(text=listed.off, is_error=True), entry, "plugin_off", caller, watch)
+        if not tool.read_only:
+            # A change must not be made unless its line can be written: check the log before, not after.
+            unlogged = self.audit.check()
+            if unlogged is not None:
+                return self._finish(Answer(text=unlogged, is_error=True), entry, "unlogged", caller, watch)
+        try:
+            checked = check_arguments(tool, name, arguments)
+        except ToolError as error:
+            return self._finish(Answer(text=str(error), is_error=True), entry, "bad_arguments", caller, watch)
+        ctx = self.context(tool.plugin, snapshot, caller)
+        still_reading = await self.refresh(tool.plugin, snapshot, caller)
+        answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin)
+        answer, outcome = check_output(tool, name, answer, outcome)
+        return self._finish(_noted(answer, still_reading), entry, outcome, caller, watch)
+
+    async def refresh(self, plugin_name: str, snapshot: Snapshot, caller: Caller = Caller()) -> str | None:
+        """Bring the plugin's store up to date before it answers, under the budget (gateway.api.refresh); the line to
+        add to its answer when the budget ran out first."""
+        plugin = self.registry.get(plugin_name)
+        if not plugin.refreshes or not snapshot.config.refreshes(plugin_name):
+            return None
+        ctx = self.context(plugin_name, snapshot, caller)
+        budget = snapshot.config.refresh_budget_ms
+        notes = [
+            await self.refreshing.before(plugin_name if i == 0 else f"{plugin_name}/{i}", refresh, ctx, budget)
+            for i, refresh in enumerate(plugin.refreshes)
+        ]
+        return next((note for note in notes if note), None)
+
+    async def _run(
+        self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str
+    ) -> tuple[Answer, str]:
+        """Run a plugin's function under the call's deadline: a synchronous one on a worker thread (the event
+        loop keeps answering pings and other calls meanwhile), an async one on the loop. Whatever it gives back is
+        masked before it leaves, on the worker when there is one."""
+        deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
+        ctx = attrs.evolve(ctx, deadline=deadline)
+        bound = partial(function, ctx, **arguments) if wants_context(function) else partial(function, **arguments)
+        answer: Answer | None = None
+        try:
+            with anyio.move_on_after(deadline.seconds):
+                if inspect.iscoroutinefunction(function):
+                    answer = masked_answer(Answer.of(await bound()))
+                else:
+                    result = await run_in_worker(partial(_answer_of, bound))
+                    answer = masked_answer(Answer.of(await result)) if inspect.isawaitable(result) else result
+        except ToolError as error:
+            if not deadline.passed():
+                # A gate's refusal keeps its owners for an in-process caller (`gateway access why`), never sent.
+                return Answer(text=str(error), is_error=True, refused_by=getattr(error, "owners", None)), "refused"
+        except Exception as error:
+            if not deadline.passed() and not isinstance(error, DeadlinePassed):
+                log.error("plugin failed", plugin=plugin, what=what, traceback=traceback.format_exc())
+                text = (
+                    f"{what} failed inside the {plugin} plugin ({type(error).__name__}). This is a fault of the "
+                    "gateway, not of the request; the details are in the gateway's log. Try something else, or tell "
+                    "the person."
+                )
+                return Answer(text=text, is_error=True), "plugin_failed"
+        if answer is None or deadline.passed():
+            # The deadline passed: the wait was cancelled (a worker finishes on its own; SQLite work given
+            # ctx.interruptible stops at once), or the plugin stopped on DeadlinePassed or SQLite's interrupt (what
+            # it gave then may be partial, so it is not given).
+            log.warning("call past its deadline", plugin=plugin, what=what, seconds=deadline.seconds)
+            return Answer(text=deadline.sentence(), is_error=True), "timeout"
+        return answer, "error" if answer.is_error else "ok"
+
+    async def in_worker(self, function: Callable[..., T], *arguments: Any) -> T:
+        """A synchronous piece of the gateway's own work (a listing that calls plugins) run on a worker thread,
+        under the call deadline; past it, a ToolError saying so."""
+        self.catalogue()  # plugins are loaded here, on the loop, never by two threads at once
+        deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
+        with anyio.move_on_after(deadline.seconds):
+            return await run_in_worker(partial(function, *arguments))
+        raise ToolError(deadline.sentence())
+
+    def _finish(self, answer: Answer, entry: dict[str, Any], outcome: str, caller: Caller, watch: Stopwatch) -> Answer:
+        """Log the call, then give the answer; an answer that cannot be logged is not given."""
+        entry.update(
+            outcome=outcome,
+            given=list(answer.given),
+            left_out=answer.left_out,
+            length=len(answer.text),
+        )
+        unlogged = self._audit(caller, entry, watch)
+        if unlogged is not None:
+            return Answer(text=unlogged, is_error=True)
+        return answer
+
+    def _audit(self, caller: Caller, entry: dict[str, Any], watch: Stopwatch) -> str | None:
+        """Write the call's line; None when written, else the sentence to answer instead (said on stderr too)."""
+        record = {
+            "client": caller.client,
+            "client_version": caller.client_version,
+            "transport": caller.transport,
+            **({"profile": profile} if (profile := self.profile_of(caller)) else {}),
+            **({"token": caller.token} if caller.token else {}),
+            **entry,
+            "ms": watch.ms,
+        }
+        try:
+            self.audit.write(record)
+        except AuditError as error:
+            log.error("audit log cannot be written", error=str(error), folder=str(self.audit.folder))
+            return str(error)
+        return None
+
+    def _audit_listing(self, caller: Caller, method: str, given: list[str], watch: Stopwatch) -> None:
+        """One line for a list method that gives names and addresses; raises ToolError when it cannot be logged."""
+        unlogged = self._audit(caller, {"method": method, "outcome": "ok", "given": given}, watch)
+        if unlogged is not None:
+            raise ToolError(unlogged)
+
+    # -- resources and prompts ------------------------------------------------------------------------
+
+    def list_resources(self, cursor: str | None, caller: Caller = Caller()) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of every plugin's resources: fixed ones first, then each template's listing.
+
+        Names and titles are others' words (a session's title): masked like any answer, and the page logged.
+        """
+        watch = Stopwatch()
+        snapshot = self.snapshot(caller.profile)
+        catalogue = self.catalogue(snapshot)
+        if snapshot.error is not None:
+            raise ToolError(f"The gateway's configuration is unusable: {snapshot.error}")
+        sources: list[Any] = ["fixed", *[t for t in catalogue.templates if t.listing is not None]]
+        index, inner = _decode_cursor(cursor)
+        page: list[dict[str, Any]] = []
+        if index == 0:
+            for resource in catalogue.resources:
+                page.append(_resource_dict(resource))
+            index, inner = 1, None
+        while index < len(sources) and len(page) < PAGE_SIZE:
+            template = sources[index]
+            ctx = self.context(template.plugin, snapshot, caller)
+            try:
+                result = template.listing(ctx, inner, PAGE_SIZE - len(page))
+            except ToolError:
+                result = None
+            except Exception:
+                log.error("resource listing failed", plugin=template.plugin, traceback=traceback.format_exc())
+                result = None
+            if result is not None:
+                for item in result.resources:
+                    page.append(_resource_dict(item, template))
+            if result is not None and result.next_cursor:
+                inner = result.next_cursor
+                if not result.resources:
+                    break  # a listing that gives nothing but a cursor: hand the cursor on rather than loop
+                continue
+            index, inner = index + 1, None
+        next_cursor = _encode_cursor(index, inner) if index < len(sources) else None
+        page = [mask_data(item) for item in page] if needs_masking(page) else page
+        self._audit_listing(caller, "resources/list", [str(item.get("uri", "")) for item in page], watch)
+        return page, next_cursor
+
+    def list_templates(self, caller: Caller = Caller()) -> list[ResourceTemplate]:
+        watch = Stopwatch()
+        templates = [masked_item(t, ("name", "title", "description"))
+                     for t in self.catalogue(self.snapshot(caller.profile)).templates]
+        self._audit_listing(caller, "resources/templates/list", [t.uri_template for t in templates], watch)
+        return templates
+
+    async def read_resource(self, uri: str, caller: Caller = Caller()) -> tuple[Answer, str]:
+        """A resource's text and mime type; NotFound when no plugin serves the URI."""
+        watch = Stopwatch()
+        snapshot = self.snapshot(caller.profile)
+        catalogue = self.catalogue(snapshot)
+        entry: dict[str, Any] = {"uri": mask_typed(uri)[:200]}
+        if snapshot.error is not None:
+            answer = Answer(text=f"The gateway's configuration is unusable: {snapshot.error}", is_error=True)
+            return self._finish(answer, entry, "config_error", caller, watch), "text/plain"
+        for resource in catalogue.resources:
+            if resource.uri == uri:
+                entry["plugin"] = resource.plugin
+                ctx = self.context(resource.plugin, snapshot, caller)
+                still_reading = await self.refresh(resource.plugin, snapshot, caller)
+                answer, outcome = await self._run(resource.read, ctx, {}, f"the resource {uri}", resource.plugin)
+                answer = _noted(answer, still_reading)
+                return self._finish(answer, entry, outcome, caller, watch), resource.mime_type
+        for template in catalogue.templates:
+            params = template.match(uri)
+            if params is not None:
+                entry["plugin"] = template.plugin
+                ctx = self.context(template.plugin, snapshot, caller)
+                still_reading = await self.refresh(template.plugin, snapshot, caller)
+                answer, outcome = await self._run(template.read, ctx, params, f"the resource {uri}", template.plugin)
+                answer = _noted(answer, still_reading)
+                if not answer.given and not answer.is_error:
+                    answer = attrs.evolve(answer, given=(uri,))
+                return self._finish(answer, entry, outcome, caller, watch), template.mime_type
+        for item, sentence in catalogue.withheld:
+            if getattr(item, "uri", None) == uri or (isinstance(item, ResourceTemplate) and item.match(uri)):
+                entry["plugin"] = item.plugin
+                return self._finish(Answer(text=sentence, is_error=True), entry, "withheld", caller, watch), "text/plain"
+        self._audit(caller, {**entry, "outcome": "unknown_resource"}, watch)
+        raise NotFound(f"Unknown resource: {uri}")
+
+    async def complete(self, kind: str, name: str, argument: str, value: str, caller: Caller = Caller()) -> list[str]:
+        """Suggested values for completion/complete: a prompt's argument (`kind` "prompt", `name` its name) or a
+        resource template's parameter (`kind` "resource", `name` its URI template). What the plugin suggests,
+        masked, starting with `value`, at most COMPLETIONS of them, under the call's deadline; the listing logged
+        like any giving. None suggested while the config is unusable or when the plugin has nothing to say."""
+        watch = Stopwatch()
+        snapshot = self.snapshot(caller.profile)
+        if snapshot.error is not None:
+            return []
+        catalogue = self.catalogue(snapshot)
+        if kind == "prompt":
+            found: Any = catalogue.prompts.get(name)
+        else:
+            found = next((t for t in catalogue.templates if t.uri_template == name), None)
+        if found is None or found.complete is None:
+            return []
+        ctx = self.context(found.plugin, snapshot, caller)
+        suggest = found.complete
+
+        def values(ctx: Context, argument: str, value: str) -> dict[str, Any]:
+            return {"values": [str(v) for v in list(suggest(ctx, argument, value) or [])[:COMPLETIONS * 10]]}
+
+        answer, _outcome = await self._run(values, ctx, {"argument": argument, "value": value},
+                                           f"the completion of {argument}", found.plugin)
+        values = answer.data.get("values", []) if isinstance(answer.data, Mapping) else []
+        chosen = [mask(str(v)) for v in values if isinstance(v, str) and str(v).startswith(value)][:COMPLETIONS]
+        self._audit_listing(caller, "completion/complete", [], watch)
+        return chosen
+
+    async def may_tell(self, uri: str, caller: Caller | None) -> bool:
+        """Whether `caller`, subscribed to `uri`, may be told now that it changed: the resource is read for them
+        again under the gate as it is now (not refreshed, nothing of it sent), and the notice logged like any
+        giving; one refused, failed or unlogged is not told."""
+        watch = Stopwatch()
+        caller = caller or Caller()
+        snapshot = self.snapshot(caller.profile)
+        if snapshot.error is not None:
+            return False
+        catalogue = self.catalogue(snapshot)
+        found = [(r.plugin, r.read, {}) for r in catalogue.resources if r.uri == uri] + [
+            (t.plugin, t.read, params) for t in catalogue.templates if (params := t.match(uri)) is not None
+        ]
+        if not found:
+            return False
+        plugin, read, params = found[0]
+        _answer, outcome = await self._run(read, self.context(plugin, snapshot, caller), params, f"the resource {uri}",
+                                           plugin)
+        told = outcome == "ok"
+        entry = {"plugin": plugin, "method": "notifications/resources/updated", "uri": mask_typed(uri)[:200],
+                 "outcome": outcome, "given": [uri] if told else []}
+        return self._audit(caller, entry, watch) is None and told
+
+    def list_prompts(self, caller: Caller = Caller()) -> list[tuple[str, Prompt]]:
+        watch = Stopwatch()
+        prompts = [(name, masked_item(p, ("title", "description")))
+                   for name, p in self.catalogue(self.snapshot(caller.profile)).prompts.items()]
+        self._audit_listing(caller, "prompts/list", [name for name, _prompt in prompts], watch)
+        return prompts
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller = Caller()) -> Answer:
+        watch = Stopwatch()
+        snapshot = self.snapshot(caller.profile)
+        prompt = self.catalogue(snapshot).prompts.get(name)
+        if prompt is None:
+            raise NotFound(f"Unknown prompt: {name!r}")
+        if snapshot.error is not None:
+            raise ToolError(f"The gateway's configuration is unusable: {snapshot.error}")
+        arguments = dict(arguments or {})
+        entry: dict[str, Any] = {"plugin": prompt.plugin, "prompt": name, "arguments": summarise_arguments(arguments)}
+        known = {a.name for a in prompt.arguments}
+        unknown = sorted(set(arguments) - known)
+        missing = sorted(a.name for a in prompt.arguments if a.required and a.name not in arguments)
+        if unknown or missing:
+            text = "; ".join(
+                filter(None, [unknown and f"unknown {_arguments(unknown)} {', '.join(unknown)}",
+                              missing and f"missing {_arguments(missing)} {', '.join(missing)}"])
+            ) + f"; {name} takes: {', '.join(sorted(known)) or 'nothing'}."
+            raise ToolError(text)
+        ctx = self.context(prompt.plugin, snapshot, caller)
+        answer, outcome = await self._run(prompt.render, ctx, arguments, f"the prompt {name}", prompt.plugin)
+        return self._finish(answer, entry, outcome, caller, watch)
+
+
+def _config_named(config: Config) -> str:
+    return f"the gateway's config ({config.path})" if config.path else "the gateway's config"
+
+
+def _off_sentence(tool: str, problem: str, config: Config) -> str:
+    """What a call to a listed tool of a plugin its table turns off answers."""
+    return (f"{tool} cannot answer now: {problem}. Ask the person to fix {_config_named(config)}; it is read again "
+            "on the next call.")
+
+
+def _switched_off(plugin: Any, table: Mapping[str, Any]) -> bool:
+    """Does the plugin declare a boolean `enabled` setting that its table (or the setting's default) leaves false?"""
+    model = plugin.settings_model
+    field = None if model is None else model.model_fields.get("enabled")
+    return field is not None and field.annotation is bool and plugin.settings_for(table).get("enabled") is False
+
+
+def _hidden_sentence(tool: str, why: str) -> str:
+    """What a call to a tool the settings hide answers, instead of "Unknown tool"."""
+    return f"{tool} is not offered: {why}. Do without it, or ask the person to turn it on."
+
+
+def _noted(answer: Answer, note: str | None) -> Answer:
+    """The answer with the refresh's one line after it (an error is left as it is: its sentence comes first)."""
+    if not note or answer.is_error:
+        return answer
+    return attrs.evolve(answer, text=f"{answer.text}\n{note}" if answer.text else note)
+
+
+def _answer_of(bound: Any) -> Any:
+    """On a worker: the function's answer, masked there too; an awaitable it returned is left to the loop."""
+    result = bound()
+    return result if inspect.isawaitable(result) else masked_answer(Answer.of(result))
+
+
+def _resource_dict(item: Resource | Mapping[str, Any], template: ResourceTemplate | None = None) -> dict[str, Any]:
+    if isinstance(item, Resource):
+        return {
+            "uri": item.uri,
+            "name": item.name,
+            "title": item.title,
+            "description": item.description,
+            "mime_type": item.mime_type,
+        }
+    found = dict(item)
+    found.setdefault("mime_type", template.mime_type if template else "text/plain")
+    found.setdefault("name", found.get("uri", ""))
+    return found
+
+
+def _encode_cursor(index: int, inner: str | None) -> str:
+    return encode_cursor([index, inner])
+
+
+def _decode_cursor(cursor: str | None) -> tuple[int, str | None]:
+    if not cursor:
+        return 0, None
+    try:
+        index, inner = decode_cursor(cursor)
+        if not isinstance(index, int) or index < 0 or not (inner is None or isinstance(inner, str)):
+            raise ValueError
+        return index, inner
+    except (ValueError, TypeError):
+        raise ToolError("the cursor is not one this gateway gave; list again from the start") from None
+
+
+def make_gateway_from_environment(
+    *,
+    config_file: Path | None = None,
+    plugins: list[Any] | None = None,
+    entrypoints: bool = True,
+) -> Gateway:
+    """A gateway on the person's own folders (platformdirs), as `gateway serve` builds it."""
+    from gateway.engine.config import config_choice
+
+    folders = Folders.from_environment()
+    path, explicit = (config_file, True) if config_file else config_choice(folders.config)
+    registry = Registry(folders, plugins=plugins or (), entrypoints=entrypoints)
+    return Gateway(registry, ConfigSource(path, explicit=explicit), folders, AuditLog(folders.state / "audit"))
+
+
+def _arguments(names: list[str]) -> str:
+    return "argument" if len(names) == 1 else "arguments"
+
+
+def narrowed_by_profile(snapshot: Snapshot, name: str) -> Snapshot:
+    """The snapshot as a host on profile `name` may see it: fewer plugins and tools, read-only if it says so,
+    and a gate that opens only the profile's projects (never one the manifest keeps closed). A profile the
+    config does not define closes everything, said on every call."""
+    if snapshot.error is not None:
+        return snapshot
+    config = snapshot.config
+    profile = config.profiles.get(name)
+    if profile is None:
+        where = config.path or "the config"
+        # The config names the profile even so: no cache of another profile's is ever taken for this one's.
+        return Snapshot(attrs.evolve(config, profile=name), CLOSED,
+                        f"the profile {name!r} is not defined in {where} (a [profiles.{name}] table): nothing is "
+                        "given to this host until it is, or until the host is given another profile (`serve "
+                        "--profile`, or over HTTP another token)")
+    enabled = config.plugins
+    plugins = enabled if profile.plugins is None else tuple(
+        p for p in (enabled if enabled is not None else profile.plugins) if p in profile.plugins)
+    narrowed = attrs.evolve(config, plugins=plugins, read_only=config.read_only or profile.read_only,
+                            allowed_tools=frozenset(profile.tools) if profile.tools is not None else None,
+                            profile=name)
+    gate = snapshot.gate
+    projects = tuple(attrs.evolve(p, ai=p.ai and (profile.projects is None or p.id in profile.projects))
+                     for p in gate.projects)
+    outside = gate.outside_projects and profile.outside_projects is not False
+    narrowed_gate = Gate(Manifest(projects), outside_projects=outside, reading=gate.reading)
+    return attrs.evolve(snapshot, config=narrowed, gate=narrowed_gate)

@@ -1,0 +1,357 @@
+"""Plugin discovery and loading: entry points in the ``gateway.plugins`` group, each loaded in isolation.
+
+A plugin that fails to import or to register is unregistered, logged and remembered with its error; the
+others serve. Plugins are imported only when enabled, and each only once.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import attrs
+import pluggy
+import structlog
+
+from gateway.api import hookspecs
+from gateway.api.context import Folders, PluginHost
+from gateway.api.items import Prompt, Resource, ResourceTemplate, Tool
+from gateway.api.refresh import Refresh
+from gateway.api.settings import filled, is_settings_model, table_problem
+
+GROUP = "gateway.plugins"
+DISTRIBUTION = "mcp-gateway"
+# The built-in plugins, in the order used when no config chooses; the others follow by name.
+BUILT_IN_ORDER = ("sessions", "cron", "timeline", "mail", "spam", "texts", "ledger", "time", "papers")
+
+log = structlog.get_logger("gateway.engine.registry")
+
+
+@attrs.define
+class Plugin:
+    """One plugin as loaded: what it registered, or why it could not be."""
+
+    name: str
+    origin: str = "given"
+    version: str = ""
+    module: Any = None
+    error: str | None = None
+    # The pydantic model class its register_settings returned (None: it takes no settings).
+    settings_model: Any = None
+    tools: list[Tool] = attrs.field(factory=list)
+    resources: list[Resource] = attrs.field(factory=list)
+    templates: list[ResourceTemplate] = attrs.field(factory=list)
+    prompts: list[Prompt] = attrs.field(factory=list)
+    refreshes: list[Refresh] = attrs.field(factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def table_problem(self, table: Mapping[str, Any]) -> str | None:
+        """What makes its ``[plugins.<name>]`` table unusable (unknown keys, wrong-typed values), or None."""
+        return table_problem(self.name, self.settings_model, table)
+
+    def settings_for(self, table: Mapping[str, Any]) -> dict[str, Any]:
+        """The settings every hook and call sees: defaults filled in, ``prefix`` and ``disabled_tools`` left out."""
+        return filled(self.settings_model, table)
+
+
+@attrs.frozen
+class Candidate:
+    """A plugin that could be loaded: its name, where it comes from, and how to import it."""
+
+    name: str
+    origin: str
+    version: str
+    load: Callable[[], Any]
+
+
+def _announcing_distributions() -> Iterator[importlib.metadata.Distribution]:
+    """Installed distributions whose entry points mention our group, first on sys.path first.
+
+    importlib.metadata.entry_points() parses every installed distribution (tens of milliseconds in a
+    full environment, on every start of every host); reading each entry_points.txt and looking for the
+    group's name first costs about one millisecond.
+    """
+    seen: set[str] = set()
+    for folder in sys.path:
+        try:
+            entries = os.scandir(folder or ".")
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if not entry.name.endswith((".dist-info", ".egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(entry.path, "entry_points.txt"), encoding="utf-8") as handle:
+                        if GROUP not in handle.read():
+                            continue
+                except OSError:
+                    continue
+                dist = importlib.metadata.PathDistribution(Path(entry.path))
+                name = (dist.metadata["Name"] or entry.name).lower().replace("_", "-")
+                if name not in seen:
+                    seen.add(name)
+                    yield dist
+
+
+def discover_entry_points() -> list[Candidate]:
+    """Every installed plugin, without importing any."""
+    found: dict[str, Candidate] = {}
+    for dist in _announcing_distributions():
+        origin = "built-in" if dist.metadata["Name"] == DISTRIBUTION else dist.metadata["Name"]
+        for entry in dist.entry_points.select(group=GROUP):
+            if entry.name in found:
+                log.warning("plugin name taken twice; keeping the first", plugin=entry.name, origin=origin)
+                continue
+            found[entry.name] = Candidate(entry.name, origin, dist.version, entry.load)
+    return list(found.values())
+
+
+def default_order(names: Iterable[str]) -> list[str]:
+    names = list(names)
+    first = [n for n in BUILT_IN_ORDER if n in names]
+    return first + sorted(n for n in names if n not in BUILT_IN_ORDER)
+
+
+def _module_version(module: Any) -> str:
+    return str(getattr(module, "__version__", ""))
+
+
+class Registry:
+    """Knows the candidates, loads each on first use, and keeps what it registered."""
+
+    def __init__(
+        self,
+        folders: Folders,
+        *,
+        plugins: Sequence[ModuleType | object | tuple[str, Any]] = (),
+        entrypoints: bool = True,
+    ) -> None:
+        self.folders = folders
+        self.manager = pluggy.PluginManager("gateway")
+        self.manager.add_hookspecs(hookspecs)
+        candidates: dict[str, Candidate] = {}
+        for given in plugins:
+            name, module = given if isinstance(given, tuple) else (_plugin_name(given), given)
+            candidates[name] = Candidate(name, "given", _module_version(module), lambda m=module: m)
+        if entrypoints:
+            for candidate in discover_entry_points():
+                candidates.setdefault(candidate.name, candidate)
+        self.candidates = candidates
+        self._loaded: dict[str, Plugin] = {}
+
+    def names(self) -> list[str]:
+        return default_order(self.candidates)
+
+    def get(self, name: str, settings: Mapping[str, Any] | None = None) -> Plugin:
+        plugin = self._loaded.get(name)
+        if plugin is None:
+            plugin = self._loaded[name] = self._load(name, settings or {})
+        return plugin
+
+    def loaded(self) -> list[Plugin]:
+        return list(self._loaded.values())
+
+    def _load(self, name: str, settings: Mapping[str, Any]) -> Plugin:
+        candidate = self.candidates.get(name)
+        if candidate is None:
+            known = ", ".join(self.names()) or "none"
+            return Plugin(name, origin="?", error=f"no plugin named {name!r} is installed (installed: {known})")
+        plugin = Plugin(name, origin=candidate.origin, version=candidate.version)
+        try:
+            module = candidate.load()
+        except ImportError as error:
+            fix = (
+                f"pip install 'mcp-gateway[{name}]'" if candidate.origin == "built-in"
+                else f"pip install --upgrade {candidate.origin}"
+            )
+            message = str(error)
+            plugin.error = f"cannot be imported: {message}" + ("" if "pip install" in message else f" (try: {fix})")
+            log.warning("plugin failed to import", plugin=name, error=str(error))
+            return plugin
+        except Exception as error:
+            plugin.error = f"failed while importing: {type(error).__name__}: {error}"
+            log.error("plugin failed to import", plugin=name, traceback=traceback.format_exc())
+            return plugin
+        plugin.module = module
+        plugin.version = plugin.version or _module_version(module)
+        try:
+            self.manager.register(_hashable(module, name), name=name)
+            self.manager.check_pending()
+        except Exception as error:
+            self._unregister(name)
+            plugin.error = f"cannot be registered: {error}"
+            log.warning("plugin failed to register", plugin=name, error=str(error))
+            return plugin
+        try:
+            self.folders.make_private(name)
+        except OSError as error:
+            log.warning("plugin folders cannot be made private", plugin=name, error=str(error))
+        folders = self.folders.for_plugin(name)
+        try:
+            plugin.settings_model = self._settings_model(name, PluginHost(name, folders, filled(None, settings)))
+            host = PluginHost(name=name, folders=folders, settings=plugin.settings_for(settings))
+            plugin.tools = [attrs.evolve(t, plugin=name) for t in self._call(name, "register_tools", host, Tool)]
+            plugin.resources = [
+                attrs.evolve(r, plugin=name) for r in self._call(name, "register_resources", host, Resource)
+            ]
+            plugin.templates = [
+                attrs.evolve(t, plugin=name)
+                for t in self._call(name, "register_resource_templates", host, ResourceTemplate)
+            ]
+            plugin.prompts = [attrs.evolve(p, plugin=name) for p in self._call(name, "register_prompts", host, Prompt)]
+            plugin.refreshes = [
+                attrs.evolve(r, plugin=name) for r in self._call(name, "register_refresh", host, Refresh)
+            ]
+        except Exception as error:
+            self._unregister(name)
+            plugin.error = f"failed while registering: {type(error).__name__}: {error}"
+            log.error("plugin failed to register", plugin=name, traceback=traceback.format_exc())
+        return plugin
+
+    def _unregister(self, name: str) -> None:
+        module = self.manager.get_plugin(name)
+        if module is not None:
+            self.manager.unregister(module, name=name)
+
+    def hook_caller(self, name: str, hook: str) -> Any:
+        """Pluggy's caller of `hook` for the plugin `name` alone.
+
+        Each plugin gets its own PluginHost and its results are kept apart (they are its tools), so a hook is
+        called once per plugin, through pluggy, with the other plugins left out: the plugin's own hookimpl
+        options (``wrapper``, ``hookwrapper``, ``tryfirst``/``trylast`` among its own implementations,
+        ``specname``) mean what pluggy says; across plugins the order is the config's, and a wrapper never
+        sees another plugin's call.
+        """
+        others = [p for n, p in self.manager.list_name_plugin() if n != name]
+        return self.manager.subset_hook_caller(hook, remove_plugins=others)
+
+    def _settings_model(self, name: str, host: PluginHost) -> Any:
+        """The one pydantic model class the plugin's register_settings returned, or None when it declares none."""
+        found = [result for result in self.hook_caller(name, "register_settings")(gateway=host) if result]
+        if not found:
+            return None
+        if len(found) > 1 or not is_settings_model(found[0]):
+            shown = type(found[0]).__name__ if len(found) == 1 else f"{len(found)} answers"
+            raise TypeError(f"register_settings returned {shown}; return one pydantic model class whose fields are "
+                            "the settings")
+        return found[0]
+
+    def _call(self, name: str, hook: str, host: PluginHost, kind: type) -> list[Any]:
+        items: list[Any] = []
+        for result in self.hook_caller(name, hook)(gateway=host):
+            for item in result or []:
+                if kind is Tool and callable(item) and not isinstance(item, Tool):
+                    item = Tool.from_function(item)  # a bare function, as llm's register takes them
+                if not isinstance(item, kind):
+                    raise TypeError(f"{hook} returned a {type(item).__name__}; expected {kind.__name__}")
+                items.append(item)
+        return items
+
+    def call_each(self, hook: str, names: Iterable[str], settings: Callable[[str], Mapping[str, Any]], *,
+                  strict: bool = False, gate: Any = None, **arguments: Any) -> list:
+        """Call a hook of each named, loaded plugin in turn, with `arguments` besides ``gateway``; a failure is
+        logged and skipped, or with `strict` raised as HookFailed (for a hook whose silence would open something).
+
+        `settings(name)` gives the plugin's table; each hook sees it in the one shape (defaults filled in).
+        """
+        results = []
+        for name in names:
+            plugin = self._loaded.get(name)
+            if plugin is None or not plugin.ok:
+                continue
+            host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=plugin.settings_for(settings(name)),
+                              plugin_tables=settings)
+            if gate is not None:
+                host = attrs.evolve(host, gate=gate)
+            try:
+                for result in self.hook_caller(name, hook)(gateway=host, **arguments):
+                    results.append((name, result))
+            except Exception as error:
+                log.error("plugin hook failed", plugin=name, hook=hook, traceback=traceback.format_exc())
+                if strict:
+                    raise HookFailed(name, hook, error) from error
+        return results
+
+
+class HookFailed(Exception):
+    """A plugin's hook raised where its answer cannot be done without (the ties a gate decision needs)."""
+
+    def __init__(self, plugin: str, hook: str, error: BaseException) -> None:
+        super().__init__(f"the {plugin} plugin's {hook} failed ({type(error).__name__})")
+        self.plugin, self.hook = plugin, hook
+
+
+class Lifecycle:
+    """``startup`` once when serving begins and ``shutdown`` once when it ends, whichever transport serves.
+
+    Reentrant and idempotent: ``start`` fires the hook on the first entry only, ``stop`` on the last exit only
+    (a transport nested in another, or a serving function that enters twice, changes nothing), and
+    ``shutdown`` goes to the plugins that were started. ``with Lifecycle(gateway):`` does both.
+    """
+
+    def __init__(self, gateway: Any) -> None:
+        self.gateway = gateway
+        self.started: list[str] | None = None
+        self.stopped = False
+        self._depth = 0
+        self._settings: Callable[[str], Mapping[str, Any]] = lambda name: {}
+
+    def start(self) -> None:
+        self._depth += 1
+        if self.started is not None:
+            return
+        snapshot = self.gateway.snapshot()
+        self.started = list(self.gateway.catalogue(snapshot).plugin_order)
+        self._settings = lambda name: snapshot.config.table(name)
+        self.gateway.registry.call_each("startup", self.started, self._settings)
+
+    def stop(self) -> None:
+        self._depth = max(self._depth - 1, 0)
+        if self._depth or self.started is None or self.stopped:
+            return
+        self.stopped = True
+        self.gateway.registry.call_each("shutdown", self.started, self._settings)
+
+    def __enter__(self) -> Lifecycle:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def lifecycle_of(gateway: Any) -> Lifecycle:
+    """The one Lifecycle of this gateway (made on first use): every transport serving it shares the guard."""
+    found = getattr(gateway, "_lifecycle", None)
+    if found is None or found.stopped:
+        found = Lifecycle(gateway)
+        gateway._lifecycle = found
+    return found
+
+
+def _hashable(plugin: Any, name: str) -> Any:
+    """The plugin as pluggy can hold it apart from others (a set): an unhashable object's hooks in a module."""
+    try:
+        hash(plugin)
+        return plugin
+    except TypeError:
+        stand_in = ModuleType(f"gateway_plugin_{name}")
+        for attribute in dir(plugin):
+            if not attribute.startswith("__"):
+                setattr(stand_in, attribute, getattr(plugin, attribute))
+        return stand_in
+
+
+def _plugin_name(module: Any) -> str:
+    name = getattr(module, "PLUGIN_NAME", None) or getattr(module, "__name__", type(module).__name__)
+    return str(name).rpartition(".")[2].removeprefix("gateway_")

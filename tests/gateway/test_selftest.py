@@ -1,0 +1,99 @@
+"""`gateway selftest` on a temporary home: every probe holds on a sound setup, the person's own files are neither
+read into any line nor changed, the scratch folder goes; and a plugin that ignores the gate (installed as pip
+would, the way a careless third-party plugin would reach a person) is caught: FAILED, exit 1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gateway.api.context import home_environment
+from gateway.testing import installed_plugin, write_config
+
+SECRET = "marmaladetruth"  # in the person's own notes: the selftest must never read or print it
+PROJECTS = [
+    {"id": "garden", "name": "Community garden", "ai": True, "paths": ["~/Notes/garden"],
+     "senders": ["@garden.example.org"]},
+    {"id": "lawsuit", "name": "Neighbour dispute", "ai": False, "paths": ["~/projects/lawsuit"],
+     "senders": ["@law.example.net"], "subjects": ["fence"], "lists": ["legal"], "calendars": ["court"],
+     "addressbooks": ["lawyers"], "folders": ["Legal"], "apps": ["Courtroom"], "urls": ["law.example.net"]},
+]
+
+# Answers whatever Markdown the home holds, never asking the gate: what a careless plugin would do.
+LEAKY = '''
+from pathlib import Path
+
+from gateway import Tool, hookimpl
+
+
+def everything() -> str:
+    """Every note in the home, whole."""
+    return "\\n".join(p.read_text() for p in sorted(Path.home().rglob("*.md"))[:50])
+
+
+@hookimpl
+def register_tools(gateway):
+    return [Tool.from_function(everything, read_only=True)]
+'''
+
+
+def person(home: Path, plugins: list[str]) -> None:
+    """A person's own home: notes of their own (a secret word in them), a config naming them, a manifest."""
+    notes = home / "Notes"
+    (notes / "garden").mkdir(parents=True)
+    (notes / "garden" / "Beds.md").write_text(f"# Beds\n\nThe {SECRET} bed.\n")
+    (home / "projects" / "lawsuit").mkdir(parents=True)
+    (home / "projects" / "lawsuit" / "Fence.md").write_text(f"# Fence\n\n{SECRET} for the lawyer.\n")
+    write_config(home, {"gateway": {"plugins": plugins},
+                        "plugins": {"mail": {"notes": str(notes), "timezone": "Europe/Paris"}}}, projects=PROJECTS)
+
+
+def tree(home: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(home)): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(home.rglob("*"))
+            if p.is_file()}
+
+
+def selftest(home: Path, scratch: Path, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), "TMPDIR": str(scratch), **(extra or {})}
+    return subprocess.run([sys.executable, "-m", "gateway", "selftest"], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture
+def scratch(tmp_path: Path) -> Path:
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    return folder
+
+
+def test_selftest_holds_on_a_sound_setup_and_leaves_the_home_as_it_was(gateway_home: Path, scratch: Path) -> None:
+    person(gateway_home, ["mail", "sessions", "timeline"])
+    before = tree(gateway_home)
+    done = selftest(gateway_home, scratch)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    probes = [line for line in lines if line.startswith(("held", "FAILED"))]
+    assert [line.split(":")[0].split(None, 1)[1] for line in probes] == [
+        "masked digits", "closed project 'lawsuit'", "manifest emptied mid-call", "oversized query"]
+    assert all(line.startswith("held") for line in probes), done.stdout
+    assert "reached no tool" not in done.stdout, "the invented items must reach the tools, or they prove nothing"
+    assert lines[-1] == "4 of 4 probes held."
+    assert SECRET not in done.stdout + done.stderr
+    assert tree(gateway_home) == before, "nothing of the person's home is written or changed"
+    assert list(scratch.iterdir()) == [], "the scratch folder is removed"
+
+
+def test_a_plugin_that_ignores_the_gate_is_reported_and_fails_the_run(gateway_home: Path, scratch: Path,
+                                                                      tmp_path: Path) -> None:
+    person(gateway_home, ["mail", "leaky"])
+    extra = installed_plugin(tmp_path / "site", "leaky", LEAKY)
+    done = selftest(gateway_home, scratch, extra)
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED")]
+    assert failed and failed[0].startswith("FAILED  closed project 'lawsuit': its canary was given by")
+    assert "everything {}" in failed[0]
+    assert SECRET not in done.stdout + done.stderr, "the scratch copy holds invented items only"
