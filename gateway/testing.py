@@ -121,10 +121,11 @@ def inline_plugin(
     resources: Iterable[Any] = (),
     templates: Iterable[Any] = (),
     prompts: Iterable[Any] = (),
-    settings: Iterable[Any] = (),
+    settings: type | None = None,
     version: str = "0.0.1",
 ) -> tuple[str, Any]:
-    """A plugin made on the spot from items, for `make_gateway(plugins=[inline_plugin("x", tools=[...])])`."""
+    """A plugin made on the spot from items, for `make_gateway(plugins=[inline_plugin("x", tools=[...])])`;
+    `settings` is its settings' pydantic model class."""
     from types import SimpleNamespace
 
     from gateway.api.hookspecs import hookimpl
@@ -139,7 +140,7 @@ def inline_plugin(
         register_resources=hook(resources),
         register_resource_templates=hook(templates),
         register_prompts=hook(prompts),
-        register_settings=hook(settings),
+        register_settings=hookimpl(lambda gateway: settings),
     )
     return name, plugin
 

@@ -20,9 +20,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     import click
+    from pydantic import BaseModel
 
     from gateway.api.context import PluginHost
-    from gateway.api.items import Detected, Prompt, Resource, ResourceTemplate, Setting, Tool
+    from gateway.api.items import Detected, Prompt, Resource, ResourceTemplate, Tool
     from gateway.api.refresh import Refresh
     from gateway.gate.traits import Traits
 
@@ -31,8 +32,8 @@ hookimpl = pluggy.HookimplMarker("gateway")
 
 
 @hookspec
-def register_settings(gateway: PluginHost) -> list[Setting]:
-    """The keys your ``[plugins.<name>]`` table accepts; any other key is refused by name."""
+def register_settings(gateway: PluginHost) -> type[BaseModel]:
+    """One pydantic model class: its fields are the keys your ``[plugins.<name>]`` table takes (any other is refused)."""
 
 
 @hookspec

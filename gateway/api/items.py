@@ -7,8 +7,7 @@ import inspect
 import re
 import types
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import PurePath
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import attrs
 from attrs import field, frozen
@@ -30,16 +29,40 @@ def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None
     return None if value is None else types.MappingProxyType(dict(value))
 
 
+DataT = TypeVar("DataT")
+
+
+def _plain_data(value: Any) -> Mapping[str, Any] | None:
+    """An answer's data as a JSON object: a mapping as given; a dataclass, attrs or pydantic instance dumped."""
+    if value is None or isinstance(value, Mapping):
+        return value
+    if attrs.has(type(value)):
+        return attrs.asdict(value)
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    raise TypeError(f"an answer's data is a {type(value).__name__}; give a dict, a dataclass, an attrs class or a "
+                    "pydantic model")
+
+
 @frozen
-class Answer:
+class Answer(Generic[DataT]):
     """What a tool, resource or prompt gives back: lines for the model, the same as data, and what the audit keeps.
+
+    A tool says the shape of its data in its return annotation, ``-> Answer[Shape]`` (``Shape`` a TypedDict,
+    dataclass, attrs class or pydantic model): the core publishes it as the tool's output schema and checks
+    `data` against it after each call. `data` may be a dict or an instance of the shape (dumped to a dict).
 
     `given` names the items given by their addresses (``rousseau://sessions/abc``), `left_out` counts what the
     gate kept back; both go to the audit log, never the text.
     """
 
     text: str
-    data: Mapping[str, Any] | None = None
+    data: Mapping[str, Any] | None = field(default=None, converter=_plain_data)
     given: tuple[str, ...] = field(default=(), converter=tuple)
     left_out: int = 0
     is_error: bool = False
@@ -69,6 +92,7 @@ class Tool:
     The function takes the checked arguments as keywords; when its first parameter is annotated ``Context``
     (or named ``ctx``) it also gets the per-call :class:`gateway.Context` first. It may be sync or async and returns ``str``, ``dict`` or
     :class:`Answer`, or raises :class:`ToolError`. ``private_arguments`` are logged by their length only.
+    ``output_schema`` is the one ``from_function`` makes from a return annotation ``Answer[Shape]``.
     """
 
     name: str = field(validator=_check_name)
@@ -101,14 +125,16 @@ class Tool:
         Each parameter's type hint gives its schema (through pydantic): ``Annotated[str, "the words"]`` or
         ``Field(description=...)`` a description, ``Literal`` an enum, ``annotated_types``/``Field`` bounds,
         ``date``/``datetime`` an ISO string that the function receives parsed. The Context goes to the parameter
-        annotated ``Context`` (or a first one named ``ctx``). A type no JSON schema describes raises
-        :class:`TypeError` naming the tool and the parameter. Options given with :func:`tool` come first;
-        keywords given here win.
+        annotated ``Context`` (or a first one named ``ctx``). A parameter without a type hint, or of a type no
+        JSON schema describes, raises :class:`TypeError` naming the tool and the parameter. A return annotation
+        ``Answer[Shape]`` gives the output schema. Options given with :func:`tool` come first; keywords given
+        here win.
         """
         from gateway.api import schemas
 
         options = {**getattr(function, TOOL_OPTIONS, {}), **options}
         name = name or options.pop("name", None) or function.__name__
+        _refuse_output_schema(options, name)
         description = description if description is not None else options.pop("description", None)
         options.pop("name", None)
         options.pop("description", None)
@@ -118,6 +144,7 @@ class Tool:
             function=schemas.calling(function, described),
             description=description if description is not None else docstring_description(function),
             input_schema=input_schema if input_schema is not None else described.schema,
+            output_schema=described.output,
             **options,
         )
 
@@ -198,45 +225,6 @@ class Prompt:
     complete: Callable[..., list[str]] | None = field(default=None, repr=False)
 
 
-@frozen
-class Setting:
-    """One key a plugin accepts in its ``[plugins.<name>]`` table, with its default, a line of help and its type.
-
-    ``type`` is one of ``bool``, ``int``, ``float``, ``str``, ``Path`` (a string; read it with
-    ``path_setting``), ``list`` (``list[str]``...) or ``dict``; when not given it is the default's type (no
-    check when the default is None). ``minimum``/``maximum`` bound a number, ``choices`` lists the values
-    allowed. A wrong value is named at load and by ``gateway doctor``, and the plugin stays off until fixed.
-    """
-
-    name: str
-    default: Any = None
-    help: str = ""
-    type: Any = None
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[Any, ...] | None = field(default=None, converter=lambda v: None if v is None else tuple(v))
-
-    @property
-    def kind(self) -> Any:
-        """The type checked: the one given, else the default's (``list[str]`` for a list of strings)."""
-        if self.type is not None:
-            return self.type
-        if self.default is None:
-            return None
-        if isinstance(self.default, PurePath):
-            return PurePath
-        if isinstance(self.default, list | tuple):
-            kinds = {type(v) for v in self.default}
-            return list[kinds.pop()] if len(kinds) == 1 else list
-        return type(self.default)
-
-    def problem(self, value: Any) -> str | None:
-        """What is wrong with `value` for this key, in words; None when it is fine."""
-        from gateway.api.settings import setting_problem
-
-        return setting_problem(self, value)
-
-
 # --- helpers -----------------------------------------------------------------------------------------
 
 
@@ -271,11 +259,21 @@ def tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     and refused when its audit line cannot be written first.
     """
 
+    _refuse_output_schema(options, "?")
+
     def mark(function: Callable[..., Any]) -> Callable[..., Any]:
         setattr(function, TOOL_OPTIONS, dict(options))
         return function
 
     return mark
+
+
+def _refuse_output_schema(options: Mapping[str, Any], name: str) -> None:
+    if "output_schema" in options:
+        raise TypeError(
+            f"tool {name}: output_schema is no longer given by hand; say the data's shape in the return annotation, "
+            "-> Answer[Shape] (Shape a TypedDict, dataclass, attrs class or pydantic model)"
+        )
 
 
 def docstring_description(function: Callable[..., Any]) -> str:

@@ -94,6 +94,7 @@ class Described:
     schema: dict[str, Any]
     context: str | None
     converters: Mapping[str, Callable[[Any], Any]]
+    output: dict[str, Any] | None = None
 
 
 def is_context_annotation(annotation: Any) -> bool:
@@ -167,7 +168,12 @@ def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = Tru
             continue
         if not with_schema:
             continue
-        annotation, words = _descriptions(hints.get(name, Any))
+        if name not in hints:
+            raise SchemaError(
+                f"tool {tool}: parameter {name!r} has no type annotation, so hosts cannot be told what it takes; "
+                f"annotate it (for instance {name}: str)"
+            )
+        annotation, words = _descriptions(hints[name])
         if parameter.kind is parameter.POSITIONAL_ONLY:
             raise SchemaError(f"tool {tool}: parameter {name!r} is positional-only; arguments are given by name")
         prop, adapter = _parameter_schema(annotation, tool, name)
@@ -187,7 +193,78 @@ def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = Tru
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
-    return Described(schema=schema, context=context, converters=converters)
+    if not with_schema:  # the input schema given by hand: the hints still say the output's shape, if readable
+        try:
+            hints = _hints(function, tool)
+        except SchemaError:
+            hints = {}
+    return Described(schema=schema, context=context, converters=converters,
+                     output=output_schema(hints.get("return"), tool))
+
+
+# --- what a tool answers -------------------------------------------------------------------------------------
+
+
+def _without_attrs(annotation: Any) -> Any:
+    """`annotation` with each attrs class in it as the TypedDict of its fields (pydantic does not read attrs)."""
+    if isinstance(annotation, type) and attrs.has(annotation):
+        from typing import NotRequired
+
+        from typing_extensions import TypedDict
+
+        attrs.resolve_types(annotation)
+        fields = {
+            f.name: _without_attrs(f.type) if f.default is attrs.NOTHING else NotRequired[_without_attrs(f.type)]
+            for f in attrs.fields(annotation)
+        }
+        return TypedDict(annotation.__name__, fields)  # type: ignore[operator]
+    arguments = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    if not arguments or origin is Literal:
+        return annotation
+    if origin is Annotated:
+        return Annotated[(_without_attrs(arguments[0]), *arguments[1:])]
+    converted = tuple(_without_attrs(argument) for argument in arguments)
+    if converted == arguments:
+        return annotation
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[converted]  # noqa: UP007 (built from a tuple)
+    return origin[converted] if origin in (list, dict, tuple) else annotation
+
+
+def output_schema(annotation: Any, tool: str) -> dict[str, Any] | None:
+    """The output schema a return annotation ``Answer[Shape]`` says, portable; None for any other annotation.
+
+    ``Shape`` is a TypedDict (from ``typing_extensions`` before Python 3.12, as pydantic asks), a dataclass, an
+    attrs class or a pydantic model; pydantic writes its schema, in the serialization mode (what the data is).
+    """
+    from gateway.api.items import Answer
+
+    if typing.get_origin(annotation) is not Answer:
+        return None
+    (shape,) = typing.get_args(annotation)
+    if shape is Any or isinstance(shape, typing.TypeVar):
+        return None
+    simple = _simple_shape(shape) if FAST_SCHEMAS else None
+    if simple is not None:
+        return simple
+    from pydantic import PydanticUserError, TypeAdapter
+
+    try:
+        raw = TypeAdapter(_without_attrs(shape)).json_schema(mode="serialization")
+    except (PydanticUserError, TypeError, ValueError) as error:
+        shown = getattr(shape, "__name__", None) or repr(shape)
+        raise SchemaError(
+            f"tool {tool}: its return annotation Answer[{shown}] has no JSON schema; use a TypedDict, dataclass, "
+            f"attrs class or pydantic model of JSON types (pydantic: {str(error).splitlines()[0][:160]})"
+        ) from None
+    try:
+        schema = portable(raw)
+    except SchemaError as error:
+        raise SchemaError(f"tool {tool}: its return annotation: {error}") from None
+    if schema.get("type") != "object":
+        raise SchemaError(f"tool {tool}: Answer[...] must name an object's shape (MCP's structured content is one)")
+    return schema
 
 
 def _parameter_schema(annotation: Any, tool: str, name: str) -> tuple[dict[str, Any], Any]:
@@ -255,6 +332,53 @@ def _simple(annotation: Any) -> dict[str, Any] | None:
         inner = _simple(items[0]) if len(items) == 1 else None
         return None if inner is None else {"items": _sorted(inner), "type": "array"}
     return None
+
+
+def _simple_shape(shape: Any) -> dict[str, Any] | None:
+    """The portable schema of a TypedDict of plain fields (nested TypedDicts, lists and string-keyed dicts of them
+    included), as pydantic then `portable` write it; None for pydantic to write."""
+    import typing_extensions
+
+    if not typing_extensions.is_typeddict(shape):
+        return None
+    try:
+        hints = typing_extensions.get_type_hints(shape, include_extras=True)
+    except Exception:  # a name only pydantic's resolver finds (or none does): pydantic says which
+        return None
+    properties, required = {}, []
+    for key, annotation in hints.items():
+        # Under postponed annotations the class cannot see NotRequired in its strings: the resolved hint says it.
+        wrapper = typing.get_origin(annotation)
+        if wrapper is typing_extensions.Required or (
+                wrapper is not typing_extensions.NotRequired and key in shape.__required_keys__):
+            required.append(key)
+        while typing.get_origin(annotation) in (typing_extensions.NotRequired, typing_extensions.Required):
+            annotation = typing.get_args(annotation)[0]
+        schema = _simple_value(annotation)
+        if schema is None:
+            return None
+        properties[key] = schema
+    found: dict[str, Any] = {"properties": properties, "type": "object"}
+    if required:
+        found["required"] = required
+    if shape.__doc__:
+        found["description"] = inspect.cleandoc(shape.__doc__)
+    return found
+
+
+def _simple_value(annotation: Any) -> dict[str, Any] | None:
+    """One field of a shape: what `_simple` writes, a nested shape, or a list or string-keyed dict of either."""
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is list and len(arguments) == 1:
+        items = _simple_value(arguments[0])
+        return None if items is None else {"items": items, "type": "array"}
+    if origin is dict and len(arguments) == 2 and arguments[0] is str:
+        if arguments[1] is Any:
+            return {"additionalProperties": True, "type": "object"}
+        values = _simple_value(arguments[1])
+        return None if values is None else {"additionalProperties": values, "type": "object"}
+    shape = _simple_shape(annotation)
+    return shape if shape is not None else _simple(annotation)
 
 
 def _constrain(schema: dict[str, Any], item: Any) -> bool:

@@ -3,9 +3,9 @@ tool, resource, prompt and setting it registered, so that a plugin author sees w
 
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import Any
 
+from gateway.api.settings import described
 from gateway.engine.core import Catalogue, Gateway
 from gateway.engine.registry import Plugin
 
@@ -74,13 +74,7 @@ def _loaded_view(gateway: Gateway, plugin: Plugin, catalogue: Catalogue, prefix:
              "arguments": [{"name": a.name, "required": a.required} for a in p.arguments]}
             for p in plugin.prompts
         ],
-        "settings": [
-            {"name": s.name, "type": type_name(s.kind), "default": _plain(s.default), "help": s.help,
-             **({"choices": [_plain(c) for c in s.choices]} if s.choices else {}),
-             **({"minimum": s.minimum} if s.minimum is not None else {}),
-             **({"maximum": s.maximum} if s.maximum is not None else {})}
-            for s in plugin.settings.values()
-        ],
+        "settings": described(plugin.settings_model),
     }
 
 
@@ -90,26 +84,6 @@ def hooks_of(gateway: Gateway, name: str) -> list[str]:
     if module is None:
         return []
     return sorted(caller.name for caller in gateway.registry.manager.get_hookcallers(module) or [])
-
-
-def type_name(kind: Any) -> str | None:
-    """A setting's type as a person writes it: ``bool``, ``Path``, ``list[str]``."""
-    if kind is None:
-        return None
-    if isinstance(kind, type) and issubclass(kind, PurePath):
-        return "Path"
-    return kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
-
-
-def _plain(value: Any) -> Any:
-    """A default as JSON can hold it (a Path as its text)."""
-    if isinstance(value, PurePath):
-        return str(value)
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value if value is None or isinstance(value, bool | int | float | str) else repr(value)
 
 
 def plugin_lines(view: dict[str, Any]) -> list[str]:

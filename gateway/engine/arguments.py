@@ -1,6 +1,7 @@
 """A tool's arguments checked against its input schema before it runs, its data against its output schema after.
 
-The SDK checks neither; fastjsonschema gives the quick yes, jsonschema explains a no.
+The SDK checks neither; fastjsonschema gives the quick yes, jsonschema explains a no. The words of a no
+(`problem_words`) are the same for a call's arguments and a plugin's settings.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def _explainer(schema: Any) -> Any:
         # Imported here: jsonschema is a tenth of a second that only a failed check needs.
         from jsonschema import Draft202012Validator, FormatChecker
 
-        return Draft202012Validator(_plain(schema), format_checker=_format_checker(FormatChecker))
+        return Draft202012Validator(_plain(schema), format_checker=format_checker(FormatChecker))
 
     return _cached(_validators, schema, make)
 
@@ -73,7 +74,7 @@ def _validator(tool: Tool) -> Any:
     return _explainer(tool.input_schema)
 
 
-def _format_checker(format_checker: Any) -> Any:
+def format_checker(format_checker: Any) -> Any:
     """jsonschema's formats, with date-time checked as fastjsonschema does (RFC 3339: an offset is required)."""
     checker = format_checker()
 
@@ -151,24 +152,46 @@ def _sentence(error: Any, tool: Tool, public_name: str) -> str:
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return f"missing argument {missing!r} (required); {_takes(tool, public_name)}"
-    if error.validator == "type":
-        expected = error.validator_value
-        words = " or ".join(_TYPE_WORDS.get(t, t) for t in (expected if isinstance(expected, list) else [expected]))
-        return f"{where} must be {words}, not {_json_type(error.instance)}"
-    if error.validator == "format":
-        words = _FORMAT_WORDS.get(error.validator_value, f"a valid {error.validator_value}")
-        return f"{where} must be {words}"
-    if error.validator == "enum":
-        return f"{where} must be one of {', '.join(repr(v) for v in error.validator_value)}"
+    words = _rule_words(error)
+    return f"{where} {words}" if words else f"{where}: {_short(error.message)}"
+
+
+def _rule_words(error: Any) -> str | None:
+    """How a value breaks one rule, as the end of a sentence whose start names the value; None for a rare rule."""
     bound = error.validator_value
+    if error.validator == "type":
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in (bound if isinstance(bound, list) else [bound]))
+        return f"must be {words}, not {_json_type(error.instance)}"
+    if error.validator == "format":
+        return f"must be {_FORMAT_WORDS.get(bound, f'a valid {bound}')}"
+    if error.validator == "enum":
+        return f"must be one of {', '.join(repr(v) for v in bound)}"
     if error.validator == "maxLength":
         # Never the value itself: it may be megabytes, and it is the agent's own text anyway.
-        return f"{where} is {len(error.instance):,} characters long, over the limit of {bound:,}; shorten it"
+        return f"is {len(error.instance):,} characters long, over the limit of {bound:,}; shorten it"
     if error.validator == "minLength":
-        return f"{where} must be at least {bound:,} character{'s' if bound != 1 else ''} long"
+        return f"must be at least {bound:,} character{'s' if bound != 1 else ''} long"
     if error.validator == "maxItems":
-        return f"{where} has {len(error.instance):,} items, over the limit of {bound:,}; give fewer"
-    return f"{where}: {_short(error.message)}"
+        return f"has {len(error.instance):,} items, over the limit of {bound:,}; give fewer"
+    if error.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        word = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "above",
+                "exclusiveMaximum": "below"}[error.validator]
+        return f"must be {word} {bound:g}"
+    return None
+
+
+def problem_words(error: Any) -> tuple[str, str]:
+    """A jsonschema error as (its place, ``accounts[0].maildir`` or "" for the whole, and what is wrong, in words)."""
+    place = _where(error.absolute_path) if list(error.absolute_path) else ""
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return place, f"missing {missing!r} (required)"
+    if error.validator == "additionalProperties" and isinstance(error.instance, Mapping):
+        known = list((error.schema or {}).get("properties") or {})
+        unknown = [key for key in error.instance if key not in known]
+        return place, (f"unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(repr(u) for u in unknown)} "
+                       f"(known: {', '.join(known) or 'none'})")
+    return place, _rule_words(error) or _short(error.message)
 
 
 def _short(message: str, limit: int = 200) -> str:

@@ -21,9 +21,9 @@ import structlog
 
 from gateway.api import hookspecs
 from gateway.api.context import Folders, PluginHost
-from gateway.api.items import Prompt, Resource, ResourceTemplate, Setting, Tool
+from gateway.api.items import Prompt, Resource, ResourceTemplate, Tool
 from gateway.api.refresh import Refresh
-from gateway.api.settings import filled, table_problem
+from gateway.api.settings import filled, is_settings_model, table_problem
 
 GROUP = "gateway.plugins"
 DISTRIBUTION = "mcp-gateway"
@@ -42,7 +42,8 @@ class Plugin:
     version: str = ""
     module: Any = None
     error: str | None = None
-    settings: dict[str, Setting] = attrs.field(factory=dict)
+    # The pydantic model class its register_settings returned (None: it takes no settings).
+    settings_model: Any = None
     tools: list[Tool] = attrs.field(factory=list)
     resources: list[Resource] = attrs.field(factory=list)
     templates: list[ResourceTemplate] = attrs.field(factory=list)
@@ -55,11 +56,11 @@ class Plugin:
 
     def table_problem(self, table: Mapping[str, Any]) -> str | None:
         """What makes its ``[plugins.<name>]`` table unusable (unknown keys, wrong-typed values), or None."""
-        return table_problem(self.name, self.settings, table)
+        return table_problem(self.name, self.settings_model, table)
 
     def settings_for(self, table: Mapping[str, Any]) -> dict[str, Any]:
         """The settings every hook and call sees: defaults filled in, ``prefix`` and ``disabled_tools`` left out."""
-        return filled(self.settings, table)
+        return filled(self.settings_model, table)
 
 
 @attrs.frozen
@@ -197,8 +198,7 @@ class Registry:
             log.warning("plugin folders cannot be made private", plugin=name, error=str(error))
         folders = self.folders.for_plugin(name)
         try:
-            declared = self._call(name, "register_settings", PluginHost(name, folders, filled({}, settings)), Setting)
-            plugin.settings = {s.name: s for s in declared}
+            plugin.settings_model = self._settings_model(name, PluginHost(name, folders, filled(None, settings)))
             host = PluginHost(name=name, folders=folders, settings=plugin.settings_for(settings))
             plugin.tools = [attrs.evolve(t, plugin=name) for t in self._call(name, "register_tools", host, Tool)]
             plugin.resources = [
@@ -234,6 +234,17 @@ class Registry:
         """
         others = [p for n, p in self.manager.list_name_plugin() if n != name]
         return self.manager.subset_hook_caller(hook, remove_plugins=others)
+
+    def _settings_model(self, name: str, host: PluginHost) -> Any:
+        """The one pydantic model class the plugin's register_settings returned, or None when it declares none."""
+        found = [result for result in self.hook_caller(name, "register_settings")(gateway=host) if result]
+        if not found:
+            return None
+        if len(found) > 1 or not is_settings_model(found[0]):
+            shown = type(found[0]).__name__ if len(found) == 1 else f"{len(found)} answers"
+            raise TypeError(f"register_settings returned {shown}; return one pydantic model class whose fields are "
+                            "the settings")
+        return found[0]
 
     def _call(self, name: str, hook: str, host: PluginHost, kind: type) -> list[Any]:
         items: list[Any] = []

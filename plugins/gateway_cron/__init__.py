@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from importlib.util import find_spec
-from pathlib import Path
 
-from gateway import PluginHost, ResourceTemplate, Setting, Traits, hookimpl
+from gateway import PluginHost, ResourceTemplate, Traits, hookimpl
 
 if find_spec("croniter") is None:  # checked without importing it: importing croniter is slow
     raise ImportError("the cron plugin needs croniter: pip install 'mcp-gateway[cron]'")
@@ -20,15 +19,10 @@ from gateway_cron.defaults import default_path  # noqa: E402
 
 
 @hookimpl
-def register_settings(gateway: PluginHost) -> list[Setting]:
-    return [
-        Setting(
-            "store",
-            str(default_path(gateway.folders.data)),
-            "the SQLite file holding the cron_jobs table (shared with the sessions plugin)",
-            type=Path,
-        )
-    ]
+def register_settings(gateway: PluginHost) -> type:
+    from gateway_cron.settings import CronSettings
+
+    return CronSettings
 
 
 @hookimpl

@@ -10,7 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired
+
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads a TypedDict from here before Python 3.12
 
 from gateway import Answer, Context, Person, ResourcePage, ToolError, Traits, left_out_sentence, tool
 from gateway_cron.defaults import default_path
@@ -37,26 +40,21 @@ _PHONE = re.compile(r"^\+?[\d().\-/]{6,}$")
 
 
 # What rousseau_cron_list gives as structured content (checked by the core after each call).
-_JOB = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "enabled": {"type": "boolean"},
-        "schedule": {"type": "string"},
-        "timezone": {"type": "string"},
-        "prompt": {"type": "string"},
-        "deliver_to": {"type": "string"},
-        "cwd": {"type": "string"},
-        "last_run": {"type": "string", "description": "absent when the job never ran"},
-        "next_run": {"type": "string", "description": "absent when the job is off"},
-    },
-    "required": ["name", "enabled", "schedule", "prompt", "deliver_to"],
-}
-LIST_OUTPUT = {
-    "type": "object",
-    "properties": {"jobs": {"type": "array", "items": _JOB}, "left_out": {"type": "integer"}},
-    "required": ["jobs", "left_out"],
-}
+class Job(TypedDict):
+    name: str
+    enabled: bool
+    schedule: str
+    timezone: NotRequired[str]
+    prompt: str
+    deliver_to: str
+    cwd: NotRequired[str]
+    last_run: NotRequired[Annotated[str, Field(description="absent when the job never ran")]]
+    next_run: NotRequired[Annotated[str, Field(description="absent when the job is off")]]
+
+
+class JobList(TypedDict):
+    jobs: list[Job]
+    left_out: int
 
 
 def traits(job: store.Job) -> Traits:
@@ -118,9 +116,8 @@ def describe(ctx: Context, job: store.Job, now: dt.datetime | None = None) -> di
         "answer is delivered, and (in the structured data) when each runs next. Read-only: jobs are changed "
         "with `gateway cron` on the command line."
     ),
-    output_schema=LIST_OUTPUT,
 )
-def rousseau_cron_list(ctx: Context) -> Answer:
+def rousseau_cron_list(ctx: Context) -> Answer[JobList]:
     jobs, left_out = _kept(ctx)
     described = [describe(ctx, job) for job in jobs]
     lines = [

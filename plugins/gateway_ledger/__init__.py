@@ -9,20 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway import Setting, hookimpl
+from gateway import hookimpl
 
 __version__ = "0.1.0"
 
 
 @hookimpl
 def register_settings(gateway):  # noqa: ANN001, ANN201 (the hook's documented shape)
-    return [
-        Setting("journals", [], "the journals to read: beancount files (.beancount, .bean) and hledger or ledger "
-                "journals (any other name, read by the hledger program)", type=list[str]),
-        Setting("max_file_mb", 64, "a journal larger than this is not read", minimum=1, maximum=8192),
-        Setting("max_seconds", 120, "a journal that takes longer to read is not read", type=float, minimum=1),
-        Setting("max_transactions", 2_000_000, "a journal with more transactions is not read", minimum=1000),
-    ]
+    from gateway_ledger.settings import LedgerSettings
+
+    return LedgerSettings
 
 
 @hookimpl

@@ -8,48 +8,14 @@ The index lives in the plugin's cache folder, masked.
 
 from __future__ import annotations
 
-from gateway import Answer, Context, Detected, PluginHost, Resource, ResourceTemplate, Setting, hookimpl
+from gateway import Answer, Context, Detected, PluginHost, Resource, ResourceTemplate, hookimpl
 
 
 @hookimpl
-def register_settings(gateway: PluginHost) -> list[Setting]:
-    return [
-        Setting("accounts", [], "the mail accounts: a list of { name, maildir, addresses, authserv_id, drafts, from_name }",
-                type=list),
-        Setting("blocked", [], 'senders whose mail is only counted: "pat@example.net" or "@example.net"',
-                type=list[str]),
-        Setting("admin_windows", [], 'when the Porch gives its lists, e.g. ["09:00-10:00"]; [] = always',
-                type=list[str]),
-        # The AI shield (mail/shield.py): mail to these addresses is judged hostile or not before any tool reads it.
-        Setting("shielded", [], 'public addresses whose mail the AI shield judges before any tool reads it, e.g. '
-                '["press@example.org"]', type=list[str]),
-        Setting("shield_command", [], "the shield's judge: a program and its arguments, given a message on its standard "
-                "input, printing hostile or ok (unset: a model of the person's labels, gateway mail hostile MID)",
-                type=list[str]),
-        Setting("shield_timeout", 30.0, "seconds the shield_command may take for one message", type=float,
-                minimum=1, maximum=3600),
-        # The plan (tasks, agenda, projects, now): plan/tools.py.
-        Setting("tasks", "", "the tasks vdir: one folder per list, one .ics per task (default "
-                "~/.local/share/vdirsyncer/tasks)", type=str),
-        Setting("default_list", "", "the task list add_task writes to when none is named (todoman's default_list; "
-                "unset: the first list by name)", type=str),
-        Setting("calendars", "", "the calendars vdir of VEVENT .ics (default ~/.local/share/vdirsyncer/calendars)",
-                type=str),
-        Setting("timezone", "", 'the person\'s zone, e.g. "Europe/Paris" (default: the computer\'s)', type=str),
-        Setting("hours", "08:30-18:30", "the person's hours, for now", type=str),
-        Setting("remind", "", "a remind file, or a folder of .rem files, read by the remind program (default "
-                "~/.reminders when it exists)", type=str),
-        *_notes_settings(),
-    ]
+def register_settings(gateway: PluginHost) -> type:
+    from gateway_mail.settings import MailSettings
 
-
-def _notes_settings() -> list[Setting]:
-    from pathlib import Path
-
-    return [
-        Setting("contacts", "", "a vdir of .vcf, as khard and vdirsyncer keep it (unset: no contacts)", type=Path),
-        Setting("notes", "", "the notes folder: Markdown files, subfolders allowed (unset: no notes)", type=Path),
-    ]
+    return MailSettings
 
 
 @hookimpl

@@ -6,31 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway import Setting, hookimpl
+from gateway import hookimpl
 
 __version__ = "0.1.0"
 
-CONTRACTS = ["contract", "contracts", "agreement", "agreements", "lease", "leases"]
-LETTERS = ["letter", "letters", "correspondence"]
-
-
 @hookimpl
 def register_settings(gateway):  # noqa: ANN001, ANN201 (the hook's documented shape)
-    return [
-        Setting("folder", "~/Documents/Papers", "the documents folder, read at any depth (PDFs, scans with a .txt "
-                "or .hocr sidecar, text files, a paperless-ngx export)", type=Path),
-        Setting("contracts", CONTRACTS, "a folder or a document type holding one of these words holds contracts",
-                type=list[str]),
-        Setting("letters", LETTERS, "a folder or a document type holding one of these words holds letters",
-                type=list[str]),
-        Setting("max_files", 100_000, "at most so many files of the folder are read", minimum=1),
-        Setting("max_file_mb", 200, "a file larger than this is not read", minimum=1, maximum=4096),
-        Setting("max_pages", 500, "only the first pages of a longer PDF are read", minimum=1),
-        Setting("max_chars", 1_000_000, "only the first characters of a longer text are kept", minimum=1000),
-        Setting("max_seconds", 30, "a file that takes longer to read is not read", type=float, minimum=1),
-        Setting("max_memory_mb", 1024, "the memory the reading process may use for one file", minimum=256),
-        Setting("max_manifest_mb", 512, "a paperless-ngx manifest larger than this is not read", minimum=1),
-    ]
+    from gateway_papers.settings import PapersSettings
+
+    return PapersSettings
 
 
 @hookimpl

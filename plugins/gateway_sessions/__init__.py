@@ -7,7 +7,6 @@ The store is one SQLite file (setting ``store``, default ``<data>/gateway/plugin
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 from gateway import (
     Context,
@@ -15,64 +14,18 @@ from gateway import (
     Refresh,
     Refreshed,
     ResourceTemplate,
-    Setting,
     Source,
     Traits,
     hookimpl,
 )
 from gateway_sessions import tools
-from gateway_sessions.defaults import default_path
 
 
 @hookimpl
-def register_settings(gateway: PluginHost) -> list[Setting]:
-    where = "where {} keeps its transcripts; empty: {}"
-    return [
-        Setting(
-            "store",
-            str(default_path(gateway.folders.data)),
-            "the SQLite file the sessions are imported into",
-            type=Path,
-        ),
-        Setting("claude_code", "", where.format("Claude Code", "~/.claude/projects"), type=Path),
-        Setting("codex", "", where.format("Codex", "$CODEX_HOME/sessions or ~/.codex/sessions"), type=Path),
-        Setting("gemini", "", where.format("Gemini CLI", "~/.gemini/tmp"), type=Path),
-        Setting(
-            "opencode",
-            "",
-            where.format("opencode (its database)", "~/.local/share/opencode/opencode.db"),
-            type=Path,
-        ),
-        Setting(
-            "cursor",
-            "",
-            where.format("Cursor (its global database)", "~/.config/Cursor/User/globalStorage/state.vscdb"),
-            type=Path,
-        ),
-        Setting(
-            "cline",
-            "",
-            where.format(
-                "Cline, Roo Code and Kilo Code (the editors' settings folder, or one extension's tasks folder)",
-                "~/.config, each editor's globalStorage searched",
-            ),
-            type=Path,
-        ),
-        Setting(
-            "aider",
-            "",
-            "a repository holding .aider.chat.history.md, or a folder of such repositories (looked for three "
-            "levels down); empty: only ~/.aider.chat.history.md",
-            type=Path,
-        ),
-        Setting("copilot", "", where.format("GitHub Copilot CLI", "$COPILOT_HOME/session-state or ~/.copilot/session-state"),
-                type=Path),
-        Setting("goose", "", where.format("Goose (its database)", "~/.local/share/goose/sessions/sessions.db"), type=Path),
-        Setting("continue", "", where.format("Continue", "$CONTINUE_GLOBAL_DIR/sessions or ~/.continue/sessions"),
-                type=Path),
-        Setting("qwen", "", where.format("Qwen Code", "~/.qwen"), type=Path),
-        Setting("amp", "", where.format("Amp", "~/.local/share/amp/threads"), type=Path),
-    ]
+def register_settings(gateway: PluginHost) -> type:
+    from gateway_sessions.settings import SessionsSettings
+
+    return SessionsSettings
 
 
 @hookimpl

@@ -8,23 +8,14 @@ spam_fetch; commands: `gateway spam classify`, `why`, `train`, `labels`. README.
 
 from __future__ import annotations
 
-from spamfilter.score import HAM_CUTOFF, SPAM_CUTOFF
-
-from gateway import PluginHost, Setting, hookimpl
+from gateway import PluginHost, hookimpl
 
 
 @hookimpl
-def register_settings(gateway: PluginHost) -> list[Setting]:
-    return [
-        Setting("spam_folders", ["Junk", "Spam"], "each account's spam folders, names written with /"),
-        Setting("ham_folders", ["INBOX", "Archive"], "each account's ham folders, names written with /"),
-        Setting("ham_cutoff", HAM_CUTOFF, "below this score a message is ham", type=float, minimum=0, maximum=1),
-        Setting("spam_cutoff", SPAM_CUTOFF, "above this score a message is spam", type=float, minimum=0, maximum=1),
-        Setting("imap", [], "servers spam_fetch reads: [{ account, host, port, user, password_command }]; TLS "
-                "always (993, or STARTTLS), but tls = false on a loopback host", type=list),
-        Setting("agent_labels_per_day", 20, "the most spam_label calls agents may make in 24 hours (all clients "
-                "together; the person's own command line is not counted)", type=int, minimum=0, maximum=10_000),
-    ]
+def register_settings(gateway: PluginHost) -> type:
+    from gateway_spam.settings import SpamSettings
+
+    return SpamSettings
 
 
 @hookimpl

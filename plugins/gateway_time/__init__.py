@@ -10,25 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from gateway import PluginHost, Setting, Traits, hookimpl
+from gateway import PluginHost, Traits, hookimpl
 
 __version__ = "0.1.0"
 
 
 @hookimpl
 def register_settings(gateway):  # noqa: ANN001, ANN201 (the hook's documented shape)
-    return [
-        Setting("timewarrior", "", "timewarrior's database folder (default: as timewarrior finds it: "
-                "TIMEWARRIORDB, then ~/.local/share/timewarrior, then ~/.timewarrior)", type=Path),
-        Setting("invoices", "~/Invoices", "the folder of Factur-X / ZUGFeRD invoice PDFs, searched at any depth",
-                type=Path),
-        Setting("paid_folder", "paid", "an invoice in a folder of this name (below the invoices folder) is paid"),
-        Setting("timezone", "", "the zone days are counted in (an IANA name; default: the gateway's)"),
-        Setting("max_data_mb", 64, "a timewarrior data file larger than this is not read", minimum=1, maximum=4096),
-        Setting("max_file_mb", 20, "an invoice PDF larger than this is not read", minimum=1, maximum=1024),
-        Setting("max_seconds", 20, "an invoice PDF that takes longer to read is not read", type=float, minimum=1),
-        Setting("max_memory_mb", 1024, "the memory the invoice reader may use", minimum=256, maximum=16384),
-    ]
+    from gateway_time.settings import TimeSettings
+
+    return TimeSettings
 
 
 @hookimpl

@@ -11,10 +11,10 @@ from gateway import PluginHost, hookimpl
 
 
 @hookimpl
-def register_settings(gateway: PluginHost):
-    from gateway_timeline.settings import SETTINGS
+def register_settings(gateway: PluginHost) -> type:
+    from gateway_timeline.settings import TimelineSettings
 
-    return list(SETTINGS)
+    return TimelineSettings
 
 
 @hookimpl

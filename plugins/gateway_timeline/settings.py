@@ -6,49 +6,31 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gateway import Context, PluginHost, Setting
+from pydantic import BaseModel, Field
+
+from gateway import Context, PluginHost
 
 RETENTION_HOURS = 168  # a week: "resume my work" on a Monday must still see Friday
 RUNNING_WITHIN_SECONDS = 120
 
-SETTINGS = [
-    Setting(
-        "store",
-        "",
-        "the event store's SQLite file (default: timeline.db in the plugin's data folder)",
-        type=Path,
-    ),
-    Setting(
-        "retention_hours",
-        RETENTION_HOURS,
-        "events older than this many hours are never served, and the importers delete them",
-        type=float,
-        minimum=1,
-    ),
-    Setting(
-        "activitywatch",
-        "",
-        "the ActivityWatch database to import (default: the first found of aw-server-rust's sqlite.db and "
-        "aw-server's peewee-sqlite.v2.db in the usual places)",
-        type=Path,
-    ),
-    Setting(
-        "running_within_seconds",
-        RUNNING_WITHIN_SECONDS,
-        "get_status says running when a recorder's heartbeat is at most this old",
-        type=float,
-        minimum=1,
-    ),
+PATH = {"format": "path"}  # a path setting: kept as written ("" for the default), read with path_setting
+
+
+class TimelineSettings(BaseModel):
+    store: str = Field("", description="the event store's SQLite file (default: timeline.db in the plugin's data "
+                       "folder)", json_schema_extra=PATH)
+    retention_hours: float = Field(float(RETENTION_HOURS), ge=1, description="events older than this many hours are "
+                                   "never served, and the importers delete them")
+    activitywatch: str = Field("", description="the ActivityWatch database to import (default: the first found of "
+                               "aw-server-rust's sqlite.db and aw-server's peewee-sqlite.v2.db in the usual places)",
+                               json_schema_extra=PATH)
+    running_within_seconds: float = Field(float(RUNNING_WITHIN_SECONDS), ge=1, description="get_status says running "
+                                          "when a recorder's heartbeat is at most this old")
     # Accepted so that a config naming it still loads; the plugin never asks the network (get_status reads the
     # store and the importers' records only).
-    Setting(
-        "probe_activitywatch",
-        False,
-        "no longer used: get_status never asks a server, whatever this says",
-        type=bool,
-    ),
-    Setting("timezone", "", "the person's zone for today, yesterday and HH:MM (default: the system's)"),
-]
+    probe_activitywatch: bool = Field(False, description="no longer used: get_status never asks a server, whatever "
+                                      "this says")
+    timezone: str = Field("", description="the person's zone for today, yesterday and HH:MM (default: the system's)")
 
 
 def store_path(holder: PluginHost | Context) -> Path:

@@ -6,9 +6,10 @@ import json
 import re
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads a TypedDict from here before Python 3.12
 
 from gateway import Answer, Context, ToolError, plural, tool
 from gateway_timeline import limits, settings
@@ -59,65 +60,50 @@ Order = Annotated[
     Field(description="Which end of the range comes first, and is kept when the limit cuts."),
 ]
 
-RANGE_OUTPUT = {
-    "type": "object",
-    "properties": {"since": {"type": "string"}, "until": {"type": "string"}},
-    "required": ["since", "until"],
-}
+class Range(TypedDict):
+    since: str
+    until: str
 
-LEFT_OUT_OUTPUT = {
-    "type": "integer",
-    "description": "events kept back because their projects are closed to AI agents (the whole answer's count)",
-}
-HINT_OUTPUT = {
-    "type": "string",
-    "description": "how to get more: how the person fills an empty store, or how to narrow a cut query (else absent)",
-}
 
-TIMELINE_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "range": RANGE_OUTPUT,
-        "format": {"enum": ["markdown", "structured"]},
-        "content": {"type": "string"},
-        "sessions": {"type": "array", "items": {"type": "object"}},
-        "token_estimate": {"type": "integer"},
-        "truncated": {"type": "boolean"},
-        "left_out": LEFT_OUT_OUTPUT,
-        "hint": HINT_OUTPUT,
-    },
-    "required": ["range", "format", "token_estimate", "truncated", "left_out"],
-}
+# The whole answer's count, and how to get more: said once, shared by the three shapes.
+LeftOut = Annotated[int, Field(description="events kept back because their projects are closed to AI agents (the "
+                                           "whole answer's count)")]
+Hint = Annotated[str, Field(description="how to get more: how the person fills an empty store, or how to narrow a "
+                                        "cut query (else absent)")]
+Absent = Annotated[str, Field(description="absent when the store holds no event in the period kept")]
 
-EVENTS_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "range": RANGE_OUTPUT,
-        "count": {"type": "integer"},
-        "truncated": {"type": "boolean"},
-        "events": {"type": "array", "items": {"type": "object"}},
-        "left_out": LEFT_OUT_OUTPUT,
-        "hint": HINT_OUTPUT,
-    },
-    "required": ["range", "count", "truncated", "events", "left_out"],
-}
 
-STATUS_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "running": {"type": "boolean"},
-        "paused": {"type": "boolean"},
-        "last_event_ts": {"type": "string", "description": "absent when the store holds no event in the period kept"},
-        "events_dropped": {"type": "integer"},
-        "degraded": {"type": "object"},
-        "retention_hours": {"type": "number"},
-        "oldest_event_ts": {"type": "string", "description": "absent when the store holds no event in the period kept"},
-        "capture": {"type": "object"},
-        "permissions_ok": {"type": "boolean"},
-        "hint": HINT_OUTPUT,
-    },
-    "required": ["running", "paused", "retention_hours"],
-}
+class TimelineAnswer(TypedDict):
+    range: Range
+    format: Literal["markdown", "structured"]
+    content: NotRequired[str]
+    sessions: NotRequired[list[dict[str, Any]]]
+    token_estimate: int
+    truncated: bool
+    left_out: LeftOut
+    hint: NotRequired[Hint]
+
+
+class EventsAnswer(TypedDict):
+    range: Range
+    count: int
+    truncated: bool
+    events: list[dict[str, Any]]
+    left_out: LeftOut
+    hint: NotRequired[Hint]
+
+
+class StatusAnswer(TypedDict):
+    running: bool
+    paused: bool
+    last_event_ts: NotRequired[Absent]
+    events_dropped: NotRequired[int]
+    degraded: NotRequired[dict[str, Any]]
+    retention_hours: float
+    oldest_event_ts: NotRequired[Absent]
+    capture: NotRequired[dict[str, Any]]
+    permissions_ok: NotRequired[bool]
+    hint: NotRequired[Hint]
 
 
 def now() -> datetime:
@@ -193,11 +179,11 @@ def timeline_answer(ctx: Context, since: str, until: str, format: str, max_token
     return json_answer(result, given, result["left_out"])
 
 
-@tool(title="Activity timeline", read_only=True, idempotent=True, output_schema=TIMELINE_OUTPUT)
+@tool(title="Activity timeline", read_only=True, idempotent=True)
 def get_timeline(
     ctx: Context, since: Since = "1h", until: Until = "now", format: Format = "markdown",  # noqa: A002 - the seed's name
     max_tokens: MaxTokens = limits.DEFAULT_MAX_TOKENS,
-) -> Answer:
+) -> Answer[TimelineAnswer]:
     """The person's activity over a range as sessions (app, what, when), small enough for a model's context.
 
     Start narrow (the last hour), widen only when needed. Use query_events for the raw events behind it.
@@ -206,11 +192,11 @@ def get_timeline(
     return timeline_answer(ctx, since, until, format, max_tokens)
 
 
-@tool(title="Activity events", read_only=True, idempotent=True, output_schema=EVENTS_OUTPUT)
+@tool(title="Activity events", read_only=True, idempotent=True)
 def query_events(
     ctx: Context, since: Since = "15m", until: Until = "now", types: Types = None, app: App = None,
     bundle_id: BundleId = None, limit: Limit = limits.DEFAULT_LIMIT, order: Order = "oldest_first",
-) -> Answer:
+) -> Answer[EventsAnswer]:
     """Raw activity events in the tadoru envelope for a range, filtered by type, app or bundle id."""
 
     from gateway_timeline import queries
@@ -274,8 +260,8 @@ def status_of(ctx: Context) -> dict[str, Any]:
             store.close()
 
 
-@tool(title="Recording status", read_only=True, idempotent=True, output_schema=STATUS_OUTPUT)
-def get_status(ctx: Context) -> Answer:
+@tool(title="Recording status", read_only=True, idempotent=True)
+def get_status(ctx: Context) -> Answer[StatusAnswer]:
     """Is activity being recorded right now, and what does the store hold? If running is false, say so."""
     return json_answer(status_of(ctx))
 

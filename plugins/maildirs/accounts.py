@@ -4,9 +4,10 @@
 any other plugin (the spam plugin) gets the same table from the core (`ctx.plugin_settings("mail")`, the config the
 core read, whichever file `--config` or `GATEWAY_CONFIG` named) and hands it to `accounts_in` and `blocked_in`.
 
-The core checks the table's own keys (an unknown one is refused by name); the keys inside each account's
-inline table are checked here, with the same kind of sentence, because the core's settings know lists and
-tables but not what a table of a list holds.
+The mail plugin's settings class (`gateway_mail.settings`) has the core check every account at load, each key
+named at its place (`accounts[1].maildir`), so the mail plugin never reads a broken one. `accounts_of` checks the
+entries again for a plugin that reads the table as written (the spam plugin, through `accounts_in`): it may run
+while the mail plugin is off, and must not trust what nobody checked for it.
 """
 
 from __future__ import annotations

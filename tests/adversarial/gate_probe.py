@@ -13,7 +13,9 @@ from gateway.testing import installed_plugin
 CANARY = "KEPT-WORDS-7f3a9c"
 
 SOURCE = '''
-from gateway import Prompt, PromptArgument, ResourcePage, ResourceTemplate, Setting, Tool, hookimpl
+from pydantic import BaseModel
+
+from gateway import Prompt, PromptArgument, ResourcePage, ResourceTemplate, Tool, hookimpl
 
 CANARY = "{canary}"
 
@@ -52,9 +54,13 @@ def recall(ctx, path: str) -> str:
     return probe_path(ctx, path)
 
 
+class ProbeSettings(BaseModel):
+    closed_path: str = "/nowhere"
+
+
 @hookimpl
 def register_settings(gateway):
-    return [Setting("closed_path", "/nowhere")]
+    return ProbeSettings
 
 
 @hookimpl

@@ -196,12 +196,15 @@ def test_secrets_in_an_answer_are_masked_by_the_core_whatever_the_plugin_did(gat
 
 
 def test_settings_reach_the_tool_with_defaults_and_are_read_again(gateway_home):
-    from gateway import Setting
+    from pydantic import BaseModel
+
+    class Colours(BaseModel):
+        colour: str = "blue"
 
     def show(ctx) -> str:
         return ctx.settings["colour"]
 
-    plugin = inline_plugin("alpha", tools=[Tool.from_function(show)], settings=[Setting("colour", "blue")])
+    plugin = inline_plugin("alpha", tools=[Tool.from_function(show)], settings=Colours)
     gw = make_gateway([plugin], home=gateway_home)
     assert gw.call("show").text == "blue"
     write_config(gateway_home, {"plugins": {"alpha": {"colour": "green"}}})

@@ -13,6 +13,7 @@ import anyio
 import attrs
 import click
 import pluggy
+from pydantic import BaseModel, Field
 
 from gateway import (
     Context,
@@ -22,7 +23,6 @@ from gateway import (
     Resource,
     ResourcePage,
     ResourceTemplate,
-    Setting,
     Tool,
     Traits,
     hookimpl,
@@ -32,6 +32,10 @@ from gateway.api.context import home_environment
 from gateway.api.refresh import Refresh, Refreshed
 from gateway.engine.registry import Lifecycle, lifecycle_of
 from gateway.testing import folders_of, installed_plugin, make_gateway, read_audit, serve_client, write_config
+
+
+class Greeting(BaseModel):
+    greeting: str = Field("Hello", description="the word")
 
 
 def _hooks() -> list[str]:
@@ -54,7 +58,7 @@ class Everything:
 
     @hookimpl
     def register_settings(self, gateway):
-        return [Setting("greeting", "Hello", "the word")]
+        return Greeting
 
     @hookimpl
     def register_tools(self, gateway):
@@ -140,11 +144,15 @@ def test_hook_register_prompts(gateway_home):
 
 COMMAND_PLUGIN = '''
 import click
-from gateway import Setting, hookimpl
+from pydantic import BaseModel
+from gateway import hookimpl
+
+class Settings(BaseModel):
+    greeting: str = "Hello"
 
 @hookimpl
 def register_settings(gateway):
-    return [Setting("greeting", "Hello", "the word")]
+    return Settings
 
 @hookimpl
 def register_commands(gateway):
@@ -524,11 +532,16 @@ def test_a_failing_census_is_said_and_the_others_are_counted(gateway_home):
 
 
 DETECTING_PLUGIN = '''
-from gateway import Detected, Setting, hookimpl
+from pydantic import BaseModel
+from gateway import Detected, hookimpl
+
+class Settings(BaseModel):
+    greeting: str = "Hello"
+    folder: str = ""
 
 @hookimpl
 def register_settings(gateway):
-    return [Setting("greeting", "Hello", "the word"), Setting("folder", "", "where the words are")]
+    return Settings
 
 @hookimpl
 def detect(gateway):

@@ -1,9 +1,10 @@
 """An example plugin: greets people, keeps greeting cards, remembers a motto, and offers a prompt. Copy it to
 start your own.
 
-Everything a plugin needs comes from ``gateway``: the type hints are the schema (descriptions and bounds in
-``Annotated``), the gateway checks the arguments against it, passes the consent gate in ``ctx``, checks the
-data against the output schema, masks secrets in the answer, and logs the call.
+Everything a plugin needs comes from ``gateway``, and every type is an annotation: the parameters' hints are the
+input schema (descriptions and bounds in ``Annotated``), the return annotation ``Answer[Hello]`` the output
+schema, and the settings one pydantic class. The gateway checks the arguments, passes the consent gate in
+``ctx``, checks the data against the output schema, masks secrets in the answer, and logs the call.
 
 The cards show how a plugin that holds things keeps them behind the gate: it describes each card by its traits
 (the file it lives in, the person it is written to) and asks the gate which projects take it (``ctx.gate.owners``);
@@ -18,7 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict  # pydantic reads a TypedDict from here before Python 3.12
 
 from gateway import (
     Answer,
@@ -29,7 +31,6 @@ from gateway import (
     PromptArgument,
     Resource,
     ResourceTemplate,
-    Setting,
     ToolError,
     Traits,
     hookimpl,
@@ -39,27 +40,29 @@ from gateway import (
 
 __version__ = "0.1.0"
 
-# The shape of hello's data, checked by the gateway after each call (a mismatch is this plugin's fault).
-HELLO_OUTPUT = {
-    "type": "object",
-    "properties": {"greeting": {"type": "string"}, "name": {"type": "string"}, "times": {"type": "integer"}},
-    "required": ["greeting", "name", "times"],
-}
 
 
-@tool(title="Say hello", read_only=True, output_schema=HELLO_OUTPUT)
+# The shape of hello's data, checked by the gateway after each call (a mismatch is this plugin's fault). A
+# docstring here would be published as the output schema's description.
+class Hello(TypedDict):
+    greeting: str
+    name: str
+    times: int
+
+
+@tool(title="Say hello", read_only=True)
 def hello(
     ctx: Context,
     name: str,  # a plain type needs no Annotated; the check below refuses a blank name in words
     times: Annotated[int, Field(ge=1, le=5, description="how many times to say it")] = 1,
-) -> Answer:
+) -> Answer[Hello]:
     """Greet someone by name (others' words: the name is kept on one line)."""
     who = ctx.one_line(name, limit=80)
     if not who.strip():
         raise ToolError("name is required: say who to greet")
     greeting = ctx.settings["greeting"]
     lines = [f"{greeting}, {who}!" for _ in range(times)]
-    return Answer(text="\n".join(lines), data={"greeting": greeting, "name": who, "times": times})
+    return Answer(text="\n".join(lines), data=Hello(greeting=greeting, name=who, times=times))
 
 
 @tool(title="Echo a text", read_only=True, private_arguments=["text"])
@@ -130,14 +133,19 @@ def greet_prompt(ctx: Context, name: str) -> str:
     return f"Write a short, warm greeting for {ctx.one_line(name, 80)}, then call the hello tool with that name."
 
 
+class HelloSettings(BaseModel):
+    """The keys of [plugins.hello]: a wrong value (greeting = 3) is named at load and by `gateway doctor`."""
+
+    greeting: str = Field("Hello", description="the word the hello tool greets with")
+    motto: str = Field("Small tools, well made.", description="the text of the hello://motto resource")
+    # A path: written as the person wrote it ("" for the default), read with path_setting("cards").
+    cards: str = Field("", description="the folder of greeting cards (NAME.txt, a first line `To: someone`); empty: "
+                       "<data>/plugins/hello/cards", json_schema_extra={"format": "path"})
+
+
 @hookimpl
 def register_settings(gateway):
-    return [
-        Setting("greeting", "Hello", "the word the hello tool greets with"),  # a str: a number here is refused
-        Setting("motto", "Small tools, well made.", "the text of the hello://motto resource"),
-        Setting("cards", "", "the folder of greeting cards (NAME.txt, a first line `To: someone`); empty: "
-                "<data>/plugins/hello/cards", type=Path),
-    ]
+    return HelloSettings
 
 
 @hookimpl

@@ -93,11 +93,16 @@ def test_no_store_or_no_job_table_means_no_jobs(cron_home: Path):
 
 
 def test_the_jobs_share_the_sessions_store_by_default(cron_home: Path):
+    from gateway_cron.defaults import default_path as cron_default
+    from gateway_sessions.defaults import default_path as sessions_default
+
     gateway = _gateway(cron_home)
-    gateway.catalogue()
-    cron_store = gateway.registry.get("cron").settings["store"].default
-    sessions_store = gateway.registry.get("sessions").settings["store"].default
-    assert cron_store == sessions_store and cron_store.endswith("gateway/plugins/sessions/sessions.db")
+    config = gateway.snapshot().config
+    for name in ("cron", "sessions"):  # neither names a file: each falls back to its default path
+        assert gateway.settings_of(gateway.registry.get(name, config.table(name)), config)["store"] == ""
+    cron_store = cron_default(gateway.folders.for_plugin("cron").data)
+    sessions_store = sessions_default(gateway.folders.for_plugin("sessions").data)
+    assert cron_store == sessions_store and str(cron_store).endswith("gateway/plugins/sessions/sessions.db")
 
 
 def test_list_gives_one_line_per_job_in_the_seed_format(with_jobs: Path):

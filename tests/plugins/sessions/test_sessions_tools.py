@@ -186,7 +186,7 @@ def test_limits_default_to_20_and_stop_at_200(imported_home: Path):
         ("rousseau_list_sessions", {"limit": 0}),
     ]:
         answer = gateway.call(tool, arguments)
-        assert answer.is_error and ("200" in answer.text or "minimum" in answer.text), answer.text
+        assert answer.is_error and ("200" in answer.text or "at least 1" in answer.text), answer.text
 
 
 def test_read_gives_the_header_then_each_message_without_tool_blocks(sessions_gateway):
