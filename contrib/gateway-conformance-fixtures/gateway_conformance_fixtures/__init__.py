@@ -16,7 +16,6 @@ from gateway import (
     PromptArgument,
     Resource,
     ResourceTemplate,
-    Setting,
     Tool,
     ToolError,
     Traits,
@@ -58,8 +57,14 @@ def schema_2020_12(ctx: Context, **arguments: object) -> str:
 
 
 @hookimpl
-def register_settings(gateway: PluginHost) -> list[Setting]:
-    return [Setting("enabled", False, "serve the conformance suite's fixtures (for the test that runs the suite)")]
+def register_settings(gateway: PluginHost) -> type:
+    from pydantic import BaseModel, Field
+
+    class FixturesSettings(BaseModel):
+        enabled: bool = Field(False, description="serve the conformance suite's fixtures (for the test that runs "
+                                                 "the suite)")
+
+    return FixturesSettings
 
 
 @hookimpl
