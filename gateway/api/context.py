@@ -74,8 +74,6 @@ def _path_setting(settings: Mapping[str, Any], folders: Folders, key: str, defau
     value = settings.get(key)
     if value is None or value == "":
         return default
-    from gateway.api.settings import resolve_path
-
     # A plugin's folders are <gateway config>/plugins/<name> (Folders.for_plugin): two levels up is the config folder.
     return resolve_path(value, folders.config.parent.parent)
 
@@ -191,3 +189,9 @@ class Context:
     def path_setting(self, key: str, default: Path | None = None) -> Path | None:
         """A setting holding a path, ``~`` expanded and relative paths taken from the config folder (empty: `default`)."""
         return _path_setting(self.settings, self.folders, key, default)
+
+
+def resolve_path(value: Any, config_folder: Path) -> Path:
+    """A path setting as the person means it: ``~`` is their home, a relative path is taken from the config folder."""
+    path = Path(str(value)).expanduser()
+    return path if path.is_absolute() else config_folder / path

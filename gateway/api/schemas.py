@@ -238,7 +238,7 @@ def output_schema(annotation: Any, tool: str) -> dict[str, Any] | None:
     ``Shape`` is a TypedDict (from ``typing_extensions`` before Python 3.12, as pydantic asks), a dataclass, an
     attrs class or a pydantic model; pydantic writes its schema, in the serialization mode (what the data is).
     """
-    from gateway.api.items import Answer
+    from gateway.api.answer import Answer
 
     if typing.get_origin(annotation) is not Answer:
         return None

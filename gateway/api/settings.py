@@ -18,10 +18,10 @@ import json
 import typing
 from collections.abc import Mapping
 from datetime import date, time
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Any
 
-from gateway.engine.arguments import format_checker, problem_words
+from gateway.api.wording import format_checker, problem_words
 from gateway.engine.config import CORE_PLUGIN_KEYS as CORE_KEYS
 
 Model = Any  # a pydantic BaseModel subclass (pydantic is imported only where a model is checked)
@@ -236,9 +236,3 @@ def type_name(kind: Any, field: Any = None) -> str | None:
     if origin is typing.Union or type(kind).__name__ == "UnionType":
         return " | ".join(type_name(arg) or "?" for arg in typing.get_args(kind))
     return _NAMES.get(kind, getattr(kind, "__name__", str(kind)))
-
-
-def resolve_path(value: Any, config_folder: Path) -> Path:
-    """A path setting as the person means it: ``~`` is their home, a relative path is taken from the config folder."""
-    path = Path(str(value)).expanduser()
-    return path if path.is_absolute() else config_folder / path

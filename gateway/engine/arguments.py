@@ -1,7 +1,7 @@
 """A tool's arguments checked against its input schema before it runs, its data against its output schema after.
 
 The SDK checks neither; fastjsonschema gives the quick yes, jsonschema explains a no. The words of a no
-(`problem_words`) are the same for a call's arguments and a plugin's settings.
+(`gateway.api.wording`) are the same for a call's arguments and a plugin's settings.
 """
 
 from __future__ import annotations
@@ -12,44 +12,12 @@ from typing import Any
 import structlog
 
 from gateway.api.items import Answer, Tool, ToolError
+from gateway.api.wording import format_checker, rule_words, short, where
 
 log = structlog.get_logger("gateway.engine.arguments")
 
-_TYPE_WORDS = {
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "object": "an object",
-    "array": "a list",
-    "null": "null",
-}
-_FORMAT_WORDS = {
-    "date": "a date, e.g. 2026-11-30",
-    "date-time": "a date and time with its offset (RFC 3339), e.g. 2026-11-30T09:30:00+01:00",
-    "time": "a time with its offset, e.g. 09:30:00+01:00",
-    "email": "an email address",
-    "uri": "an absolute URI",
-    "uuid": "a UUID",
-}
 _validators: dict[int, Any] = {}
 _fast: dict[int, Any] = {}
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, Mapping):
-        return "object"
-    return "null" if value is None else type(value).__name__
 
 
 def _cached(cache: dict[int, Any], schema: Any, make: Any) -> Any:
@@ -72,21 +40,6 @@ def _explainer(schema: Any) -> Any:
 
 def _validator(tool: Tool) -> Any:
     return _explainer(tool.input_schema)
-
-
-def format_checker(format_checker: Any) -> Any:
-    """jsonschema's formats, with date-time checked as fastjsonschema does (RFC 3339: an offset is required)."""
-    checker = format_checker()
-
-    @checker.checks("date-time", raises=ValueError)
-    def _date_time(value: object) -> bool:
-        if not isinstance(value, str):
-            return True
-        from datetime import datetime
-
-        return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00")).tzinfo is not None
-
-    return checker
 
 
 def _compiled(schema: Any) -> Any:
@@ -152,62 +105,11 @@ def _sentence(error: Any, tool: Tool, public_name: str) -> str:
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return f"missing argument {missing!r} (required); {_takes(tool, public_name)}"
-    words = _rule_words(error)
-    return f"{where} {words}" if words else f"{where}: {_short(error.message)}"
-
-
-def _rule_words(error: Any) -> str | None:
-    """How a value breaks one rule, as the end of a sentence whose start names the value; None for a rare rule."""
-    bound = error.validator_value
-    if error.validator == "type":
-        words = " or ".join(_TYPE_WORDS.get(t, t) for t in (bound if isinstance(bound, list) else [bound]))
-        return f"must be {words}, not {_json_type(error.instance)}"
-    if error.validator == "format":
-        return f"must be {_FORMAT_WORDS.get(bound, f'a valid {bound}')}"
-    if error.validator == "enum":
-        return f"must be one of {', '.join(repr(v) for v in bound)}"
-    if error.validator == "maxLength":
-        # Never the value itself: it may be megabytes, and it is the agent's own text anyway.
-        return f"is {len(error.instance):,} characters long, over the limit of {bound:,}; shorten it"
-    if error.validator == "minLength":
-        return f"must be at least {bound:,} character{'s' if bound != 1 else ''} long"
-    if error.validator == "maxItems":
-        return f"has {len(error.instance):,} items, over the limit of {bound:,}; give fewer"
-    if error.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        word = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "above",
-                "exclusiveMaximum": "below"}[error.validator]
-        return f"must be {word} {bound:g}"
-    return None
-
-
-def problem_words(error: Any) -> tuple[str, str]:
-    """A jsonschema error as (its place, ``accounts[0].maildir`` or "" for the whole, and what is wrong, in words)."""
-    place = _where(error.absolute_path) if list(error.absolute_path) else ""
-    if error.validator == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
-        return place, f"missing {missing!r} (required)"
-    if error.validator == "additionalProperties" and isinstance(error.instance, Mapping):
-        known = list((error.schema or {}).get("properties") or {})
-        unknown = [key for key in error.instance if key not in known]
-        return place, (f"unknown {'key' if len(unknown) == 1 else 'keys'} {', '.join(repr(u) for u in unknown)} "
-                       f"(known: {', '.join(known) or 'none'})")
-    return place, _rule_words(error) or _short(error.message)
-
-
-def _short(message: str, limit: int = 200) -> str:
-    """jsonschema's own message, cut: it quotes the value, which an agent may have made huge."""
-    return message if len(message) <= limit else message[: limit - 1] + "…"
+    words = rule_words(error)
+    return f"{where} {words}" if words else f"{where}: {short(error.message)}"
 
 
 # --- what a tool answers ------------------------------------------------------------------------------------
-
-
-def _where(path: Any) -> str:
-    """A mismatch's place in the data, as a reader writes it: ``jobs[0].next_run``."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(the whole data)"
 
 
 def output_problem(schema: Mapping[str, Any], data: Mapping[str, Any] | None) -> tuple[str, str] | None:
@@ -227,7 +129,7 @@ def output_problem(schema: Mapping[str, Any], data: Mapping[str, Any] | None) ->
     error = errors[0]
     # The rule broken, not the value: the data may hold others' words, and the log is not the place for them.
     expected = repr(error.validator_value)
-    return _where(error.absolute_path), f"{error.validator} {expected[:120]}"
+    return where(error.absolute_path), f"{error.validator} {expected[:120]}"
 
 
 def check_output(tool: Tool, public_name: str, answer: Answer, outcome: str) -> tuple[Answer, str]:
