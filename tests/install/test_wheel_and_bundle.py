@@ -27,6 +27,10 @@ from gateway_mail.demo import write_maildir
 
 from gateway.api.context import home_environment
 
+# Building the wheel and installing it with its extras takes minutes on a loaded machine: more than the suite's
+# default bound of 120 s a test, which is for tests that run the gateway alone.
+pytestmark = pytest.mark.timeout(900)
+
 ROOT = Path(__file__).resolve().parents[2]
 MCPB_SCHEMA = ROOT / "tests" / "data" / "mcpb" / "mcpb-manifest-v0.4.schema.json"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

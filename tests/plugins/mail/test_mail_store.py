@@ -137,7 +137,8 @@ def test_a_moved_or_reflagged_file_is_not_read_again(tmp_path: Path, monkeypatch
     index.refresh(connection, [_account(root)])
     fresh = next((root / "INBOX" / "new").iterdir())
     os.rename(fresh, root / "INBOX" / "cur" / f"{fresh.name}:2,S")
-    flagged = next(p for p in (root / "INBOX" / "cur").iterdir() if p.name.endswith(":2,S") and p != fresh)
+    moved = f"{fresh.name}:2,S"  # not the file just moved: another one, flagged anew
+    flagged = next(p for p in (root / "INBOX" / "cur").iterdir() if p.name.endswith(":2,S") and p.name != moved)
     os.rename(flagged, flagged.with_name(flagged.name.replace(":2,S", ":2,RS")))
     reads = []
     monkeypatch.setattr(index, "parse_file", lambda *a: reads.append(a) or parse.parse_file(*a))
