@@ -127,3 +127,35 @@ def test_a_job_is_kept_a_week_after_it_ended(tmp_path: Path) -> None:
     assert [j["id"] for j in jobs.all_jobs(tmp_path)] == ["recent"]
     assert not (folder / "old.json").exists()
     assert stat.S_IMODE((folder / "recent.json").stat().st_mode) == 0o600
+
+
+def test_the_corpus_read_by_a_pool_is_the_corpus_read_in_one_process_a_broken_message_counted_alone(
+        tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "Mail"
+    sample.write_mailbox(root, messages=40)
+    # Nested deeper than the parser is allowed to go: unreadable, and only it.
+    nested = b"".join(b'Content-Type: multipart/mixed; boundary="b%d"\n\n--b%d\n' % (n, n) for n in range(200))
+    (root / "INBOX" / "cur" / "nested:2,S").write_bytes(
+        b"From: a@example.org\nMessage-ID: <nested@example.org>\nSubject: deep\nMIME-Version: 1.0\n" + nested)
+    data = tmp_path / "data"
+    data.mkdir()
+    settings = {"spam_folders": ["Junk"], "ham_folders": ["INBOX", "Archive"], "data": str(data),
+                "config": str(tmp_path), "mail_accounts": [{"name": "personal", "maildir": str(root)}]}
+    monkeypatch.setattr(training, "POOL_FROM", 10**9)
+    alone, alone_counts = training.gather(settings)
+    monkeypatch.setattr(training, "POOL_FROM", 1)
+    monkeypatch.setattr(training, "POOL_CHUNK", 4)
+    monkeypatch.setattr(training, "_workers", lambda: 2)
+    pooled, pooled_counts = training.gather(settings)
+    assert pooled_counts == alone_counts and alone_counts["unreadable"] == 1
+    assert [(s.key, s.label, s.when, s.tokens, s.envelope) for s in pooled] == \
+        [(s.key, s.label, s.when, s.tokens, s.envelope) for s in alone]
+    assert len(pooled) == 40 + 3
+    outcomes = [(o.probability, o.strength) for o in evaluation.online(pooled)]
+    model = Model()
+    expected = []
+    for s in sorted(alone, key=lambda s: s.when):  # the scoring written out, as the in-server model scores
+        score = model.score(s.tokens)
+        expected.append((score.probability, score.strength))
+        model.learn(s.tokens, s.label, s.key)
+    assert outcomes == expected
