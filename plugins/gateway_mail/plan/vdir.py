@@ -7,6 +7,13 @@ has not changed since it was last listed (and not within the last two seconds, i
 listed again: vdirsyncer, todoman and khal write by renaming a new file into place, which changes the folder.
 Every FULL_CHECK seconds every file is looked at anyway, for an editor that rewrites a file in place.
 
+A call with POOL_FROM files or more to read (a first reading) has them parsed by a pool of processes, one per core
+(POOL_LIMIT at most), made by multiprocessing's fork server (a process started once, which has imported this module
+and icalendar; as with any such server, the program's main module is imported there too, so a script that reads
+calendars keeps its work under `if __name__ == "__main__"`). Each pool process sends back what the disk cache keeps
+of each file (JSON: the same items a new process loads from the cache), one file at a time; every pool process is
+ended before the call returns, at its deadline or when all is read (`_Pool`).
+
 Files come from strangers (a calendar server adds invitations on its own): a file over MAX_FILE bytes or MAX_LINES
 lines is read by its summary only (the lines of SUMMARY_PROPERTIES of its first SUMMARY_ITEMS tasks or events,
 MAX_LINES lines at most, within its first SCAN_LIMIT bytes: contentlines.py), never loaded whole; a file that fails to be read in any way is counted
