@@ -113,22 +113,28 @@ def cold_pairs(home: Path, todo_config: Path, runs: int) -> None:
     """Our first reading and todoman's first `todo list`, interleaved, each with no cache; medians and ratio."""
     ours, theirs, calls = [], [], []
     loads = [os.getloadavg()[0]]
-    for _ in range(runs):
+    def mine() -> None:
         shutil.rmtree(home / ".cache", ignore_errors=True)
         done = json.loads(subprocess.run([sys.executable, __file__, "--first-child", str(home)], capture_output=True,
                                          text=True, check=True, timeout=1800).stdout)
         ours.append(done["seconds"])
         calls.append(done["calls"])
+
+    def todoman() -> None:
         (home / "todoman-cache.sqlite3").unlink(missing_ok=True)
         theirs.append(run([str(BIN / "todo"), "--config", str(todo_config), "--porcelain", "list"], home))
+
+    for number in range(runs):  # each goes first every other run: neither always meets the load's drift first
+        for step in ((mine, todoman) if number % 2 == 0 else (todoman, mine)):
+            step()
         loads.append(os.getloadavg()[0])
-    mine, other = statistics.median(ours), statistics.median(theirs)
+    ours_median, other = statistics.median(ours), statistics.median(theirs)
     print(f"\nfirst reading of the tasks, no cache, {runs} interleaved runs (load average "
           f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores)")
-    print(f"  {'list_tasks (gateway)':<28}{mine:>8.2f} s median  "
+    print(f"  {'list_tasks (gateway)':<28}{ours_median:>8.2f} s median  "
           f"({', '.join(f'{t:.2f}' for t in ours)} s; calls {', '.join(map(str, calls))})")
     print(f"  {'todo --porcelain list':<28}{other:>8.2f} s median  ({', '.join(f'{t:.2f}' for t in theirs)} s)")
-    print(f"  ratio gateway / todoman: {mine / other:.2f}x (pairwise: "
+    print(f"  ratio gateway / todoman: {ours_median / other:.2f}x (pairwise: "
           f"{', '.join(f'{a / b:.2f}' for a, b in zip(ours, theirs, strict=True))})")
 
 
