@@ -13,7 +13,11 @@ A seeded generator (gateway_mail.plan.sample.generate) writes the vdirs; then, o
 - warm: later calls in one process, median and p95 over --repeat calls;
 - through make_gateway's call path (argument checks, gate, masks, audit line);
 - `todo --porcelain list` (todoman: open tasks, its own SQLite cache) and `khal list today 7d` (khal: its own
-  SQLite cache), each a process per call as anyone calls them, first call then median of the next ones.
+  SQLite cache), each a process per call as anyone calls them, first call then median of the next ones;
+- the first reading of the tasks side by side with todoman's first `todo list` (each with no cache, as after
+  a new install), interleaved over --cold-runs runs (the machine is shared: each pair meets the same load),
+  medians, their ratio and the load average. Ours: `list_tasks` in a new process (its imports left out) until
+  nothing is pending, the pool of parsing processes included; theirs: `todo --porcelain list`, a new process.
 """
 
 from __future__ import annotations
@@ -93,6 +97,47 @@ def child(home: Path) -> None:
     print(json.dumps({label: timed_call(served, *call) for label, call in CALLS.items()}))
 
 
+def first_child(home: Path) -> None:
+    """One new process with no cache: the first reading of the tasks, calls until nothing is pending."""
+    os.environ.update(environment(home))
+    import gateway_mail.plan.answers  # noqa: F401
+    import gateway_mail.plan.tasks  # noqa: F401
+
+    served = gateway_of(home)
+    served.call("now", {})
+    total, calls = first_reading(served, *CALLS["list_tasks now"])
+    print(json.dumps({"seconds": total, "calls": calls}))
+
+
+def cold_pairs(home: Path, todo_config: Path, runs: int) -> None:
+    """Our first reading and todoman's first `todo list`, interleaved, each with no cache; medians and ratio."""
+    ours, theirs, calls = [], [], []
+    loads = [os.getloadavg()[0]]
+    def mine() -> None:
+        shutil.rmtree(home / ".cache", ignore_errors=True)
+        done = json.loads(subprocess.run([sys.executable, __file__, "--first-child", str(home)], capture_output=True,
+                                         text=True, check=True, timeout=1800).stdout)
+        ours.append(done["seconds"])
+        calls.append(done["calls"])
+
+    def todoman() -> None:
+        (home / "todoman-cache.sqlite3").unlink(missing_ok=True)
+        theirs.append(run([str(BIN / "todo"), "--config", str(todo_config), "--porcelain", "list"], home))
+
+    for number in range(runs):  # each goes first every other run: neither always meets the load's drift first
+        for step in ((mine, todoman) if number % 2 == 0 else (todoman, mine)):
+            step()
+        loads.append(os.getloadavg()[0])
+    ours_median, other = statistics.median(ours), statistics.median(theirs)
+    print(f"\nfirst reading of the tasks, no cache, {runs} interleaved runs (load average "
+          f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores)")
+    print(f"  {'list_tasks (gateway)':<28}{ours_median:>8.2f} s median  "
+          f"({', '.join(f'{t:.2f}' for t in ours)} s; calls {', '.join(map(str, calls))})")
+    print(f"  {'todo --porcelain list':<28}{other:>8.2f} s median  ({', '.join(f'{t:.2f}' for t in theirs)} s)")
+    print(f"  ratio gateway / todoman: {ours_median / other:.2f}x (pairwise: "
+          f"{', '.join(f'{a / b:.2f}' for a, b in zip(ours, theirs, strict=True))})")
+
+
 def run(command: list[str], home: Path) -> float:
     started = time.perf_counter()
     done = subprocess.run(command, env=environment(home), capture_output=True, text=True, timeout=1800)
@@ -108,10 +153,16 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--work", type=Path, default=None, help="keep the generated home here")
+    parser.add_argument("--cold-runs", type=int, default=3, help="first readings side by side with todoman's")
+    parser.add_argument("--only-first", action="store_true", help="only the first readings beside todoman's")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--first-child", type=Path, default=None, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.child:
         child(arguments.child)
+        return
+    if arguments.first_child:
+        first_child(arguments.first_child)
         return
     work = arguments.work or Path(tempfile.mkdtemp(prefix="bench-plan-"))
     home = work / "home"
@@ -124,6 +175,14 @@ def main() -> None:
         sample_plan.generate(home / "vdir", arguments.tasks, arguments.events)
         print(f"generated {arguments.tasks:,} tasks and {arguments.events:,} events in "
               f"{time.perf_counter() - started:.1f} s ({home / 'vdir'})")
+    todo_config, khal_config = home / "todoman.py", home / "khal.conf"
+    todo_config.write_text(f'path = "{home / "vdir" / "tasks"}/*"\ndate_format = "%Y-%m-%d"\n'
+                           f'time_format = "%H:%M"\ncache_path = "{home / "todoman-cache.sqlite3"}"\n')
+    if arguments.only_first:
+        cold_pairs(home, todo_config, arguments.cold_runs)
+        if arguments.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     shutil.rmtree(home / ".cache", ignore_errors=True)
     served = gateway_of(home)
     first = {label: first_reading(served, *call) for label, call in CALLS.items()}
@@ -134,9 +193,6 @@ def main() -> None:
         for label, call in CALLS.items():
             warm[label].append(timed_call(served, *call))
 
-    todo_config, khal_config = home / "todoman.py", home / "khal.conf"
-    todo_config.write_text(f'path = "{home / "vdir" / "tasks"}/*"\ndate_format = "%Y-%m-%d"\n'
-                           f'time_format = "%H:%M"\ncache_path = "{home / "todoman-cache.sqlite3"}"\n')
     calendars = "\n".join(f"[[{c.name}]]\npath = {c}\ntype = calendar" for c in
                           sorted((home / "vdir" / "calendars").iterdir()))
     khal_config.write_text(f"[calendars]\n{calendars}\n[locale]\nlocal_timezone = Europe/Paris\n"
@@ -157,6 +213,8 @@ def main() -> None:
               f"{statistics.median(times) * 1000:>11.1f}ms{p95 * 1000:>8.1f}ms{theirs_shown}")
     print(f"\n(theirs: {theirs['list_tasks now'][0].rsplit('/', 1)[1]} and khal, one process per call; "
           f"{arguments.tasks:,} tasks, {arguments.events:,} events; work folder {work})")
+    if arguments.cold_runs:
+        cold_pairs(home, todo_config, arguments.cold_runs)
     if arguments.work is None:
         shutil.rmtree(work, ignore_errors=True)
 

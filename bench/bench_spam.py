@@ -16,8 +16,10 @@ Figures: false positives (% of ham scored spam), false negatives (% of spam scor
 
 Then, side by side and interleaved (so both meet the same load):
 - training the whole stream at once: ours is the training job's work on these messages (tokenize each once,
-  evaluate online while training, write the SQLite model); bogofilter's is its bulk registration
-  (`bogofilter -s -B FILES`, then `-n -B FILES`), which evaluates nothing.
+  in a pool of processes, evaluate online while training, write the SQLite model); bogofilter's is its bulk
+  registration (`bogofilter -s -B FILES`, then `-n -B FILES`), which evaluates nothing. First over --train-runs
+  interleaved runs from nothing (medians, ratio and the load average: the machine may be shared), then once more
+  beside the same work in this process.
 - classifying one message per process, as a delivery rule does, with each model trained on the whole stream:
   `gateway-spam-classify FILE` (and `python -m spamfilter.classify FILE`), `bogofilter -T -I FILE`, `gateway spam classify FILE` (fewer of these)
   and `python -c pass` (the interpreter's own start, the floor); wall time (median) and CPU time per process.
@@ -179,6 +181,38 @@ def _bogofilter_bulk(messages: list[tuple[str, bytes, float]], binary: str, data
     return len(messages) / (time.perf_counter() - start)
 
 
+def training_pairs(messages: list[tuple[str, bytes, float]], binary: str | None, runs: int) -> None:
+    """`gateway spam train` and bogofilter's bulk registration of the same stream, interleaved over `runs` runs, each
+    from nothing (a new home, a new bogofilter database): medians, their ratio and the load average."""
+    ours, theirs = [], []
+    loads = [os.getloadavg()[0]]
+    for _ in range(runs):
+        work = Path(tempfile.mkdtemp(prefix="bench-spam-train-"))
+        try:
+            home = work / "home"
+            (home / ".local" / "share" / "gateway" / "plugins" / "spam").mkdir(parents=True)
+            env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home),
+                   "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_CONFIG_HOME": str(home / ".config"),
+                   "XDG_STATE_HOME": str(home / ".local" / "state"), "XDG_CACHE_HOME": str(home / ".cache")}
+            ours.append(_gateway_train(messages, home, env))
+            if binary:
+                (work / "files").mkdir()
+                (work / "bogofilter").mkdir()
+                theirs.append(_bogofilter_bulk(messages, binary, work / "bogofilter", work / "files"))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        loads.append(os.getloadavg()[0])
+    print(f"\ntraining the whole stream from nothing, {runs} interleaved runs, messages/s (load average "
+          f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores)")
+    print(f"  {'gateway spam train (read, evaluate online, train)':52} {statistics.median(ours):8.0f} median  "
+          f"({', '.join(f'{r:.0f}' for r in ours)})")
+    if theirs:
+        print(f"  {'bogofilter bulk (-s/-n -B, no evaluation)':52} {statistics.median(theirs):8.0f} median  "
+              f"({', '.join(f'{r:.0f}' for r in theirs)})")
+        print(f"  ratio gateway / bogofilter: {statistics.median(ours) / statistics.median(theirs):.2f}x (pairwise: "
+              f"{', '.join(f'{a / b:.2f}' for a, b in zip(ours, theirs, strict=True))})")
+
+
 def _timed(command: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess]:
     """(wall seconds, CPU seconds of the child, the result) of one process."""
     import resource
@@ -308,6 +342,9 @@ def main() -> None:
     parser.add_argument("--no-online", action="store_true", help="skip the online comparison (per-message "
                         "bogofilter processes, minutes)")
     parser.add_argument("--no-process", action="store_true", help="skip training at once and classify per process")
+    parser.add_argument("--train-runs", type=int, default=3, help="interleaved runs of training from nothing, "
+                        "ours and bogofilter's bulk (0: none)")
+    parser.add_argument("--only-training", action="store_true", help="only the interleaved training runs")
     parser.add_argument("--classify", type=int, default=60, help="messages classified one process each")
     parser.add_argument("--gateway-classify", type=int, default=10, help="of which through `gateway spam classify`")
     arguments = parser.parse_args()
@@ -321,6 +358,10 @@ def main() -> None:
     if not binary and not arguments.no_bogofilter:
         print("bogofilter is not installed (apt-get install bogofilter): ours alone", flush=True)
     binary = None if arguments.no_bogofilter else binary
+    if arguments.train_runs:
+        training_pairs(messages, binary, arguments.train_runs)
+    if arguments.only_training:
+        return
     if not arguments.no_process:
         per_process(messages, arguments.classify, arguments.gateway_classify, binary)
     if arguments.no_online:

@@ -44,15 +44,23 @@ class Model:
 
     def learn(self, tokens: Iterable[str], label: str, key: str | None = None, sign: int = 1) -> None:
         column = 0 if label == "spam" else 1
-        for token in tokens:
-            pair = self.counts.get(token)
-            if pair is None:
-                if sign < 0:
+        counts = self.counts
+        if sign > 0:  # the common case, training: a count only grows, a new token starts at one
+            get = counts.get
+            for token in tokens:
+                pair = get(token)
+                if pair is None:
+                    counts[token] = [sign, 0] if column == 0 else [0, sign]
+                else:
+                    pair[column] += sign
+        else:
+            for token in tokens:
+                pair = counts.get(token)
+                if pair is None:
                     continue
-                pair = self.counts[token] = [0, 0]
-            pair[column] = max(0, pair[column] + sign)
-            if pair == [0, 0]:
-                del self.counts[token]
+                pair[column] = max(0, pair[column] + sign)
+                if pair == [0, 0]:
+                    del counts[token]
         if label == "spam":
             self.spam = max(0, self.spam + sign)
         else:

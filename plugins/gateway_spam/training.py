@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,9 @@ from gateway_spam.model import LEGACY, Model
 from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens_of
 
 Progress = Callable[[str, int, int], None]
+POOL_FROM = 200  # messages before a pool of processes reads them (its start costs a few tenths of a second)
+POOL_CHUNK = 64  # messages a pool process is given at a time
+POOL_LIMIT = 8  # processes at most, whatever the machine's count of cores
 
 
 def model_path(data: Path) -> Path:
@@ -96,39 +99,96 @@ def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[
     seen_keys: set[str] = set()
     counts = {"read": 0, "duplicates": 0, "unreadable": 0}
 
-    def take(place: corpus.Place) -> None:
-        raw = corpus.read_raw(place.path)
-        if raw is None:
+    def take(place: corpus.Place, facts: tuple | None) -> None:
+        if facts is None:
             counts["unreadable"] += 1
             return
-        try:
-            # Parsed once, without its leaking headers (they hold neither the Message-ID nor the Date read here).
-            message = parse(stripped(raw))
-            key = corpus.key_of(raw, message)
-            label = corpus.label_of(place, key, labels)
-            digest = corpus.body_digest(raw)
-            if label is None or key in seen_keys or digest in digests:
-                counts["read"] += 1
-                counts["duplicates"] += label is not None
-                return
-            # The envelope is made later, for the worst errors alone: `place` says where to read it from.
-            sample = evaluation.Sample(key, label, corpus.when_of(message, place.path), tokens_of(message),
-                                       {"place": place})
-        except Exception:  # noqa: BLE001 - a stranger's file (broken, nested too deep): counted, never a failure
+        key, digest, when, found = facts
+        label = corpus.label_of(place, key, labels)
+        if label is None or key in seen_keys or digest in digests:
+            counts["read"] += 1
+            counts["duplicates"] += label is not None
+            return
+        if found is None:  # its text could not be read: counted, never a failure
             counts["unreadable"] += 1
             return
+        # The envelope is made later, for the worst errors alone: `place` says where to read it from.
         counts["read"] += 1
         seen_keys.add(key)
         digests.add(digest)
-        samples.append(sample)
+        samples.append(evaluation.Sample(key, label, when, found, {"place": place}))
 
-    for number, place in enumerate(places, start=1):
-        take(place)
+    for number, (place, facts) in enumerate(read_all(places), start=1):
+        take(place, facts)
         if progress and (number % 100 == 0 or number == len(places)):
             progress("reading the corpus", number, len(places))
     for place in _labelled_elsewhere(labels, seen_keys):
-        take(place)
+        take(place, facts_of(place))
     return samples, counts
+
+
+def facts_of(place: corpus.Place) -> tuple[str, str, float | None, set[str] | None] | None:
+    """What the corpus needs of one message: (key, body digest, time, tokens), time and tokens None when its text
+    cannot be read; None when the message cannot be read at all. Parsed once, without its leaking headers (they
+    hold neither the Message-ID nor the Date read here)."""
+    raw = corpus.read_raw(place.path)
+    if raw is None:
+        return None
+    try:
+        message = parse(stripped(raw))
+        key = corpus.key_of(raw, message)
+    except Exception:  # noqa: BLE001 - a stranger's file (broken, nested too deep): counted, never a failure
+        return None
+    digest = corpus.body_digest(raw)
+    try:
+        return key, digest, corpus.when_of(message, place.path), tokens_of(message)
+    except Exception:  # noqa: BLE001 - the same
+        return key, digest, None, None
+
+
+def _facts_of_batch(places: list[corpus.Place]) -> list[tuple | None]:
+    return [facts_of(place) for place in places]
+
+
+def _workers() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, POOL_LIMIT))
+
+
+def read_all(places: list[corpus.Place]) -> Iterator[tuple[corpus.Place, tuple | None]]:
+    """Each place with its facts (`facts_of`), in their order: read by a pool of processes when there are many.
+
+    The pool has a process per core (POOL_LIMIT at most), each given POOL_CHUNK messages at a time; it ends with
+    the reading. A process that dies (a crash in a C extension, the kernel's out-of-memory killer) breaks the pool:
+    the messages not read yet are then read here, one by one, as without a pool.
+    """
+    workers = _workers()
+    if len(places) < POOL_FROM or workers < 2:
+        for place in places:
+            yield place, facts_of(place)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["__main__", __name__])
+    batches = [places[start:start + POOL_CHUNK] for start in range(0, len(places), POOL_CHUNK)]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        pending = [pool.submit(_facts_of_batch, batch) for batch in batches]
+        try:
+            for batch, future in zip(batches, pending, strict=True):
+                try:
+                    found = future.result()
+                except BrokenProcessPool:
+                    found = _facts_of_batch(batch)
+                yield from zip(batch, found, strict=True)
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 def _with_envelopes(outcomes: list[evaluation.Outcome], ham_cutoff: float,

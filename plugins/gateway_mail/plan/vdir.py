@@ -7,6 +7,13 @@ has not changed since it was last listed (and not within the last two seconds, i
 listed again: vdirsyncer, todoman and khal write by renaming a new file into place, which changes the folder.
 Every FULL_CHECK seconds every file is looked at anyway, for an editor that rewrites a file in place.
 
+A call with POOL_FROM files or more to read (a first reading) has them parsed by a pool of processes, one per core
+(POOL_LIMIT at most), made by multiprocessing's fork server (a process started once, which has imported this module
+and icalendar; as with any such server, the program's main module is imported there too, so a script that reads
+calendars keeps its work under `if __name__ == "__main__"`). Each pool process sends back what the disk cache keeps
+of each file (JSON: the same items a new process loads from the cache), one file at a time; every pool process is
+ended before the call returns, at its deadline or when all is read (`_Pool`).
+
 Files come from strangers (a calendar server adds invitations on its own): a file over MAX_FILE bytes or MAX_LINES
 lines is read by its summary only (the lines of SUMMARY_PROPERTIES of its first SUMMARY_ITEMS tasks or events,
 MAX_LINES lines at most, within its first SCAN_LIMIT bytes: contentlines.py), never loaded whole; a file that fails to be read in any way is counted
@@ -47,6 +54,7 @@ SETTLE_NS = 2_000_000_000
 DESCRIPTION_LIMIT = 2_000
 CACHE_FILE = "plan-cache.sqlite"  # plan-cache-<hash of the root>.sqlite, one per root
 BATCH = 500
+PUT_BATCH = 100  # files' readings written to the disk cache at once
 _CACHE_VERSION = 6  # 4: files read by summary only or unreadable recorded, so that a new process knows them;
 # 5: each item's people (ORGANIZER, ATTENDEE) kept too; 6: its alarms (VALARM) too
 # A stranger's file: read whole up to MAX_FILE bytes; bigger, by its summary only (see the module's docstring).
@@ -458,13 +466,15 @@ def _refresh(root: Path, state: _Root, disk: _LazyDisk, stop: Callable[[], bool]
     full = now - state.last_full > FULL_CHECK
     if full:
         state.last_full = now
-    changed, pending = False, 0
+    changed = False
     present = folders_of(root)
     for gone in set(state.files) - set(present):
         del state.files[gone]
         state.folders.pop(gone, None)
         disk.drop_folder(gone)
         changed = True
+    listings: list[tuple[str, int, bool, bool]] = []  # folder, its time, settled, files gone from it
+    wanted: list[_Wanted] = []
     for folder in present:
         path = root / folder
         try:
@@ -475,19 +485,51 @@ def _refresh(root: Path, state: _Root, disk: _LazyDisk, stop: Callable[[], bool]
         settled = known is not None and known[0] == folder_mtime and known[1] * 1e9 - folder_mtime > SETTLE_NS
         if settled and not full and folder in state.files:
             continue
-        folder_changed, left = _refresh_folder(path, folder, state, disk, stop)
-        changed |= folder_changed
-        pending += left
-        if not left:  # a folder read only in part is listed again next time
+        gone, new = _list_folder(path, folder, state, disk)
+        changed |= gone
+        wanted.extend(new)
+        listings.append((folder, folder_mtime, settled, gone))
+    done: set[_Wanted] = set()
+    readings: list[tuple[str, str, Entry, str | None]] = []
+    with bulk(), contextlib.closing(_read_all(wanted, stop)) as reading:
+        for job, entry, text in reading:
+            state.files[job.folder][job.name] = entry
+            readings.append((job.folder, job.name, entry, text))
+            done.add(job)
+            if len(readings) >= PUT_BATCH:
+                disk.put_many(readings)
+                readings = []
+    disk.put_many(readings)
+    left = dict.fromkeys((folder for folder, *_rest in listings), 0)
+    read_in = dict.fromkeys(left, False)
+    for job in wanted:
+        if job in done:
+            read_in[job.folder] = True
+        else:
+            left[job.folder] += 1  # left for the next call; an old reading of it, if any, stands meanwhile
+    changed |= bool(done)
+    for folder, folder_mtime, settled, gone in listings:
+        if not left[folder]:  # a folder read only in part is listed again next time
             state.folders[folder] = (folder_mtime, now)
-            disk.listed(folder, folder_mtime, now, folder_changed or not settled)
-    return changed, pending
+            disk.listed(folder, folder_mtime, now, gone or read_in[folder] or not settled)
+    return changed, sum(left.values())
 
 
-def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk,
-                    stop: Callable[[], bool]) -> tuple[bool, int]:
+@frozen
+class _Wanted:
+    """A file to read: new, or changed since it was read."""
+
+    path: str
+    folder: str
+    name: str
+    mtime_ns: int
+    size: int
+
+
+def _list_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk) -> tuple[bool, list[_Wanted]]:
+    """Files gone from a list forgotten (True when there were any), and the files to read in it."""
     files = state.files.setdefault(folder, {})
-    seen, changed, pending = set(), False, 0
+    seen, gone, wanted = set(), False, []
     try:
         with os.scandir(path) as entries:
             listing = [e for e in entries if e.name.endswith(".ics") and not e.name.startswith(".")]
@@ -504,28 +546,213 @@ def _refresh_folder(path: Path, folder: str, state: _Root, disk: _LazyDisk,
         old = files.get(entry.name)
         if old is not None and old.mtime_ns == info.st_mtime_ns and old.size == info.st_size:
             continue
-        if pending or (changed and stop()):
-            pending += 1  # left for the next call; an old reading of it, if any, stands meanwhile
-            continue
-        files[entry.name] = _read_file(entry.path, folder, info)
-        disk.put(folder, entry.name, files[entry.name])
-        changed = True
-    for gone in set(files) - seen:
-        del files[gone]
-        disk.drop(folder, gone)
-        changed = True
-    return changed, pending
+        wanted.append(_Wanted(entry.path, folder, entry.name, info.st_mtime_ns, info.st_size))
+    for name in set(files) - seen:
+        del files[name]
+        disk.drop(folder, name)
+        gone = True
+    return gone, wanted
 
 
-def _read_file(path: str, folder: str, info: os.stat_result) -> Entry:
+def _read_all(wanted: list[_Wanted], stop: Callable[[], bool]) -> Iterator[tuple[_Wanted, Entry, str | None]]:
+    """Each file's entry (and its items as the disk cache keeps them, when at hand), as they are read.
+
+    Many files are parsed by a pool of processes (`_Pool`), a few here; either way at least one file is read per
+    call, then none once `stop()` is true (the rest are left for the next call).
+    """
+    if len(wanted) >= POOL_FROM and _workers() > 1 and not stop():
+        started = 0
+        for found in _Pool(wanted, stop).results():
+            started += 1
+            yield found
+        if started:
+            return
+    for number, job in enumerate(wanted):
+        if number and stop():
+            return
+        yield job, _read_file(job.path, job.folder, job.mtime_ns, job.size), None
+
+
+def _read_file(path: str, folder: str, mtime_ns: int, size: int) -> Entry:
     """One file's entry: whatever goes wrong while reading it makes it unreadable, and nothing else."""
     try:
         raw, summary = bounded_bytes(path)
         items = tuple(items_of(raw, folder, path))
     except Exception as error:  # noqa: BLE001 (a stranger's file can make a parser fail in any way: one file, one count)
         log.warning("calendar file unreadable", path=path, error=type(error).__name__)
-        return Entry(info.st_mtime_ns, info.st_size, (), UNREADABLE)
-    return Entry(info.st_mtime_ns, info.st_size, items, SUMMARY_ONLY if summary else "")
+        return Entry(mtime_ns, size, (), UNREADABLE)
+    return Entry(mtime_ns, size, items, SUMMARY_ONLY if summary else "")
+
+
+# -- the pool that reads many files at once --------------------------------------------------------------------
+
+POOL_FROM = 64  # files to read in one call before a pool is worth its start (a tenth of a second or so)
+POOL_CHUNK = 48  # files sent to a pool process at once (two such batches in hand at most: a tenth of a second)
+POOL_LIMIT = 8  # processes at most, whatever the machine's count of cores
+_POOL_STARTS = 2  # pool processes that may fail to start before the pool is given up for this call
+_context_made: Any = None
+
+
+def _workers() -> int:
+    """The pool's size: the cores this process may run on, POOL_LIMIT at most."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, POOL_LIMIT))
+
+
+def _context() -> Any:
+    """Processes made by a fork server: a fresh process that has imported this module and icalendar once, forked
+    for each pool process (never a fork of the server itself, whose threads may hold locks)."""
+    global _context_made
+    if _context_made is None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["__main__", __name__, "icalendar"])
+        _context_made = context
+    return _context_made
+
+
+def _parsed(path: str, folder: str) -> tuple[str, str]:
+    """(problem, what the disk cache keeps of the file's items, as JSON) or (UNREADABLE, the error's name)."""
+    try:
+        raw, summary = bounded_bytes(path)
+        rows = [to_row(item) for item in items_of(raw, folder, path)]
+    except Exception as error:  # noqa: BLE001 (a stranger's file can make a parser fail in any way: one file, one count)
+        return UNREADABLE, type(error).__name__
+    return (SUMMARY_ONLY if summary else ""), json.dumps(rows, ensure_ascii=False)
+
+
+def _reader(connection: Any) -> None:
+    """A pool process: says it is ready, then parses the files it is sent, one answer per file in their order,
+    until it is sent None or the reading process has gone."""
+    connection.send(None)
+    while True:
+        try:
+            batch = connection.recv()
+        except (EOFError, OSError):
+            return
+        if batch is None:
+            return
+        for path, folder in batch:
+            connection.send(_parsed(path, folder))
+
+
+class _Pool:
+    """Up to `_workers()` processes parsing `wanted`, each file's answer taken as it comes.
+
+    Bounded: at most POOL_LIMIT processes, each with two batches of POOL_CHUNK files in hand at most. Each file's
+    failure is its own: a parser's error comes back as that file's answer (unreadable), and a process that dies
+    (a crash in a C extension, the kernel's out-of-memory killer) takes only the file it was parsing with it: that
+    file is counted unreadable, the rest of its batch goes back in the queue, a new process takes its place.
+    `stop()` true ends it at once: every process is killed before `results` returns, the files it had in hand are
+    left unread (pending, as the ones never sent), so that the pool never outlives the call that started it.
+    """
+
+    def __init__(self, wanted: list[_Wanted], stop: Callable[[], bool]) -> None:
+        import collections
+
+        self.queue = collections.deque(wanted)
+        self.stop = stop
+        self.size = min(_workers(), -(-len(wanted) // POOL_CHUNK))
+        self.workers: dict[Any, tuple[Any, collections.deque[_Wanted], list[bool]]] = {}
+        self.failed_starts = 0
+
+    def _start(self) -> None:
+        import collections
+
+        context = _context()
+        mine, theirs = context.Pipe(duplex=True)
+        process = context.Process(target=_reader, args=(theirs,), name="gateway-plan-reader", daemon=True)
+        process.start()
+        theirs.close()
+        self.workers[mine] = (process, collections.deque(), [False])
+
+    def _feed(self, connection: Any) -> None:
+        _process, outstanding, _ready = self.workers[connection]
+        while self.queue and len(outstanding) <= POOL_CHUNK:
+            batch = [self.queue.popleft() for _ in range(min(POOL_CHUNK, len(self.queue)))]
+            outstanding.extend(batch)
+            connection.send([(job.path, job.folder) for job in batch])
+
+    def results(self) -> Iterator[tuple[_Wanted, Entry, str | None]]:
+        from multiprocessing.connection import wait
+
+        try:
+            for _ in range(self.size):
+                self._start()
+        except (OSError, ValueError, RuntimeError) as error:  # no fork server here (a sandbox): read in process
+            log.warning("calendar files read in one process", error=type(error).__name__)
+            self.close()
+            return
+        try:
+            while self.workers and not self.stop():
+                found: list[tuple[_Wanted, Entry, str | None]] = []
+                sentinels = {process.sentinel: connection for connection, (process, _o, _r) in self.workers.items()}
+                for ready in wait([*self.workers, *sentinels], timeout=0.05):
+                    connection = sentinels.get(ready, ready)
+                    if connection in self.workers:
+                        self._take(connection, found)
+                        if connection in self.workers and ready in sentinels:
+                            self._lost(connection, found)
+                yield from found
+                if not self.queue and not any(outstanding for _p, outstanding, _r in self.workers.values()):
+                    return
+        finally:
+            self.close()
+
+    def _take(self, connection: Any, found: list) -> None:
+        """The answers a process has sent so far."""
+        _process, outstanding, ready = self.workers[connection]
+        try:
+            while connection.poll():
+                answer = connection.recv()
+                if answer is None:
+                    ready[0] = True
+                else:
+                    job = outstanding.popleft()
+                    found.append((job, *_entry(job, *answer)))
+        except (EOFError, OSError):
+            return
+        if ready[0]:
+            self._feed(connection)
+
+    def _lost(self, connection: Any, found: list) -> None:
+        """A process that died: the file it was parsing is unreadable, the rest of its batch goes back."""
+        process, outstanding, ready = self.workers.pop(connection)
+        connection.close()
+        process.join(0)
+        if ready[0] and outstanding:
+            job = outstanding.popleft()
+            log.warning("calendar file unreadable", path=job.path, error=f"its reader died ({process.exitcode})")
+            found.append((job, Entry(job.mtime_ns, job.size, (), UNREADABLE), None))
+        else:
+            self.failed_starts += 1
+        self.queue.extendleft(reversed(outstanding))
+        if self.queue and self.failed_starts < _POOL_STARTS:
+            self._start()
+
+    def close(self) -> None:
+        """Every process ended now (killed if it does not end at once), its pipe closed."""
+        for connection, (process, _outstanding, _ready) in self.workers.items():
+            with contextlib.suppress(OSError):
+                connection.close()
+            if process.is_alive():
+                process.kill()
+        for process, _outstanding, _ready in self.workers.values():
+            process.join(5)
+        self.workers.clear()
+
+
+def _entry(job: _Wanted, problem: str, text: str) -> tuple[Entry, str | None]:
+    """A pool's answer for one file as its entry (and the JSON the disk cache keeps)."""
+    if problem == UNREADABLE:
+        log.warning("calendar file unreadable", path=job.path, error=text)
+        return Entry(job.mtime_ns, job.size, (), UNREADABLE), None
+    items = tuple(from_row(row, job.folder, job.path) for row in json.loads(text))
+    return Entry(job.mtime_ns, job.size, items, problem), text
 
 
 def problems_of(cache_folder: Path, root: Path) -> list[tuple[str, str]]:
@@ -615,19 +842,29 @@ class _Disk:
         self.connection.execute("INSERT OR REPLACE INTO folders VALUES (?, ?, ?, ?)",
                                 (self.root, folder, mtime_ns, when))
 
-    def put(self, folder: str, name: str, entry: Entry) -> None:
-        self.forget_kept(folder, name)
-        self.connection.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
-                                (self.root, folder, name, entry.mtime_ns, entry.size,
-                                 json.dumps([to_row(item) for item in entry.items], ensure_ascii=False)))
-        if entry.problem:
-            self.connection.execute("INSERT OR REPLACE INTO problems VALUES (?, ?, ?, ?)",
-                                    (self.root, folder, name, entry.problem))
-        else:
-            self.connection.execute("DELETE FROM problems WHERE root = ? AND folder = ? AND name = ?",
-                                    (self.root, folder, name))
-        self.written += 1
-        if self.written % BATCH == 0:  # short transactions: another process's writer waits briefly
+    def put(self, folder: str, name: str, entry: Entry, text: str | None = None) -> None:
+        """One file's reading; `text`, when given, is its items as `to_row` makes them, in JSON already."""
+        self.put_many([(folder, name, entry, text)])
+
+    def put_many(self, readings: list[tuple[str, str, Entry, str | None]]) -> None:
+        """Files' readings, each as `put` takes it, in a few statements."""
+        if not readings:
+            return
+        root = self.root
+        self.connection.executemany("DELETE FROM kept WHERE root = ? AND path = ?",
+                                    [(root, f"{root}/{folder}/{name}") for folder, name, _e, _t in readings])
+        self.connection.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)", [
+            (root, folder, name, entry.mtime_ns, entry.size,
+             text if text is not None else json.dumps([to_row(item) for item in entry.items], ensure_ascii=False))
+            for folder, name, entry, text in readings])
+        self.connection.executemany("INSERT OR REPLACE INTO problems VALUES (?, ?, ?, ?)",
+                                    [(root, folder, name, entry.problem) for folder, name, entry, _t in readings
+                                     if entry.problem])
+        self.connection.executemany("DELETE FROM problems WHERE root = ? AND folder = ? AND name = ?",
+                                    [(root, folder, name) for folder, name, entry, _t in readings
+                                     if not entry.problem])
+        before, self.written = self.written, self.written + len(readings)
+        if before // BATCH != self.written // BATCH:  # short transactions: another process's writer waits briefly
             self.connection.execute("COMMIT")
             self.connection.execute("BEGIN")
 
@@ -666,9 +903,13 @@ class _LazyDisk:
             self.disk = _Disk.open(self.folder, self.root)
         return self.disk
 
-    def put(self, folder: str, name: str, entry: Entry) -> None:
+    def put(self, folder: str, name: str, entry: Entry, text: str | None = None) -> None:
         if self.folder is not None:
-            self.get().put(folder, name, entry)
+            self.get().put(folder, name, entry, text)
+
+    def put_many(self, readings: list[tuple[str, str, Entry, str | None]]) -> None:
+        if self.folder is not None and readings:
+            self.get().put_many(readings)
 
     def drop(self, folder: str, name: str) -> None:
         if self.folder is not None:

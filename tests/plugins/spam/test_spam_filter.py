@@ -127,3 +127,86 @@ def test_a_job_is_kept_a_week_after_it_ended(tmp_path: Path) -> None:
     assert [j["id"] for j in jobs.all_jobs(tmp_path)] == ["recent"]
     assert not (folder / "old.json").exists()
     assert stat.S_IMODE((folder / "recent.json").stat().st_mode) == 0o600
+
+
+def test_the_corpus_read_by_a_pool_is_the_corpus_read_in_one_process_a_broken_message_counted_alone(
+        tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "Mail"
+    sample.write_mailbox(root, messages=40)
+    # Nested deeper than the parser is allowed to go: unreadable, and only it.
+    nested = b"".join(b'Content-Type: multipart/mixed; boundary="b%d"\n\n--b%d\n' % (n, n) for n in range(200))
+    (root / "INBOX" / "cur" / "nested:2,S").write_bytes(
+        b"From: a@example.org\nMessage-ID: <nested@example.org>\nSubject: deep\nMIME-Version: 1.0\n" + nested)
+    data = tmp_path / "data"
+    data.mkdir()
+    settings = {"spam_folders": ["Junk"], "ham_folders": ["INBOX", "Archive"], "data": str(data),
+                "config": str(tmp_path), "mail_accounts": [{"name": "personal", "maildir": str(root)}]}
+    monkeypatch.setattr(training, "POOL_FROM", 10**9)
+    alone, alone_counts = training.gather(settings)
+    monkeypatch.setattr(training, "POOL_FROM", 1)
+    monkeypatch.setattr(training, "POOL_CHUNK", 4)
+    monkeypatch.setattr(training, "_workers", lambda: 2)
+    pooled, pooled_counts = training.gather(settings)
+    assert pooled_counts == alone_counts and alone_counts["unreadable"] == 1
+    assert [(s.key, s.label, s.when, s.tokens, s.envelope) for s in pooled] == \
+        [(s.key, s.label, s.when, s.tokens, s.envelope) for s in alone]
+    assert len(pooled) == 40 + 3
+    outcomes = [(o.probability, o.strength) for o in evaluation.online(pooled)]
+    model = Model()
+    expected = []
+    for s in sorted(alone, key=lambda s: s.when):  # the scoring written out, as the in-server model scores
+        score = model.score(s.tokens)
+        expected.append((score.probability, score.strength))
+        model.learn(s.tokens, s.label, s.key)
+    assert outcomes == expected
+
+
+def test_the_written_out_score_is_the_formula_to_the_last_digit() -> None:
+    """`combine` with `probability` inlined and `chi2q` with its functions bound gives what the formulas give."""
+    import math
+    import random
+
+    from spamfilter import score
+
+    def chi2q(x2: float, freedom: int) -> float:
+        m = x2 / 2.0
+        if m <= 0:
+            return 1.0
+        log_m = math.log(m)
+        log_term = log_total = -m
+        for i in range(1, freedom // 2):
+            log_term += log_m - math.log(i)
+            high, low = (log_total, log_term) if log_total >= log_term else (log_term, log_total)
+            log_total = high + math.log1p(math.exp(low - high))
+            if log_term < log_total - 40 and i > m:
+                break
+        return min(math.exp(log_total), 1.0)
+
+    def combine(counts, spam_total, ham_total):
+        clues = []
+        for token, spam_count, ham_count in counts:
+            f = score.probability(spam_count, ham_count, spam_total, ham_total)
+            if f is not None and abs(f - 0.5) >= score.MIN_DISTANCE:
+                clues.append((abs(f - 0.5), token, f))
+        clues.sort(reverse=True)
+        del clues[score.MAX_CLUES:]
+        if not clues:
+            return 0.5, 0.0
+        ln_h = ln_s = strength = 0.0
+        for _d, _t, f in clues:
+            f = min(max(f, 1e-6), 1 - 1e-6)
+            ln_h += math.log(f)
+            ln_s += math.log(1.0 - f)
+            strength += math.log(f / (1.0 - f))
+        n = len(clues)
+        value = (1.0 - chi2q(-2.0 * ln_s, 2 * n) - (1.0 - chi2q(-2.0 * ln_h, 2 * n)) + 1.0) / 2.0
+        if min(spam_total, ham_total) < score.MIN_EACH:
+            value = 0.5 + (value - 0.5) * score.SQUASH
+        return value, strength
+
+    rng = random.Random(7)
+    for _ in range(300):
+        spam_total, ham_total = rng.choice([0, 1, 2, 5, 300, 4000]), rng.choice([0, 1, 3, 80, 9000])
+        counts = [(f"t{n}", rng.randint(0, spam_total), rng.randint(0, ham_total)) for n in range(rng.randint(0, 700))]
+        counts = [c for c in counts if c[1] or c[2]]
+        assert score.combine(counts, spam_total, ham_total)[:2] == combine(counts, spam_total, ham_total)
