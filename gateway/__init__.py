@@ -40,7 +40,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "Refresh": "gateway.api.refresh", "Refreshed": "gateway.api.refresh", "Source": "gateway.api.refresh",
     "watched_signature": "gateway.api.refresh", "Changes": "gateway.api.changes", "Names": "gateway.api.changes",
-    "merged": "gateway.api.changes", "toward": "gateway.api.changes",
+    "merged": "gateway.api.changes", "toward": "gateway.api.changes", "open_store": "gateway.api.kit",
 }
 
 
@@ -93,6 +93,7 @@ __all__ = [
     "mask_url",
     "may_take",
     "one_line",
+    "open_store",
     "path_forms",
     "plural",
     "tool",

@@ -8,7 +8,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, Generic, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterable
 
 T = TypeVar("T")
 
@@ -71,3 +76,34 @@ class GateMemo(Generic[T]):
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
+
+
+def open_store(folder: Path, name: str, schema: str, stamp: str | None = None, *, emptied: Iterable[str] = (),
+               fts: Iterable[str] = (), on_emptied: Callable[[sqlite3.Connection], None] | None = None,
+               ) -> sqlite3.Connection:
+    """A plugin's own SQLite store, `folder/name` (its cache folder, made when missing): usable from any thread,
+    rows as `sqlite3.Row`, WAL, and `schema` run (``CREATE ... IF NOT EXISTS``, with a ``meta(key, value)``
+    table). With `stamp` (what its rows were read with: a schema and masks version, a setting they depend on), the
+    store is emptied when the stamp changed: each `emptied` table's rows deleted, each `fts` index cleared, and
+    `on_emptied(connection)` called, in one transaction, the new stamp recorded."""
+    import sqlite3
+
+    folder.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(folder / name, timeout=30, check_same_thread=False)
+    connection.row_factory = sqlite3.Row
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.executescript(schema)
+    if stamp is None:
+        return connection
+    row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+    if row is None or row[0] != stamp:
+        with connection:
+            for table in emptied:
+                connection.execute(f"DELETE FROM {table}")  # noqa: S608 (the plugin's own table names)
+            for index in fts:
+                connection.execute(f"INSERT INTO {index}({index}) VALUES('delete-all')")  # noqa: S608
+            if on_emptied is not None:
+                on_emptied(connection)
+            connection.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (stamp,))
+    return connection

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from attrs import frozen
 
-from gateway import MASKS_VERSION, Context
+from gateway import MASKS_VERSION, Context, open_store
 from gateway_ledger.journals import Bounds, JournalError, Read, kind_of
 from gateway_ledger.journals import read as read_journal
 from gateway_ledger.numbers import masked_account, masked_number
@@ -66,22 +66,8 @@ class Found:
 
 
 def connect(ctx: Context) -> sqlite3.Connection:
-    folder = Path(ctx.folders.cache)
-    folder.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(folder / STORE_FILE, timeout=30, check_same_thread=False)
-    connection.row_factory = sqlite3.Row
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")
-    connection.executescript(_SCHEMA)
-    stamp = f"{SCHEMA_VERSION}/{MASKS_VERSION}"
-    row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-    if row is None or row[0] != stamp:
-        with connection:
-            for table in ("journals", "transactions", "postings", "budgets", "accounts"):
-                connection.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
-            connection.execute("INSERT INTO transactions_fts(transactions_fts) VALUES('delete-all')")
-            connection.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (stamp,))
-    return connection
+    return open_store(Path(ctx.folders.cache), STORE_FILE, _SCHEMA, f"{SCHEMA_VERSION}/{MASKS_VERSION}",
+                      emptied=("journals", "transactions", "postings", "budgets", "accounts"), fts=("transactions_fts",))
 
 
 def journals_of(ctx: Context) -> list[Path]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from attrs import frozen
 
-from gateway import MASKS_VERSION, mask
+from gateway import MASKS_VERSION, mask, open_store
 from gateway_papers import folder as places
 from gateway_papers.reading import Bounds, Reader, ReadError, read_hocr, read_text
 
@@ -72,22 +72,8 @@ class Settings:
 
 def connect(cache: Path, settings: Settings | None = None) -> sqlite3.Connection:
     """The store (made when missing); with `settings`, emptied first when what it was read with changed."""
-    cache.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(cache / STORE_FILE, timeout=30, check_same_thread=False)
-    connection.row_factory = sqlite3.Row
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")
-    connection.executescript(_SCHEMA)
-    if settings is not None:
-        row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-        if row is None or row[0] != settings.stamp:
-            with connection:
-                for table in ("files", "docs"):
-                    connection.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
-                connection.execute("INSERT INTO docs_fts(docs_fts) VALUES('delete-all')")
-                connection.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (settings.stamp,))
-                _bump(connection)
-    return connection
+    return open_store(cache, STORE_FILE, _SCHEMA, settings.stamp if settings is not None else None,
+                      emptied=("files", "docs"), fts=("docs_fts",), on_emptied=_bump)
 
 
 def reader_of(cache: Path) -> sqlite3.Connection | None:

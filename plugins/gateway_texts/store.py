@@ -20,7 +20,7 @@ from pathlib import Path
 
 from attrs import frozen
 
-from gateway import MASKS_VERSION, Context, mask
+from gateway import MASKS_VERSION, Context, mask, open_store
 from gateway_texts.exports import Bounds, ExportError, read_calls, read_texts
 from gateway_texts.people import normalised
 
@@ -63,23 +63,11 @@ class Found:
 
 
 def connect(ctx: Context) -> sqlite3.Connection:
-    folder = Path(ctx.folders.cache)
-    folder.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(folder / STORE_FILE, timeout=30, check_same_thread=False)
-    connection.row_factory = sqlite3.Row
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")
-    connection.executescript(_SCHEMA)
     # Read again from the exports when the schema, the masks or the region numbers are read in change.
     stamp = f"{SCHEMA_VERSION}/{MASKS_VERSION}/{str(ctx.settings.get('region') or '').upper()}"
-    row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-    if row is None or row[0] != stamp:
-        with connection:
-            for table in ("files", "conversations", "texts", "text_files", "calls", "call_files"):
-                connection.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
-            connection.execute("INSERT INTO texts_fts(texts_fts) VALUES('delete-all')")
-            connection.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (stamp,))
-    return connection
+    return open_store(Path(ctx.folders.cache), STORE_FILE, _SCHEMA, stamp,
+                      emptied=("files", "conversations", "texts", "text_files", "calls", "call_files"),
+                      fts=("texts_fts",))
 
 
 def exports_in(folder: Path | None) -> list[Path]:

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from gateway import MASKS_VERSION, Context, clip, mask
+from gateway import MASKS_VERSION, Context, clip, mask, open_store
 from gateway_time import invoices as invoice_files
 from gateway_time import timewarrior
 
@@ -41,21 +41,8 @@ _lock = threading.Lock()
 
 
 def connect(ctx: Context) -> sqlite3.Connection:
-    folder = Path(ctx.folders.cache)
-    folder.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(folder / STORE_FILE, timeout=30, check_same_thread=False)
-    connection.row_factory = sqlite3.Row
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")
-    connection.executescript(_SCHEMA)
-    stamp = f"{SCHEMA_VERSION}/{MASKS_VERSION}"
-    row = connection.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-    if row is None or row[0] != stamp:
-        with connection:
-            for table in ("files", "intervals", "invoices"):
-                connection.execute(f"DELETE FROM {table}")  # noqa: S608 (fixed names)
-            connection.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (stamp,))
-    return connection
+    return open_store(Path(ctx.folders.cache), STORE_FILE, _SCHEMA, f"{SCHEMA_VERSION}/{MASKS_VERSION}",
+                      emptied=("files", "intervals", "invoices"))
 
 
 def time_files(ctx: Context) -> list[Path]:
