@@ -18,10 +18,12 @@ import email.message
 import email.parser
 import email.policy
 import email.utils
+import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from attrs import frozen
 
@@ -31,8 +33,7 @@ _ID = re.compile(r"<([^<>\s]+)>")
 _HEAD = 64 * 1024
 _KEPT = 200_000  # header facts kept per process; beyond it, forgotten whole (read again when next asked)
 _RESULTS, _RECIPIENTS = 20, 100  # Authentication-Results read, recipients kept, per message
-_kept: dict[tuple[str, int, int], Head] = {}
-_kept_lock = threading.Lock()
+T = TypeVar("T")
 
 
 def ids_in(value: str | None) -> list[str]:
@@ -71,23 +72,40 @@ def head_of(path: Path) -> tuple[tuple[str, ...], str, str] | None:
     return None if head is None else (head.ids, head.subject, head.sender)
 
 
-def facts_of(path: Path) -> Head | None:
-    """A message file's `Head`, from its first 64 KiB; None when it cannot be read. Kept per file (path, size,
-    time) for the process's life: Maildir files are never changed in place."""
-    try:
-        stat = path.stat()
-        key = (str(path), stat.st_size, stat.st_mtime_ns)
-    except OSError:
-        return None
-    found = _kept.get(key)
-    if found is not None:
+class KeptPerFile(Generic[T]):
+    """What `read` makes of a message file's headers (its first 64 KiB), kept per file (path, size, time) for the
+    process's life: Maildir files are never changed in place. None when the file cannot be read. Past `limit`
+    files, everything kept is forgotten at once (read again when next asked)."""
+
+    def __init__(self, read: Callable[[email.message.Message], T], limit: int = _KEPT) -> None:
+        self._read = read
+        self._limit = limit
+        self._kept: dict[tuple[str, int, int], T] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, path: Path) -> T | None:
+        try:
+            stat = os.stat(path)
+            key = (str(path), stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            return None
+        found = self._kept.get(key)
+        if found is not None:
+            return found
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(_HEAD).replace(b"\r\n", b"\n").partition(b"\n\n")[0]
+        except OSError:
+            return None
+        found = self._read(email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head))
+        with self._lock:
+            if len(self._kept) >= self._limit:
+                self._kept.clear()
+            self._kept[key] = found
         return found
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_HEAD).replace(b"\r\n", b"\n").partition(b"\n\n")[0]
-    except OSError:
-        return None
-    headers = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
+
+
+def _facts(headers: email.message.Message) -> Head:
     sender = _text(headers, "from")
     address = email.utils.parseaddr(sender)[1].lower()
     results = [" ".join(str(v).split()) for v in headers.get_all("authentication-results") or []][:_RESULTS]
@@ -96,14 +114,13 @@ def facts_of(path: Path) -> Head | None:
         recipients = tuple(dict.fromkeys(a.strip().lower() for _n, a in email.utils.getaddresses(values) if "@" in a))
     except Exception:  # noqa: BLE001 - a stranger's header: whatever it holds, it names no one
         recipients = ()
-    found = Head(ids_of_headers(*(_text(headers, name) for name in ("message-id", "in-reply-to", "references"))),
+    return Head(ids_of_headers(*(_text(headers, name) for name in ("message-id", "in-reply-to", "references"))),
                  _text(headers, "subject"), sender, address, passed_by(results, address) if address else (),
                  recipients[:_RECIPIENTS])
-    with _kept_lock:
-        if len(_kept) >= _KEPT:
-            _kept.clear()
-        _kept[key] = found
-    return found
+
+
+# A message file's `Head`, from its first 64 KiB; None when it cannot be read (kept per file, see KeptPerFile).
+facts_of: KeptPerFile[Head] = KeptPerFile(_facts)
 
 
 def _text(headers: email.message.Message, name: str) -> str:

@@ -17,24 +17,19 @@ from __future__ import annotations
 import email.parser
 import email.policy
 import email.utils
-import os
 import sqlite3
-import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from gateway import ToolError
+from maildirs.conversations import KeptPerFile
 
 ADDRESSED_HEADERS = ("to", "cc", "delivered-to", "x-original-to")
 HOSTILE, OK, UNJUDGED = "hostile", "ok", ""
 INDEX_FILE = "mail-index.sqlite"  # the mail plugin's index, in its cache folder (<cache>/plugins/mail)
-_HEAD = 64 * 1024
 _MOST_ADDRESSES = 200  # of one message: a header naming more is read up to here
-_KEPT = 200_000
-_kept: dict[tuple[str, int, int], tuple[str, ...]] = {}
-_kept_lock = threading.Lock()
 
 # The table the mail plugin keeps in its index: one row per indexed message, keyed as the index keys its rows
 # (account, folder, the file's name without its flags), with the file's size and time when it was looked at (a
@@ -92,28 +87,8 @@ def addressees_in(headers: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(a for a in found if a))[:_MOST_ADDRESSES]
 
 
-def addressees_of(path: Path) -> tuple[str, ...] | None:
-    """A message file's addressees (`addressees_in`), from its first 64 KiB; None when it cannot be read. Kept per
-    file (path, size, time) for the process's life: Maildir files are never changed in place."""
-    try:
-        stat = os.stat(path)
-        key = (str(path), stat.st_size, stat.st_mtime_ns)
-    except OSError:
-        return None
-    found = _kept.get(key)
-    if found is not None:
-        return found
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_HEAD).replace(b"\r\n", b"\n").partition(b"\n\n")[0]
-    except OSError:
-        return None
-    found = addressees_in(email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head))
-    with _kept_lock:
-        if len(_kept) >= _KEPT:
-            _kept.clear()
-        _kept[key] = found
-    return found
+# A message file's addressees (`addressees_in`), from its first 64 KiB; None when it cannot be read (kept per file).
+addressees_of: KeptPerFile[tuple[str, ...]] = KeptPerFile(addressees_in)
 
 
 def is_addressed(addressees: Iterable[str] | str, shielded: frozenset[str]) -> bool:
