@@ -78,7 +78,8 @@ class Progress:
 
     async def _send(self, item: tuple[float, float | None, str | None]) -> None:
         try:
-            await self.send(*item)
+            with anyio.CancelScope(shield=True):  # a notification begun is finished, not cut by the call's end
+                await self.send(*item)
         except Exception as error:  # the host went away: the call still answers (or ends) on its own
             log.info("progress not sent", error=type(error).__name__)
         self.sent_at = time.monotonic()
