@@ -120,8 +120,8 @@ def _no_ties(_addresses: tuple[str, ...]) -> Mapping[str, frozenset[str]]:
 
 
 # Where `Context.progress` goes: set by the wire around one call whose host asked to hear of progress (its request
-# carried a progress token), unset otherwise. A context variable, so that it follows the call onto the worker thread
-# its tool runs on and into the refresh that runs before it, and no further.
+# carried a progress token), unset otherwise. A context variable, read when the call's Context is made, so that it
+# goes with that Context wherever it runs (a worker thread, a refresh's own thread), and no further.
 ProgressReport = Callable[[float, "float | None", "str | None"], None]
 _progress_report: contextvars.ContextVar[ProgressReport | None] = contextvars.ContextVar(
     "gateway_progress_report", default=None)
@@ -166,6 +166,9 @@ class Context:
     # it, unless its own table names another.
     timezone: str = ""
     ties: Callable[[tuple[str, ...]], Mapping[str, frozenset[str]]] = field(default=_no_ties, repr=False)
+    # Where `progress` goes: taken when the context is made, inside the call (`reporting_progress`), so that a
+    # refresh on a thread of its own reports to the call that started it. The gateway sets it; None: nowhere.
+    progress_to: ProgressReport | None = field(factory=lambda: _progress_report.get(), repr=False, eq=False)
 
     def tied(self, addresses: Iterable[str]) -> Mapping[str, frozenset[str]]:
         """The projects the person tied each of these addresses to, as every enabled plugin keeps them
@@ -193,9 +196,8 @@ class Context:
         put on one line like any text an agent gets, so write it for the person, never with others' words in it.
         Safe from the tool's worker thread and from a refresh; a call that ended has nothing more to tell.
         """
-        report = _progress_report.get()
-        if report is not None:
-            report(done, total, message)
+        if self.progress_to is not None:
+            self.progress_to(done, total, message)
 
     def interruptible(self, connection: Any) -> Any:
         """A context manager: SQLite work on `connection` inside it is interrupted when the call's deadline passes."""

@@ -5,15 +5,18 @@ where reports can be made faster than any tool makes them."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from gateway_mail.demo import write_maildir
 from mcp_types import ProgressNotification
 
 from gateway.testing import read_audit, serve_client, write_config
 from gateway.wire.progress import Progress, progress_of_call
+from tests.plugins.fresh_helpers import claude_session, open_projects
 
 CARD = "4111 1111 1111 1111"
 
@@ -62,6 +65,36 @@ def test_a_host_hears_the_tools_progress_forward_and_masked_and_only_when_it_ask
     assert quiet.content[0].text == "Did 3 steps." and not unasked
     audited = [line["outcome"] for line in read_audit(gateway_home) if line.get("tool") == "test_slow_work"]
     assert audited == ["ok", "ok"]
+
+
+def test_a_first_mail_index_and_a_first_sessions_import_report_their_progress(gateway_home: Path) -> None:
+    home = gateway_home
+    write_maildir(home / "Mail" / "demo", datetime.now(UTC).timestamp())
+    orchard = home / "src" / "orchard"
+    for number in range(4):
+        claude_session(home, f"s{number}", [f"prune the pear, step {number}"], orchard)
+    write_config(home, {"gateway": {"plugins": ["sessions", "mail"]},
+                        "plugins": {"mail": {"accounts": [{"name": "demo", "maildir": str(home / "Mail" / "demo"),
+                                                           "addresses": ["pat@example.org"]}]}}},
+                 open_projects(home))
+    heard: dict[str, list[tuple[float, float | None, str | None]]] = {"mail": [], "sessions": []}
+
+    def listener(kind: str) -> Any:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            heard[kind].append((progress, total, message))
+        return on_progress
+
+    async def session() -> None:
+        async with serve_client(home) as client:
+            await client.call_tool("search_mail", {"query": "garden"}, progress_callback=listener("mail"))
+            await client.call_tool("rousseau_list_sessions", {}, progress_callback=listener("sessions"))
+
+    anyio.run(session)
+    mail, sessions = heard["mail"], heard["sessions"]
+    assert mail and all(message == "Indexing the mail" and total is None for _v, total, message in mail)
+    assert [v for v, _t, _m in mail] == sorted({v for v, _t, _m in mail})
+    assert sessions and sessions[-1][:2] == (4, 4)
+    assert sessions[-1][2] == "Read 4 of 4 session files"
 
 
 def test_a_burst_of_reports_leaves_as_the_latest_and_the_last() -> None:
