@@ -49,8 +49,9 @@ def problems(revision: str, definition: str, value: Any) -> list[str]:
 class RawClient:
     """JSON-RPC on a `gateway serve` subprocess's stdin/stdout, one message a line, every message kept."""
 
-    def __init__(self, home: Path, revision: str) -> None:
+    def __init__(self, home: Path, revision: str, capabilities: dict[str, Any] | None = None) -> None:
         env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
+        self.capabilities = capabilities or {}  # the client's, sent with each 2026-07-28 request
         self.process = subprocess.Popen([sys.executable, "-m", "gateway", "serve"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.revision = revision
@@ -69,7 +70,7 @@ class RawClient:
         if self.revision == MODERN:
             params["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
                                "io.modelcontextprotocol/clientInfo": {"name": "schema-check", "version": "1"},
-                               "io.modelcontextprotocol/clientCapabilities": {}}
+                               "io.modelcontextprotocol/clientCapabilities": self.capabilities}
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
         self.process.stdin.write((json.dumps(message) + "\n").encode())
         self.process.stdin.flush()
