@@ -84,15 +84,18 @@ def _revision(ctx: ServerRequestContext[Any]) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def _progress_sender(ctx: ServerRequestContext[Any]) -> Any:
-    """How this request's progress reaches its host: through the request's own channel, against the token it gave;
-    None when it gave none (then nothing is sent)."""
+def _progress_token(ctx: ServerRequestContext[Any]) -> str | int | None:
+    """The progress token the request gave (`_meta.progressToken`), None when it gave none."""
     params = ctx.params if isinstance(ctx.params, dict) else {}
     meta = params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, dict) else None
-    if not isinstance(token, str | int) or isinstance(token, bool):
-        return None
-    return ctx.session.report_progress
+    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+
+
+def _progress_sender(ctx: ServerRequestContext[Any]) -> Any:
+    """How this request's progress reaches its host: through the request's own channel, against the token it gave;
+    None when it gave none (then nothing is sent)."""
+    return ctx.session.report_progress if _progress_token(ctx) is not None else None
 
 
 def _offset(cursor: str | None) -> int:
@@ -295,11 +298,21 @@ class _Handlers:
     async def call_as_core_task(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
         """2025-11-25: the host asked for a task (`task` in its tools/call): `{"task": Task}` at once."""
         ttl = params.task.ttl if params.task is not None else None
+        token = _progress_token(ctx)
+        notify = None
+        if token is not None:  # the token holds for the task's life; each notice names the task
+            session, related = ctx.session, {}
+
+            async def notify(value: float, total: float | None, message: str | None) -> None:
+                await session.send_notification(types.ProgressNotification(params=types.ProgressNotificationParams(
+                    progress_token=token, progress=value, total=total, message=message, _meta=related)))
         try:
             task = self.tasks.start(self.task_owner(ctx), params.name,
-                                    self.task_work(ctx, params, tasking.CORE_REVISION), ttl)
+                                    self.task_work(ctx, params, tasking.CORE_REVISION), ttl, notify)
         except tasking.TooMany as error:
             raise MCPError(types.INVALID_REQUEST, str(error)) from None
+        if token is not None:
+            related[tasking.RELATED_TASK] = {"taskId": task.task_id}
         return {"task": task.core_json()}
 
     async def call_as_extension_task(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,

@@ -35,8 +35,9 @@ import structlog
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
-from gateway.api.context import reporting_progress
+from gateway.api.context import ProgressReport, reporting_progress
 from gateway.privacy import clip
+from gateway.wire.progress import Send, progress_of_call
 
 log = structlog.get_logger("gateway.wire.tasks")
 
@@ -186,21 +187,24 @@ class TaskStore:
             del self.tasks[finished[0].task_id]
 
     def start(self, owner: Owner, tool: str, work: Callable[[], Awaitable[dict[str, Any]]],
-              ttl_ms: int | None = None) -> Task:
-        """A new task for `owner`, running `work` (the call, giving its result) in the background; raises TooMany."""
+              ttl_ms: int | None = None, notify: Send | None = None) -> Task:
+        """A new task for `owner`, running `work` (the call, giving its result) in the background; raises TooMany.
+        With `notify` (the host gave a progress token), the call's progress is also sent through it, paced as a
+        direct call's is, until the task ends."""
         assert self.group is not None, "tasks are started only while the store is running"
         self._make_room(owner)
         keep = KEEP_MS if ttl_ms is None else max(MIN_KEEP_MS, min(int(ttl_ms), KEEP_MS))
         task = Task(task_id=secrets.token_urlsafe(18), owner=owner, tool=tool, ttl_ms=keep)
         self.tasks[task.task_id] = task
-        self.group.start_soon(self._run, task, work)
+        self.group.start_soon(self._run, task, work, notify)
         return task
 
-    async def _run(self, task: Task, work: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+    async def _run(self, task: Task, work: Callable[[], Awaitable[dict[str, Any]]], notify: Send | None) -> None:
         with task.scope:
             try:
-                with reporting_progress(task.progress):
-                    result = await work()
+                async with progress_of_call(notify) as told:
+                    with reporting_progress(_both(task.progress, told.report) if told else task.progress):
+                        result = await work()
             except MCPError as error:
                 task.finish("failed", error=error.error.model_dump(by_alias=True, mode="json", exclude_none=True),
                             message=clip(error.error.message, STATUS_LIMIT))
@@ -230,6 +234,14 @@ class TaskStore:
 
     def forget(self, task: Task) -> None:
         self.tasks.pop(task.task_id, None)
+
+
+def _both(first: ProgressReport, second: ProgressReport) -> ProgressReport:
+    def report(done: Any, total: Any = None, message: Any = None) -> None:
+        first(done, total, message)
+        second(done, total, message)
+
+    return report
 
 
 def allowed(method: str, revision: str | None) -> bool:

@@ -227,7 +227,8 @@ def test_task_messages_validate_against_the_revisions_schema(tmp_path: Path, rev
                                           "clientInfo": {"name": "schema-check", "version": "1"}})
             client.notify("notifications/initialized")
             created = client.request("tools/call", {"name": "test_slow_work", "arguments": {"steps": 3},
-                                                    "task": {"ttl": 30_000}})["result"]
+                                                    "task": {"ttl": 30_000},
+                                                    "_meta": {"progressToken": "schema-1"}})["result"]
             checked.append(("CreateTaskResult", created))
             task_id = created["task"]["taskId"]
             client.request("tasks/get", {"taskId": task_id})
@@ -239,10 +240,12 @@ def test_task_messages_validate_against_the_revisions_schema(tmp_path: Path, rev
             client.request("tasks/cancel", {"taskId": other})
             checked += [(TASK_RESULT_OF[method], message["result"]) for method, message in client.seen
                         if method in TASK_RESULT_OF and "result" in message]
+            checked += [("ProgressNotification", message) for _method, message in client.seen
+                        if message.get("method") == "notifications/progress"]
     finally:
         client.close()
     assert {definition for definition, _value in checked} >= (
-        {"CreateTaskResult", *TASK_RESULT_OF.values()} if revision == CORE_TASKS
+        {"CreateTaskResult", "ProgressNotification", *TASK_RESULT_OF.values()} if revision == CORE_TASKS
         else {f"{EXTENSION_SCHEMA}:Task", f"{EXTENSION_SCHEMA}:DetailedTask", "Result", "CallToolResult"})
     found = [problem for _method, message in client.seen for problem in problems(revision, "JSONRPCMessage", message)]
     for definition, value in checked:

@@ -26,8 +26,9 @@ EXTENSION = {"extensions": {tasking.EXTENSION: {}}}
 POLL_LIMIT = 120.0  # seconds a poll loop may wait for a task to end before the test fails (never a timing check)
 
 
-def fixtures_on(home: Path, outside_projects: bool = True) -> None:
-    write_config(home, {"gateway": {"plugins": ["conformance"]}, "plugins": {"conformance": {"enabled": True}},
+def fixtures_on(home: Path, outside_projects: bool = True, call_timeout: float = 30) -> None:
+    write_config(home, {"gateway": {"plugins": ["conformance"], "call_timeout": call_timeout},
+                        "plugins": {"conformance": {"enabled": True}},
                         "access": {"outside_projects": outside_projects}})
 
 
@@ -70,7 +71,8 @@ def test_core_tasks_are_declared_created_at_once_polled_listed_and_answered(home
         tools = client.request("tools/list")["result"]["tools"]
         assert {tool["execution"]["taskSupport"] for tool in tools} == {"optional"}
         created = client.request("tools/call", {"name": "test_slow_work", "arguments": {"steps": 5},
-                                                "task": {"ttl": 60_000}})["result"]
+                                                "task": {"ttl": 60_000},
+                                                "_meta": {"progressToken": "garden-1"}})["result"]
         task = created["task"]
         assert task["status"] == "working" and task["ttl"] == 60_000 and len(task["taskId"]) >= 20
         listed = client.request("tasks/list")["result"]["tasks"]
@@ -81,6 +83,11 @@ def test_core_tasks_are_declared_created_at_once_polled_listed_and_answered(home
         done = client.request("tasks/get", {"taskId": task["taskId"]})["result"]
         assert done["status"] == "completed"
         assert "4111" not in done["statusMessage"] and done["statusMessage"].startswith("5 of 5")  # masked progress
+        told = [message["params"] for _method, message in client.seen
+                if message.get("method") == "notifications/progress"]
+        assert told and told[-1]["progress"] == 5 and told[-1]["total"] == 5  # the token holds for the task
+        assert all(p["progressToken"] == "garden-1" and "4111" not in p["message"] for p in told)
+        assert all(p["_meta"][tasking.RELATED_TASK] == {"taskId": task["taskId"]} for p in told)
         unknown = client.request("tasks/get", {"taskId": "not-a-task"})["error"]
         assert unknown["code"] == -32602
     finally:
@@ -111,7 +118,7 @@ def test_core_tasks_are_bounded_in_number_and_a_cancelled_one_has_no_result(home
         client.close()
 
 
-def test_a_tasks_call_goes_through_the_gate_as_a_direct_call_does(tmp_path: Path) -> None:
+def test_a_tasks_call_keeps_the_gate_and_the_deadline_of_a_direct_call(tmp_path: Path) -> None:
     home = tmp_path / "home"
     fixtures_on(home, outside_projects=False)  # the fixtures belong to no project: closed now
     client = started(home, CORE)
@@ -120,9 +127,15 @@ def test_a_tasks_call_goes_through_the_gate_as_a_direct_call_does(tmp_path: Path
                                              "task": {}})["result"]["task"]
         answer = client.request("tasks/result", {"taskId": task["taskId"]})["result"]
         assert answer["isError"] and "Did 2 steps" not in json.dumps(answer)
+        fixtures_on(home, call_timeout=1)  # read again by the next call: a second per call
+        task = client.request("tools/call", {"name": "test_slow_work", "arguments": {"steps": 100},
+                                             "task": {}})["result"]["task"]
+        answer = client.request("tasks/result", {"taskId": task["taskId"]})["result"]
+        assert answer["isError"] and "Did 100 steps" not in json.dumps(answer)
     finally:
         client.close()
-    assert [line["outcome"] for line in read_audit(home) if line.get("tool") == "test_slow_work"] == ["refused"]
+    outcomes = [line["outcome"] for line in read_audit(home) if line.get("tool") == "test_slow_work"]
+    assert outcomes == ["refused", "timeout"]
 
 
 @pytest.mark.parametrize("revision", ["2024-11-05", "2025-06-18"])
