@@ -213,7 +213,22 @@ def _http_session(http: httpx2.Client, url: str) -> str:
     return session
 
 
-def test_over_http_a_task_is_seen_by_the_session_that_started_it_and_no_other(tmp_path: Path) -> None:
+def _modern(http: httpx2.Client, url: str, method: str, params: dict[str, Any], host: str) -> dict[str, Any]:
+    """One 2026-07-28 request (no session: each POST alone), from a host naming the tasks extension."""
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientInfo": {"name": host, "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": EXTENSION}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN,
+               "Mcp-Method": method, "Mcp-Name": str(params.get("name") or params.get("taskId"))}
+    response = http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": method,
+                                    "params": {**params, "_meta": meta}}, headers=headers)
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        return [json.loads(each) for each in data if each][-1]
+    return response.json()
+
+
+def test_over_http_a_task_is_seen_by_whoever_started_it_and_no_other(tmp_path: Path) -> None:
     home = tmp_path / "home"
     fixtures_on(home)
     with served_over_http(home) as (port, token), httpx2.Client(
@@ -242,3 +257,11 @@ def test_over_http_a_task_is_seen_by_the_session_that_started_it_and_no_other(tm
         still, _ = _rpc(http, url, {"jsonrpc": "2.0", "id": 8, "method": "tasks/cancel",
                                     "params": {"taskId": task_id}}, mine)
         assert still["result"]["status"] == "cancelled"  # the stranger's cancel did nothing; its owner's does
+        # 2026-07-28 has no sessions: a task is its token's, profile's and host's.
+        created = _modern(http, url, "tools/call", {"name": "test_slow_work", "arguments": {"steps": 20}}, "ours")
+        assert created["result"]["resultType"] == "task"
+        task_id = created["result"]["taskId"]
+        assert _modern(http, url, "tasks/get", {"taskId": task_id}, "ours")["result"]["taskId"] == task_id
+        assert _modern(http, url, "tasks/get", {"taskId": task_id}, "theirs")["error"]["code"] == -32602
+        assert "error" in _modern(http, url, "tasks/cancel", {"taskId": task_id}, "theirs")
+        assert _modern(http, url, "tasks/cancel", {"taskId": task_id}, "ours")["result"] is not None
