@@ -116,6 +116,10 @@ def test_core_tasks_are_bounded_in_number_and_a_cancelled_one_has_no_result(home
         assert ended(client, room["result"]["task"]["taskId"])["status"] == "completed"
     finally:
         client.close()
+    # A cancelled call is still written down: one line per task cancelled, none given anything.
+    cancelled_lines = [line for line in read_audit(home) if line.get("outcome") == "cancelled"]
+    assert len(cancelled_lines) == tasking.MAX_RUNNING
+    assert all(line["tool"] == "test_slow_work" and line["given"] == [] for line in cancelled_lines)
 
 
 def test_a_tasks_call_keeps_the_gate_and_the_deadline_of_a_direct_call(tmp_path: Path) -> None:
