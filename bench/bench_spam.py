@@ -21,9 +21,12 @@ Then, side by side and interleaved (so both meet the same load):
   interleaved runs from nothing (medians, ratio and the load average: the machine may be shared), then once more
   beside the same work in this process.
 - classifying one message per process, as a delivery rule does, with each model trained on the whole stream:
-  `gateway-spam-classify FILE` (and `python -m spamfilter.classify FILE`), `bogofilter -T -I FILE`, `gateway spam classify FILE` (fewer of these)
-  and `python -c pass` (the interpreter's own start, the floor); wall time (median) and CPU time per process.
-  Every lean verdict is checked against the in-process model's (they must be the same line).
+  the lean command judging in its own process (`--here`: the console script, `python -I -S deliver.py`,
+  `python -m spamfilter.classify`), the same commands handing the message to the long-lived classifier
+  (`gateway-spam-classify --serve`, started here; its own CPU per message is printed beside), `bogofilter -T -I FILE`,
+  `gateway spam classify FILE` (fewer of these) and `python -c pass` / `python -I -S -c pass` (the interpreter's
+  own start, the floor); wall time (median) and CPU time per process. Every lean verdict is checked against the
+  in-process model's (they must be the same line).
 """
 
 from __future__ import annotations
@@ -225,10 +228,21 @@ def _timed(command: list[str], env: dict[str, str]) -> tuple[float, float, subpr
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
 
 
+CLIENT = "python -I -S deliver.py (classifier)"
+FLOOR = "python -I -S -c pass (the floor)"
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user and system) a running process has used so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def per_process(messages: list[tuple[str, bytes, float]], count: int, gateway_count: int,
                 binary: str | None) -> None:
     """Training rates, then classify per process, side by side and interleaved."""
     work = Path(tempfile.mkdtemp(prefix="bench-spam-process-"))
+    daemon = None
     try:
         home = work / "home"
         data = home / ".local" / "share" / "gateway" / "plugins" / "spam"
@@ -256,12 +270,22 @@ def per_process(messages: list[tuple[str, bytes, float]], count: int, gateway_co
         python = sys.executable
         gateway = str(Path(python).with_name("gateway"))
         lean = str(Path(python).with_name("gateway-spam-classify"))
-        kinds = {"gateway-spam-classify": lambda path: [lean, path],
-                 "python -m spamfilter.classify": lambda path: [python, "-m", "spamfilter.classify", path],
-                 "python -c pass (the floor)": lambda path: [python, "-c", "pass"]}
+        deliver = str(ROOT / "plugins" / "spamfilter" / "deliver.py")
+        kinds = {"gateway-spam-classify --here": lambda path: [lean, "--here", path],
+                 "python -I -S deliver.py --here": lambda path: [python, "-I", "-S", deliver, "--here", path],
+                 "python -m spamfilter.classify --here": lambda path: [python, "-m", "spamfilter.classify", "--here",
+                                                                       path],
+                 CLIENT: lambda path: [python, "-I", "-S", deliver, path],
+                 "gateway-spam-classify (classifier)": lambda path: [lean, path],
+                 "python -c pass (the floor)": lambda path: [python, "-c", "pass"],
+                 FLOOR: lambda path: [python, "-I", "-S", "-c", "pass"]}
         if binary:
             kinds["bogofilter -T"] = lambda path: [binary, "-d", str(database), "-T", "-I", path]
         kinds["gateway spam classify"] = lambda path: [gateway, "spam", "classify", path]
+        served = {CLIENT, "gateway-spam-classify (classifier)"}  # these two ask the long-lived classifier
+        daemon = subprocess.Popen([lean, "--serve"], env=env, stderr=subprocess.PIPE, text=True)
+        daemon.stderr.readline()  # "listening on ...": it answers from here on
+        daemon_cpu = 0.0
         walls: dict[str, list[float]] = {k: [] for k in kinds}
         cpus: dict[str, list[float]] = {k: [] for k in kinds}
         mismatches = 0
@@ -274,26 +298,34 @@ def per_process(messages: list[tuple[str, bytes, float]], count: int, gateway_co
             for name, command in kinds.items():
                 if name == "gateway spam classify" and order >= gateway_count:
                     continue
+                before = _process_cpu(daemon.pid) if name in served else 0.0
                 wall, cpu, done = _timed(command(path), env)
+                if name in served:
+                    daemon_cpu += _process_cpu(daemon.pid) - before
                 walls[name].append(wall)
                 cpus[name].append(cpu)
-                if name != "python -c pass (the floor)" and name != "bogofilter -T" and done.stdout.strip() != line:
+                if "pass" not in name and name != "bogofilter -T" and done.stdout.strip() != line:
                     mismatches += 1
                     print(f"  MISMATCH {name} {path}: {done.stdout.strip()!r} != {line!r} {done.stderr[-200:]}")
         print(f"\nclassify one message per process ({len(picked)} messages, interleaved; the gateway's command on "
               f"{min(gateway_count, len(picked))}); verdicts equal to the in-process model's: "
               f"{'all' if not mismatches else f'{mismatches} differ'}")
-        print(f"  {'':34}{'wall median':>14}{'CPU median':>14}")
+        asked = 2 * len(picked)
+        print(f"  {'':40}{'wall median':>14}{'CPU median':>14}")
         for name in kinds:
-            print(f"  {name:34}{statistics.median(walls[name]) * 1000:>11.1f} ms"
+            print(f"  {name:40}{statistics.median(walls[name]) * 1000:>11.1f} ms"
                   f"{statistics.median(cpus[name]) * 1000:>11.1f} ms")
+        print(f"  the long-lived classifier's own CPU per message asked: {daemon_cpu / asked * 1000:.1f} ms (mean of "
+              f"{asked})")
         if binary:
-            lean, bogo = statistics.median(walls["gateway-spam-classify"]), statistics.median(
-                walls["bogofilter -T"])
-            lean_cpu, bogo_cpu = (statistics.median(cpus["gateway-spam-classify"]),
-                                  statistics.median(cpus["bogofilter -T"]))
-            print(f"  ratio lean/bogofilter: wall {lean / bogo:.1f}x, CPU {lean_cpu / max(bogo_cpu, 1e-4):.1f}x")
+            bogo, bogo_cpu = statistics.median(walls["bogofilter -T"]), statistics.median(cpus["bogofilter -T"])
+            for name in ("gateway-spam-classify --here", "python -I -S deliver.py --here", CLIENT, FLOOR):
+                wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+                print(f"  ratio {name} / bogofilter: wall {wall / bogo:.1f}x, CPU {cpu / max(bogo_cpu, 1e-4):.1f}x")
     finally:
+        if daemon is not None:
+            daemon.terminate()
+            daemon.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -26,7 +26,6 @@ WORD = re.compile(r"[^\W_][\w'$.!\-]*[\w$!]|[^\W_]", re.UNICODE)
 URL = re.compile(r"(?:https?|ftp)://([^\s\"'<>/?#]+)([^\s\"'<>]*)", re.IGNORECASE)
 ADDRESS = re.compile(r"([\w.+'-]+)@([\w-]+(?:\.[\w-]+)+)")
 MAX_TEXT = 200_000  # characters of text read from one message: the rest says nothing more
-MAX_MESSAGE = 20 * 1024 * 1024  # bytes read of one file: bigger files are attachments' carriers, not what a filter learns from
 
 
 MAX_PARTS = 1_000  # MIME parts: real mail has tens; a bomb of 100,000 one-byte parts takes Python 25 s to parse
