@@ -111,7 +111,7 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         return {"spam_folders": list(gateway.settings.get("spam_folders", ["Junk", "Spam"])),
                 "ham_folders": list(gateway.settings.get("ham_folders", ["INBOX", "Archive"])),
                 "ham_cutoff": cutoffs()[0], "spam_cutoff": cutoffs()[1], "data": str(gateway.folders.data),
-                "config": str(gateway.folders.config.parent.parent),
+                "config": str(gateway.folders.config.parent.parent), "cache": str(gateway.folders.cache),
                 # The accounts of the config this run of gateway read (`gateway --config PATH` included).
                 "mail_accounts": list(gateway.plugin_settings("mail").get("accounts", []))}
 

@@ -83,6 +83,7 @@ def job_settings(ctx: Context) -> dict[str, Any]:
     accounts_in(table, config_folder(ctx))  # a wrong accounts table is refused before any job starts
     return {"spam_folders": list(ctx.settings["spam_folders"]), "ham_folders": list(ctx.settings["ham_folders"]),
             "ham_cutoff": ham, "spam_cutoff": spam, "data": str(ctx.folders.data), "config": str(config_folder(ctx)),
+            "cache": str(ctx.folders.cache),
             "mail_accounts": list(table.get("accounts", []))}
 
 

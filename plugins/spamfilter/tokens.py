@@ -13,6 +13,10 @@ import email.header
 import re
 from email.message import Message
 
+# The tokenizer's version: a change to what `tokens` gives a message must change it, for stores of tokens read
+# before (the spam plugin's facts.sqlite) are emptied when it changes.
+VERSION = 1
+
 # Headers never tokenized: what filters on the way added (they give the answer away), and routing.
 LEAKING = re.compile(
     r"^(x-spam|x-bogosity|x-dspam|x-crm114|x-spambayes|x-virus|x-amavis|x-razor|x-pyzor|x-dcc|x-mailscanner"
