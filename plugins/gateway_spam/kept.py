@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS facts (
 SEPARATOR = "\n"  # between tokens: no token holds one (`_joined` checks, and keeps no row for a message whose does)
 WRITE_BATCH = 500
 
-Facts = tuple  # (key, digest, time or None, tokens or None), or None for a message that cannot be read
+Facts = tuple  # (key, digest, time or None, tokens or None): `training.facts_of`'s answer for a readable message
 
 
 def signature(path: Path) -> tuple[int, int] | None:
@@ -58,6 +58,8 @@ class Kept:
 
     def __init__(self, folder: Path | str | None) -> None:
         self.connection: sqlite3.Connection | None = None
+        self.given = 0  # files whose facts were given to `put` (read this pass)
+        self._pending: list[tuple] = []
         if folder is None:
             return
         try:
@@ -66,7 +68,6 @@ class Kept:
             os.chmod(Path(folder) / NAME, 0o600)
         except (OSError, sqlite3.Error):
             self.connection = None
-        self._pending: list[tuple] = []
 
     def rows(self, paths: Iterable[str] | None = None) -> dict[str, tuple]:
         """path -> (size, mtime, facts) of every kept file (or of these paths)."""
@@ -86,26 +87,23 @@ class Kept:
         except sqlite3.Error:
             return {}
         for path, size, mtime, readable, key, digest, moment, tokens in rows:
-            if not readable:
-                facts = None
-            else:
-                facts = (key, digest, moment, None if tokens is None else set(tokens.split(SEPARATOR))
-                         if tokens else set())
-            found[path] = (size, mtime, facts)
+            if readable:
+                found[path] = (size, mtime, (key, digest, moment, None if tokens is None
+                                             else set(tokens.split(SEPARATOR)) if tokens else set()))
         return found
 
     def put(self, path: str, stat: tuple[int, int], facts: Facts | None) -> None:
         """Keep one file's facts (written with the next batch, or by `close`)."""
+        self.given += 1
         if self.connection is None:
             return
-        if facts is None:
-            row = (path, *stat, 0, None, None, None, None)
-        else:
-            key, digest, moment, tokens = facts
-            text = None if tokens is None else _joined(tokens)
-            if tokens is not None and text is None:
-                return  # a token with a newline in it: read again next time rather than kept wrong
-            row = (path, *stat, 1, key, digest, moment, text)
+        if facts is None:  # not readable now (gone, refused, broken): read again next time, never kept so
+            return
+        key, digest, moment, tokens = facts
+        text = None if tokens is None else _joined(tokens)
+        if tokens is not None and text is None:
+            return  # a token with a newline in it: read again next time rather than kept wrong
+        row = (path, *stat, 1, key, digest, moment, text)
         self._pending.append(row)
         if len(self._pending) >= WRITE_BATCH:
             self.flush()

@@ -133,6 +133,23 @@ def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[
     return samples, counts
 
 
+def keep(settings: dict[str, Any]) -> int:
+    """Read the corpus's messages the facts store lacks into it (`gateway watch`'s refresh), and forget the files
+    gone; how many were read."""
+    data, config = Path(settings["data"]), Path(settings["config"])
+    accounts = accounts_in({"accounts": settings.get("mail_accounts", [])}, config)
+    places = list(corpus.folder_places(accounts, settings["spam_folders"], settings["ham_folders"]))
+    places += list(corpus.fetched_places(data))
+    kept = Kept(settings.get("cache"))
+    try:
+        for _place, _facts in read_all(places, kept):
+            pass
+        kept.forget_except({str(place.path) for place in places})
+    finally:
+        kept.close()
+    return kept.given
+
+
 def facts_of(place: corpus.Place) -> tuple[str, str, float | None, set[str] | None] | None:
     """What the corpus needs of one message: (key, body digest, time, tokens), time and tokens None when its text
     cannot be read; None when the message cannot be read at all. Parsed once, without its leaking headers (they
