@@ -104,16 +104,20 @@ def run(file: str, data: str | os.PathLike | None = None,
     return _line(file, judge(raw, data, cutoffs))
 
 
-def _connect(sockets, path: str):  # noqa: ANN001, ANN202 (the socket module, or its C half)
-    """A stream connected to the classifier's socket at `path` (by its folder when the path is too long)."""
+def connect(sockets, path: str):  # noqa: ANN001, ANN201 (the socket module, or its C half; a socket)
+    """A stream connected to the classifier's socket at `path`; a path longer than AF_UNIX takes (107 bytes) is
+    named through its folder's descriptor (/proc/self/fd/N/classify.sock), which changes nothing of this process."""
     connection = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     try:
         connection.settimeout(REPLY_TIMEOUT)
         if len(os.fsencode(path)) <= SOCKET_PATH_MAX:
             connection.connect(path)
-        else:  # AF_UNIX takes 107 bytes: name it from its folder (this process has read its file already)
-            os.chdir(os.path.dirname(path))
-            connection.connect(os.path.basename(path))
+        else:
+            folder = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                connection.connect(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
+            finally:
+                os.close(folder)
     except BaseException:
         connection.close()
         raise
@@ -134,7 +138,7 @@ def ask(raw: bytes, data: str, cutoffs: tuple[float | None, float | None] = (Non
         import socket as sockets
     header = b" ".join([PROTOCOL, *(b"-" if c is None else repr(float(c)).encode() for c in cutoffs)]) + b"\n"
     try:
-        connection = _connect(sockets, path)
+        connection = connect(sockets, path)
         try:
             connection.sendall(header + raw)
             connection.shutdown(sockets.SHUT_WR)
