@@ -2,7 +2,7 @@
 
 A delivery rule's process pays for Python's start and, judging a message itself, for the email package and SQLite
 (tens of milliseconds). This process pays for them once: it listens on `classify.sock` in the data folder and
-judges each message the command hands it with `classify.judge`, the very function the command would run, against
+judges each message the command hands it with `verdicts.judge`, the very function the command would run, against
 the model file as it is at that moment (opened per message: a model trained meanwhile is used at once).
 
 Who may ask: the socket is made 0600 and each connection's peer must be this user (the kernel's SO_PEERCRED);
@@ -19,7 +19,7 @@ import os
 import sys
 
 from spamfilter import MAX_MESSAGE
-from spamfilter.classify import ERROR, PROTOCOL, SOCKET, SOCKET_PATH_MAX, judge
+from spamfilter.verdicts import ERROR, PROTOCOL, SOCKET, SOCKET_PATH_MAX, judge
 
 READ_TIMEOUT = 10.0
 AT_ONCE = 8
