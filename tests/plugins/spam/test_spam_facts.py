@@ -151,3 +151,27 @@ def test_spam_review_answers_alike_with_the_store_and_without(gateway_home: Path
     status = gateway.call("spam_status", {})
     model = Model.load(Path(settings["data"]) / "model.sqlite")
     assert status.data["model"]["spam"] == model.spam and status.data["model"]["ham"] == model.ham
+
+
+def test_gateway_watch_once_reads_the_spam_corpus_as_a_person_runs_it(gateway_home: Path) -> None:
+    import subprocess
+    import sys
+
+    from gateway.api.context import home_environment
+    from gateway.testing import write_config
+
+    root = gateway_home / "Mail" / "personal"
+    sample.write_mailbox(root, messages=30)
+    write_config(gateway_home, sample.config(root))
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
+
+    def once() -> str:
+        done = subprocess.run([sys.executable, "-m", "gateway", "watch", "--once"], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return next(line for line in done.stderr.splitlines() if " spam: " in line)
+
+    first = once()
+    assert int(first.split(" spam: ")[1].split()[0]) > 20 and " ms)" in first
+    assert (folders_of(gateway_home).cache / "plugins" / "spam" / kept.NAME).is_file()
+    assert " spam: 0 new" in once()  # a new process: the store already has every file
