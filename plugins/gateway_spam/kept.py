@@ -92,6 +92,16 @@ class Kept:
                                              else set(tokens.split(SEPARATOR)) if tokens else set()))
         return found
 
+    def signatures(self) -> dict[str, tuple[int, int]]:
+        """path -> (size, mtime) of every kept file, without its facts (what a refresh compares)."""
+        if self.connection is None:
+            return {}
+        try:
+            return {path: (size, mtime) for path, size, mtime in
+                    self.connection.execute("SELECT path, size, mtime FROM facts WHERE readable")}
+        except sqlite3.Error:
+            return {}
+
     def put(self, path: str, stat: tuple[int, int], facts: Facts | None) -> None:
         """Keep one file's facts (written with the next batch, or by `close`)."""
         self.given += 1

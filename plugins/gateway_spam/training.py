@@ -142,7 +142,9 @@ def keep(settings: dict[str, Any]) -> int:
     places += list(corpus.fetched_places(data))
     kept = Kept(settings.get("cache"))
     try:
-        for _place, _facts in read_all(places, kept):
+        known = kept.signatures()
+        unread = [place for place in places if known.get(str(place.path)) != signature(place.path)]
+        for _place, _facts in read_all(unread, kept, from_kept=False):
             pass
         kept.forget_except({str(place.path) for place in places})
     finally:
@@ -181,10 +183,12 @@ def _workers() -> int:
     return max(1, min(cores, POOL_LIMIT))
 
 
-def read_all(places: list[corpus.Place], kept: Kept | None = None) -> Iterator[tuple[corpus.Place, tuple | None]]:
+def read_all(places: list[corpus.Place], kept: Kept | None = None,
+             from_kept: bool = True) -> Iterator[tuple[corpus.Place, tuple | None]]:
     """Each place with its facts (`facts_of`), in their order: those `kept` holds for the file as it is taken from
-    it, the others read (by a pool of processes when there are many) and given to `kept`."""
-    known = kept.rows() if kept is not None else {}
+    it (unless `from_kept` is false: the caller chose places it lacks), the others read (by a pool of processes when
+    there are many) and given to `kept`."""
+    known = kept.rows() if kept is not None and from_kept else {}
     found: dict[int, tuple | None] = {}
     unread: list[tuple[int, tuple[int, int] | None]] = []
     for number, place in enumerate(places):
