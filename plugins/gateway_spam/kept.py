@@ -13,6 +13,7 @@ Nothing here may fail a call or a job: a store that cannot be opened, read or wr
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Iterable
@@ -23,7 +24,7 @@ from spamfilter.tokens import VERSION
 from gateway import open_store
 
 NAME = "facts.sqlite"
-STAMP = f"facts 1, tokens {VERSION}"
+STAMP = f"facts 2, tokens {VERSION}"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS facts (
@@ -31,7 +32,8 @@ CREATE TABLE IF NOT EXISTS facts (
     readable INTEGER NOT NULL, key TEXT, digest TEXT, moment REAL, tokens TEXT
 ) WITHOUT ROWID;
 """
-SEPARATOR = "\n"  # between tokens: no token holds one (`_joined` checks, and keeps no row for a message whose does)
+SEPARATOR = "\n"  # between tokens (`_joined` writes a message whose token holds one as a JSON list instead)
+LISTED = "\x00"  # what starts a JSON list of tokens
 WRITE_BATCH = 500
 
 Facts = tuple  # (key, digest, time or None, tokens or None): `training.facts_of`'s answer for a readable message
@@ -46,10 +48,20 @@ def signature(path: Path) -> tuple[int, int] | None:
     return stat.st_size, stat.st_mtime_ns
 
 
-def _joined(tokens: Iterable[str]) -> str | None:
+def _joined(tokens: Iterable[str]) -> str:
+    """The tokens as one text: joined by newlines, or, when a token holds one (a Message-ID's domain can) or the
+    text would start with a NUL, a NUL and then a JSON list."""
     listed = list(tokens)
     text = SEPARATOR.join(listed)
-    return text if text.count(SEPARATOR) == max(0, len(listed) - 1) else None
+    if text.count(SEPARATOR) == max(0, len(listed) - 1) and not text.startswith(LISTED) and "" not in listed:
+        return text
+    return LISTED + json.dumps(listed)
+
+
+def _split(text: str) -> set[str]:
+    if text.startswith(LISTED):
+        return set(json.loads(text[len(LISTED):]))
+    return set(text.split(SEPARATOR)) if text else set()
 
 
 class Kept:
@@ -88,17 +100,17 @@ class Kept:
             return {}
         for path, size, mtime, readable, key, digest, moment, tokens in rows:
             if readable:
-                found[path] = (size, mtime, (key, digest, moment, None if tokens is None
-                                             else set(tokens.split(SEPARATOR)) if tokens else set()))
+                found[path] = (size, mtime, (key, digest, moment, None if tokens is None else _split(tokens)))
         return found
 
     def signatures(self) -> dict[str, tuple[int, int]]:
-        """path -> (size, mtime) of every kept file, without its facts (what a refresh compares)."""
+        """path -> (size, mtime) of every kept file, without its facts (what a refresh compares; a file found
+        unreadable is kept as such, so that watch does not read it again until it changes)."""
         if self.connection is None:
             return {}
         try:
             return {path: (size, mtime) for path, size, mtime in
-                    self.connection.execute("SELECT path, size, mtime FROM facts WHERE readable")}
+                    self.connection.execute("SELECT path, size, mtime FROM facts")}
         except sqlite3.Error:
             return {}
 
@@ -107,13 +119,13 @@ class Kept:
         self.given += 1
         if self.connection is None:
             return
-        if facts is None:  # not readable now (gone, refused, broken): read again next time, never kept so
+        if facts is None:  # not readable: kept so for watch; training reads it again (`rows` leaves it out)
+            self._pending.append((path, *stat, 0, None, None, None, None))
+            if len(self._pending) >= WRITE_BATCH:
+                self.flush()
             return
         key, digest, moment, tokens = facts
-        text = None if tokens is None else _joined(tokens)
-        if tokens is not None and text is None:
-            return  # a token with a newline in it: read again next time rather than kept wrong
-        row = (path, *stat, 1, key, digest, moment, text)
+        row = (path, *stat, 1, key, digest, moment, None if tokens is None else _joined(tokens))
         self._pending.append(row)
         if len(self._pending) >= WRITE_BATCH:
             self.flush()

@@ -175,3 +175,21 @@ def test_gateway_watch_once_reads_the_spam_corpus_as_a_person_runs_it(gateway_ho
     assert int(first.split(" spam: ")[1].split()[0]) > 20 and " ms)" in first
     assert (folders_of(gateway_home).cache / "plugins" / "spam" / kept.NAME).is_file()
     assert " spam: 0 new" in once()  # a new process: the store already has every file
+
+
+def test_a_token_with_a_newline_and_an_unreadable_file_are_kept_as_they_are(gateway_home: Path) -> None:
+    root = gateway_home / "Mail" / "personal"
+    sample.write_mailbox(root, messages=30)
+    folded = (b"From: Relay <relay@example.org>\nSubject: folded id\nMessage-ID: <x1@example.org (added by\n"
+              b"    relay)>\nDate: Tue, 01 Dec 2026 10:00:00 +0000\n\nplain words of a folded message\n")
+    odd = sample.deliver(root / "INBOX", folded, 1.0)
+    nested = b"".join(b'Content-Type: multipart/mixed; boundary="b%d"\n\n--b%d\n' % (i, i) for i in range(80))
+    sample.deliver(root / "Junk", b"From: x@example.com\nSubject: deep\nMIME-Version: 1.0\n" + nested, 2.0)
+    settings = _settings(gateway_home, root)
+    expected = training.facts_of(next(p for p in training.corpus.folder_places(
+        training.accounts_in({"accounts": settings["mail_accounts"]}, gateway_home), ["Junk"], ["INBOX"])
+        if p.path == odd))
+    assert any("\n" in token for token in expected[3])
+    assert training.keep(settings) > 20
+    assert training.keep(settings) == 0  # neither the folded message nor the broken one read again
+    assert _stored(settings)[str(odd)][2] == expected
