@@ -149,16 +149,18 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
     entry[1] = None
     token = changes.begin()  # before the stat pass: a message written during it leaves an event for the next call
     read = itertools.count(1)  # messages looked at: the call's progress while a first index runs
-    index.refresh(connection, found, check=ctx.deadline.check,
+    walked: dict[str, list[maildir.Folder]] = {}
+    index.refresh(connection, found, check=ctx.deadline.check, walked=walked,
                   progress=lambda _step: ctx.progress(next(read), None, "Indexing the mail"))
     folders: list[tuple[str, frozenset[str] | None]] = []
     for account in found:
-        if not account.maildir.is_dir():
+        listed = walked.get(account.name)
+        if listed is None:  # the root was not there when the refresh looked
             folders.append(toward(account.maildir))  # a disk mounted later, a folder made later
             continue
         root = str(account.maildir)
         folders.append((root, None))
-        for folder in maildir.folders(account.maildir):
+        for folder in listed:
             here = folder.path
             while str(here) != root and str(here).startswith(root):
                 folders.append((str(here), None))
