@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from attrs import frozen
+
 from gateway import Answer, Context, ToolError, left_out_sentence
 from gateway_mail.mail import index, maildir, parse
 from gateway_mail.mail.accounts import in_window, next_opening, windows_of
@@ -190,10 +192,29 @@ _READ_AGAIN = ('; quote words with symbols ("word-with-dash"), balance parenthes
                "sides of AND, OR and NOT, or write the query as a notmuch user would (from:, to:, date:2026-01..)")
 
 
-def statement(zone: Any, query: str, where: str, values: list[Any], days: int | None,
-              closed: str, blocked: str, shielded: str = "[]") -> tuple[str, list[Any]]:
-    """search_mail's statement (its LIMIT the last value, left for the caller) and its values; `zone` is the
-    person's, in which dates are read."""
+@frozen
+class Search:
+    """search_mail's two statements for one query: the page (its LIMIT the last value, left for the caller) and the
+    total, counted up to TOTAL_BOUND + 1 (its bound already in its values)."""
+
+    sql: str
+    arguments: list[Any]
+    count_sql: str
+    count_arguments: list[Any]
+
+
+# The total of a query FTS5 answers alone, over every account and with no blocked sender: FTS5's own ids, the kept
+# and shielded ones taken out, counted without reading a message's row (every row of `messages_fts` has its
+# `messages` row: they are written and removed together). The other queries count the page's statement.
+COUNT_MATCHES = ("SELECT count(*) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? {since} "
+                 "AND rowid NOT IN (SELECT value FROM json_each(?)) AND rowid NOT IN (SELECT value FROM json_each(?)) "
+                 "LIMIT ?)")
+
+
+def statements(zone: Any, query: str, where: str, values: list[Any], days: int | None,
+               closed: str, blocked: str, shielded: str = "[]") -> Search:
+    """search_mail's statements for `query` within the scope `where`/`values` (see `_scope`), with the kept
+    (`closed`), blocked and shielded JSON lists; `zone` is the person's, in which dates are read."""
     from gateway_mail.mail.query import plan
 
     asked = plan(query, zone)
@@ -206,11 +227,43 @@ def statement(zone: Any, query: str, where: str, values: list[Any], days: int | 
     if asked.until is not None:  # a second past the end: the date itself is tested exactly in the condition
         bounds += f" AND {rowid} < ?"
         bound_values.append(index.date_key(asked.until) + (1 << index.SAME_SECOND_BITS))
+    matches_alone = asked.match is not None and where == "1" and asked.condition == "1" and blocked == "[]"
     where = f"{where} AND ({asked.condition})"
     rest = [*bound_values, *values, *asked.values, closed, blocked, shielded]
-    if asked.match is not None:
-        return SEARCH.format(since=bounds, where=where), [asked.match, *rest]
-    return SCAN.format(since=bounds, where=where), rest
+    if asked.match is None:
+        sql, arguments = SCAN.format(since=bounds, where=where), rest
+    else:
+        sql, arguments = SEARCH.format(since=bounds, where=where), [asked.match, *rest]
+    if matches_alone:
+        return Search(sql, arguments, COUNT_MATCHES.format(since=bounds),
+                      [asked.match, *bound_values, closed, shielded, TOTAL_BOUND + 1])
+    return Search(sql, arguments, f"SELECT count(*) FROM ({sql})", [*arguments, TOTAL_BOUND + 1])
+
+
+def statement(zone: Any, query: str, where: str, values: list[Any], days: int | None,
+              closed: str, blocked: str, shielded: str = "[]") -> tuple[str, list[Any]]:
+    """search_mail's page statement (its LIMIT the last value, left for the caller) and its values."""
+    search = statements(zone, query, where, values, days, closed, blocked, shielded)
+    return search.sql, search.arguments
+
+
+# Totals already counted, by the index file and its generation and the count's statement and values (the kept,
+# blocked and shielded lists among them): the same search again, on an index that has not changed, is not counted
+# again. A value worked out from the clock (days, a relative date) makes each call's key its own.
+_totals: dict[tuple[Any, ...], int] = {}
+_TOTALS_KEPT = 256
+
+
+def total_of(connection: sqlite3.Connection, generation: tuple[str, int], search: Search) -> int:
+    """How many messages `search` matches, counted up to TOTAL_BOUND + 1 (past the bound: more than it)."""
+    key = (*generation, search.count_sql, *search.count_arguments)
+    found = _totals.get(key)
+    if found is None:
+        found = connection.execute(search.count_sql, search.count_arguments).fetchone()[0]
+        if len(_totals) >= _TOTALS_KEPT:
+            _totals.clear()
+        _totals[key] = found
+    return found
 
 
 def search_answer(ctx: Context, query: str, account: str | None, folder: str | None, days: int | None,
@@ -227,17 +280,16 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         shielded = mail.connection.execute(
             f"{COUNT_SHIELDED} WHERE {where} AND NOT {CLOSED} AND NOT {BLOCKED}",
             [shield_json, *values, closed, blocked_json]).fetchone()[0] if mail.shielded.ids else 0
-        sql, arguments = statement(_zone(ctx), query, where, values, days, closed, blocked_json, shield_json)
+        search = statements(_zone(ctx), query, where, values, days, closed, blocked_json, shield_json)
         try:
-            newest = [r[0] for r in mail.connection.execute(sql, [*arguments, limit])]
+            newest = [r[0] for r in mail.connection.execute(search.sql, [*search.arguments, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
                 "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
             rows = [by_id[i] for i in newest if i in by_id]
             total, more = len(rows), False
             if len(rows) >= limit:
                 # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
-                counted = mail.connection.execute(f"SELECT count(*) FROM ({sql})",
-                                                  [*arguments, TOTAL_BOUND + 1]).fetchone()[0]
+                counted = total_of(mail.connection, mail.generation, search)
                 total, more = min(counted, TOTAL_BOUND), counted > TOTAL_BOUND
         except sqlite3.OperationalError as error:
             if "interrupted" in str(error):

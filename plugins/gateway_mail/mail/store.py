@@ -62,6 +62,8 @@ class Mail:
     missing: tuple[Account, ...] = ()
     shielded: shield.Hidden = shield.NONE
     shield_on: bool = False
+    # The index file and its generation as this call read them: what was worked out from the index is kept by it.
+    generation: tuple[str, int] = ("", 0)
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)
@@ -189,7 +191,7 @@ def opened(ctx: Context) -> Iterator[Mail]:
                 shield.judge_in_background(path, found, shielding, index.connect)
             kept = shield.hidden(connection, key, shielding)
         yield Mail(ctx, found, connection, verdicts, blocked, tuple(a for a in found if not a.maildir.is_dir()),
-                   kept, shielding.on)
+                   kept, shielding.on, key)
 
 
 
