@@ -21,7 +21,8 @@ three, the order of the three turned from one query to the next:
   (what a client holding the bindings pays: no pipe in its figure).
 
 The figure per tool is the median over the queries of each query's median (ratios ours/theirs beside). With
-`--profile FILE`, `gateway serve` runs under cProfile for the rounds and the file is kept for pstats.
+`--profile FILE`, `gateway serve` runs under yappi (`pip install yappi`; every thread, CPU time) and the profile is
+saved for pstats when it stops: `python -m pstats FILE`.
 """
 
 from __future__ import annotations
@@ -67,6 +68,24 @@ QUERIES = [
 ]
 
 
+# `gateway serve` under yappi (every thread: a tool's body runs on a worker thread, which cProfile would not see),
+# CPU time, saved for pstats when its stdin closes.
+PROFILED = """
+import signal, sys, yappi
+from gateway.commands.cli import main
+yappi.set_clock_type("cpu")
+yappi.start(builtins=False, profile_threads=True)
+signal.signal(signal.SIGUSR1, lambda *_: yappi.clear_stats())  # the warm-up's calls left out
+try:
+    main(["serve"])
+except SystemExit:
+    pass
+finally:
+    yappi.stop()
+    yappi.get_func_stats().save(sys.argv[1], type="pstat")
+"""
+
+
 class Gateway:
     """`gateway serve` on stdio, spoken to one JSON-RPC line at a time."""
 
@@ -76,7 +95,7 @@ class Gateway:
         env = {**os.environ, **home_environment(home)}
         command = [sys.executable, "-m", "gateway", "serve"]
         if profile is not None:
-            command = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "gateway", "serve"]
+            command = [sys.executable, "-c", PROFILED, str(profile)]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, env=env, bufsize=0)
         self.number = 0
@@ -205,7 +224,7 @@ def main() -> None:
     parser.add_argument("--muhome", type=Path, default=None, help="mu's home (default WORK/mu)")
     parser.add_argument("--no-mu", action="store_true")
     parser.add_argument("--no-notmuch", action="store_true")
-    parser.add_argument("--profile", type=Path, default=None, help="run gateway serve under cProfile into FILE")
+    parser.add_argument("--profile", type=Path, default=None, help="run gateway serve under yappi into FILE")
     options = parser.parse_args()
 
     work, home = options.work, options.work / "home"
@@ -231,6 +250,11 @@ def main() -> None:
     for name in names:  # warm: every process has read what it reads, once
         for row in queries:
             found[name][row[0]] = tools[name].search(row[column[name]])[2]
+    if options.profile is not None:
+        import signal
+
+        tools["ours"].process.send_signal(signal.SIGUSR1)
+        time.sleep(0.5)
     started = time.monotonic()
     for round_number in range(options.repeat):
         for number, row in enumerate(queries):

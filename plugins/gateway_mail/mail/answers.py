@@ -83,9 +83,11 @@ def _zone(ctx: Context) -> Any:
     return zone.zone_of(ctx.settings, ctx.timezone)
 
 
-def _hit(ctx: Context, row: Any) -> dict[str, Any]:
+def _hit(ctx: Context, row: Any, zone: Any = None) -> dict[str, Any]:
+    """One message as lists show it; `zone` the person's (looked up once per answer: finding the computer's reads
+    /etc/localtime's link)."""
     hit = {
-        "address": address_of(row), "date": parse.timestamp(row["date"], _zone(ctx)), "account": row["account"],
+        "address": address_of(row), "date": parse.timestamp(row["date"], zone or _zone(ctx)), "account": row["account"],
         "folder": ctx.one_line(row["folder"], FIELD_LIMIT), "flags": row["flags"],
         "from": ctx.one_line(f"{row['sender_name']} <{row['sender']}>" if row["sender_name"] else row["sender"],
                              FIELD_LIMIT),
@@ -280,7 +282,8 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         shielded = mail.connection.execute(
             f"{COUNT_SHIELDED} WHERE {where} AND NOT {CLOSED} AND NOT {BLOCKED}",
             [shield_json, *values, closed, blocked_json]).fetchone()[0] if mail.shielded.ids else 0
-        search = statements(_zone(ctx), query, where, values, days, closed, blocked_json, shield_json)
+        zone = _zone(ctx)
+        search = statements(zone, query, where, values, days, closed, blocked_json, shield_json)
         try:
             newest = [r[0] for r in mail.connection.execute(search.sql, [*search.arguments, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
@@ -296,7 +299,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
                 raise
             # SQLite's own words name its parser's insides: the person is told what to write instead.
             raise ToolError(f"the query cannot be read as a search{_READ_AGAIN}") from error
-        hits = [_hit(ctx, row) for row in rows]
+        hits = [_hit(ctx, row, zone) for row in rows]
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
     if total == len(hits) and not more:
@@ -462,8 +465,8 @@ def attachment_answer(ctx: Context, address: str, part: int) -> Answer:
     return Answer("\n".join(lines), data, given=[shown_address])
 
 
-def _porch_item(ctx: Context, row: Any) -> dict[str, Any]:
-    hit = _hit(ctx, row)
+def _porch_item(ctx: Context, row: Any, zone: Any = None) -> dict[str, Any]:
+    hit = _hit(ctx, row, zone)
     return {key: hit[key] for key in ("address", "date", "account", "folder", "from", "subject")}
 
 
@@ -535,9 +538,10 @@ def porch_answer(ctx: Context, open: bool = False) -> Answer:  # noqa: A002 - si
                          f"{codes} code{'s' if codes != 1 else ''} arrived, {found['left_out']} left out, "
                          f"{found['blocked']} from blocked senders, {found['set_aside']} set aside ({aside}).")
             if full:
-                entry["new_messages"] = [_porch_item(ctx, r) for r in found["new_rows"]]
-                entry["unanswered_messages"] = [_porch_item(ctx, r) for r in found["unanswered_rows"]]
-                entry["code_messages"] = [{"from": _hit(ctx, r)["from"], "date": parse.timestamp(r["date"], _zone(ctx))}
+                zone = _zone(ctx)
+                entry["new_messages"] = [_porch_item(ctx, r, zone) for r in found["new_rows"]]
+                entry["unanswered_messages"] = [_porch_item(ctx, r, zone) for r in found["unanswered_rows"]]
+                entry["code_messages"] = [{"from": _hit(ctx, r, zone)["from"], "date": parse.timestamp(r["date"], zone)}
                                           for r in found["codes_rows"]]
                 for title, items in (("New", entry["new_messages"]),
                                      ("Waiting for an answer", entry["unanswered_messages"])):
