@@ -20,6 +20,10 @@ three, the order of the three turned from one query to the next:
   sort=NEWEST_FIRST)` for the first 20 messages' ids, plus `count_messages(query)`, measured inside that process
   (what a client holding the bindings pays: no pipe in its figure).
 
+Beside the wall times, the CPU time each server's process used over the rounds, per call (/proc/PID/stat): on a
+machine shared with other work, the wall time of a call that crosses threads and processes also holds the waits
+for a core, which the CPU time does not.
+
 The figure per tool is the median over the queries of each query's median (ratios ours/theirs beside). With
 `--profile FILE`, `gateway serve` runs under yappi (`pip install yappi`; every thread, CPU time) and the profile is
 saved for pstats when it stops: `python -m pstats FILE`.
@@ -40,7 +44,7 @@ from pathlib import Path
 
 # (ours, notmuch, mu): the same question as each tool's users write it. The rare word is in one message of the
 # corpus (so about 17 of 100,000, each copy under its own Message-ID).
-RARE = "astrophysicist"
+RARE = "cheapside"
 QUERIES = [
     ("money", "money", "money"),
     ("linux", "linux", "linux"),
@@ -216,6 +220,12 @@ class Notmuch:
         self.process.wait(timeout=60)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far (/proc/PID/stat), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -249,12 +259,19 @@ def main() -> None:
     found: dict[str, dict[str, str]] = {name: {} for name in names}
     for name in names:  # warm: every process has read what it reads, once
         for row in queries:
-            found[name][row[0]] = tools[name].search(row[column[name]])[2]
+            for attempt in range(6):  # the gateway's first call works out the gate's verdicts over the whole index
+                try:
+                    found[name][row[0]] = tools[name].search(row[column[name]])[2]
+                    break
+                except RuntimeError as error:
+                    if "longer than" not in str(error) or attempt == 5:
+                        raise
     if options.profile is not None:
         import signal
 
         tools["ours"].process.send_signal(signal.SIGUSR1)
         time.sleep(0.5)
+    used = {name: cpu_seconds(tools[name].process.pid) for name in names}
     started = time.monotonic()
     for round_number in range(options.repeat):
         for number, row in enumerate(queries):
@@ -263,6 +280,8 @@ def main() -> None:
                 took, _shown, _total = tools[name].search(row[column[name]])
                 times[name][row[0]].append(took)
     elapsed = time.monotonic() - started
+    calls = options.repeat * len(queries)
+    used = {name: (cpu_seconds(tools[name].process.pid) - used[name]) / calls for name in names}
     for tool in tools.values():
         tool.close()
 
@@ -277,6 +296,10 @@ def main() -> None:
     line = "median of the queries' medians: " + ", ".join(f"{n} {medians[n] * 1000:.2f} ms" for n in names)
     ratios = [f"ours/{n} {medians['ours'] / medians[n]:.2f}" for n in names if n != "ours"]
     print(line + (f" ({', '.join(ratios)})" if ratios else ""))
+    print("CPU time a call costs the server's process (user + system, over all the rounds; on a shared machine "
+          "wall time also holds the wait for other work): "
+          + ", ".join(f"{n} {used[n] * 1000:.2f} ms" for n in names)
+          + "".join(f" (ours/{n} {used['ours'] / used[n]:.2f})" for n in names if n != "ours" and used[n]))
     rare_line = ", ".join(f"{n} {statistics.median(times[n][rare]) * 1000:.2f} ms" for n in names)
     print(f"rare word {rare!r}: {rare_line} (target for ours: <= 1 ms)")
     if options.profile:
