@@ -83,6 +83,11 @@ def _zone(ctx: Context) -> Any:
     return zone.zone_of(ctx.settings, ctx.timezone)
 
 
+# What a hit shows (and its address, for a message without a Message-ID): the page's rows are read with these
+# columns only, not with every recipient and attachment a message's row holds.
+HIT_COLUMNS = "id, account, folder, sub, filename, flags, message_id, date, sender, sender_name, subject, auth, encrypted"
+
+
 def _hit(ctx: Context, row: Any, zone: Any = None) -> dict[str, Any]:
     """One message as lists show it; `zone` the person's (looked up once per answer: finding the computer's reads
     /etc/localtime's link)."""
@@ -287,7 +292,8 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         try:
             newest = [r[0] for r in mail.connection.execute(search.sql, [*search.arguments, limit])]
             by_id = {r["id"]: r for r in mail.connection.execute(
-                "SELECT * FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(newest),))}
+                f"SELECT {HIT_COLUMNS} FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(newest),))}
             rows = [by_id[i] for i in newest if i in by_id]
             total, more = len(rows), False
             if len(rows) >= limit:
