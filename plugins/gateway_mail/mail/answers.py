@@ -254,23 +254,29 @@ def statement(zone: Any, query: str, where: str, values: list[Any], days: int | 
     return search.sql, search.arguments
 
 
-# Totals already counted, by the index file and its generation and the count's statement and values (the kept,
-# blocked and shielded lists among them): the same search again, on an index that has not changed, is not counted
-# again. A value worked out from the clock (days, a relative date) makes each call's key its own.
+# Counts already made (totals, and what a scope keeps, blocks and shields), by the index file and its generation and
+# the count's statement and values (the kept, blocked and shielded lists among them): the same search again, on an
+# index that has not changed, is not counted again. A value worked out from the clock (days, a relative date) makes
+# each call's key its own.
 _totals: dict[tuple[Any, ...], int] = {}
 _TOTALS_KEPT = 256
 
 
-def total_of(connection: sqlite3.Connection, generation: tuple[str, int], search: Search) -> int:
-    """How many messages `search` matches, counted up to TOTAL_BOUND + 1 (past the bound: more than it)."""
-    key = (*generation, search.count_sql, *search.count_arguments)
+def remembered(connection: sqlite3.Connection, generation: tuple[str, int], sql: str, arguments: list[Any]) -> int:
+    """A count's value, worked out once per index generation, statement and values."""
+    key = (*generation, sql, *arguments)
     found = _totals.get(key)
     if found is None:
-        found = connection.execute(search.count_sql, search.count_arguments).fetchone()[0]
+        found = connection.execute(sql, arguments).fetchone()[0]
         if len(_totals) >= _TOTALS_KEPT:
             _totals.clear()
         _totals[key] = found
     return found
+
+
+def total_of(connection: sqlite3.Connection, generation: tuple[str, int], search: Search) -> int:
+    """How many messages `search` matches, counted up to TOTAL_BOUND + 1 (past the bound: more than it)."""
+    return remembered(connection, generation, search.count_sql, search.count_arguments)
 
 
 def search_answer(ctx: Context, query: str, account: str | None, folder: str | None, days: int | None,
@@ -280,13 +286,15 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
     with opened(ctx) as mail:
         where, values = _scope(mail, account, folder, days)
         closed, blocked_json = mail.closed_json, mail.blocked_json
-        left_out = mail.connection.execute(f"{COUNT_CLOSED} WHERE {where}", [closed, *values]).fetchone()[0]
-        blocked = mail.connection.execute(f"{COUNT_BLOCKED} WHERE {where} AND NOT {CLOSED}",
-                                          [blocked_json, *values, closed]).fetchone()[0] if mail.blocked_senders else 0
+        # What the scope keeps, blocks and shields, whatever the words: remembered like the totals (the same scope
+        # on an unchanged index, the same counts).
+        left_out = remembered(mail.connection, mail.generation, f"{COUNT_CLOSED} WHERE {where}", [closed, *values])
+        blocked = remembered(mail.connection, mail.generation, f"{COUNT_BLOCKED} WHERE {where} AND NOT {CLOSED}",
+                             [blocked_json, *values, closed]) if mail.blocked_senders else 0
         shield_json = mail.shield_json
-        shielded = mail.connection.execute(
-            f"{COUNT_SHIELDED} WHERE {where} AND NOT {CLOSED} AND NOT {BLOCKED}",
-            [shield_json, *values, closed, blocked_json]).fetchone()[0] if mail.shielded.ids else 0
+        shielded = remembered(mail.connection, mail.generation,
+                              f"{COUNT_SHIELDED} WHERE {where} AND NOT {CLOSED} AND NOT {BLOCKED}",
+                              [shield_json, *values, closed, blocked_json]) if mail.shielded.ids else 0
         zone = _zone(ctx)
         search = statements(zone, query, where, values, days, closed, blocked_json, shield_json)
         try:

@@ -103,6 +103,9 @@ def test_a_total_counted_before_a_change_is_not_given_after_it(gateway_home: Pat
     assert gateway.call("search_mail", {"query": "cider", "limit": 1}).data["total"] == expected + 1
     delivered.unlink()
     assert gateway.call("search_mail", {"query": "cider", "limit": 1}).data["total"] == expected
+    kept = gateway.call("search_mail", {"query": "cider", "limit": 1}).data["left_out"]
+    sample.deliver(inbox, sample.message(sender=SENDERS[1], subject="Kept", body="cider"))  # the closed sender
+    assert gateway.call("search_mail", {"query": "cider", "limit": 1}).data["left_out"] == kept + 1
     flagged = gateway.call("search_mail", {"query": "cider is:flagged", "limit": 1}).data["total"]
     assert flagged == 0
     first = next(p for p in (inbox / "cur").iterdir() if b"ada@example.net" in p.read_bytes())
