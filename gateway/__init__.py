@@ -7,7 +7,8 @@ the consent gate and the privacy toolkit.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # not typing's: `import gateway` imports nothing (see _EXPORTS)
 
 __version__ = "0.1.0"
 
@@ -31,8 +32,10 @@ _EXPORTS = {
     "Refresh": "gateway.api.refresh", "Refreshed": "gateway.api.refresh", "Source": "gateway.api.refresh",
     "watched_signature": "gateway.api.refresh", "Changes": "gateway.api.changes", "Names": "gateway.api.changes",
     "merged": "gateway.api.changes", "toward": "gateway.api.changes",
+    "replayable": "gateway.commands.replay",
 }
-_RENAMED = {"words_pattern": ("gateway.gate.traits", "_pattern")}
+_RENAMED = {"words_pattern": ("gateway.gate.traits", "_pattern"),
+            "REPLAY_SECONDS": ("gateway.commands.replay", "SECONDS")}
 
 
 def __getattr__(name: str) -> object:
@@ -65,6 +68,8 @@ if TYPE_CHECKING:  # what type checkers and editors read; at run time the names 
     )
     from gateway.api.kit import GateMemo, left_out_sentence, open_store, plural
     from gateway.api.refresh import Refresh, Refreshed, Source, watched_signature
+    from gateway.commands.replay import SECONDS as REPLAY_SECONDS
+    from gateway.commands.replay import replayable
     from gateway.gate.access import Gate, Kept, Project
     from gateway.gate.routes import path_forms
     from gateway.gate.traits import MASK_LABELS, Person, Reason, Traits, closed_by_hidden_words, may_take
@@ -83,6 +88,7 @@ __all__ = [
     "watched_signature",
     "words_pattern",
     "MASKS_VERSION",
+    "REPLAY_SECONDS",
     "Answer",
     "Context",
     "Detected",
@@ -115,5 +121,6 @@ __all__ = [
     "open_store",
     "path_forms",
     "plural",
+    "replayable",
     "tool",
 ]
