@@ -35,6 +35,9 @@ APP_NAME = "gateway"  # the folders' name: gateway.api.context.APP_NAME (a test 
 FORMAT = 1
 SECONDS = "\x00seconds\x00"  # where the kept answer says how long the command took: said again with its own time
 _SETTLE_NS = 2_000_000_000
+# The command line this process runs as `gateway` (set by `replayed`, which gateway.commands.start calls first):
+# None in a process that did not start so (a test's CliRunner, a program), which keeps nothing.
+_running: list[str] | None = None
 # What chooses the gateway's folders, its config and how it speaks: a command line run under other values is
 # another command.
 _ENVIRONMENT = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "LANG", "LC_ALL",
@@ -78,7 +81,9 @@ def _signature(path: str) -> tuple[int, int, int, int] | None:
 
 def replayed(arguments: list[str]) -> bool:
     """Print the kept answer of this command line, if there is one and nothing it depends on has changed."""
+    global _running
     started = time.perf_counter()
+    _running = list(arguments)
     key = _key(arguments)
     try:
         with open(os.path.join(_cache_folder(), _file_of(key)), "rb") as handle:
@@ -102,8 +107,10 @@ def record(output: str, watched: Iterable[Path | str], config: Path | None) -> b
     trusted, and a kept answer that cannot be written is left out (the command runs in full next time)."""
     from pathlib import Path
 
+    if _running is None:
+        return False
     folder = Path(_cache_folder())
-    key = _key(sys.argv[1:])
+    key = _key(_running)
     now = time.time_ns()
     paths = [str(p) for p in watched]
     if config is not None:
