@@ -57,7 +57,6 @@ EXPECTED_FAILURES = {
                               "files (the projects manifest), which an agent cannot answer for",
     "elicitation-sep1034-defaults": "no elicitation (see tools-call-elicitation)",
     "elicitation-sep1330-enums": "no elicitation (see tools-call-elicitation)",
-    "tools-call-with-progress": "plugins' tools report no progress to hosts: a call is bounded by its deadline",
 }
 
 

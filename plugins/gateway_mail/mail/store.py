@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import sqlite3
 import time
@@ -147,7 +148,9 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
         return
     entry[1] = None
     token = changes.begin()  # before the stat pass: a message written during it leaves an event for the next call
-    index.refresh(connection, found, check=ctx.deadline.check)
+    read = itertools.count(1)  # messages looked at: the call's progress while a first index runs
+    index.refresh(connection, found, check=ctx.deadline.check,
+                  progress=lambda _step: ctx.progress(next(read), None, "Indexing the mail"))
     folders: list[tuple[str, frozenset[str] | None]] = []
     for account in found:
         if not account.maildir.is_dir():
