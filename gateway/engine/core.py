@@ -27,6 +27,7 @@ from gateway.api.items import (
     wants_context,
 )
 from gateway.api.refresh import Refreshing
+from gateway.engine import log as _log  # noqa: F401 (stderr for every log line, set up when imported)
 from gateway.engine.arguments import check_arguments, check_output
 from gateway.engine.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
 from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp

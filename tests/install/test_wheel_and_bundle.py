@@ -157,4 +157,4 @@ def test_server_json_names_the_pypi_package_and_the_readmes_mcp_name() -> None:
     named = re.findall(r"mcp-name:\s*(\S+)", (ROOT / "README.md").read_text())
     assert named == [server["name"]]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts.get(package["identifier"]) == "gateway.commands.cli:main"  # `uvx --from ... mcp-gateway serve` runs it
+    assert scripts.get(package["identifier"]) == "gateway.commands.start:main"  # `uvx --from ... mcp-gateway serve` runs it
