@@ -6,6 +6,7 @@ is checked against the envelope and against the result type of its method."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -39,8 +40,14 @@ TASK_RESULT_OF = {"tasks/get": "GetTaskResult", "tasks/list": "ListTasksResult",
 EXTENSION_SCHEMA = "ext-tasks-2026-07-28"  # the tasks extension's definitions (see the README beside the schemas)
 
 
+@functools.cache
+def _schema(revision: str) -> dict[str, Any]:
+    return json.loads((SCHEMAS / f"{revision}.json").read_text())
+
+
+@functools.cache  # one validator a definition: it keeps the references it has resolved
 def validator(revision: str, definition: str) -> jsonschema.protocols.Validator:
-    schema = json.loads((SCHEMAS / f"{revision}.json").read_text())
+    schema = _schema(revision)
     defs = "$defs" if "$defs" in schema else "definitions"
     assert definition in schema[defs], f"{definition} is not in the {revision} schema"
     root = {**schema, "$ref": f"#/{defs}/{definition}"}
