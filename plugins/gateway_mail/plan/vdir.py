@@ -349,6 +349,17 @@ _UNUSUAL = re.compile(r'[\\"]|\r(?!\n)|\n[ \t]')
 _PLAIN_LIMIT = 200  # lines of a file the scan takes on (a bigger one is icalendar's)
 
 
+class _Text(str):
+    """A TEXT value of a plain file as icalendar's `vText` gives it to `_item` (its string, unescaped: it has no
+    escape; and its parameters), without the rest of what a `vText` is made with."""
+
+    __slots__ = ("params",)
+
+
+_factories: dict[tuple[str, str | None], Any] = {}
+_NO_PARAMETERS: Mapping[str, Any] = {}  # read only: what `_item` asks of a value written without parameters
+
+
 class _Plain:
     """What `_item` and `alarms_of` ask of an icalendar component, for a plain file's scan."""
 
@@ -375,7 +386,7 @@ def simple(raw: bytes, collection: str, path: str) -> list[Item] | None:
     if len(lines) > _PLAIN_LIMIT or not lines or lines[0].upper() != "BEGIN:VCALENDAR" \
             or lines[-1].upper() != "END:VCALENDAR":
         return None
-    from icalendar import Component, Parameters
+    from icalendar import Component, Parameters, vText
 
     factories = Component.types_factory
     stack: list[_Plain] = []
@@ -411,9 +422,17 @@ def simple(raw: bytes, collection: str, path: str) -> list[Item] | None:
                                      (part.partition("=") for part in params[1:].split(";"))})
             if "TZID" in parameters:
                 return None
-        factory = factories.for_property(name, parameters.value if parameters is not None else None)
+        key = (name, parameters.value if parameters is not None else None)
+        factory = _factories.get(key)
+        if factory is None:
+            factory = _factories[key] = factories.for_property(*key)
         if getattr(factory, "get_value_from_content_line", None) is not None:
             return None
+        if factory is vText:  # vText.from_ical of a value with no escape is that value
+            made = _Text(value)
+            made.params = parameters if parameters is not None else _NO_PARAMETERS
+            stack[-1].properties[name] = made
+            continue
         try:
             if name == "CATEGORIES":
                 from icalendar.parser.property import split_on_unescaped_comma
