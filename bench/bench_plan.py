@@ -18,6 +18,8 @@ A seeded generator (gateway_mail.plan.sample.generate) writes the vdirs; then, o
   a new install), interleaved over --cold-runs runs (the machine is shared: each pair meets the same load),
   medians, their ratio and the load average. Ours: `list_tasks` in a new process (its imports left out) until
   nothing is pending, the pool of parsing processes included; theirs: `todo --porcelain list`, a new process.
+  Beside the times, the CPU time each side spent (ours with its parsing processes', theirs with its start and
+  imports): on a shared machine the times follow the load, the CPU time much less.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -97,32 +100,50 @@ def child(home: Path) -> None:
     print(json.dumps({label: timed_call(served, *call) for label, call in CALLS.items()}))
 
 
+def cpu_seconds(who: int) -> float:
+    used = resource.getrusage(who)
+    return used.ru_utime + used.ru_stime
+
+
 def first_child(home: Path) -> None:
-    """One new process with no cache: the first reading of the tasks, calls until nothing is pending."""
+    """One new process with no cache: the first reading of the tasks, calls until nothing is pending; its time, and
+    its CPU time with its parsing processes' (the fork server stopped and waited for, which has waited for them)."""
     os.environ.update(environment(home))
     import gateway_mail.plan.answers  # noqa: F401
     import gateway_mail.plan.tasks  # noqa: F401
 
     served = gateway_of(home)
     served.call("now", {})
+    before = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN)
     total, calls = first_reading(served, *CALLS["list_tasks now"])
-    print(json.dumps({"seconds": total, "calls": calls}))
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)  # the standard library's own tests stop it so
+    if stop is not None:
+        stop()
+    cpu = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN) - before
+    print(json.dumps({"seconds": total, "calls": calls, "cpu": cpu if stop is not None else None}))
 
 
 def cold_pairs(home: Path, todo_config: Path, runs: int) -> None:
     """Our first reading and todoman's first `todo list`, interleaved, each with no cache; medians and ratio."""
-    ours, theirs, calls = [], [], []
+    ours, theirs, calls, our_cpu, their_cpu = [], [], [], [], []
     loads = [os.getloadavg()[0]]
+
     def mine() -> None:
         shutil.rmtree(home / ".cache", ignore_errors=True)
         done = json.loads(subprocess.run([sys.executable, __file__, "--first-child", str(home)], capture_output=True,
                                          text=True, check=True, timeout=1800).stdout)
         ours.append(done["seconds"])
         calls.append(done["calls"])
+        if done["cpu"] is not None:
+            our_cpu.append(done["cpu"])
 
     def todoman() -> None:
         (home / "todoman-cache.sqlite3").unlink(missing_ok=True)
+        before = cpu_seconds(resource.RUSAGE_CHILDREN)
         theirs.append(run([str(BIN / "todo"), "--config", str(todo_config), "--porcelain", "list"], home))
+        their_cpu.append(cpu_seconds(resource.RUSAGE_CHILDREN) - before)
 
     for number in range(runs):  # each goes first every other run: neither always meets the load's drift first
         for step in ((mine, todoman) if number % 2 == 0 else (todoman, mine)):
@@ -136,6 +157,11 @@ def cold_pairs(home: Path, todo_config: Path, runs: int) -> None:
     print(f"  {'todo --porcelain list':<28}{other:>8.2f} s median  ({', '.join(f'{t:.2f}' for t in theirs)} s)")
     print(f"  ratio gateway / todoman: {ours_median / other:.2f}x (pairwise: "
           f"{', '.join(f'{a / b:.2f}' for a, b in zip(ours, theirs, strict=True))})")
+    if our_cpu:  # what the load moves least: the CPU each side spent, its parsing processes' included
+        print(f"  CPU time (user + system): gateway {statistics.median(our_cpu):.2f} s median "
+              f"({', '.join(f'{t:.2f}' for t in our_cpu)}), todoman {statistics.median(their_cpu):.2f} s "
+              f"({', '.join(f'{t:.2f}' for t in their_cpu)}); ratio "
+              f"{statistics.median(our_cpu) / statistics.median(their_cpu):.2f}x")
 
 
 def run(command: list[str], home: Path) -> float:
