@@ -173,6 +173,27 @@ def run(command: list[str], home: Path) -> float:
     return elapsed
 
 
+def parse_cpu(home: Path, files: int) -> None:
+    """CPU time a file of the generated tasks costs a parsing process (what the pool's processes do for each file):
+    read by the plain files' scan, and by icalendar's whole reading, in turns, one process."""
+    from gateway_mail.plan import vdir
+
+    paths = sorted(str(p) for p in (home / "vdir" / "tasks").glob("*/*.ics"))[:files]
+    scan = vdir.simple
+    times: dict[str, list[float]] = {"scan": [], "icalendar": []}
+    for _ in range(3):
+        for label, reader in (("scan", scan), ("icalendar", lambda *_: None)):
+            vdir.simple = reader
+            started = time.process_time()
+            for path in paths:
+                vdir._parsed(path, "list")
+            times[label].append((time.process_time() - started) / len(paths) * 1000)
+    vdir.simple = scan
+    print(f"\nCPU a file in a parsing process ({len(paths):,} tasks, median of 3 turns): the scan "
+          f"{statistics.median(times['scan']):.3f} ms, icalendar {statistics.median(times['icalendar']):.3f} ms; "
+          f"ratio {statistics.median(times['scan']) / statistics.median(times['icalendar']):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=int, default=20_000)
@@ -181,6 +202,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="keep the generated home here")
     parser.add_argument("--cold-runs", type=int, default=3, help="first readings side by side with todoman's")
     parser.add_argument("--only-first", action="store_true", help="only the first readings beside todoman's")
+    parser.add_argument("--parse-cpu", type=int, default=0, metavar="FILES",
+                        help="only the CPU a task file costs to parse, scan against icalendar, on so many files")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--first-child", type=Path, default=None, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -204,6 +227,9 @@ def main() -> None:
     todo_config, khal_config = home / "todoman.py", home / "khal.conf"
     todo_config.write_text(f'path = "{home / "vdir" / "tasks"}/*"\ndate_format = "%Y-%m-%d"\n'
                            f'time_format = "%H:%M"\ncache_path = "{home / "todoman-cache.sqlite3"}"\n')
+    if arguments.parse_cpu:
+        parse_cpu(home, arguments.parse_cpu)
+        return
     if arguments.only_first:
         cold_pairs(home, todo_config, arguments.cold_runs)
         if arguments.work is None:
