@@ -148,17 +148,20 @@ class _Lines:
 
     def __init__(self) -> None:
         self.files: dict[str, dict[int, tuple[str, str]] | None] = {}
+        self.masked: dict[str, str] = {}  # each line's words masked once, however often it rings
 
     def named(self, entry: Entry) -> Entry:
+        from gateway import mask
+
         lines = self.files.get(entry.file, False)
         if lines is False:
             lines = self.files[entry.file] = _idents(entry.file, entry.shown_file)
         if not lines or entry.line not in lines:
             return entry
-        from gateway import mask
-
         ident, written = lines[entry.line]
-        return evolve(entry, ident=ident, written=mask(written))
+        if ident not in self.masked:
+            self.masked[ident] = mask(written)
+        return evolve(entry, ident=ident, written=self.masked[ident])
 
 
 def _idents(file: str, shown_file: str) -> dict[int, tuple[str, str]] | None:
