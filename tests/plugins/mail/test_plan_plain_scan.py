@@ -133,3 +133,24 @@ LINES = [
 @given(st.lists(st.sampled_from(LINES), max_size=14), st.sampled_from(["VTODO", "VEVENT"]))
 def test_the_scan_agrees_with_icalendar_on_any_mix_of_plain_lines(lines: list[str], kind: str) -> None:
     _same(_file(*lines, kind=kind))
+
+
+def test_files_the_real_todoman_writes_read_the_same_by_scan(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    tasks = tmp_path / "tasks" / "home"
+    tasks.mkdir(parents=True)
+    config = tmp_path / "todoman.py"
+    config.write_text(f'path = "{tmp_path / "tasks"}/*"\ndate_format = "%Y-%m-%d"\ntime_format = "%H:%M"\n'
+                      f'default_list = "home"\ncache_path = "{tmp_path / "cache.sqlite3"}"\n')
+    todo = Path(sys.executable).parent / "todo"
+    for title, extra in (("Buy bread", ["--due", "2026-12-05", "--priority", "high"]), ("Plain", []),
+                         ("Call Ada, then Bo; later", []), ("Café crème", ["--due", "2026-12-05 09:00"]),
+                         ("A title long enough that todoman folds its line, past seventy-five octets for sure", [])):
+        subprocess.run([str(todo), "--config", str(config), "new", "-l", "home", *extra, title], check=True,
+                       capture_output=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
+    written = sorted(tasks.glob("*.ics"))
+    taken = sum(_same(path.read_bytes(), str(path)) for path in written)
+    assert len(written) == 5 and taken >= 3  # the comma's escape and the folded title are icalendar's
