@@ -3,6 +3,7 @@ every message under the defaults, however strong the evidence it has."""
 
 from __future__ import annotations
 
+from gateway_spam import evaluation
 from gateway_spam.model import Model
 from spamfilter import score
 
@@ -27,3 +28,15 @@ def test_a_message_made_only_of_ham_words_is_unsure_until_each_class_has_enough_
     assert cold.verdict(score.HAM_CUTOFF, score.SPAM_CUTOFF) == "unsure"
     model.learn(ham_words, "ham")
     assert model.score(ham_words).verdict(score.HAM_CUTOFF, score.SPAM_CUTOFF) == "ham"
+
+
+def test_the_figures_count_unsure_ham_and_unsure_spam_each_against_its_own_class() -> None:
+    def outcome(label: str, p: float) -> evaluation.Outcome:
+        return evaluation.Outcome(evaluation.Sample("k", label, 0.0, set()), p, 0.0)
+
+    outcomes = ([outcome("ham", 0.01)] * 6 + [outcome("ham", 0.5)] * 2 + [outcome("ham", 0.95)]
+                + [outcome("spam", 0.99)] * 3 + [outcome("spam", 0.45)] + [outcome("spam", 0.1)])
+    figures = evaluation.figures(outcomes, 0.45, 0.80)
+    assert (figures["unsure_ham"], figures["unsure_spam"], figures["unsure"]) == (2, 1, 3)
+    assert figures["unsure_ham_percent"] == round(100 * 2 / 9, 3) and figures["unsure_spam_percent"] == 20.0
+    assert (figures["false_positives"], figures["false_negatives"]) == (1, 1)
