@@ -456,12 +456,13 @@ def main() -> None:
         per_process(messages, arguments.classify, arguments.gateway_classify, binary)
     if arguments.no_online:
         return
-    results = {"ours": ours(messages, arguments.ham_cutoff, arguments.spam_cutoff)}
+    results = {"ours": ours(messages, HAM_CUTOFF, SPAM_CUTOFF)}
     if binary:
         results["bogofilter"] = bogofilter(messages, binary)
     rows = [("false positives %", "fp_percent"), ("false negatives %", "fn_percent"),
             ("unsure %", "unsure_percent"), ("(1-ROCA) %", "one_minus_roca_percent")]
     names = list(results)
+    print(f"\nonline, the whole stream; ours at the default cutoffs ({HAM_CUTOFF} / {SPAM_CUTOFF}), bogofilter at its own")
     print(f"{'':24}" + "".join(f"{name:>30}" for name in names))
     for title, key in rows:
         print(f"{title:24}" + "".join(f"{results[n]['figures'][key]:>30}" for n in names))
