@@ -1,5 +1,6 @@
 """How good the filter is: online in time order (TREC's protocol: classify each message, then train on it), and
-k-fold as a second view; false positives, false negatives and unsure as % of their class, and (1−ROCA)%.
+k-fold as a second view; false positives, false negatives and unsure ham and spam as % of their class, unsure as %
+of all, and (1−ROCA)%.
 
 Works on already-tokenized messages (`Sample`), so that the job reads each file once and k-fold costs only counts.
 """
@@ -53,7 +54,9 @@ def figures(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float) 
     ham = [o for o in outcomes if o.sample.label == "ham"]
     false_positives = sum(1 for o in ham if o.probability > spam_cutoff)
     false_negatives = sum(1 for o in spam if o.probability < ham_cutoff)
-    unsure = sum(1 for o in outcomes if ham_cutoff <= o.probability <= spam_cutoff)
+    unsure_ham = sum(1 for o in ham if ham_cutoff <= o.probability <= spam_cutoff)
+    unsure_spam = sum(1 for o in spam if ham_cutoff <= o.probability <= spam_cutoff)
+    unsure = unsure_ham + unsure_spam
 
     def percent(count: int, total: int) -> float:
         return round(100.0 * count / total, 3) if total else 0.0
@@ -63,6 +66,9 @@ def figures(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float) 
         "false_positives": false_positives, "false_negatives": false_negatives, "unsure": unsure,
         "fp_percent": percent(false_positives, len(ham)), "fn_percent": percent(false_negatives, len(spam)),
         "unsure_percent": percent(unsure, len(outcomes)),
+        # by class: an unsure ham is mail the person waits for, an unsure spam only one more to look at
+        "unsure_ham": unsure_ham, "unsure_spam": unsure_spam,
+        "unsure_ham_percent": percent(unsure_ham, len(ham)), "unsure_spam_percent": percent(unsure_spam, len(spam)),
         "one_minus_roca_percent": round(100.0 * (1.0 - roc_area(outcomes)), 4),
     }
 

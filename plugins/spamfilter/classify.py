@@ -17,7 +17,7 @@ Quickest of all is Python started with `-I -S` (no site-packages to scan) on `de
 
 The folder is the spam plugin's data folder (`$XDG_DATA_HOME/gateway/plugins/spam`, else `~/.local/share/...`),
 or --data. The cutoffs are --ham-cutoff/--spam-cutoff when given, else those the model was last trained with (the
-config's at the time), else the defaults (0.30 and 0.80): after changing them in the config, train again or pass
+config's at the time), else the defaults (0.45 and 0.80): after changing them in the config, train again or pass
 them here. (`python -m spamfilter.classify ...` is the same command, a few milliseconds slower to start: runpy.)
 """
 
