@@ -44,7 +44,10 @@ LISTS = 8
 
 
 def environment(home: Path) -> dict[str, str]:
-    from gateway.api.context import home_environment
+    try:  # the core grouped by layer
+        from gateway.api.context import home_environment
+    except ImportError:  # a checkout from before the grouping (the old side of --against)
+        from gateway.context import home_environment  # type: ignore[no-redef]
 
     return {**home_environment(home), "TZ": "Europe/Paris"}
 
@@ -206,12 +209,21 @@ def _meet(home: Path, stage: str) -> None:
         time.sleep(0.2)
 
 
-def run_child(tree: Path, data: Path, home: Path, repeat: int, common: bool,
+def python_of(tree: Path, given: Path | None) -> Path:
+    """The Python a checkout's child runs with: the one given, else the checkout's own `.venv/bin/python` (its core
+    and its plugins' libraries, whatever API they speak), else this process's."""
+    if given is not None:
+        return given
+    own = tree / ".venv" / "bin" / "python"
+    return own if own.exists() else Path(sys.executable)
+
+
+def run_child(tree: Path, python: Path, data: Path, home: Path, repeat: int, common: bool,
               meeting: Path | None = None, peers: int = 1) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": f"{tree / 'plugins'}:{tree}", "BENCH_GATE_COMMON": "1" if common else "0"}
     if meeting is not None:
         env.update(BENCH_GATE_MEET=str(meeting), BENCH_GATE_PEERS=str(peers))
-    return subprocess.Popen([sys.executable, __file__, "--child", str(data), "--home", str(home), "--repeat",
+    return subprocess.Popen([str(python), __file__, "--child", str(data), "--home", str(home), "--repeat",
                              str(repeat)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -233,6 +245,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="processes per checkout, taken in turn")
     parser.add_argument("--together", action="store_true",
                         help="run the checkouts at once, their timed calls side by side (a loaded machine)")
+    parser.add_argument("--python", type=Path, default=None,
+                        help="the Python this checkout's child runs with (default: its .venv/bin/python)")
+    parser.add_argument("--against-python", type=Path, default=None,
+                        help="the Python the other checkout's child runs with (default: its .venv/bin/python)")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, default=None, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -250,8 +266,11 @@ def main() -> None:
         sample_plan.generate(data / "vdir", options.tasks, 0, lists=LISTS)
         marker.touch()
         print(f"made {options.messages:,} messages and {options.tasks:,} tasks in {time.perf_counter() - began:.0f} s")
-    trees = [("this", ROOT)] + ([("against", options.against.resolve())] if options.against else [])
-    runs: dict[str, list[dict]] = {label: [] for label, _tree in trees}
+    trees = [("this", ROOT, python_of(ROOT, options.python))]
+    if options.against:
+        against = options.against.resolve()
+        trees.append(("against", against, python_of(against, options.against_python)))
+    runs: dict[str, list[dict]] = {label: [] for label, _tree, _python in trees}
     for number in range(options.rounds):
         if options.together:  # both at once, their timed calls side by side
             import shutil
@@ -259,13 +278,13 @@ def main() -> None:
             meeting = work / f"meeting-{number}"
             shutil.rmtree(meeting, ignore_errors=True)
             meeting.mkdir()
-            started = [(label, tree, run_child(tree, data, work / f"home-{label}", options.repeat, options.common,
-                                               meeting, len(trees))) for label, tree in trees]
+            started = [(label, tree, run_child(tree, python, data, work / f"home-{label}", options.repeat,
+                                               options.common, meeting, len(trees))) for label, tree, python in trees]
             for label, tree, process in started:
                 runs[label].append(finished(tree, process))
             continue
-        for label, tree in trees:  # the checkouts in turn, so that both see the machine's load alike
-            runs[label].append(finished(tree, run_child(tree, data, work / f"home-{label}", options.repeat,
+        for label, tree, python in trees:  # the checkouts in turn, so that both see the machine's load alike
+            runs[label].append(finished(tree, run_child(tree, python, data, work / f"home-{label}", options.repeat,
                                                         options.common)))
     print(f"load average: {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; {options.rounds} rounds of "
           f"{options.repeat} calls each")
