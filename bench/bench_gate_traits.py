@@ -271,7 +271,10 @@ def main() -> None:
         against = options.against.resolve()
         trees.append(("against", against, python_of(against, options.against_python)))
     runs: dict[str, list[dict]] = {label: [] for label, _tree, _python in trees}
+    loads = [os.getloadavg()[0]]  # the machine's load (1 minute) before each round and after the last
     for number in range(options.rounds):
+        if number:
+            loads.append(os.getloadavg()[0])
         if options.together:  # both at once, their timed calls side by side
             import shutil
 
@@ -286,8 +289,12 @@ def main() -> None:
         for label, tree, python in trees:  # the checkouts in turn, so that both see the machine's load alike
             runs[label].append(finished(tree, run_child(tree, python, data, work / f"home-{label}", options.repeat,
                                                         options.common)))
-    print(f"load average: {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; {options.rounds} rounds of "
-          f"{options.repeat} calls each")
+    loads.append(os.getloadavg()[0])
+    print(f"load average (1 min) before each round and after: {', '.join(f'{v:.1f}' for v in loads)}; "
+          f"{os.cpu_count()} cores; {options.rounds} rounds of {options.repeat} calls each"
+          + ("; the checkouts side by side" if options.together else "; the checkouts in turn"))
+    for label, _tree, python in trees:
+        print(f"{label} ran with {python}")
     for label, figures in runs.items():
         print(f"{label}: {figures[0]['plugin']} (indexed {figures[0]['read']:,} in {figures[0]['indexed_s']:.0f} s)")
     keys = [k for k in runs["this"][0] if k not in ("plugin", "indexed_s", "read")]
