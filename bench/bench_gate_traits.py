@@ -2,8 +2,9 @@
 with another checkout of the plugin (main before the change), on the same files (run by hand).
 
     git worktree add --detach /tmp/gate-main 0627131          # the plugin as it was, beside this one
-    .venv/bin/python bench/bench_gate_traits.py --work /tmp/gate-bench --against /tmp/gate-main
-    .venv/bin/python bench/bench_gate_traits.py --work /tmp/gate-bench --against /tmp/gate-main   # again: reused
+    (cd /tmp/gate-main && bash scripts/setup.sh)              # its own .venv: its core and plugins' API
+    .venv/bin/python bench/bench_gate_traits.py --work /tmp/gate-bench --against /tmp/gate-main --together
+    .venv/bin/python bench/bench_gate_traits.py --work /tmp/gate-bench --against /tmp/gate-main --together  # reused
     .venv/bin/python bench/bench_gate_traits.py --messages 20000 --tasks 5000 --repeat 10            # a quicker look
 
 A seeded generator writes, once, under --work: a Maildir of --messages invented messages (one account; INBOX,
@@ -15,8 +16,13 @@ not, folders as `account/folder` and bare, paths, accounts, lists), one in four 
 word most messages hold costs the first call a question to the gate per such message (about a millisecond each
 with fifty projects): `--common` adds one (`plumber`, in most messages) to see it.
 
-Each checkout runs in a process of its own (PYTHONPATH puts its `plugins/` first), with a home of its own under
---work (its index, its caches), through make_gateway's call path (argument checks, gate, masks, audit line):
+Each checkout runs in a process of its own, started with that checkout's own `.venv/bin/python` (`--python`,
+`--against-python` to choose another; PYTHONPATH puts its `plugins/` first), so each side runs its own core with
+the plugin API it was written for; the child code below speaks to either (it reads `home_environment` from where
+each core keeps it). Each has a home of its own under --work (its index, its caches), and calls go through
+make_gateway's call path (argument checks, gate, masks, audit line). A warm call's wall time (median, p95, and
+each round's median) is given beside the CPU time the process spent on it: on a machine shared with other work
+the wall time follows the load, the CPU time much less. Every figure is also written to --work/results/.
 
 - first search_mail: the call that works out the gate's verdicts over the whole index (and indexes on the first
   run, timed apart);
@@ -155,12 +161,14 @@ def child(data: Path, home: Path, repeat: int) -> None:
     served = make_gateway([gateway_mail], home=home, config=config, projects=manifest)
     figures: dict = {"plugin": gateway_mail.__file__, "indexed_s": indexed, "read": counts["read"]}
 
-    def timed(tool: str, arguments: dict) -> tuple[float, object]:
-        begun = time.perf_counter()
+    def timed(tool: str, arguments: dict) -> tuple[float, float, object]:
+        """The call's wall time and the CPU time the process spent on it (every thread: the event loop's and the
+        worker's). On a machine shared with other work the wall time moves with the load; the CPU time much less."""
+        begun, spent = time.perf_counter(), time.process_time()
         answer = served.call(tool, arguments)
         if answer.is_error:
             raise SystemExit(f"{tool} failed: {answer.text}")
-        return time.perf_counter() - begun, answer
+        return time.perf_counter() - begun, time.process_time() - spent, answer
 
     # The first call works out the gate's verdicts over the whole index; past the call's deadline it is refused,
     # and the work, done meanwhile in its thread, serves the next call: timed until a call answers.
@@ -173,27 +181,29 @@ def child(data: Path, home: Path, repeat: int) -> None:
     figures["first search_mail calls"] = calls
     _meet(home, "mail")
     for words in WORDS:
-        times, answer = [], None
+        times, cpu, answer = [], [], None
         for _ in range(repeat):
-            took, answer = timed("search_mail", {"query": words})
+            took, spent, answer = timed("search_mail", {"query": words})
             times.append(took)
-        figures[f"search_mail {words!r}"] = {"times": times, "hits": len(answer.data["hits"]),
+            cpu.append(spent)
+        figures[f"search_mail {words!r}"] = {"times": times, "cpu": cpu, "hits": len(answer.data["hits"]),
                                              "left_out": answer.data["left_out"]}
     begun, calls = time.perf_counter(), 0
     while True:
         calls += 1
-        _took, answer = timed("list_tasks", {"view": "all"})
+        _took, _spent, answer = timed("list_tasks", {"view": "all"})
         if not answer.data.get("pending"):
             break
     figures["first list_tasks ms"] = (time.perf_counter() - begun) * 1000
     figures["first list_tasks calls"] = calls
     _meet(home, "tasks")
     for view in ("all", "now"):
-        times = []
+        times, cpu = [], []
         for _ in range(repeat):
-            took, answer = timed("list_tasks", {"view": view})
+            took, spent, answer = timed("list_tasks", {"view": view})
             times.append(took)
-        figures[f"list_tasks {view}"] = {"times": times, "left_out": answer.data.get("left_out")}
+            cpu.append(spent)
+        figures[f"list_tasks {view}"] = {"times": times, "cpu": cpu, "left_out": answer.data.get("left_out")}
     print(json.dumps(figures))
 
 
@@ -297,21 +307,32 @@ def main() -> None:
         print(f"{label} ran with {python}")
     for label, figures in runs.items():
         print(f"{label}: {figures[0]['plugin']} (indexed {figures[0]['read']:,} in {figures[0]['indexed_s']:.0f} s)")
+    (work / "results").mkdir(exist_ok=True)
+    saved = work / "results" / time.strftime("%Y%m%dT%H%M%SZ.json", time.gmtime())
+    saved.write_text(json.dumps({"loads": loads, "options": {k: str(v) for k, v in vars(options).items()},
+                                 "runs": runs}))
+    print(f"every figure: {saved}")
     keys = [k for k in runs["this"][0] if k not in ("plugin", "indexed_s", "read")]
     for key in keys:
-        row, medians = [f"{key:34}"], {}
+        row, medians, spent = [f"{key:34}"], {}, {}
         for label, figures in runs.items():
             values = [f[key] for f in figures]
             if isinstance(values[0], dict):
                 times = [t for v in values for t in v["times"]]
                 shown = summary(times)
                 medians[label] = shown["median"]
-                row.append(f"{label}: median {shown['median']:.1f} ms, p95 {shown['p95']:.1f} ms"
-                           f" (left out {values[0]['left_out']})")
+                rounds = "/".join(f"{summary(v['times'])['median']:.1f}" for v in values)
+                cpu = [t for v in values for t in v.get("cpu", ())]
+                if cpu:
+                    spent[label] = summary(cpu)["median"]
+                row.append(f"{label}: median {shown['median']:.1f} ms (rounds {rounds}), p95 {shown['p95']:.1f} ms"
+                           + (f", CPU median {spent[label]:.1f} ms" if cpu else "")
+                           + f" (left out {values[0]['left_out']})")
             else:
                 row.append(f"{label}: " + ", ".join(f"{v:.0f}" for v in values))
         if len(medians) == 2:
-            row.append(f"ratio of medians {medians['this'] / medians['against']:.2f}")
+            row.append(f"ratio of medians {medians['this'] / medians['against']:.2f}"
+                       + (f", of CPU medians {spent['this'] / spent['against']:.2f}" if len(spent) == 2 else ""))
         print(" | ".join(row))
 
 
