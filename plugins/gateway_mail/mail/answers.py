@@ -172,7 +172,6 @@ TOTAL_BOUND = 1000
 # Counts driven by the kept ids or the blocked senders (CROSS JOIN: those first), each then looked up: their cost
 # follows what is kept or blocked, where a scan of the scope (the planner's choice for `m.account = ?`) read
 # every message of the account on every call.
-COUNT_CLOSED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m.id = k.value"
 COUNT_BLOCKED = "SELECT count(*) FROM json_each(?) b CROSS JOIN messages m ON m.sender = b.value"
 COUNT_SHIELDED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m.id = k.value"
 
@@ -220,7 +219,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
     with opened(ctx) as mail:
         where, values = _scope(mail, account, folder, days)
         closed, blocked_json = mail.closed_json, mail.blocked_json
-        left_out = mail.connection.execute(f"{COUNT_CLOSED} WHERE {where}", [closed, *values]).fetchone()[0]
+        left_out = mail.closed_in(where, values)
         blocked = mail.connection.execute(f"{COUNT_BLOCKED} WHERE {where} AND NOT {CLOSED}",
                                           [blocked_json, *values, closed]).fetchone()[0] if mail.blocked_senders else 0
         shield_json = mail.shield_json
@@ -444,7 +443,7 @@ def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
         found[f"{name}_rows"] = connection.execute(
             f"SELECT m.* FROM messages m WHERE {where} ORDER BY m.date DESC LIMIT {PORCH_LIST}",
             [*base, *extra]).fetchall()
-    found["left_out"] = connection.execute(f"{COUNT_CLOSED} WHERE m.account = ?", (closed, account)).fetchone()[0]
+    found["left_out"] = mail.closed_in("m.account = ?", (account,))
     found["blocked"] = connection.execute(f"{COUNT_BLOCKED} WHERE m.account = ? AND NOT {CLOSED}",
                                           (blocked, account, closed)).fetchone()[0] if mail.blocked_senders else 0
     # Two counts, each on an index (an OR of the two would read every message of the account).

@@ -6,7 +6,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,18 @@ class Mail:
 
     @property
     def closed_json(self) -> str:
-        return json.dumps(sorted(self.verdicts.closed))
+        return self.verdicts.closed_json
+
+    def closed_in(self, where: str, values: Sequence[Any]) -> int:
+        """How many messages the gate keeps back in the scope `where` (a condition on `messages m`, with its
+        `values`): counted once per index generation and scope (a scope with a date, once per moment)."""
+        key = (where, tuple(values))
+        found = self.verdicts.counted.get(key)
+        if found is None:
+            found = self.connection.execute(f"{COUNT_CLOSED} WHERE {where}", [self.closed_json, *values]).fetchone()[0]
+            if len(self.verdicts.counted) < COUNTS_KEPT:
+                self.verdicts.counted[key] = found
+        return found
 
     @property
     def blocked_json(self) -> str:
@@ -91,6 +102,8 @@ class Mail:
 
 
 CLOSED = "m.id IN (SELECT value FROM json_each(?))"
+COUNT_CLOSED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m.id = k.value"
+COUNTS_KEPT = 256  # scopes whose count of closed messages is kept per generation of the index
 BLOCKED = "m.sender IN (SELECT value FROM json_each(?))"
 SHIELDED = "m.id IN (SELECT value FROM json_each(?))"
 
