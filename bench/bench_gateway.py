@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/bench_gateway.py [--rounds 5] [--calls 2000] [--plugins all|hello,...] [--cold-only]
 
-Reports medians over interleaved rounds: cold start to the tools/list answer, sequential and pipelined
+Reports medians over interleaved rounds: cold start to the tools/list answer (wall time, and the server's CPU
+time, user and system, read from /proc when the answer arrives: the steadier figure on a shared machine), sequential and pipelined
 tools/call throughput, p50/p99 latency of sequential calls, peak RSS; and the ratios against the bare SDK.
 By default the gateway serves with every installed plugin on (the built-ins sessions, cron and timeline, and
 any other, mail and spam once installed), as a person's gateway does; the calls go to the example plugin's
@@ -54,6 +55,11 @@ class Server:
     def read(self) -> dict:
         return json.loads(self.process.stdout.readline())
 
+    def cpu_ms(self) -> float:
+        """CPU time (user and system) the server has spent so far; steadier than wall time on a loaded machine."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
     def peak_rss_mb(self) -> float:
         for text in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
             if text.startswith("VmHWM:"):
@@ -81,10 +87,12 @@ def one_round(command: list[str], env: dict[str, str], calls: int) -> dict[str, 
     server.send(line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
     listed = server.read()
     cold = time.perf_counter() - server.started
+    cold_cpu = server.cpu_ms()
     assert "result" in listed, listed
     if not calls:
         server.close()
-        return {"cold_start_ms": cold * 1000, "tools_listed": len(listed["result"]["tools"])}
+        return {"cold_start_ms": cold * 1000, "cold_start_cpu_ms": cold_cpu,
+                "tools_listed": len(listed["result"]["tools"])}
     for i in range(50):  # warm up
         server.send(call(10 + i))
         server.read()
@@ -110,6 +118,7 @@ def one_round(command: list[str], env: dict[str, str], calls: int) -> dict[str, 
     server.close()
     return {
         "cold_start_ms": cold * 1000,
+        "cold_start_cpu_ms": cold_cpu,
         "sequential_calls_per_s": sequential,
         "pipelined_calls_per_s": pipelined,
         "p50_ms": latencies[len(latencies) // 2] * 1000,

@@ -18,6 +18,8 @@ A seeded generator (gateway_mail.plan.sample.generate) writes the vdirs; then, o
   a new install), interleaved over --cold-runs runs (the machine is shared: each pair meets the same load),
   medians, their ratio and the load average. Ours: `list_tasks` in a new process (its imports left out) until
   nothing is pending, the pool of parsing processes included; theirs: `todo --porcelain list`, a new process.
+  Beside the times, the CPU time each side spent (ours with its parsing processes', theirs with its start and
+  imports): on a shared machine the times follow the load, the CPU time much less.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -97,32 +100,50 @@ def child(home: Path) -> None:
     print(json.dumps({label: timed_call(served, *call) for label, call in CALLS.items()}))
 
 
+def cpu_seconds(who: int) -> float:
+    used = resource.getrusage(who)
+    return used.ru_utime + used.ru_stime
+
+
 def first_child(home: Path) -> None:
-    """One new process with no cache: the first reading of the tasks, calls until nothing is pending."""
+    """One new process with no cache: the first reading of the tasks, calls until nothing is pending; its time, and
+    its CPU time with its parsing processes' (the fork server stopped and waited for, which has waited for them)."""
     os.environ.update(environment(home))
     import gateway_mail.plan.answers  # noqa: F401
     import gateway_mail.plan.tasks  # noqa: F401
 
     served = gateway_of(home)
     served.call("now", {})
+    before = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN)
     total, calls = first_reading(served, *CALLS["list_tasks now"])
-    print(json.dumps({"seconds": total, "calls": calls}))
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)  # the standard library's own tests stop it so
+    if stop is not None:
+        stop()
+    cpu = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN) - before
+    print(json.dumps({"seconds": total, "calls": calls, "cpu": cpu if stop is not None else None}))
 
 
 def cold_pairs(home: Path, todo_config: Path, runs: int) -> None:
     """Our first reading and todoman's first `todo list`, interleaved, each with no cache; medians and ratio."""
-    ours, theirs, calls = [], [], []
+    ours, theirs, calls, our_cpu, their_cpu = [], [], [], [], []
     loads = [os.getloadavg()[0]]
+
     def mine() -> None:
         shutil.rmtree(home / ".cache", ignore_errors=True)
         done = json.loads(subprocess.run([sys.executable, __file__, "--first-child", str(home)], capture_output=True,
                                          text=True, check=True, timeout=1800).stdout)
         ours.append(done["seconds"])
         calls.append(done["calls"])
+        if done["cpu"] is not None:
+            our_cpu.append(done["cpu"])
 
     def todoman() -> None:
         (home / "todoman-cache.sqlite3").unlink(missing_ok=True)
+        before = cpu_seconds(resource.RUSAGE_CHILDREN)
         theirs.append(run([str(BIN / "todo"), "--config", str(todo_config), "--porcelain", "list"], home))
+        their_cpu.append(cpu_seconds(resource.RUSAGE_CHILDREN) - before)
 
     for number in range(runs):  # each goes first every other run: neither always meets the load's drift first
         for step in ((mine, todoman) if number % 2 == 0 else (todoman, mine)):
@@ -136,6 +157,11 @@ def cold_pairs(home: Path, todo_config: Path, runs: int) -> None:
     print(f"  {'todo --porcelain list':<28}{other:>8.2f} s median  ({', '.join(f'{t:.2f}' for t in theirs)} s)")
     print(f"  ratio gateway / todoman: {ours_median / other:.2f}x (pairwise: "
           f"{', '.join(f'{a / b:.2f}' for a, b in zip(ours, theirs, strict=True))})")
+    if our_cpu:  # what the load moves least: the CPU each side spent, its parsing processes' included
+        print(f"  CPU time (user + system): gateway {statistics.median(our_cpu):.2f} s median "
+              f"({', '.join(f'{t:.2f}' for t in our_cpu)}), todoman {statistics.median(their_cpu):.2f} s "
+              f"({', '.join(f'{t:.2f}' for t in their_cpu)}); ratio "
+              f"{statistics.median(our_cpu) / statistics.median(their_cpu):.2f}x")
 
 
 def run(command: list[str], home: Path) -> float:
@@ -147,6 +173,37 @@ def run(command: list[str], home: Path) -> float:
     return elapsed
 
 
+def parse_cpu(home: Path, files: int) -> None:
+    """CPU time a file of the generated tasks costs a parsing process (what the pool's processes do for each file):
+    read by the plain files' scan, and by icalendar's whole reading, in turns, one process."""
+    from gateway_mail.plan import vdir
+
+    paths = sorted(str(p) for p in (home / "vdir" / "tasks").glob("*/*.ics"))[:files]
+    scan = vdir.simple
+    times: dict[str, list[float]] = {"scan": [], "icalendar": []}
+    for _ in range(3):
+        for label, reader in (("scan", scan), ("icalendar", lambda *_: None)):
+            vdir.simple = reader
+            started = time.process_time()
+            for path in paths:
+                vdir._parsed(path, "list")
+            times[label].append((time.process_time() - started) / len(paths) * 1000)
+    vdir.simple = scan
+    every = sorted(str(p) for p in (home / "vdir").glob("*/*/*.ics"))
+    taken = differ = 0
+    for path in every:  # every file of the bench: the scan's items, where it takes the file, are icalendar's
+        raw = Path(path).read_bytes()
+        scanned = vdir.simple(raw, "list", path)
+        if scanned is not None:
+            taken += 1
+            differ += scanned != [i for i in (vdir._item(c, "list", path) for c in vdir.calendar_of(path).walk()
+                                              if c.name in (vdir.TODO, vdir.EVENT)) if i is not None]
+    print(f"\n{len(every):,} files: {taken:,} read by the scan, {differ} of them not as icalendar reads them")
+    print(f"CPU a file in a parsing process ({len(paths):,} tasks, median of 3 turns): the scan "
+          f"{statistics.median(times['scan']):.3f} ms, icalendar {statistics.median(times['icalendar']):.3f} ms; "
+          f"ratio {statistics.median(times['scan']) / statistics.median(times['icalendar']):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=int, default=20_000)
@@ -155,6 +212,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="keep the generated home here")
     parser.add_argument("--cold-runs", type=int, default=3, help="first readings side by side with todoman's")
     parser.add_argument("--only-first", action="store_true", help="only the first readings beside todoman's")
+    parser.add_argument("--parse-cpu", type=int, default=0, metavar="FILES",
+                        help="only the CPU a task file costs to parse, scan against icalendar, on so many files")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--first-child", type=Path, default=None, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -178,6 +237,9 @@ def main() -> None:
     todo_config, khal_config = home / "todoman.py", home / "khal.conf"
     todo_config.write_text(f'path = "{home / "vdir" / "tasks"}/*"\ndate_format = "%Y-%m-%d"\n'
                            f'time_format = "%H:%M"\ncache_path = "{home / "todoman-cache.sqlite3"}"\n')
+    if arguments.parse_cpu:
+        parse_cpu(home, arguments.parse_cpu)
+        return
     if arguments.only_first:
         cold_pairs(home, todo_config, arguments.cold_runs)
         if arguments.work is None:

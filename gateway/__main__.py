@@ -1,3 +1,3 @@
-from gateway.commands.cli import main
+from gateway.commands.start import main
 
 main()

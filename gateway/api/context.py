@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import functools
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +119,25 @@ def _no_ties(_addresses: tuple[str, ...]) -> Mapping[str, frozenset[str]]:
     return {}
 
 
+# Where `Context.progress` goes: set by the wire around one call whose host asked to hear of progress (its request
+# carried a progress token), unset otherwise. A context variable, read when the call's Context is made, so that it
+# goes with that Context wherever it runs (a worker thread, a refresh's own thread), and no further.
+ProgressReport = Callable[[float, "float | None", "str | None"], None]
+_progress_report: contextvars.ContextVar[ProgressReport | None] = contextvars.ContextVar(
+    "gateway_progress_report", default=None)
+
+
+@contextlib.contextmanager
+def reporting_progress(report: ProgressReport) -> Iterator[None]:
+    """For the block (one call): `Context.progress` hands each report to `report` (the wire's, which bounds,
+    masks and sends them)."""
+    token = _progress_report.set(report)
+    try:
+        yield
+    finally:
+        _progress_report.reset(token)
+
+
 @frozen
 class Context:
     """Everything a tool needs besides its arguments, fresh for each call.
@@ -145,6 +166,9 @@ class Context:
     # it, unless its own table names another.
     timezone: str = ""
     ties: Callable[[tuple[str, ...]], Mapping[str, frozenset[str]]] = field(default=_no_ties, repr=False)
+    # Where `progress` goes: taken when the context is made, inside the call (`reporting_progress`), so that a
+    # refresh on a thread of its own reports to the call that started it. The gateway sets it; None: nowhere.
+    progress_to: ProgressReport | None = field(factory=lambda: _progress_report.get(), repr=False, eq=False)
 
     def tied(self, addresses: Iterable[str]) -> Mapping[str, frozenset[str]]:
         """The projects the person tied each of these addresses to, as every enabled plugin keeps them
@@ -161,6 +185,19 @@ class Context:
         so check what you read). A copy, which the caller may change freely.
         """
         return _table_copy(self.plugin_tables.get(plugin, {}))
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell the host how far this call's long work is: `done` units of `total` (when known), with a short
+        `message` ("Indexed 1,200 of 48,000 messages").
+
+        Cheap enough to call on every step of a loop: nothing is sent unless the host asked to hear of progress,
+        a value not above the last one told is dropped (progress only goes forward), at most about ten reports a
+        second leave (the latest wins) and the last is always given before the answer. The message is masked and
+        put on one line like any text an agent gets, so write it for the person, never with others' words in it.
+        Safe from the tool's worker thread and from a refresh; a call that ended has nothing more to tell.
+        """
+        if self.progress_to is not None:
+            self.progress_to(done, total, message)
 
     def interruptible(self, connection: Any) -> Any:
         """A context manager: SQLite work on `connection` inside it is interrupted when the call's deadline passes."""

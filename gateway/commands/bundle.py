@@ -47,8 +47,12 @@ SETTINGS = (
 )
 LAUNCHER = '''"""Runs the gateway for an MCP Bundle host: its settings as a config, then the server on stdio (gateway.commands.bundle)."""
 
-from gateway.commands.bundle import prepare
-from gateway.commands.cli import main
+from gateway.engine import startup
+
+startup.hold()  # as the gateway command does: the collector waits until serving has started
+
+from gateway.commands.bundle import prepare  # noqa: E402
+from gateway.commands.cli import main  # noqa: E402
 
 main(["--config", str(prepare()), "serve"], prog_name="gateway")
 '''

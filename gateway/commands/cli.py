@@ -19,6 +19,7 @@ import click
 
 from gateway.api.items import ToolError
 from gateway.api.kit import plural
+from gateway.engine import startup
 from gateway.engine.core import Caller, Gateway, NotFound, make_gateway_from_environment
 from gateway.engine.log import said_elsewhere
 from gateway.engine.tokens import token as token_commands
@@ -143,6 +144,8 @@ def main(ctx: click.Context, config_file: Path | None) -> None:
     # plugin creates it.
     os.umask(0o077)
     session_of(ctx)
+    if ctx.invoked_subcommand != "serve":  # serve lets it run once its plugins are loaded (the Lifecycle's start)
+        startup.release()
 
 
 def _config_problem(gateway: Gateway) -> None:

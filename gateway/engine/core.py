@@ -27,6 +27,7 @@ from gateway.api.items import (
     wants_context,
 )
 from gateway.api.refresh import Refreshing
+from gateway.engine import log as _log  # noqa: F401 (stderr for every log line, set up when imported)
 from gateway.engine.arguments import check_arguments, check_output
 from gateway.engine.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
 from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp
@@ -369,8 +370,15 @@ class Gateway:
         except ToolError as error:
             return self._finish(Answer(text=str(error), is_error=True), entry, "bad_arguments", caller, watch)
         ctx = self.context(tool.plugin, snapshot, caller)
-        still_reading = await self.refresh(tool.plugin, snapshot, caller)
-        answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin)
+        try:
+            still_reading = await self.refresh(tool.plugin, snapshot, caller)
+            answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin)
+        except anyio.get_cancelled_exc_class():
+            # The host cancelled the call (or its task): no answer leaves, but the call is still written down,
+            # since a tool that changes things may have changed something before the cancel reached it.
+            entry.update(outcome="cancelled", given=[], left_out=0, length=0)
+            self._audit(caller, entry, watch)
+            raise
         answer, outcome = check_output(tool, name, answer, outcome)
         return self._finish(_noted(answer, still_reading), entry, outcome, caller, watch)
 

@@ -86,6 +86,12 @@ def configure(level: str | None = None) -> None:
     )
 
 
+if not structlog.is_configured():
+    # structlog's default writes to stdout, which would corrupt a stdio MCP stream: whatever imports the gateway's
+    # engine (and `from gateway import ...`, which imports this module first) logs to stderr from then on.
+    configure()
+
+
 @contextmanager
 def said_elsewhere(*events: str) -> Iterator[None]:
     """Within this block, log events of these names are not written: the command says them to the person itself."""

@@ -6,6 +6,7 @@ others serve. Plugins are imported only when enabled, and each only once.
 
 from __future__ import annotations
 
+import email.parser
 import importlib.metadata
 import os
 import sys
@@ -24,6 +25,7 @@ from gateway.api.context import Folders, PluginHost
 from gateway.api.items import Prompt, Resource, ResourceTemplate, Tool
 from gateway.api.refresh import Refresh
 from gateway.api.settings import filled, is_settings_model, table_problem
+from gateway.engine import startup
 
 GROUP = "gateway.plugins"
 DISTRIBUTION = "mcp-gateway"
@@ -73,8 +75,9 @@ class Candidate:
     load: Callable[[], Any]
 
 
-def _announcing_distributions() -> Iterator[importlib.metadata.Distribution]:
-    """Installed distributions whose entry points mention our group, first on sys.path first.
+def _announcing_distributions() -> Iterator[tuple[importlib.metadata.Distribution, str, str]]:
+    """Installed distributions whose entry points mention our group, first on sys.path first, each with its name
+    and version.
 
     importlib.metadata.entry_points() parses every installed distribution (tens of milliseconds in a
     full environment, on every start of every host); reading each entry_points.txt and looking for the
@@ -97,22 +100,36 @@ def _announcing_distributions() -> Iterator[importlib.metadata.Distribution]:
                 except OSError:
                     continue
                 dist = importlib.metadata.PathDistribution(Path(entry.path))
-                name = (dist.metadata["Name"] or entry.name).lower().replace("_", "-")
+                named, version = _name_and_version(dist)
+                name = (named or entry.name).lower().replace("_", "-")
                 if name not in seen:
                     seen.add(name)
-                    yield dist
+                    yield dist, named, version
+
+
+def _name_and_version(dist: importlib.metadata.Distribution) -> tuple[str, str]:
+    """The distribution's Name and Version, read once from its metadata's header block.
+
+    `Distribution.metadata` (and `.version`, which asks it) parses the whole file, the long description
+    included, every time it is asked: asked for each plugin of a distribution, that was most of the cost of
+    finding the plugins. The header block ends at the first empty line (the core metadata format); the email
+    parser reads it as importlib.metadata would.
+    """
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    headers = email.parser.HeaderParser().parsestr(text.split("\n\n", 1)[0])
+    return headers.get("Name") or "", headers.get("Version") or ""
 
 
 def discover_entry_points() -> list[Candidate]:
     """Every installed plugin, without importing any."""
     found: dict[str, Candidate] = {}
-    for dist in _announcing_distributions():
-        origin = "built-in" if dist.metadata["Name"] == DISTRIBUTION else dist.metadata["Name"]
+    for dist, name, version in _announcing_distributions():
+        origin = "built-in" if name == DISTRIBUTION else name
         for entry in dist.entry_points.select(group=GROUP):
             if entry.name in found:
                 log.warning("plugin name taken twice; keeping the first", plugin=entry.name, origin=origin)
                 continue
-            found[entry.name] = Candidate(entry.name, origin, dist.version, entry.load)
+            found[entry.name] = Candidate(entry.name, origin, version, entry.load)
     return list(found.values())
 
 
@@ -314,6 +331,7 @@ class Lifecycle:
         self.started = list(self.gateway.catalogue(snapshot).plugin_order)
         self._settings = lambda name: snapshot.config.table(name)
         self.gateway.registry.call_each("startup", self.started, self._settings)
+        startup.release()  # the plugins are loaded and the catalogue made: see gateway.engine.startup
 
     def stop(self) -> None:
         self._depth = max(self._depth - 1, 0)

@@ -25,8 +25,9 @@ from mcp.shared.subscriptions import (
     ResourceUpdated,
     event_to_notification,
 )
+from mcp_types.methods import serialize_server_result, validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from gateway import __version__
 from gateway.api.cursors import decode_cursor, encode_cursor
@@ -39,7 +40,9 @@ from gateway.engine.registry import lifecycle_of
 from gateway.engine.tokens import TOKEN_SCOPE_KEY, TokenStore
 from gateway.gate.access import Gate
 from gateway.privacy import mask_secrets
+from gateway.wire import tasks as tasking
 from gateway.wire.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyListens
+from gateway.wire.progress import progress_of_call
 
 log = structlog.get_logger("gateway.wire.server")
 
@@ -67,6 +70,32 @@ def _caller(ctx: ServerRequestContext[Any], transport: str) -> Caller:
         return Caller(transport=transport, profile=profile, token=token)
     return Caller(client=info.name or "unknown", client_version=info.version or "", transport=transport,
                   profile=profile, token=token)
+
+
+class UpdateTaskParams(types.RequestParams):
+    """tasks/update (the 2026-07-28 extension): a task's id and the host's responses to its input requests."""
+
+    task_id: str = Field(alias="taskId")
+    input_responses: dict[str, Any] = Field(default_factory=dict, alias="inputResponses")
+
+
+def _revision(ctx: ServerRequestContext[Any]) -> str | None:
+    version = getattr(ctx, "protocol_version", None) or getattr(ctx.session, "protocol_version", None)
+    return version if isinstance(version, str) else None
+
+
+def _progress_token(ctx: ServerRequestContext[Any]) -> str | int | None:
+    """The progress token the request gave (`_meta.progressToken`), None when it gave none."""
+    params = ctx.params if isinstance(ctx.params, dict) else {}
+    meta = params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+
+
+def _progress_sender(ctx: ServerRequestContext[Any]) -> Any:
+    """How this request's progress reaches its host: through the request's own channel, against the token it gave;
+    None when it gave none (then nothing is sent)."""
+    return ctx.session.report_progress if _progress_token(ctx) is not None else None
 
 
 def _offset(cursor: str | None) -> int:
@@ -128,13 +157,37 @@ def _knows_icons(ctx: ServerRequestContext[Any]) -> bool:
 
 
 async def _server_icon_by_revision(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
-    """The gateway's icon in the initialize result only for a revision that knows icons (the SDK sends it to all)."""
+    """The gateway's icon in the initialize result only for a revision that knows icons (the SDK sends it to all),
+    and the tasks capability only for the revision whose core has tasks."""
     result = await call_next(ctx)
-    if ctx.method == "initialize" and isinstance(result, dict) and str(result.get("protocolVersion", "")) < ICONS_SINCE:
+    if ctx.method != "initialize" or not isinstance(result, dict):
+        return result
+    revision = str(result.get("protocolVersion", ""))
+    if revision < ICONS_SINCE:
         info = result.get("serverInfo")
         if isinstance(info, dict) and "icons" in info:
             result = {**result, "serverInfo": {k: v for k, v in info.items() if k != "icons"}}
+    capabilities = result.get("capabilities")
+    if revision != tasking.CORE_REVISION and isinstance(capabilities, dict) and "tasks" in capabilities:
+        result = {**result, "capabilities": {k: v for k, v in capabilities.items() if k != "tasks"}}
     return result
+
+
+def _core_tasks(handlers: _Handlers) -> Any:
+    """2025-11-25: a tools/call with a `task` runs as a task. Here and not in the handler, because the SDK shapes a
+    handler's tools/call result as a CallToolResult, which `{"task": ...}` is not; the request is checked against
+    the revision's schema first, as the SDK checks it."""
+
+    async def core_tasks(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+        params = ctx.params if isinstance(ctx.params, dict) else None
+        if (ctx.method != "tools/call" or _revision(ctx) != tasking.CORE_REVISION or params is None
+                or params.get("task") is None or not handlers.tasks.available):
+            return await call_next(ctx)
+        validate_client_request("tools/call", tasking.CORE_REVISION, params)
+        typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+        return await handlers.call_as_core_task(ctx, typed)
+
+    return core_tasks
 
 
 class _Handlers:
@@ -146,8 +199,9 @@ class _Handlers:
         self.notifier = notifier
         # Per catalogue (one per profile in use) and with or without icons, held with it so that an id is never
         # that of a catalogue since freed.
-        self.listed_tools: dict[tuple[int, bool], tuple[Any, list[types.Tool]]] = {}
+        self.listed_tools: dict[tuple[int, bool, bool], tuple[Any, list[types.Tool]]] = {}
         self.icons_of: dict[str, list[types.Icon] | None] = {}
+        self.tasks = tasking.TaskStore()  # tools/call run as tasks, for the revisions that have them
 
     def plugin_icons(self, plugin: str) -> list[types.Icon] | None:
         """The icons of a plugin's things (its packaged icon.svg, read once)."""
@@ -172,9 +226,9 @@ class _Handlers:
                 return template.plugin
         return ""
 
-    def mcp_tools(self, caller: Caller, with_icons: bool = False) -> list[types.Tool]:
+    def mcp_tools(self, caller: Caller, with_icons: bool = False, with_tasks: bool = False) -> list[types.Tool]:
         catalogue = self.gateway.catalogue(self.gateway.snapshot(caller.profile))
-        held, cached = self.listed_tools.get((id(catalogue), with_icons), (None, None))
+        held, cached = self.listed_tools.get((id(catalogue), with_icons, with_tasks), (None, None))
         if held is not catalogue or cached is None:
             cached = [
                 types.Tool(
@@ -185,6 +239,8 @@ class _Handlers:
                     output_schema=dict(listed.tool.output_schema) if listed.tool.output_schema else None,
                     annotations=_annotations(listed.tool),
                     icons=self.plugin_icons(listed.tool.plugin) if with_icons else None,
+                    # 2025-11-25: any call may run as a task (the revision's default is "forbidden").
+                    execution=types.ToolExecution(task_support="optional") if with_tasks else None,
                     # The definition's hash, as `gateway lock` pins it: a host can pin the tool too.
                     meta={"gateway/definition-sha256": digest(tool_definition(listed.name, listed.tool))},
                 )
@@ -192,19 +248,133 @@ class _Handlers:
             ]
             if len(self.listed_tools) >= 16:  # a config change makes new catalogues: the old ones go
                 self.listed_tools.clear()
-            self.listed_tools[(id(catalogue), with_icons)] = (catalogue, cached)
+            self.listed_tools[(id(catalogue), with_icons, with_tasks)] = (catalogue, cached)
         return cached
 
     async def list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
-        page, next_cursor = _page(self.mcp_tools(_caller(ctx, self.transport), _knows_icons(ctx)), params)
+        tools = self.mcp_tools(_caller(ctx, self.transport), _knows_icons(ctx),
+                               _revision(ctx) == tasking.CORE_REVISION)
+        page, next_cursor = _page(tools, params)
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams):
+        revision = _revision(ctx)
+        if revision in tasking.EXTENSION_REVISIONS and tasking.host_takes_tasks(ctx.params) and self.tasks.available:
+            started = await self.call_as_extension_task(ctx, params, revision)
+            if started is not None:
+                return started
         try:
-            answer = await self.gateway.call_tool(params.name, params.arguments, _caller(ctx, self.transport))
+            async with progress_of_call(_progress_sender(ctx)):
+                answer = await self.gateway.call_tool(params.name, params.arguments, _caller(ctx, self.transport))
         except NotFound as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
         return _call_result(answer)
+
+    # -- tools/call as a task (gateway.wire.tasks) -----------------------------------------------------------
+
+    def task_work(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, revision: str) -> Any:
+        """The call a task runs: the same as a direct one (gate, masks, audit, deadline), its result shaped as the
+        revision gives a tools/call result."""
+        caller = _caller(ctx, self.transport)
+
+        async def work() -> dict[str, Any]:
+            try:
+                answer = await self.gateway.call_tool(params.name, params.arguments, caller)
+            except NotFound as error:
+                raise MCPError(INVALID_PARAMS, str(error)) from None
+            dumped = _call_result(answer).model_dump(by_alias=True, mode="json", exclude_none=True)
+            return serialize_server_result("tools/call", revision, dumped)
+
+        return work
+
+    def task_owner(self, ctx: ServerRequestContext[Any]) -> tasking.Owner:
+        """Whom a task belongs to: the wire, the HTTP session when there is one, the token, the profile, the host."""
+        caller = _caller(ctx, self.transport)
+        request = getattr(ctx, "request", None)
+        headers = getattr(request, "headers", None)
+        session = str(headers.get("mcp-session-id", "")) if headers is not None else ""
+        return (caller.transport, session, caller.token, caller.profile or "", caller.client)
+
+    async def call_as_core_task(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Any:
+        """2025-11-25: the host asked for a task (`task` in its tools/call): `{"task": Task}` at once."""
+        ttl = params.task.ttl if params.task is not None else None
+        token = _progress_token(ctx)
+        notify = None
+        if token is not None:  # the token holds for the task's life; each notice names the task
+            session, related = ctx.session, {}
+
+            async def notify(value: float, total: float | None, message: str | None) -> None:
+                await session.send_notification(types.ProgressNotification(params=types.ProgressNotificationParams(
+                    progress_token=token, progress=value, total=total, message=message, _meta=related)))
+        try:
+            task = self.tasks.start(self.task_owner(ctx), params.name,
+                                    self.task_work(ctx, params, tasking.CORE_REVISION), ttl, notify)
+        except tasking.TooMany as error:
+            raise MCPError(types.INVALID_REQUEST, str(error)) from None
+        if token is not None:
+            related[tasking.RELATED_TASK] = {"taskId": task.task_id}
+        return {"task": task.core_json()}
+
+    async def call_as_extension_task(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
+                                     revision: str) -> Any:
+        """2026-07-28, a host that takes tasks: the call starts as one; done within `INLINE_SECONDS` it answers as
+        usual (the task forgotten), else the host gets the task to poll. None when no task can be started now (the
+        call then runs directly)."""
+        try:
+            task = self.tasks.start(self.task_owner(ctx), params.name, self.task_work(ctx, params, revision))
+        except tasking.TooMany:
+            return None
+        with anyio.move_on_after(tasking.INLINE_SECONDS):
+            await task.finished.wait()
+        if task.status == "working":
+            return {"resultType": "task", **task.extension_json(detailed=False)}
+        self.tasks.forget(task)
+        if task.status == "failed" and task.error is not None:
+            raise MCPError(task.error.get("code", types.INTERNAL_ERROR), task.error.get("message", ""),
+                           task.error.get("data"))
+        return task.result
+
+    def owned_task(self, ctx: ServerRequestContext[Any], method: str, task_id: str) -> tasking.Task:
+        if not tasking.allowed(method, _revision(ctx)):
+            raise tasking.not_found(method)
+        return self.tasks.get(self.task_owner(ctx), task_id)
+
+    async def get_task(self, ctx: ServerRequestContext[Any], params: types.GetTaskRequestParams):
+        task = self.owned_task(ctx, "tasks/get", params.task_id)
+        if _revision(ctx) == tasking.CORE_REVISION:
+            return task.core_json()
+        return {"resultType": "complete", **task.extension_json(detailed=True)}
+
+    async def task_result(self, ctx: ServerRequestContext[Any], params: types.GetTaskPayloadRequestParams):
+        task = self.owned_task(ctx, "tasks/result", params.task_id)
+        await task.finished.wait()  # bounded: the call has a deadline
+        related = {tasking.RELATED_TASK: {"taskId": task.task_id}}
+        if task.status == "completed" and task.result is not None:
+            return {**task.result, "_meta": {**(task.result.get("_meta") or {}), **related}}
+        if task.status == "failed" and task.error is not None:
+            raise MCPError(task.error.get("code", types.INTERNAL_ERROR), task.error.get("message", ""), related)
+        raise MCPError(INVALID_PARAMS, "The task was cancelled before it finished: it has no result. Call the tool "
+                                       "again if it is still wanted.", related)
+
+    async def list_tasks(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams):
+        if not tasking.allowed("tasks/list", _revision(ctx)):
+            raise tasking.not_found("tasks/list")
+        page, next_cursor = _page([t.core_json() for t in self.tasks.owned(self.task_owner(ctx))], params)
+        return {"tasks": page, **({"nextCursor": next_cursor} if next_cursor else {})}
+
+    async def cancel_task(self, ctx: ServerRequestContext[Any], params: types.CancelTaskRequestParams):
+        task = self.owned_task(ctx, "tasks/cancel", params.task_id)
+        core = _revision(ctx) == tasking.CORE_REVISION
+        if task.status in tasking.TERMINAL:
+            if core:  # the 2025-11-25 revision refuses; the extension acknowledges whatever the state
+                raise MCPError(INVALID_PARAMS, f"The task is {task.status} already: there is nothing to cancel.")
+            return {}
+        self.tasks.cancel(task)
+        return task.core_json() if core else {}
+
+    async def update_task(self, ctx: ServerRequestContext[Any], params: UpdateTaskParams):
+        self.owned_task(ctx, "tasks/update", params.task_id)
+        return {}  # the gateway never asks the host for input: nothing is waiting for these responses
 
     async def list_resources(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
         caller = _caller(ctx, self.transport)
@@ -386,6 +556,7 @@ class _GatewayServer(Server[Any]):
     and tools' and prompts' listChanged are off (see `_honest_capabilities`)."""
 
     notifying = False
+    tasks: tasking.TaskStore | None = None  # the handlers' tasks, run while the server serves
 
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                       *arguments: Any, **options: Any) -> Any:
@@ -395,7 +566,8 @@ class _GatewayServer(Server[Any]):
 
     def get_capabilities(self, *arguments: Any, **options: Any) -> types.ServerCapabilities:
         found = super().get_capabilities(*arguments, **options)
-        return _honest_capabilities(found) if self.notifying else found
+        found = _honest_capabilities(found) if self.notifying else found
+        return _task_capabilities(found, options.get("protocol_version"))
 
 
 def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier | None = None) -> Server[Any]:
@@ -422,11 +594,30 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
     )
     # We keep no OpenTelemetry (its middleware is per-call cost for nothing here); our one middleware keeps
     # the core's own faults from reaching the wire as the SDK's code-0 error with the exception's text.
-    server.middleware = [_shield, _server_icon_by_revision]
+    server.middleware = [_shield, _server_icon_by_revision, _core_tasks(handlers)]
+    server.add_request_handler("tasks/get", types.GetTaskRequestParams, handlers.get_task)
+    server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, handlers.task_result)
+    server.add_request_handler("tasks/list", types.PaginatedRequestParams, handlers.list_tasks)
+    server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, handlers.cancel_task)
+    server.add_request_handler("tasks/update", UpdateTaskParams, handlers.update_task)
+    server.tasks = handlers.tasks
     if notifier is not None:
         server.middleware.insert(0, _tracking(notifier))
         server.notifying = True
     return server
+
+
+def _task_capabilities(found: types.ServerCapabilities, revision: str | None) -> types.ServerCapabilities:
+    """Tasks, declared as each revision defines them: the extension on 2026-07-28 (`server/discover` asks with
+    the revision); `capabilities.tasks` in the handshake's options, which `_server_icon_by_revision` takes out
+    again for every revision but 2025-11-25."""
+    if revision in tasking.EXTENSION_REVISIONS:
+        return found.model_copy(update={"extensions": {**(found.extensions or {}), tasking.EXTENSION: {}}})
+    if revision is None or revision == tasking.CORE_REVISION:
+        tasks = types.ServerTasksCapability(
+            list={}, cancel={}, requests=types.ServerTasksRequestsCapability(tools=types.TasksToolsCapability(call={})))
+        return found.model_copy(update={"tasks": tasks})
+    return found
 
 
 def _honest_capabilities(found: types.ServerCapabilities) -> types.ServerCapabilities:
@@ -561,12 +752,23 @@ async def notifying(gateway: Gateway, notifier: Notifier) -> AsyncIterator[None]
         gateway.refreshing.listeners.remove(notifier.refreshed)
 
 
+@asynccontextmanager
+async def _tasks_running(server: Server[Any]) -> AsyncIterator[None]:
+    store = getattr(server, "tasks", None)
+    if store is None:
+        yield
+        return
+    async with store.running():
+        yield
+
+
 def notifying_lifespan(gateway: Gateway, notifier: Notifier) -> Any:
-    """The server's lifespan for the HTTP session manager (entered once, around all its sessions): `notifying`."""
+    """The server's lifespan for the HTTP session manager (entered once, around all its sessions): `notifying`, and
+    the server's tasks running."""
 
     @asynccontextmanager
-    async def lifespan(_server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        async with notifying(gateway, notifier):
+    async def lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with notifying(gateway, notifier), _tasks_running(server):
             yield {}
 
     return lifespan
@@ -574,7 +776,7 @@ def notifying_lifespan(gateway: Gateway, notifier: Notifier) -> Any:
 
 async def serving(gateway: Gateway, server: Server[Any], notifier: Notifier, read_stream: Any, write_stream: Any) -> None:
     """Run `server` on the streams with the notifier bound to this loop."""
-    async with notifying(gateway, notifier), anyio.create_task_group() as tasks:
+    async with notifying(gateway, notifier), _tasks_running(server), anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_sigterm, tasks.cancel_scope)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()

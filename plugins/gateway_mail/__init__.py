@@ -72,12 +72,17 @@ def register_resources(gateway: PluginHost) -> list[Resource]:
 def register_resource_templates(gateway: PluginHost) -> list[ResourceTemplate]:
     from gateway_mail.mail.tools import read_mid
     from gateway_mail.notes.tools import read_note_resource
+    from gateway_mail.plan.tools import read_remind
 
     return [ResourceTemplate(uri_template="mid:{message_id}", name="message", read=read_mid, title="A message",
                              description="One message by its Message-ID, as read_message gives it.",
                              mime_type="text/plain"),
             ResourceTemplate(uri_template="sioul:note/{path}", name="note", read=read_note_resource, title="A note",
                              description="One note by its path under the notes folder, as read_note gives it.",
+                             mime_type="text/plain"),
+            ResourceTemplate(uri_template="sioul:remind/{ident}", name="remind", read=read_remind,
+                             title="A remind reminder", description="One reminder of the person's remind files, "
+                             "by the address reminders gives: where it is written and when it rings.",
                              mime_type="text/plain"),
             *[ResourceTemplate(uri_template=f"sioul:{kind}/{{ident}}", name=kind, read=_reader(kind), title=title,
                                description=f"{description}, by the address the tools give.", mime_type="text/plain",
@@ -118,6 +123,10 @@ def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
 
 @hookimpl
 def traits_of(gateway: PluginHost, address: str):  # noqa: ANN201 (a Traits or None; the import stays lazy)
+    if address.startswith("sioul:remind/"):
+        from gateway_mail.plan.remind import traits_at
+
+        return traits_at(gateway, address)
     from gateway_mail.projects.described import traits_of as described
 
     return described(gateway, address)
@@ -125,9 +134,12 @@ def traits_of(gateway: PluginHost, address: str):  # noqa: ANN201 (a Traits or N
 
 @hookimpl
 def census(gateway: PluginHost):  # noqa: ANN201 (an iterator of (source, Traits))
+    import itertools
+
+    from gateway_mail.plan.remind import census as reminders
     from gateway_mail.projects.described import census as described
 
-    return described(gateway)
+    return itertools.chain(described(gateway), reminders(gateway))
 
 
 @hookimpl

@@ -7,10 +7,12 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
+from maildirs.folders import looked_at
 
-from gateway import PluginHost, ToolError, plural
+from gateway import REPLAY_SECONDS, PluginHost, ToolError, plural, replayable
 from gateway_mail.mail import index, judge, maildir, shield
 from gateway_mail.mail.accounts import ConfigProblem
 from gateway_mail.mail.store import accounts
@@ -60,11 +62,18 @@ def commands(gateway: PluginHost) -> list[click.Command]:
             if shielded.on:  # every message looked at, what waits judged (the command waited for, each in its time)
                 shield.update(connection, configured(), shielded, until=math.inf, commands=True)
                 judged = shield.counts(connection)
+            # Nothing new and no shield (whose verdicts depend on time and another program): the next run of this
+            # same command line says the same, as long as what this refresh looked at is as it is now.
+            kept = None if full or shielded.on or any(counts.values()) else _looked_at(connection, chosen)
         finally:
             connection.close()
-        click.echo(f"{counts['read']} read, {counts['moved']} moved or reflagged, {counts['removed']} removed, "
-                   f"{counts['unreadable']} unreadable (read by their envelope or not opened; gateway doctor names "
-                   f"them); {held} messages indexed ({time.perf_counter() - started:.1f} s).")
+        said = (f"{counts['read']} read, {counts['moved']} moved or reflagged, {counts['removed']} removed, "
+                f"{counts['unreadable']} unreadable (read by their envelope or not opened; gateway doctor names "
+                f"them); {held} messages indexed ({REPLAY_SECONDS} s).")
+        if kept is not None:
+            path = index.index_path(gateway.folders.cache)
+            replayable(said + "\n", [*kept, path, Path(f"{path}-wal")])
+        click.echo(said.replace(REPLAY_SECONDS, f"{time.perf_counter() - started:.1f}"))
         if shielded.on:
             click.echo(f"AI shield: {plural(judged['hostile'] + judged['ok'] + judged['unjudged'], 'message')} to a "
                        f"shielded address: {judged['hostile']} hostile, {judged['ok']} judged ok, "
@@ -88,6 +97,27 @@ def commands(gateway: PluginHost) -> list[click.Command]:
                 click.echo(f"  {folder.name}: {plural(count, 'message')}")
 
     return [group]
+
+
+def _looked_at(connection: Any, chosen: list) -> list[Path] | None:
+    """What a refresh with nothing new looked at (each account's root and the directories its folders are found
+    in, each folder's `new` and `cur`), or None when the index's record of a folder is not what is on disk now (a
+    folder that changed within its time's granularity is recorded so: the next refresh lists it again)."""
+    looked: list[Path] = []
+    for account in chosen:
+        looked += looked_at(account.maildir)
+        for folder in maildir.folders(account.maildir):
+            for sub in maildir.SUBDIRS:
+                key = f"{account.name}\x1f{folder.name}\x1f{sub}"
+                row = connection.execute("SELECT mtime_ns FROM dirs WHERE path = ?", (key,)).fetchone()
+                try:
+                    now = os.stat(folder.path / sub).st_mtime_ns
+                except OSError:
+                    now = -1
+                if row is None or row[0] != now:
+                    return None
+                looked.append(folder.path / sub)
+    return looked
 
 
 def _label_command(name: str, verdict: str, gateway: PluginHost, configured, shielding) -> click.Command:  # noqa: ANN001

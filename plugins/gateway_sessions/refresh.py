@@ -352,7 +352,7 @@ def _import(
                     # The importer checks each file against what the store recorded; it is handed only the files
                     # that moved since this process last looked (all of them the first time).
                     for each in roots:
-                        import_agent(connection, agent, each, progress=_only(wanted))
+                        import_agent(connection, agent, each, progress=_only(wanted, ctx))
                     added += _count(connection) - count
                     read = {p for p, row in _recorded(connection, wanted).items() if recorded.get(p) != row}
                     changed.extend(address(i) for i in _sessions_from(connection, read))
@@ -389,8 +389,15 @@ def _say(sentence: str) -> None:
     log.warning("sessions_store_upgrade", progress=sentence)
 
 
-def _only(wanted: set[str]) -> Callable[[list[Path]], list[Path]]:
-    return lambda paths: [path for path in paths if str(path) in wanted]
+def _only(wanted: set[str], ctx: Context | None = None) -> Callable[[list[Path]], Iterable[Path]]:
+    """The files that moved among those an importer found, each told as the call's progress once it was read."""
+    def moved(paths: list[Path]) -> Iterable[Path]:
+        kept = [path for path in paths if str(path) in wanted]
+        for done, path in enumerate(kept, 1):
+            yield path
+            if ctx is not None:
+                ctx.progress(done, len(kept), f"Read {done:,} of {len(kept):,} session files")
+    return moved
 
 
 def _count(connection: sqlite3.Connection) -> int:

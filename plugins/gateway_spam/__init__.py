@@ -55,6 +55,14 @@ def census(gateway: PluginHost):  # noqa: ANN201 (an iterator of (source, Traits
 
 
 @hookimpl
+def register_refresh(gateway: PluginHost) -> list:
+    from gateway import Refresh
+    from gateway_spam import freshness
+
+    return [Refresh(run=freshness.run, stale=freshness.stale, sources=freshness.sources)]
+
+
+@hookimpl
 def register_demo(gateway: PluginHost) -> list[tuple[str, dict]]:
     # The mail plugin's demo writes the Maildir and its account; the filter says where it stands.
     return [("spam_status", {})]

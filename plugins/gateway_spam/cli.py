@@ -3,7 +3,8 @@
 classify prints one line, `spam 0.998712` (the verdict, then the score), and exits as bogofilter does, so a
 procmail or maildrop rule can test the code: 0 spam, 1 ham, 2 unsure, 3 error (no model, unreadable file), and
 4 for a file that is not mail. It is `spamfilter.classify`'s work with the config's cutoffs; a rule that runs for
-every message runs `python -m spamfilter.classify` itself, which starts without the gateway.
+every message runs `gateway-spam-classify` itself (`--command` prints its quickest form), which starts without the
+gateway and hands the message to the long-lived classifier when one runs.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         """Print the verdict and score of one message (FILE, or - for standard input).
 
         Exit code: 0 spam, 1 ham, 2 unsure, 3 error (as bogofilter's), 4 not mail, for procmail or maildrop.
-        A rule run for every message is faster with `python -m spamfilter.classify FILE` (the same verdict).
+        A rule run for every message is faster with `gateway-spam-classify FILE` (the same verdict).
         """
         from spamfilter.classify import run
 
@@ -111,7 +112,7 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         return {"spam_folders": list(gateway.settings.get("spam_folders", ["Junk", "Spam"])),
                 "ham_folders": list(gateway.settings.get("ham_folders", ["INBOX", "Archive"])),
                 "ham_cutoff": cutoffs()[0], "spam_cutoff": cutoffs()[1], "data": str(gateway.folders.data),
-                "config": str(gateway.folders.config.parent.parent),
+                "config": str(gateway.folders.config.parent.parent), "cache": str(gateway.folders.cache),
                 # The accounts of the config this run of gateway read (`gateway --config PATH` included).
                 "mail_accounts": list(gateway.plugin_settings("mail").get("accounts", []))}
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from attrs import define
 from maildirs import Account, folders, messages
-from spamfilter.tokens import MAX_MESSAGE
+from spamfilter import MAX_MESSAGE
 
 from gateway_spam import labels
 from gateway_spam.tokens import header_text, parse

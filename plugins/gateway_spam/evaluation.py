@@ -95,9 +95,9 @@ def online(samples: Sequence[Sample], progress: Callable[[int], None] | None = N
     model = Model() if model is None else model
     outcomes = []
     for number, sample in enumerate(sorted(samples, key=lambda s: s.when), start=1):
-        score = model.score(sample.tokens)
-        outcomes.append(Outcome(sample, score.probability, score.strength))
-        model.learn(sample.tokens, sample.label, sample.key)
+        # `Model.score` then `Model.learn`, their arithmetic unchanged, with one lookup per token
+        probability, strength = model.score_then_learn(sample.tokens, sample.label, sample.key)
+        outcomes.append(Outcome(sample, probability, strength))
         if progress and number % 200 == 0:
             progress(number)
     return outcomes

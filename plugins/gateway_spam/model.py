@@ -71,6 +71,18 @@ class Model:
             else:
                 self.trained.pop(key, None)
 
+    def score_then_learn(self, tokens: Iterable[str], label: str, key: str | None = None) -> tuple[float, float]:
+        """(probability, strength) of a message as `score` gives them, then the message learnt as `learn` would:
+        the online evaluation's step, with one lookup per token (`spamfilter.score.combine_then_count`)."""
+        found = scoring.combine_then_count(tokens, self.counts, 0 if label == "spam" else 1, self.spam, self.ham)
+        if label == "spam":
+            self.spam += 1
+        else:
+            self.ham += 1
+        if key is not None:
+            self.trained[key] = label
+        return found
+
     def relearn(self, tokens: set[str], label: str, key: str) -> bool:
         """Train `key` as `label`, first taking back what it was trained as; False when it already was."""
         before = self.trained.get(key)

@@ -27,6 +27,7 @@ from maildirs.accounts import sender_blocked
 from maildirs.conversations import facts_of
 from maildirs.folders import unique_of
 from maildirs.shield import OK, Verdicts, addressees_of, index_near, is_addressed, shielded_in, someone_at
+from spamfilter import store
 
 from gateway import (
     Answer,
@@ -42,6 +43,7 @@ from gateway import (
 )
 from gateway_spam import corpus, jobs, labels, training
 from gateway_spam.correspondents import Correspondents, correspondents
+from gateway_spam.kept import Kept, signature
 from gateway_spam.model import Model
 from gateway_spam.tokens import parse, stripped, tokens
 
@@ -83,6 +85,7 @@ def job_settings(ctx: Context) -> dict[str, Any]:
     accounts_in(table, config_folder(ctx))  # a wrong accounts table is refused before any job starts
     return {"spam_folders": list(ctx.settings["spam_folders"]), "ham_folders": list(ctx.settings["ham_folders"]),
             "ham_cutoff": ham, "spam_cutoff": spam, "data": str(ctx.folders.data), "config": str(config_folder(ctx)),
+            "cache": str(ctx.folders.cache),
             "mail_accounts": list(table.get("accounts", []))}
 
 
@@ -470,12 +473,13 @@ def status_answer(ctx: Context) -> Answer:
     data: dict[str, Any] = {"thresholds": {"ham": ham, "spam": spam}}
     lines = []
     if path.exists():
-        model = Model.load(path)
+        table = store.Table(path)  # its counts of messages alone: the tokens are not read
+        table.close()
         age = time.time() - path.stat().st_mtime
         data["model"] = {"trained": _when(path.stat().st_mtime), "age_hours": round(age / 3600, 1),
-                         "spam": model.spam, "ham": model.ham}
+                         "spam": table.spam, "ham": table.ham}
         lines.append(f"Model: trained {_when(path.stat().st_mtime)} ({age / 86400:.1f} days ago) on "
-                     f"{model.spam + model.ham} messages ({model.spam} spam, {model.ham} ham).")
+                     f"{table.spam + table.ham} messages ({table.spam} spam, {table.ham} ham).")
     else:
         lines.append("Model: none yet; start spam_train.")
     lines.append(f"Thresholds: ham below {ham}, spam above {spam}, unsure between.")
@@ -617,16 +621,36 @@ def recent_places(known: list[Account], spam_folders: list[str], ham_folders: li
     return [corpus.Place(Path(path), where[n][2], where[n][0], where[n][1]) for _m, path, n in chosen], in_window
 
 
+_models: dict[str, tuple[tuple[int, int, int], Model]] = {}
+
+
+def loaded_model(path: Path) -> Model:
+    """The model file loaded whole, kept for the server's life while the file is the same (inode, size, time: a
+    new model is a new file renamed over it). For reading only: a caller that changes the model loads its own."""
+    status = path.stat()
+    signature_now = (status.st_ino, status.st_size, status.st_mtime_ns)
+    held = _models.get(str(path))
+    if held is None or held[0] != signature_now:
+        _models.clear()  # one model at a time
+        held = _models[str(path)] = (signature_now, Model.load(path))
+    return held[1]
+
+
 def review_answer(ctx: Context, limit: int) -> Answer:
     ham_cutoff, spam_cutoff = cutoffs(ctx)
     path = training.model_path(ctx.folders.data)
     if not path.exists():
         raise ToolError("the filter has not been trained yet: start spam_train, then review")
-    model = Model.load(path)
+    model = loaded_model(path)
     known = accounts(ctx)
     since = time.time() - REVIEW_DAYS * 86400
     places, in_window = recent_places(known, ctx.settings["spam_folders"], ctx.settings["ham_folders"], since,
                                       review_budget(limit), ctx.deadline.check)
+    kept = Kept(ctx.folders.cache)  # the tokens `gateway watch` read of the corpus's folders, where it did
+    try:
+        rows = kept.rows(str(place.path) for place in places)
+    finally:
+        kept.close()
     # What is read must leave time for the gate's own reading (conversations) and the answer.
     reserve = min(REVIEW_RESERVE, ctx.deadline.seconds / 3)
     unsure, spam = [], []
@@ -642,7 +666,10 @@ def review_answer(ctx: Context, limit: int) -> Answer:
         try:
             message = parse(raw)
             key = corpus.key_of(raw, message)
-            score = model.score(tokens(stripped(raw))).probability
+            row = rows.get(str(place.path))
+            found = row[2][3] if row is not None and row[2][3] is not None and row[:2] == signature(place.path) \
+                else tokens(stripped(raw))
+            score = model.score(found).probability
             envelope = {**training.envelope(message, place, key), "score": round(score, 4),
                         "when": corpus.when_of(message, place.path), "_path": str(place.path)}
         except Exception:  # noqa: BLE001 - a stranger's file (broken, nested too deep): counted, never a failure

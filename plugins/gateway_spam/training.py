@@ -18,6 +18,7 @@ from spamfilter import store
 
 from gateway import clip, mask
 from gateway_spam import corpus, evaluation
+from gateway_spam.kept import Kept, signature
 from gateway_spam.model import LEGACY, Model
 from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens_of
 
@@ -118,13 +119,37 @@ def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[
         digests.add(digest)
         samples.append(evaluation.Sample(key, label, when, found, {"place": place}))
 
-    for number, (place, facts) in enumerate(read_all(places), start=1):
-        take(place, facts)
-        if progress and (number % 100 == 0 or number == len(places)):
-            progress("reading the corpus", number, len(places))
+    kept = Kept(settings.get("cache"))
+    try:
+        for number, (place, facts) in enumerate(read_all(places, kept), start=1):
+            take(place, facts)
+            if progress and (number % 100 == 0 or number == len(places)):
+                progress("reading the corpus", number, len(places))
+        kept.forget_except({str(place.path) for place in places})
+    finally:
+        kept.close()
     for place in _labelled_elsewhere(labels, seen_keys):
         take(place, facts_of(place))
     return samples, counts
+
+
+def keep(settings: dict[str, Any]) -> int:
+    """Read the corpus's messages the facts store lacks into it (`gateway watch`'s refresh), and forget the files
+    gone; how many were read."""
+    data, config = Path(settings["data"]), Path(settings["config"])
+    accounts = accounts_in({"accounts": settings.get("mail_accounts", [])}, config)
+    places = list(corpus.folder_places(accounts, settings["spam_folders"], settings["ham_folders"]))
+    places += list(corpus.fetched_places(data))
+    kept = Kept(settings.get("cache"))
+    try:
+        known = kept.signatures()
+        unread = [place for place in places if known.get(str(place.path)) != signature(place.path)]
+        for _place, _facts in read_all(unread, kept, from_kept=False):
+            pass
+        kept.forget_except({str(place.path) for place in places})
+    finally:
+        kept.close()
+    return kept.given
 
 
 def facts_of(place: corpus.Place) -> tuple[str, str, float | None, set[str] | None] | None:
@@ -158,7 +183,35 @@ def _workers() -> int:
     return max(1, min(cores, POOL_LIMIT))
 
 
-def read_all(places: list[corpus.Place]) -> Iterator[tuple[corpus.Place, tuple | None]]:
+def read_all(places: list[corpus.Place], kept: Kept | None = None,
+             from_kept: bool = True) -> Iterator[tuple[corpus.Place, tuple | None]]:
+    """Each place with its facts (`facts_of`), in their order: those `kept` holds for the file as it is taken from
+    it (unless `from_kept` is false: the caller chose places it lacks), the others read (by a pool of processes when
+    there are many) and given to `kept`."""
+    known = kept.rows() if kept is not None and from_kept else {}
+    found: dict[int, tuple | None] = {}
+    unread: list[tuple[int, tuple[int, int] | None]] = []
+    for number, place in enumerate(places):
+        stat = signature(place.path)
+        row = known.get(str(place.path))
+        if stat is not None and row is not None and row[:2] == stat:
+            found[number] = row[2]
+        else:
+            unread.append((number, stat))
+    read = _read_all([places[number] for number, _stat in unread])
+    stats = dict(unread) if kept is not None else {}
+    for number, place in enumerate(places):
+        if number in found:
+            yield place, found.pop(number)
+            continue
+        _place, facts = next(read)
+        stat = stats.get(number)
+        if stat is not None:
+            kept.put(str(place.path), stat, facts)
+        yield place, facts
+
+
+def _read_all(places: list[corpus.Place]) -> Iterator[tuple[corpus.Place, tuple | None]]:
     """Each place with its facts (`facts_of`), in their order: read by a pool of processes when there are many.
 
     The pool has a process per core (POOL_LIMIT at most), each given POOL_CHUNK messages at a time; it ends with

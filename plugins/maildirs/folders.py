@@ -96,6 +96,33 @@ def folders(root: Path) -> list[Folder]:
     return found
 
 
+def looked_at(root: Path) -> list[Path]:
+    """What `folders(root)` reads to find the folders, as paths whose change (a folder's time) would change them:
+    every directory it walks, and the `cur` and `new` of each hidden directory it passes by (were they made, it
+    would take that directory as a Maildir++ folder). The root alone when it is not a directory."""
+    looked = [root]
+    if not root.is_dir():
+        return looked
+    stack = [(root, 0)]
+    while stack:
+        here, depth = stack.pop()
+        if depth >= _MAX_DEPTH:
+            continue
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name in _SKIP or not entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.name.startswith(".") and not is_maildir(Path(entry.path)):
+                looked += [Path(entry.path) / sub for sub in SUBDIRS]
+                continue
+            looked.append(Path(entry.path))
+            stack.append((Path(entry.path), depth + 1))
+    return looked
+
+
 def _info_start(filename: str) -> int:
     """Where the info suffix (":2,...") starts, or -1; a plain search first (the regular expression is slower)."""
     at = filename.rfind(":2,")

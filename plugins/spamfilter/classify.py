@@ -1,16 +1,24 @@
-"""`gateway-spam-classify [--data DIR] [--ham-cutoff X] [--spam-cutoff Y] FILE|-`: one message's verdict.
-
-(`python -m spamfilter.classify ...` is the same command, a few milliseconds slower to start: runpy.)
+"""`gateway-spam-classify [--data DIR] [--ham-cutoff X] [--spam-cutoff Y] [--here] FILE|-`: one message's verdict.
 
 What a procmail or maildrop rule runs for each delivered message (also what `gateway spam classify` runs). It
 prints `spam 0.998712` (the verdict, then the score) and exits as bogofilter does: 0 spam, 1 ham, 2 unsure,
 3 error (no model yet, unreadable file or message); and 4 for a file that is not mail at all (no header block).
 
-It imports the email package, SQLite and this library, nothing of the gateway: no MCP SDK, no plugin system, no
-click. The model is looked up (the message's tokens, a few hundred rows), not loaded. The folder is the spam
-plugin's data folder (`$XDG_DATA_HOME/gateway/plugins/spam`, else `~/.local/share/...`), or --data. The cutoffs
-are --ham-cutoff/--spam-cutoff when given, else those the model was last trained with (the config's at the time),
-else the defaults (0.30 and 0.80): after changing them in the config, train again or pass them here.
+When the long-lived classifier runs (`gateway-spam-classify --serve`, as spamd runs beside spamc), the command
+only reads the file and hands its bytes over the classifier's socket (`classify.sock` in the data folder): it then
+imports no more than Python's own socket module, and the verdict is the one the classifier's `judge` gives, the
+same function this process would run. When no classifier answers (none started, or it is busy or gone), or with
+`--here`, the message is judged in this process: the email package, SQLite and this library, nothing of the
+gateway (no MCP SDK, no plugin system, no click). Either way the model is looked up (the message's tokens, a few
+hundred rows), not loaded, and it is the newest one trained.
+
+Quickest of all is Python started with `-I -S` (no site-packages to scan) on `deliver.py` beside this file:
+`gateway-spam-classify --command` prints that command line for this installation, for a delivery rule.
+
+The folder is the spam plugin's data folder (`$XDG_DATA_HOME/gateway/plugins/spam`, else `~/.local/share/...`),
+or --data. The cutoffs are --ham-cutoff/--spam-cutoff when given, else those the model was last trained with (the
+config's at the time), else the defaults (0.30 and 0.80): after changing them in the config, train again or pass
+them here. (`python -m spamfilter.classify ...` is the same command, a few milliseconds slower to start: runpy.)
 """
 
 from __future__ import annotations
@@ -18,11 +26,25 @@ from __future__ import annotations
 import os
 import sys
 
-# No pathlib here: its import is a large share of this process's start.
+# No pathlib here, and nothing imported at the top but os, sys and the verdicts' words: every import is paid for
+# each delivery.
+from spamfilter.verdicts import (  # noqa: F401 - the command's names, as callers and tests have known them
+    ERROR,
+    EXIT_CODES,
+    HAM,
+    NOT_MAIL,
+    PROTOCOL,
+    SOCKET,
+    SOCKET_PATH_MAX,
+    SPAM,
+    UNSURE,
+    Judged,
+    judge,
+)
 
-SPAM, HAM, UNSURE, ERROR, NOT_MAIL = 0, 1, 2, 3, 4
-EXIT_CODES = {"spam": SPAM, "ham": HAM, "unsure": UNSURE}
-USAGE = "usage: gateway-spam-classify [--data DIR] [--ham-cutoff X] [--spam-cutoff Y] FILE|-"
+USAGE = ("usage: gateway-spam-classify [--data DIR] [--ham-cutoff X] [--spam-cutoff Y] [--here] FILE|-\n"
+         "       gateway-spam-classify [--data DIR] --serve | --command")
+REPLY_TIMEOUT = 10.0  # seconds the command waits for the classifier before judging the message itself
 
 
 def data_folder() -> str:
@@ -34,7 +56,7 @@ def data_folder() -> str:
 
 
 def _read(file: str) -> bytes:
-    from spamfilter.tokens import MAX_MESSAGE
+    from spamfilter import MAX_MESSAGE
 
     if file == "-":
         return sys.stdin.buffer.read(MAX_MESSAGE)
@@ -42,38 +64,87 @@ def _read(file: str) -> bytes:
         return handle.read(MAX_MESSAGE)
 
 
+def _line(file: str, judged: Judged) -> tuple[int, str]:
+    code, text, about_file = judged
+    if code in (ERROR, NOT_MAIL):
+        return code, f"error: {file}: {text}" if about_file else f"error: {text}"
+    return code, text
+
+
 def run(file: str, data: str | os.PathLike | None = None,
         cutoffs: tuple[float | None, float | None] = (None, None)) -> tuple[int, str]:
-    """(exit code, the line to print): the verdict and score on success, else a sentence saying what to do.
-
-    A cutoff given as None is the model's (as last trained), else the default."""
-    from spamfilter import score, store
-    from spamfilter.tokens import is_mail, stripped, tokens
-
+    """(exit code, the line to print), judged in this process: the verdict and score on success, else a sentence
+    saying what to do."""
     data = data_folder() if data is None else os.fspath(data)
     try:
         raw = _read(file)
     except OSError as error:
         return ERROR, f"error: {file}: {error.strerror or error}"
-    if not is_mail(raw):
-        return NOT_MAIL, (f"error: {file}: this is not a mail message (it does not start with mail headers such as "
-                          "From, To, Date or Subject); give the message file itself")
+    return _line(file, judge(raw, data, cutoffs))
+
+
+def connect(sockets, path: str):  # noqa: ANN001, ANN201 (the socket module, or its C half; a socket)
+    """A stream connected to the classifier's socket at `path`; a path longer than AF_UNIX takes (107 bytes) is
+    named through its folder's descriptor (/proc/self/fd/N/classify.sock), which changes nothing of this process."""
+    connection = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     try:
-        found = tokens(stripped(raw))
-    except Exception:  # noqa: BLE001 - a stranger's message: broken or nested too deep to read
-        return ERROR, f"error: {file}: the message cannot be read (its structure is broken or nested too deep)"
+        connection.settimeout(REPLY_TIMEOUT)
+        if len(os.fsencode(path)) <= SOCKET_PATH_MAX:
+            connection.connect(path)
+        else:
+            folder = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                connection.connect(f"/proc/self/fd/{folder}/{os.path.basename(path)}")
+            finally:
+                os.close(folder)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def ask(raw: bytes, data: str, cutoffs: tuple[float | None, float | None] = (None, None)) -> Judged | None:
+    """The long-lived classifier's verdict on `raw`, or None when none answers in time (then judge it here).
+
+    Request: a line `gateway-spam-classify/1 HAM SPAM` (each cutoff, or `-` for the model's), then the message's
+    bytes, then end of stream. Reply: one line, `CODE ABOUT TEXT` (ABOUT 1 when the text is about the message)."""
+    path = os.path.join(data, SOCKET)
+    if not os.path.exists(path):
+        return None
+    try:  # the C module alone: `socket` imports enum, selectors and more, milliseconds of each delivery
+        import _socket as sockets
+    except ImportError:  # not CPython
+        import socket as sockets
+    header = b" ".join([PROTOCOL, *(b"-" if c is None else repr(float(c)).encode() for c in cutoffs)]) + b"\n"
     try:
-        table = store.Table(os.path.join(data, store.NAME))
-    except store.ModelError as error:
-        return ERROR, f"error: {error} (train it: spam_train, or gateway spam train)"
-    try:
-        value, _strength, _clues = score.combine(table.counts(found), table.spam, table.ham)
-    finally:
-        table.close()
-    recorded = table.cutoffs or (score.HAM_CUTOFF, score.SPAM_CUTOFF)
-    ham_cutoff, spam_cutoff = (given if given is not None else kept for given, kept in zip(cutoffs, recorded, strict=True))
-    verdict = score.verdict(value, ham_cutoff, spam_cutoff)
-    return EXIT_CODES[verdict], f"{verdict} {value:.6f}"
+        connection = connect(sockets, path)
+        try:
+            connection.sendall(header + raw)
+            connection.shutdown(sockets.SHUT_WR)
+            reply = b""
+            while len(reply) < 65536:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+        finally:
+            connection.close()
+    except OSError:  # none listening, gone, busy past the timeout: judged here instead
+        return None
+    code, _, rest = reply.rstrip(b"\n").partition(b" ")
+    about, _, text = rest.partition(b" ")
+    if not (code.isdigit() and int(code) in (SPAM, HAM, UNSURE, ERROR, NOT_MAIL) and about in (b"0", b"1") and text):
+        return None  # not the classifier's reply (another program's socket, a crash mid-reply)
+    return int(code), text.decode("utf-8", "replace"), about == b"1"
+
+
+def command_line() -> str:
+    """The quickest command line for a delivery rule here: `deliver.py`, beside this file, run by this Python
+    with `-I -S`."""
+    import shlex
+
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "deliver.py")
+    return " ".join(shlex.quote(part) for part in (sys.executable, "-I", "-S", script))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,11 +152,18 @@ def main(argv: list[str] | None = None) -> int:
     data: str | None = None
     cutoffs: list[float | None] = [None, None]
     file = None
+    here = serve = False
     while arguments:
         argument = arguments.pop(0)
         if argument in ("-h", "--help"):
             print(__doc__.strip())
             return 0
+        if argument == "--command":
+            print(command_line())
+            return 0
+        if argument in ("--here", "--serve"):
+            here, serve = here or argument == "--here", serve or argument == "--serve"
+            continue
         if argument in ("--data", "--ham-cutoff", "--spam-cutoff"):
             if not arguments:
                 print(f"error: {argument} needs a value\n{USAGE}", file=sys.stderr)
@@ -107,10 +185,25 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"error: unexpected {argument!r}\n{USAGE}", file=sys.stderr)
             return ERROR
+    folder = data_folder() if data is None else data
+    if serve:
+        if file is not None or cutoffs != [None, None]:
+            print(f"error: --serve takes only --data\n{USAGE}", file=sys.stderr)
+            return ERROR
+        from spamfilter.daemon import serve as serving
+
+        return serving(folder)
     if file is None:
         print(f"error: name the message file (or - for standard input)\n{USAGE}", file=sys.stderr)
         return ERROR
-    code, line = run(file, data, (cutoffs[0], cutoffs[1]))
+    try:
+        raw = _read(file)
+    except OSError as error:
+        print(f"error: {file}: {error.strerror or error}", file=sys.stderr)
+        return ERROR
+    given = (cutoffs[0], cutoffs[1])
+    judged = None if here else ask(raw, folder, given)
+    code, line = _line(file, judged if judged is not None else judge(raw, folder, given))
     print(line, file=sys.stderr if code in (ERROR, NOT_MAIL) else sys.stdout)
     return code
 

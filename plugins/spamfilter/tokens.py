@@ -13,6 +13,10 @@ import email.header
 import re
 from email.message import Message
 
+# The tokenizer's version: a change to what `tokens` gives a message must change it, for stores of tokens read
+# before (the spam plugin's facts.sqlite) are emptied when it changes.
+VERSION = 1
+
 # Headers never tokenized: what filters on the way added (they give the answer away), and routing.
 LEAKING = re.compile(
     r"^(x-spam|x-bogosity|x-dspam|x-crm114|x-spambayes|x-virus|x-amavis|x-razor|x-pyzor|x-dcc|x-mailscanner"
@@ -26,7 +30,6 @@ WORD = re.compile(r"[^\W_][\w'$.!\-]*[\w$!]|[^\W_]", re.UNICODE)
 URL = re.compile(r"(?:https?|ftp)://([^\s\"'<>/?#]+)([^\s\"'<>]*)", re.IGNORECASE)
 ADDRESS = re.compile(r"([\w.+'-]+)@([\w-]+(?:\.[\w-]+)+)")
 MAX_TEXT = 200_000  # characters of text read from one message: the rest says nothing more
-MAX_MESSAGE = 20 * 1024 * 1024  # bytes read of one file: bigger files are attachments' carriers, not what a filter learns from
 
 
 MAX_PARTS = 1_000  # MIME parts: real mail has tens; a bomb of 100,000 one-byte parts takes Python 25 s to parse

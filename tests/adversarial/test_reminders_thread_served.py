@@ -1,20 +1,28 @@
 """Reminders and conversations played as attacks through a real `gateway serve`: a closed project's reminders
 (its task's and event's alarms, a remind file in its folder) and a closed message in a thread are in no answer,
-left out and counted; with things outside projects closed, only the open project's reminders come."""
+left out and counted; with things outside projects closed, only the open project's reminders come. A remind
+reminder's address is read back; a closed project's, worked out from its file, is refused as one that is not there."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import anyio
+import pytest
 from gateway_mail.mail import sample
 from gateway_mail.plan import sample as sample_plan
+from mcp.shared.exceptions import MCPError
 
+from gateway.api.context import home_environment
 from gateway.testing import serve_client, write_config
 
 CANARY = "narwhalremindcanary"
@@ -118,3 +126,47 @@ def test_a_closed_message_in_a_thread_keeps_the_thread_from_every_answer(gateway
     assert not friend.is_error and friend.structured_content["left_out"] == 0
     assert CANARY not in _text(friend) and "Does Tuesday work for you?" in _text(friend)
     assert search.structured_content["hits"] == [] and CANARY not in _text(search)
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gateway", *args], capture_output=True, text=True, timeout=300,
+                          env={"PATH": os.environ.get("PATH", ""), **home_environment(home)})
+
+
+@pytest.mark.skipif(shutil.which("remind") is None, reason="Debian's remind (apt install remind; .ci/run does)")
+def test_a_remind_reminder_is_read_by_its_address_and_a_closed_projects_is_refused_as_one_not_there(
+        gateway_home: Path) -> None:
+    _world(gateway_home)
+    line = (gateway_home / "Vault" / "vault.rem").read_text().splitlines()[0]
+    # What an attacker who knows (or guesses) the closed file's line would ask for, beside an address of nothing.
+    kept = f"sioul:remind/Vault/vault.rem@{hashlib.sha256(line.encode()).hexdigest()[:12]}"
+    unknown = f"sioul:remind/Vault/vault.rem@{'0' * 12}"
+
+    async def play(client):
+        week = await client.call_tool("reminders", {"days": 7})
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        given = [r["address"] for r in week.structured_content["reminders"] if r["kind"] == "remind"]
+        read = [await client.read_resource(address) for address in given]
+        refusals = []
+        for address in (kept, unknown):
+            try:
+                await client.read_resource(address)
+            except MCPError as error:
+                refusals.append(str(error).replace(address, "ADDRESS"))
+        return week, templates, given, read, refusals
+
+    week, templates, given, read, refusals = _serve(gateway_home, play)
+    assert "sioul:remind/{ident}" in templates
+    assert len(given) == 1 and given[0].startswith("sioul:remind/reminders.rem@") and given[0] in _text(week)
+    text = read[0].contents[0].text
+    assert "Reminder: Water the lemon tree" in text and "remind file reminders.rem, line 1" in text
+    assert f"{(datetime.now(PARIS) + timedelta(days=1)).date()} 11:00  Water the lemon tree" in text
+    assert len(refusals) == 2 and refusals[0] == refusals[1] and "only the person can open it" in refusals[0]
+    assert CANARY not in "".join(refusals) and "vault" not in refusals[0].replace("Vault/vault.rem", "").lower()
+    # The person's side: `gateway read` gives the open one, refuses the kept one; `access why` names the route.
+    opened, closed = _cli(gateway_home, "read", given[0]), _cli(gateway_home, "read", kept)
+    assert opened.returncode == 0 and "Water the lemon tree" in opened.stdout, opened.stderr
+    assert closed.returncode == 1 and "only the person can open it" in closed.stderr and CANARY not in closed.stderr
+    why = _cli(gateway_home, "access", "why", kept)
+    assert why.returncode == 1 and "taken by vault (closed): paths route" in why.stdout, why.stdout + why.stderr
+    assert _cli(gateway_home, "access", "why", given[0]).returncode == 0

@@ -6,11 +6,13 @@ is checked against the envelope and against the result type of its method."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from queue import Empty, Queue
@@ -32,8 +34,20 @@ RESULT_OF = {"initialize": "InitializeResult", "server/discover": "DiscoverResul
              "prompts/list": "ListPromptsResult", "prompts/get": "GetPromptResult"}
 
 
+CORE_TASKS = "2025-11-25"
+TASK_RESULT_OF = {"tasks/get": "GetTaskResult", "tasks/list": "ListTasksResult", "tasks/cancel": "CancelTaskResult",
+                  "tasks/result": "GetTaskPayloadResult"}
+EXTENSION_SCHEMA = "ext-tasks-2026-07-28"  # the tasks extension's definitions (see the README beside the schemas)
+
+
+@functools.cache
+def _schema(revision: str) -> dict[str, Any]:
+    return json.loads((SCHEMAS / f"{revision}.json").read_text())
+
+
+@functools.cache  # one validator a definition: it keeps the references it has resolved
 def validator(revision: str, definition: str) -> jsonschema.protocols.Validator:
-    schema = json.loads((SCHEMAS / f"{revision}.json").read_text())
+    schema = _schema(revision)
     defs = "$defs" if "$defs" in schema else "definitions"
     assert definition in schema[defs], f"{definition} is not in the {revision} schema"
     root = {**schema, "$ref": f"#/{defs}/{definition}"}
@@ -49,8 +63,9 @@ def problems(revision: str, definition: str, value: Any) -> list[str]:
 class RawClient:
     """JSON-RPC on a `gateway serve` subprocess's stdin/stdout, one message a line, every message kept."""
 
-    def __init__(self, home: Path, revision: str) -> None:
+    def __init__(self, home: Path, revision: str, capabilities: dict[str, Any] | None = None) -> None:
         env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
+        self.capabilities = capabilities or {}  # the client's, sent with each 2026-07-28 request
         self.process = subprocess.Popen([sys.executable, "-m", "gateway", "serve"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.revision = revision
@@ -69,7 +84,7 @@ class RawClient:
         if self.revision == MODERN:
             params["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
                                "io.modelcontextprotocol/clientInfo": {"name": "schema-check", "version": "1"},
-                               "io.modelcontextprotocol/clientCapabilities": {}}
+                               "io.modelcontextprotocol/clientCapabilities": self.capabilities}
         message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
         self.process.stdin.write((json.dumps(message) + "\n").encode())
         self.process.stdin.flush()
@@ -174,3 +189,82 @@ def test_a_wrong_answer_is_caught_by_the_check() -> None:
     assert problems("2025-06-18", "ReadResourceResult", malformed)
     assert problems(MODERN, "ListToolsResult", {"tools": [{"name": "t"}]})  # a tool with no input schema
     assert not problems("2025-06-18", "ReadResourceResult", {"contents": [{"uri": "x:y", "text": "z"}]})
+
+
+def _task_body(result: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 task message without the revision's result envelope, which the extension's closed objects omit."""
+    return {key: value for key, value in result.items() if key not in ("resultType", "_meta")}
+
+
+@pytest.mark.parametrize("revision", [CORE_TASKS, MODERN])
+def test_task_messages_validate_against_the_revisions_schema(tmp_path: Path, revision: str) -> None:
+    from gateway.wire.tasks import EXTENSION
+
+    home = tmp_path / "home"
+    write_config(home, {"gateway": {"plugins": ["conformance"]}, "plugins": {"conformance": {"enabled": True}}})
+    client = RawClient(home, revision, {"extensions": {EXTENSION: {}}})
+    checked: list[tuple[str, dict[str, Any]]] = []  # (definition, value), beside the envelope of every message
+    try:
+        if revision == MODERN:
+            client.request("server/discover")
+            created = client.request("tools/call", {"name": "test_slow_work", "arguments": {"steps": 15}})["result"]
+            assert created["resultType"] == "task"
+            checked.append((f"{EXTENSION_SCHEMA}:Task", _task_body(created)))
+            working = client.request("tasks/get", {"taskId": created["taskId"]})["result"]
+            checked.append((f"{EXTENSION_SCHEMA}:DetailedTask", _task_body(working)))
+            for method in ("tasks/update", "tasks/cancel"):
+                params = {"taskId": created["taskId"], **({"inputResponses": {}} if method == "tasks/update" else {})}
+                acknowledged = client.request(method, params)["result"]
+                assert not _task_body(acknowledged), f"{method} is answered with an empty result"
+                checked.append(("Result", acknowledged))
+            while (ended := client.request("tasks/get", {"taskId": created["taskId"]})["result"])["status"] in (
+                    "working", "input_required"):
+                time.sleep(0.1)  # the call's deadline ends it whatever happens
+            checked.append((f"{EXTENSION_SCHEMA}:DetailedTask", _task_body(ended)))
+            done = client.request("tools/call", {"name": "test_slow_work", "arguments": {"steps": 12}})["result"]
+            while (finished := client.request("tasks/get", {"taskId": done["taskId"]})["result"])["status"] == "working":
+                time.sleep(0.1)
+            assert finished["status"] == "completed"
+            checked += [(f"{EXTENSION_SCHEMA}:DetailedTask", _task_body(finished)),
+                        ("CallToolResult", finished["result"])]
+            checked += [("Result", message["result"]) for method, message in client.seen
+                        if method.startswith("tasks/") or "resultType" in message.get("result", {})]
+        else:
+            client.request("initialize", {"protocolVersion": revision, "capabilities": {},
+                                          "clientInfo": {"name": "schema-check", "version": "1"}})
+            client.notify("notifications/initialized")
+            created = client.request("tools/call", {"name": "test_slow_work", "arguments": {"steps": 3},
+                                                    "task": {"ttl": 30_000},
+                                                    "_meta": {"progressToken": "schema-1"}})["result"]
+            checked.append(("CreateTaskResult", created))
+            task_id = created["task"]["taskId"]
+            client.request("tasks/get", {"taskId": task_id})
+            client.request("tasks/list")
+            answer = client.request("tasks/result", {"taskId": task_id})["result"]
+            checked.append(("CallToolResult", answer))
+            other = client.request("tools/call", {"name": "test_slow_work", "arguments": {"steps": 30},
+                                                  "task": {}})["result"]["task"]["taskId"]
+            client.request("tasks/cancel", {"taskId": other})
+            checked += [(TASK_RESULT_OF[method], message["result"]) for method, message in client.seen
+                        if method in TASK_RESULT_OF and "result" in message]
+            checked += [("ProgressNotification", message) for _method, message in client.seen
+                        if message.get("method") == "notifications/progress"]
+    finally:
+        client.close()
+    assert {definition for definition, _value in checked} >= (
+        {"CreateTaskResult", "ProgressNotification", *TASK_RESULT_OF.values()} if revision == CORE_TASKS
+        else {f"{EXTENSION_SCHEMA}:Task", f"{EXTENSION_SCHEMA}:DetailedTask", "Result", "CallToolResult"})
+    found = [problem for _method, message in client.seen for problem in problems(revision, "JSONRPCMessage", message)]
+    for definition, value in checked:
+        schema, _, name = definition.rpartition(":")
+        found += problems(schema or revision, name, value)
+    assert not found, f"{len(found)} task messages break the {revision} schema:\n" + "\n".join(found[:20])
+
+
+def test_a_wrong_task_is_caught_by_the_check() -> None:
+    task = {"taskId": "t", "status": "working", "createdAt": "2026-12-01T10:00:00Z",
+            "lastUpdatedAt": "2026-12-01T10:00:00Z"}
+    assert problems(CORE_TASKS, "CreateTaskResult", {"task": task})  # no ttl
+    assert not problems(CORE_TASKS, "CreateTaskResult", {"task": {**task, "ttl": 1000}})
+    assert problems(EXTENSION_SCHEMA, "DetailedTask", {**task, "ttlMs": 1000, "status": "completed"})  # no result
+    assert not problems(EXTENSION_SCHEMA, "DetailedTask", {**task, "ttlMs": 1000})

@@ -3,15 +3,21 @@ and `gateway serve` answers tools/list to the SDK's own client; `gateway bundle`
 is valid by the MCPB schema and whose launcher maps its settings to a config the gateway serves with; `server.json`
 says what the MCP Registry needs and matches the README's `mcp-name` line.
 
-The environment is made once for the module: the wheel (pip, hatchling from the package index), an empty venv, the
-wheel with its `[all]` extra installed into it from the index (pip's own cache makes it quick after the first run).
+The environment is made once for the whole run and shared by every worker (a file lock in the run's temporary root
+lets the first worker make it and the others wait for it): the wheel built by the build backend (hatchling, from the
+package index, in an isolated build environment), an empty venv, and the wheel with its `[all]` extra installed into
+it from the index. uv (a test dependency) builds and installs when it is there, with the package sources pip is
+configured with: a minute or two less than pip on two cores, its own cache making it quick after the first run;
+pip does the same work when uv is missing.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -37,28 +43,84 @@ VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["versi
 PIP_SECONDS = 170
 
 
-def _pip(*arguments: str, cwd: Path | None = None) -> None:
-    command = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *arguments]
+def _run(command: list[str], what: str) -> None:
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=PIP_SECONDS)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_SECONDS)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"pip did not finish within {PIP_SECONDS} s: is the package index reachable? ({' '.join(arguments[:2])})")
+        pytest.fail(f"{what} did not finish within {PIP_SECONDS} s: is the package index reachable?")
     if done.returncode != 0:
         said = "\n".join(line for line in done.stderr.splitlines() if not line.startswith("WARNING: Location"))
-        pytest.fail(f"pip {' '.join(arguments[:2])} failed (is the package index reachable?):\n{said[-1500:]}")
+        pytest.fail(f"{what} failed (is the package index reachable?):\n{said[-1500:]}")
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bin folder of a fresh venv holding only the wheel built from this tree and what it depends on."""
-    work = tmp_path_factory.mktemp("install")
-    _pip("wheel", "--no-deps", "-w", str(work / "dist"), str(ROOT))
+def _pip(*arguments: str) -> None:
+    _run([sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *arguments],
+         f"pip {' '.join(arguments[:2])}")
+
+
+def _pip_sources() -> list[str]:
+    """pip's configured package sources (index, extra indexes, find-links, constraints) as uv's options, so that
+    uv installs from where pip would; a local folder or file:// index that does not exist is left out, as pip
+    ignores it."""
+    listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
+                            timeout=60).stdout
+    settings: dict[str, str] = {}
+    for line in listed.splitlines():
+        key, _, value = line.partition("=")
+        settings[key.split(".", 1)[-1]] = value.strip().strip("'\"")
+    for variable, key in (("PIP_INDEX_URL", "index-url"), ("PIP_EXTRA_INDEX_URL", "extra-index-url"),
+                          ("PIP_FIND_LINKS", "find-links"), ("PIP_CONSTRAINT", "constraint")):
+        settings[key] = os.environ.get(variable) or settings.get(key, "")
+
+    def present(source: str) -> bool:
+        local = source.removeprefix("file://")
+        return "://" in local or Path(local).exists()
+
+    options: list[str] = []
+    for key, option in (("index-url", "--default-index"), ("extra-index-url", "--index"),
+                        ("find-links", "--find-links"), ("constraint", "--constraint")):
+        options += [part for source in settings.get(key, "").split() if present(source) for part in (option, source)]
+    return options
+
+
+def _build_and_install(work: Path) -> Path:
+    """The wheel built from this tree, installed with its `[all]` extra into a fresh venv in `work`; its bin."""
+    uv = Path(sys.executable).parent / "uv"
+    if uv.exists():
+        _run([str(uv), "build", "--quiet", "--wheel", "--out-dir", str(work / "dist"), str(ROOT)], "uv build")
+    else:
+        _pip("wheel", "--no-deps", "-w", str(work / "dist"), str(ROOT))
     wheels = sorted((work / "dist").glob("mcp_gateway-*.whl"))
     assert [w.name for w in wheels] == [f"mcp_gateway-{VERSION}-py3-none-any.whl"]
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(work / "env")], check=True, timeout=60)
     bin_folder = work / "env" / "bin"
-    _pip("--python", str(bin_folder / "python"), "install", "--no-compile", f"{wheels[0]}[all]")
+    if uv.exists():
+        _run([str(uv), "pip", "install", "--quiet", "--python", str(bin_folder / "python"),
+              "--index-strategy", "unsafe-best-match", *_pip_sources(), f"{wheels[0]}[all]"], "uv pip install")
+    else:
+        _pip("--python", str(bin_folder / "python"), "install", "--no-compile", f"{wheels[0]}[all]")
     return bin_folder
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin folder of a fresh venv holding only the wheel built from this tree and what it depends on: made
+    once a run, by whichever worker asks first, in the temporary root the workers share."""
+    shared = tmp_path_factory.getbasetemp().parent  # every xdist worker's base is a folder of this one
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        shared = tmp_path_factory.getbasetemp()
+    work = shared / "installed-wheel"
+    with open(shared / "installed-wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the making fails
+        made = work / "made"
+        if made.exists():
+            return Path(made.read_text())
+        if work.exists():  # a worker before this one failed half-way: start again
+            shutil.rmtree(work)
+        work.mkdir()
+        bin_folder = _build_and_install(work)
+        made.write_text(str(bin_folder))
+        return bin_folder
 
 
 def _home_env(home: Path) -> dict[str, str]:
@@ -157,4 +219,4 @@ def test_server_json_names_the_pypi_package_and_the_readmes_mcp_name() -> None:
     named = re.findall(r"mcp-name:\s*(\S+)", (ROOT / "README.md").read_text())
     assert named == [server["name"]]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts.get(package["identifier"]) == "gateway.commands.cli:main"  # `uvx --from ... mcp-gateway serve` runs it
+    assert scripts.get(package["identifier"]) == "gateway.commands.start:main"  # `uvx --from ... mcp-gateway serve` runs it

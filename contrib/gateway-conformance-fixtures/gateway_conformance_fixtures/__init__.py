@@ -8,6 +8,7 @@ person who closed things outside projects is not answered by it either.
 from __future__ import annotations
 
 import json
+import time
 
 from gateway import (
     Context,
@@ -51,6 +52,32 @@ def error_handling(ctx: Context) -> str:
     raise ToolError("This tool intentionally returns an error for testing")
 
 
+def tool_with_progress(ctx: Context) -> str:
+    _open(ctx, "the fixture test_tool_with_progress")
+    for done in (0, 50, 100):
+        ctx.progress(done, 100)
+        if done < 100:
+            time.sleep(0.15)  # the suite asks for ~50 ms; the gateway spaces notifications 100 ms apart
+    return "Progress reported: 0, 50 and 100 of 100."
+
+
+MAX_STEPS = 300
+
+
+def slow_work(ctx: Context, steps: int = 5) -> str:
+    """Not the suite's: long work for the gateway's own tests of progress and tasks, a tenth of a second a step,
+    each step reported with a card number in its message (which the gateway must mask)."""
+    _open(ctx, "the fixture test_slow_work")
+    if not 0 < steps <= MAX_STEPS:
+        raise ToolError(f"steps must be between 1 and {MAX_STEPS}; it was {steps}.")
+    for done in range(1, steps + 1):
+        if ctx.deadline.passed():
+            raise ToolError("Stopped at the call's deadline.")
+        time.sleep(0.1)
+        ctx.progress(done, steps, f"Step {done} of {steps}, paid with 4111 1111 1111 1111")
+    return f"Did {steps} steps."
+
+
 def schema_2020_12(ctx: Context, **arguments: object) -> str:
     _open(ctx, "the fixture json_schema_2020_12_tool")
     return f"Received {len(arguments)} arguments."
@@ -74,6 +101,10 @@ def register_tools(gateway: PluginHost) -> list[Tool]:
              description="Answers a fixed line of text (conformance fixture)."),
         Tool(name="test_error_handling", function=error_handling, input_schema=NO_ARGUMENTS, read_only=True,
              description="Always answers a tool error (conformance fixture)."),
+        Tool(name="test_tool_with_progress", function=tool_with_progress, input_schema=NO_ARGUMENTS,
+             read_only=True, description="Reports progress 0, 50 and 100 of 100 (conformance fixture)."),
+        Tool.from_function(slow_work, name="test_slow_work", read_only=True,
+                           description="Long work in steps, each reported as progress (the gateway's tests)."),
         Tool(name="json_schema_2020_12_tool", function=schema_2020_12, input_schema=JSON_SCHEMA_2020_12,
              read_only=True, description="Tool with JSON Schema 2020-12 features (conformance fixture)."),
     ]

@@ -51,11 +51,9 @@ class Verdicts:
 
     owners: dict[int, frozenset[str]]  # only messages with owners
     closed: frozenset[int]  # the ids the gate keeps back
-    # The closed ids as the SQL conditions take them (a JSON array), written once, not once per call.
+    # The closed ids as the SQL conditions take them (a JSON array), written once, not once per call: sorting and
+    # writing 1,800 ids cost 0.7 ms, and the same string object keeps its hash for the counts remembered by it.
     closed_json: str = field(init=False, eq=False, repr=False, default=Factory(_closed_json, takes_self=True))
-    # How many messages each scope of a call (its SQL condition and values) holds among the closed ones, counted
-    # once per generation: a call asks it of every closed id, a lookup each (6 ms at 1,800 closed messages).
-    counted: dict[tuple[str, tuple[Any, ...]], int] = field(init=False, eq=False, repr=False, factory=dict)
 
 
 _parts: GateMemo[dict] = GateMemo(dict, gates=4)

@@ -307,10 +307,12 @@ Progress = Callable[[int], None]
 
 def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full: bool = False,
             progress: Progress | None = None, check: Callable[[], None] | None = None,
-            workers: int = 1) -> dict[str, int]:
+            workers: int = 1, walked: dict[str, list[maildir.Folder]] | None = None) -> dict[str, int]:
     """Bring the index up to what is on disk; `full` lists every folder (a stat per file) even when unchanged.
 
     `workers` > 1 parses new files in that many processes (`gateway mail index`; a tool's call stays in its thread).
+    `walked`, when given, is filled with each account's folders as this refresh found them (by account name; an
+    account whose root is not there is absent), so that a caller need not walk the Maildirs a second time.
 
     Returns counts: read (files parsed), moved (rows whose place or flags changed), removed, unreadable.
     """
@@ -335,7 +337,9 @@ def refresh(connection: sqlite3.Connection, accounts: Iterable[Account], *, full
             pool = multiprocessing.get_context("forkserver").Pool(workers)
         try:
             for account in accounts:
-                _refresh_account(connection, account, full, counts, progress, check, pool)
+                found = _refresh_account(connection, account, full, counts, progress, check, pool)
+                if walked is not None and found is not None:
+                    walked[account.name] = found
         except BaseException:
             # Stopped (the call's deadline): the rows written and removed so far are kept, so the index changed,
             # whatever the counts say (a row replaced and not parsed again is counted nowhere). What the gate
@@ -363,10 +367,12 @@ def _delete(connection: sqlite3.Connection, where: str, values: tuple[Any, ...])
 
 
 def _refresh_account(connection: sqlite3.Connection, account: Account, full: bool, counts: dict[str, int],
-                     progress: Progress | None, check: Callable[[], None] | None, pool: Any) -> None:
+                     progress: Progress | None, check: Callable[[], None] | None,
+                     pool: Any) -> list[maildir.Folder] | None:
+    """One account brought up to date; the folders found under its root (None: the root is not there)."""
     root_key = f"root:{account.name}"
     if not account.maildir.is_dir():
-        return  # a root gone (a disk not mounted, a typo): its rows are kept, and come back with it
+        return None  # a root gone (a disk not mounted, a typo): its rows are kept, and come back with it
     # The account's root and its server's name: either changed, its mail is read again (the verdicts depend on both).
     root_value = f"{account.maildir}\x1fauthserv_id={account.authserv_id}"
     if meta(connection, root_key) != root_value:
@@ -406,6 +412,7 @@ def _refresh_account(connection: sqlite3.Connection, account: Account, full: boo
             for sub in maildir.SUBDIRS:
                 settled = times[sub] if now - times[sub] > _SETTLE_NS else 0
                 connection.execute("INSERT OR REPLACE INTO dirs (path, mtime_ns) VALUES (?, ?)", (keys[sub], settled))
+    return found
 
 
 _BATCH = 500

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,8 @@ class Mail:
     missing: tuple[Account, ...] = ()
     shielded: shield.Hidden = shield.NONE
     shield_on: bool = False
+    # The index file and its generation as this call read them: what was worked out from the index is kept by it.
+    generation: tuple[str, int] = ("", 0)
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)
@@ -78,17 +81,6 @@ class Mail:
     def closed_json(self) -> str:
         return self.verdicts.closed_json
 
-    def closed_in(self, where: str, values: Sequence[Any]) -> int:
-        """How many messages the gate keeps back in the scope `where` (a condition on `messages m`, with its
-        `values`): counted once per index generation and scope (a scope with a date, once per moment)."""
-        key = (where, tuple(values))
-        found = self.verdicts.counted.get(key)
-        if found is None:
-            found = self.connection.execute(f"{COUNT_CLOSED} WHERE {where}", [self.closed_json, *values]).fetchone()[0]
-            if len(self.verdicts.counted) < COUNTS_KEPT:
-                self.verdicts.counted[key] = found
-        return found
-
     @property
     def blocked_json(self) -> str:
         return json.dumps(sorted(self.blocked_senders))
@@ -102,8 +94,6 @@ class Mail:
 
 
 CLOSED = "m.id IN (SELECT value FROM json_each(?))"
-COUNT_CLOSED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m.id = k.value"
-COUNTS_KEPT = 256  # scopes whose count of closed messages is kept per generation of the index
 BLOCKED = "m.sender IN (SELECT value FROM json_each(?))"
 SHIELDED = "m.id IN (SELECT value FROM json_each(?))"
 
@@ -160,15 +150,19 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
         return
     entry[1] = None
     token = changes.begin()  # before the stat pass: a message written during it leaves an event for the next call
-    index.refresh(connection, found, check=ctx.deadline.check)
+    read = itertools.count(1)  # messages looked at: the call's progress while a first index runs
+    walked: dict[str, list[maildir.Folder]] = {}
+    index.refresh(connection, found, check=ctx.deadline.check, walked=walked,
+                  progress=lambda _step: ctx.progress(next(read), None, "Indexing the mail"))
     folders: list[tuple[str, frozenset[str] | None]] = []
     for account in found:
-        if not account.maildir.is_dir():
+        listed = walked.get(account.name)
+        if listed is None:  # the root was not there when the refresh looked
             folders.append(toward(account.maildir))  # a disk mounted later, a folder made later
             continue
         root = str(account.maildir)
         folders.append((root, None))
-        for folder in maildir.folders(account.maildir):
+        for folder in listed:
             here = folder.path
             while str(here) != root and str(here).startswith(root):
                 folders.append((str(here), None))
@@ -197,7 +191,7 @@ def opened(ctx: Context) -> Iterator[Mail]:
                 shield.judge_in_background(path, found, shielding, index.connect)
             kept = shield.hidden(connection, key, shielding)
         yield Mail(ctx, found, connection, verdicts, blocked, tuple(a for a in found if not a.maildir.is_dir()),
-                   kept, shielding.on)
+                   kept, shielding.on, key)
 
 
 

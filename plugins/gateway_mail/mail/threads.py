@@ -66,7 +66,7 @@ def conversation_rows(mail: Any, row: Any) -> list[Any]:
 
 
 def thread_answer(ctx: Context, address: str, whole: bool, limit: int) -> Answer:
-    from gateway_mail.mail.answers import SHIELDED_SENTENCE, _hit, address_of, find, message_answer
+    from gateway_mail.mail.answers import SHIELDED_SENTENCE, _hit, _zone, address_of, find, message_answer
     from gateway_mail.mail.store import opened
 
     with opened(ctx) as mail:
@@ -76,6 +76,7 @@ def thread_answer(ctx: Context, address: str, whole: bool, limit: int) -> Answer
         blocked_ids = {r["message_id"] for r in rows if r["message_id"] and mail.is_blocked(r)}
         shielded_ids = {r["message_id"] for r in rows if r["message_id"] and mail.is_shielded(r)}
         shown, left_out, blocked, shielded, seen = [], 0, 0, 0, set()
+        zone = _zone(ctx)
         for row in rows:
             name = row["message_id"] or f"file:{row['id']}"
             if name in seen:
@@ -90,7 +91,7 @@ def thread_answer(ctx: Context, address: str, whole: bool, limit: int) -> Answer
             else:
                 projects = sorted(p for p in mail.owners(row) if (found := ctx.gate.project(p)) is not None
                                   and found.ai)
-                hit = _hit(ctx, row)
+                hit = _hit(ctx, row, zone)
                 shown.append({"address": hit["address"], "date": hit["date"], "from": hit["from"],
                               "subject": hit["subject"], "size": row["size"], "projects": projects,
                               "folder": f"{row['account']}/{hit['folder']}",

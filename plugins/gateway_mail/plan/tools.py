@@ -184,6 +184,12 @@ def read_agenda(ctx: Context) -> Answer:
     return agenda_answer(ctx, "today", 7)
 
 
+def read_remind(ctx: Context, ident: str) -> Answer:
+    from gateway_mail.plan.answers import remind_answer
+
+    return remind_answer(ctx, ident)
+
+
 def read_projects(ctx: Context) -> Answer:
     from gateway_mail.plan.answers import projects_answer
 

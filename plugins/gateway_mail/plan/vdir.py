@@ -31,6 +31,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -279,53 +280,175 @@ def alarms_of(component: Any) -> list[tuple[Any, ...]]:
 
 
 def items_of(raw: bytes, collection: str, path: str) -> list[Item]:
-    """The tasks and events a file holds (the master of each, not its overrides), words masked."""
+    """The tasks and events a file holds (the master of each, not its overrides), words masked: read by `simple`'s
+    scan when the file is one plain task or event, else parsed whole by icalendar."""
+    found = simple(raw, collection, path)
+    if found is not None:
+        return found
     import icalendar
 
     calendar = icalendar.Calendar.from_ical(raw)
-    found = []
-    for component in calendar.walk():
-        if component.name not in (TODO, EVENT) or component.get("RECURRENCE-ID") is not None:
-            continue
-        uid = _text(component, "UID")
-        if not uid:
-            continue
-        parent, depends = None, []
-        for related in _list_of(component, "RELATED-TO"):
-            reltype = str(related.params.get("RELTYPE", "PARENT")).upper()
-            if reltype == "PARENT" and parent is None:
-                parent = str(related)
-            elif reltype == "DEPENDS-ON":
-                depends.append(str(related))
+    items = (_item(c, collection, path) for c in calendar.walk() if c.name in (TODO, EVENT))
+    return [item for item in items if item is not None]
+
+
+def _item(component: Any, collection: str, path: str) -> Item | None:
+    """One VTODO's or VEVENT's item (None for an override or one without a UID), from icalendar's component or
+    from `simple`'s stand-in for one."""
+    if component.get("RECURRENCE-ID") is not None:
+        return None
+    uid = _text(component, "UID")
+    if not uid:
+        return None
+    parent, depends = None, []
+    for related in _list_of(component, "RELATED-TO"):
+        reltype = str(related.params.get("RELTYPE", "PARENT")).upper()
+        if reltype == "PARENT" and parent is None:
+            parent = str(related)
+        elif reltype == "DEPENDS-ON":
+            depends.append(str(related))
+    try:
+        priority = int(str(component.get("PRIORITY", 0)) or 0)
+        percent = int(str(component.get("PERCENT-COMPLETE", 0)) or 0)
+    except ValueError:
+        priority, percent = 0, 0
+    end = _time(component, "DTEND")
+    start = _time(component, "DTSTART")
+    if end is None and start is not None and component.get("DURATION") is not None:
         try:
-            priority = int(str(component.get("PRIORITY", 0)) or 0)
-            percent = int(str(component.get("PERCENT-COMPLETE", 0)) or 0)
-        except ValueError:
-            priority, percent = 0, 0
-        end = _time(component, "DTEND")
-        start = _time(component, "DTSTART")
-        if end is None and start is not None and component.get("DURATION") is not None:
-            try:
-                end = plus(start, component.get("DURATION").dt)
-            except (AttributeError, TypeError):
-                end = None
-        found.append(Item(
-            kind=component.name, uid=uid, collection=collection, path=path,
-            summary=mask(_text(component, "SUMMARY")),
-            description=mask(_text(component, "DESCRIPTION")[:DESCRIPTION_LIMIT]),
-            location=mask(_text(component, "LOCATION")),
-            status=_text(component, "STATUS").upper(),
-            start=start, end=end, due=_time(component, "DUE"), completed=_time(component, "COMPLETED"),
-            created=_time(component, "CREATED") or _time(component, "DTSTAMP"),
-            priority=priority if 0 <= priority <= 9 else 0, percent=percent,
-            categories=[mask(c) for c in _categories(component)],
-            refids=[str(v) for v in _list_of(component, "REFID")],
-            parent=parent, depends=depends,
-            recurring=component.get("RRULE") is not None or component.get("RDATE") is not None,
-            people=[str(v) for name in ("ORGANIZER", "ATTENDEE") for v in _list_of(component, name) if str(v)],
-            alarms=alarms_of(component),
-        ))
-    return found
+            end = plus(start, component.get("DURATION").dt)
+        except (AttributeError, TypeError):
+            end = None
+    return Item(
+        kind=component.name, uid=uid, collection=collection, path=path,
+        summary=mask(_text(component, "SUMMARY")),
+        description=mask(_text(component, "DESCRIPTION")[:DESCRIPTION_LIMIT]),
+        location=mask(_text(component, "LOCATION")),
+        status=_text(component, "STATUS").upper(),
+        start=start, end=end, due=_time(component, "DUE"), completed=_time(component, "COMPLETED"),
+        created=_time(component, "CREATED") or _time(component, "DTSTAMP"),
+        priority=priority if 0 <= priority <= 9 else 0, percent=percent,
+        categories=[mask(c) for c in _categories(component)],
+        refids=[str(v) for v in _list_of(component, "REFID")],
+        parent=parent, depends=depends,
+        recurring=component.get("RRULE") is not None or component.get("RDATE") is not None,
+        people=[str(v) for name in ("ORGANIZER", "ATTENDEE") for v in _list_of(component, name) if str(v)],
+        alarms=alarms_of(component),
+    )
+
+
+# -- the scan of a plain file ------------------------------------------------------------------------------------
+
+# A plain file: one task or event (and its alarms) in a VCALENDAR, every line `NAME[;KEY=VALUE...]:VALUE` with no
+# escape, quote, fold, time zone or component of another kind, each property once. Most files todoman, khal and
+# vdirsyncer write are so; for them the scan below stands in for icalendar's reading of the lines (its parameters'
+# grammar, its component machinery: most of a small file's cost), while each value is still parsed by icalendar's
+# own types, as its parser would. Anything else returns None and icalendar reads the whole file.
+_PLAIN_LINE = re.compile(r"([A-Za-z0-9-]+)((?:;[A-Za-z0-9-]+=[^;:,\"]*)*):(.*)")
+_UNUSUAL = re.compile(r'[\\"]|\r(?!\n)|\n[ \t]')
+_PLAIN_LIMIT = 200  # lines of a file the scan takes on (a bigger one is icalendar's)
+
+
+class _Text(str):
+    """A TEXT value of a plain file as icalendar's `vText` gives it to `_item` (its string, unescaped: it has no
+    escape; and its parameters), without the rest of what a `vText` is made with."""
+
+    __slots__ = ("params",)
+
+
+_factories: dict[tuple[str, str | None], Any] = {}
+_NO_PARAMETERS: Mapping[str, Any] = {}  # read only: what `_item` asks of a value written without parameters
+
+
+class _Plain:
+    """What `_item` and `alarms_of` ask of an icalendar component, for a plain file's scan."""
+
+    __slots__ = ("name", "properties", "subcomponents")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.properties: dict[str, Any] = {}
+        self.subcomponents: list[_Plain] = []
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.properties.get(name, default)
+
+
+def simple(raw: bytes, collection: str, path: str) -> list[Item] | None:
+    """The items of a plain file (see above) or None: not plain, or a value icalendar would refuse."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    if _UNUSUAL.search(text):
+        return None
+    lines = [line for line in text.replace("\r\n", "\n").split("\n") if line]
+    if len(lines) > _PLAIN_LIMIT or not lines or lines[0].upper() != "BEGIN:VCALENDAR" \
+            or lines[-1].upper() != "END:VCALENDAR":
+        return None
+    from icalendar import Component, Parameters, vText
+
+    factories = Component.types_factory
+    stack: list[_Plain] = []
+    item: _Plain | None = None
+    for line in lines:
+        matched = _PLAIN_LINE.fullmatch(line)
+        if matched is None:
+            return None
+        name, params, value = matched.group(1).upper(), matched.group(2), matched.group(3)
+        if name in ("BEGIN", "END"):
+            if params:
+                return None
+            kind = value.upper()
+            if name == "BEGIN":
+                depth = len(stack)
+                if (depth, kind) not in ((0, "VCALENDAR"), (1, TODO), (1, EVENT), (2, "VALARM")) or \
+                        (depth == 1 and item is not None):
+                    return None
+                component = _Plain(kind)
+                if depth:
+                    stack[-1].subcomponents.append(component)
+                if depth == 1:
+                    item = component
+                stack.append(component)
+            elif not stack or stack.pop().name != kind:
+                return None
+            continue
+        if not stack or name in stack[-1].properties:
+            return None
+        parameters = None
+        if params:
+            parameters = Parameters({key.upper(): val for key, _, val in
+                                     (part.partition("=") for part in params[1:].split(";"))})
+            if "TZID" in parameters:
+                return None
+        key = (name, parameters.value if parameters is not None else None)
+        factory = _factories.get(key)
+        if factory is None:
+            factory = _factories[key] = factories.for_property(*key)
+        if getattr(factory, "get_value_from_content_line", None) is not None:
+            return None
+        if factory is vText:  # vText.from_ical of a value with no escape is that value
+            made = _Text(value)
+            made.params = parameters if parameters is not None else _NO_PARAMETERS
+            stack[-1].properties[name] = made
+            continue
+        try:
+            if name == "CATEGORIES":
+                from icalendar.parser.property import split_on_unescaped_comma
+
+                made = factory(split_on_unescaped_comma(value))
+            else:
+                made = factory(factory.from_ical(value))
+        except Exception:  # noqa: BLE001 (whatever icalendar's types make of a value: icalendar's whole reading decides)
+            return None
+        if parameters is not None:
+            made.params = parameters
+        stack[-1].properties[name] = made
+    if stack or item is None:
+        return None
+    found = _item(item, collection, path)
+    return [] if found is None else [found]
 
 
 def _wanted(component: bytes, name: bytes) -> bool:

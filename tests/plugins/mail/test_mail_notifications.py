@@ -76,3 +76,34 @@ def test_without_notifications_every_call_runs_the_refresh(
     for _ in range(4):
         _subjects(gateway, "budget")
     assert len(counted) == 4
+
+
+def test_a_call_after_a_change_walks_each_account_once_and_still_watches_a_new_folder(
+        gateway_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gateway_mail.mail import maildir
+
+    monkeypatch.delenv("GATEWAY_FILE_NOTIFICATIONS", raising=False)
+    walks: list[Path] = []
+    real = maildir.folders
+
+    def counting(root: Path):
+        walks.append(root)
+        return real(root)
+
+    monkeypatch.setattr(maildir, "folders", counting)
+    personal, work = gateway_home / "Mail" / "personal", gateway_home / "Mail" / "work"
+    sample.deliver(personal / "INBOX", sample.message(subject="Roof budget", body="the budget"))
+    sample.deliver(work / "INBOX", sample.message(subject="Desk budget", body="the budget"))
+    config = sample.config(personal)
+    config["plugins"]["mail"]["accounts"].append({**config["plugins"]["mail"]["accounts"][0], "name": "work",
+                                                  "maildir": str(work)})
+    gateway = make_gateway([gateway_mail], home=gateway_home, config=config)
+    assert _subjects(gateway, "budget") == ["Desk budget", "Roof budget"]
+    assert sorted(map(str, walks)) == sorted([str(personal), str(work)])  # the refresh's walk, handed on
+
+    walks.clear()
+    sample.deliver(work / "Later", sample.message(subject="Shed budget", body="the budget"))  # a folder made now
+    assert _subjects(gateway, "budget") == ["Desk budget", "Roof budget", "Shed budget"]
+    assert sorted(map(str, walks)) == sorted([str(personal), str(work)])
+    sample.deliver(work / "Later", sample.message(subject="Gate budget", body="the budget"))  # into the new folder
+    assert "Gate budget" in _subjects(gateway, "budget")

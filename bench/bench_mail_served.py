@@ -1,0 +1,310 @@
+"""search_mail as an agent meets it (through `gateway serve`), beside the long-lived processes mail clients keep open:
+`mu server` (mu4e's) and notmuch's Python bindings, on the same Maildir, interleaved (run by hand).
+
+    .venv/bin/python bench/bench_mail.py --messages 100000 --work DIR --keep     # first: the Maildir, our index,
+                                                                                  # notmuch's database
+    mu init --muhome=DIR/mu --maildir=DIR/home/Mail/bench && mu index --muhome=DIR/mu
+    .venv/bin/python bench/bench_mail_served.py --work DIR --repeat 20
+    .venv/bin/python bench/bench_mail_served.py --work DIR --profile DIR/served.prof   # where a warm call's time goes
+
+Each of QUERIES (22 kinds: words common and rare, a phrase, a prefix, AND/OR/NOT, from:, to:, list:, attachment:,
+date ranges, flags) is written as a user of each tool writes it. In every round each query is asked of each of the
+three, the order of the three turned from one query to the next:
+
+- ours: `tools/call search_mail` (limit 20) written as one JSON-RPC line to `gateway serve`'s stdin and timed to its
+  answer's line (what the host's pipe carries: the stdio hop, arguments checked, the index's no-change look, the
+  gate, masks, the audit line, the answer's JSON); the page, and the total counted up to its bound;
+- mu: `(find :query "..." :maxnum 20 ...)` written to `mu server`'s stdin, timed to its `(:found N)` frame (its
+  s-expression protocol: each frame is \\376, the length in hex, \\377, then the expression);
+- notmuch: in a Python process of its own (Debian's python3-notmuch2), the time of `Database.messages(query,
+  sort=NEWEST_FIRST)` for the first 20 messages' ids, plus `count_messages(query)`, measured inside that process
+  (what a client holding the bindings pays: no pipe in its figure).
+
+Beside the wall times, the CPU time each server's process used over the rounds, per call (/proc/PID/stat): on a
+machine shared with other work, the wall time of a call that crosses threads and processes also holds the waits
+for a core, which the CPU time does not.
+
+The figure per tool is the median over the queries of each query's median (ratios ours/theirs beside). With
+`--profile FILE`, `gateway serve` runs under yappi (`pip install yappi`; every thread, CPU time) and the profile is
+saved for pstats when it stops: `python -m pstats FILE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# (ours, notmuch, mu): the same question as each tool's users write it. The rare word is in one message of the
+# corpus (so about 17 of 100,000, each copy under its own Message-ID).
+RARE = "cheapside"
+QUERIES = [
+    ("money", "money", "money"),
+    ("linux", "linux", "linux"),
+    ('"click here"', '"click here"', '"click here"'),
+    ("python", "python", "python"),
+    ("free OR offer", "free OR offer", "free OR offer"),
+    ("razor", "razor", "razor"),
+    ("spamass*", "spamass*", "spamass*"),
+    ("razor AND NOT spam", "razor AND NOT spam", "razor AND NOT spam"),
+    ("to:spamassassin-talk", "to:spamassassin-talk", "to:spamassassin-talk*"),
+    ("from:rssfeeds@spamassassin.taint.org", "from:rssfeeds@spamassassin.taint.org",
+     "from:rssfeeds@spamassassin.taint.org"),
+    ("list:freshrpms", "list:freshrpms", "list:freshrpms*"),
+    ("attachment:signature.asc", "attachment:signature.asc", "file:signature.asc"),
+    ("linux date:2002-08..2002-09", "linux date:2002-08..2002-09", "linux date:20020801..20020930"),
+    ("date:2002-08-01..2002-08-15", "date:2002-08-01..2002-08-15", "date:20020801..20020815"),
+    ("(linux OR python) -razor", "(linux OR python) AND NOT razor", "(linux OR python) AND NOT razor"),
+    ("subject:free is:flagged", "subject:free tag:flagged", "subject:free flag:flagged"),
+    ("is:unread", "tag:unread", "flag:unread"),
+    ("subject:linux", "subject:linux", "subject:linux"),
+    ("from:example.com", "from:example.com", "from:example.com"),
+    ("mortgage AND rates", "mortgage AND rates", "mortgage AND rates"),
+    ("newsletter OR unsubscribe", "newsletter OR unsubscribe", "newsletter OR unsubscribe"),
+    (RARE, RARE, RARE),
+]
+
+
+# `gateway serve` under yappi (every thread: a tool's body runs on a worker thread, which cProfile would not see),
+# CPU time, saved for pstats when its stdin closes.
+PROFILED = """
+import signal, sys, yappi
+from gateway.commands.cli import main
+yappi.set_clock_type("cpu")
+yappi.start(builtins=False, profile_threads=True)
+signal.signal(signal.SIGUSR1, lambda *_: yappi.clear_stats())  # the warm-up's calls left out
+try:
+    main(["serve"])
+except SystemExit:
+    pass
+finally:
+    yappi.stop()
+    yappi.get_func_stats().save(sys.argv[1], type="pstat")
+"""
+
+
+class Gateway:
+    """`gateway serve` on stdio, spoken to one JSON-RPC line at a time."""
+
+    def __init__(self, home: Path, profile: Path | None) -> None:
+        from gateway.api.context import home_environment
+
+        env = {**os.environ, **home_environment(home)}
+        command = [sys.executable, "-m", "gateway", "serve"]
+        if profile is not None:
+            command = [sys.executable, "-c", PROFILED, str(profile)]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=env, bufsize=0)
+        self.number = 0
+        self._ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "bench-mail-served", "version": "1"}})
+        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _write(self, message: dict) -> None:
+        self.process.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+    def _ask(self, method: str, params: dict) -> dict:
+        self.number += 1
+        self._write({"jsonrpc": "2.0", "id": self.number, "method": method, "params": params})
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("gateway serve stopped")
+            answer = json.loads(line)
+            if answer.get("id") == self.number:
+                return answer
+
+    def search(self, query: str) -> tuple[float, int, str]:
+        started = time.perf_counter()
+        answer = self._ask("tools/call", {"name": "search_mail", "arguments": {"query": query}})
+        took = time.perf_counter() - started
+        result = answer["result"]
+        if result.get("isError"):
+            raise RuntimeError(f"{query!r}: {result['content'][0]['text']}")
+        data = result["structuredContent"]
+        return took, len(data["hits"]), f"{'>' if data['more'] else ''}{data['total']}"
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+class Mu:
+    """`mu server`, mu4e's long-lived process, spoken to in its s-expression protocol."""
+
+    _FOUND = re.compile(rb"^\(:found (\d+)")
+
+    def __init__(self, muhome: Path) -> None:
+        self.process = subprocess.Popen(["mu", "server", f"--muhome={muhome}"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+
+    def _frame(self) -> bytes:
+        read = self.process.stdout.read
+        while True:  # the greeting and prompts (";; ...") come outside frames
+            byte = read(1)
+            if not byte:
+                raise RuntimeError("mu server stopped")
+            if byte == b"\xfe":
+                break
+        length = b""
+        while (byte := read(1)) != b"\xff":
+            length += byte
+        size, body = int(length, 16), b""
+        while len(body) < size:
+            body += read(size - len(body))
+        return body
+
+    def search(self, query: str) -> tuple[float, int, str]:
+        quoted = query.replace("\\", "\\\\").replace('"', '\\"')
+        command = (f'(find :query "{quoted}" :threads nil :sortfield :date :descending t :maxnum 20 '
+                   ":skip-dups nil :include-related nil)\n").encode()
+        started = time.perf_counter()
+        self.process.stdin.write(command)
+        while True:
+            frame = self._frame()
+            if frame.startswith(b"(:error"):
+                raise RuntimeError(f"mu server: {query!r}: {frame.decode(errors='replace')}")
+            found = self._FOUND.match(frame)
+            if found:
+                took = time.perf_counter() - started
+                return took, int(found.group(1)), found.group(1).decode()
+
+    def close(self) -> None:
+        self.process.stdin.write(b"(quit)\n")
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+NOTMUCH_CHILD = r"""
+import json, sys, time
+import notmuch2
+db = notmuch2.Database(config=sys.argv[1])
+for line in sys.stdin:
+    query = json.loads(line)
+    started = time.perf_counter()
+    ids = []
+    for message in db.messages(query, sort=notmuch2.Database.SORT.NEWEST_FIRST, exclude_tags=()):
+        ids.append(message.messageid)
+        if len(ids) == 20:
+            break
+    total = db.count_messages(query, exclude_tags=())
+    took = time.perf_counter() - started
+    print(json.dumps([took, len(ids), total]), flush=True)
+"""
+
+
+class Notmuch:
+    """notmuch's Python bindings (Debian's python3-notmuch2) in a process of their own; times measured inside it."""
+
+    def __init__(self, config: Path) -> None:
+        self.process = subprocess.Popen(["/usr/bin/python3", "-c", NOTMUCH_CHILD, str(config)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+
+    def search(self, query: str) -> tuple[float, int, str]:
+        self.process.stdin.write(json.dumps(query) + "\n")
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"notmuch2: {self.process.stderr.read()}")
+        took, shown, total = json.loads(line)
+        return took, shown, str(total)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far (/proc/PID/stat), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--work", type=Path, required=True, help="bench_mail.py's work folder (kept with --keep)")
+    parser.add_argument("--repeat", type=int, default=20, help="rounds (each asks every query of every tool)")
+    parser.add_argument("--muhome", type=Path, default=None, help="mu's home (default WORK/mu)")
+    parser.add_argument("--no-mu", action="store_true")
+    parser.add_argument("--no-notmuch", action="store_true")
+    parser.add_argument("--profile", type=Path, default=None, help="run gateway serve under yappi into FILE")
+    options = parser.parse_args()
+
+    work, home = options.work, options.work / "home"
+    root = home / "Mail" / "bench"
+    from gateway.served import write_config
+
+    write_config(home, {"gateway": {"plugins": ["mail"]}, "plugins": {"mail": {"accounts": [
+        {"name": "bench", "maildir": str(root), "addresses": ["pat@example.org"],
+         "authserv_id": "mx.example.org"}]}}}, projects=[{"id": "closed", "ai": False, "senders": ["@example.com"]}])
+    queries, rare = QUERIES, RARE
+
+    tools: dict[str, object] = {"ours": Gateway(home, options.profile)}
+    muhome = options.muhome or work / "mu"
+    if not options.no_mu and shutil.which("mu") and (muhome / "xapian").is_dir():
+        tools["mu server"] = Mu(muhome)
+    config = work / "notmuch-config"
+    if not options.no_notmuch and config.is_file() and Path("/usr/bin/python3").exists():
+        tools["notmuch2"] = Notmuch(config)
+    column = {"ours": 0, "notmuch2": 1, "mu server": 2}
+    names = list(tools)
+    times: dict[str, dict[str, list[float]]] = {name: {q[0]: [] for q in queries} for name in names}
+    found: dict[str, dict[str, str]] = {name: {} for name in names}
+    for name in names:  # warm: every process has read what it reads, once
+        for row in queries:
+            for attempt in range(6):  # the gateway's first call works out the gate's verdicts over the whole index
+                try:
+                    found[name][row[0]] = tools[name].search(row[column[name]])[2]
+                    break
+                except RuntimeError as error:
+                    if "longer than" not in str(error) or attempt == 5:
+                        raise
+    if options.profile is not None:
+        import signal
+
+        tools["ours"].process.send_signal(signal.SIGUSR1)
+        time.sleep(0.5)
+    used = {name: cpu_seconds(tools[name].process.pid) for name in names}
+    started = time.monotonic()
+    for round_number in range(options.repeat):
+        for number, row in enumerate(queries):
+            turn = (round_number + number) % len(names)
+            for name in names[turn:] + names[:turn]:
+                took, _shown, _total = tools[name].search(row[column[name]])
+                times[name][row[0]].append(took)
+    elapsed = time.monotonic() - started
+    calls = options.repeat * len(queries)
+    used = {name: (cpu_seconds(tools[name].process.pid) - used[name]) / calls for name in names}
+    for tool in tools.values():
+        tool.close()
+
+    print(f"{len(queries)} queries x {options.repeat} rounds, interleaved, in {elapsed:.0f} s; load "
+          f"{os.getloadavg()[0]:.1f}; medians in ms (matches: ours total up to its bound, '>' past it | notmuch's "
+          "count | mu's found, at most 20)")
+    print(f"  {'query':38} " + " ".join(f"{name:>16}" for name in names))
+    for row in queries:
+        cells = " ".join(f"{statistics.median(times[n][row[0]]) * 1000:7.2f} ({found[n][row[0]]:>6})" for n in names)
+        print(f"  {row[0][:38]:38} {cells}")
+    medians = {n: statistics.median(statistics.median(t) for t in times[n].values()) for n in names}
+    line = "median of the queries' medians: " + ", ".join(f"{n} {medians[n] * 1000:.2f} ms" for n in names)
+    ratios = [f"ours/{n} {medians['ours'] / medians[n]:.2f}" for n in names if n != "ours"]
+    print(line + (f" ({', '.join(ratios)})" if ratios else ""))
+    print("CPU time a call costs the server's process (user + system, over all the rounds; on a shared machine "
+          "wall time also holds the wait for other work): "
+          + ", ".join(f"{n} {used[n] * 1000:.2f} ms" for n in names)
+          + "".join(f" (ours/{n} {used['ours'] / used[n]:.2f})" for n in names if n != "ours" and used[n]))
+    rare_line = ", ".join(f"{n} {statistics.median(times[n][rare]) * 1000:.2f} ms" for n in names)
+    print(f"rare word {rare!r}: {rare_line} (target for ours: <= 1 ms)")
+    if options.profile:
+        print(f"profile of gateway serve: {options.profile} (python -m pstats {options.profile})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

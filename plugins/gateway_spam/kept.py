@@ -1,0 +1,161 @@
+"""What the filter reads of each corpus message, kept between processes: `<cache>/facts.sqlite`.
+
+A message's facts are its key (Message-ID, else its file's hash), its body's digest, its time and its tokens
+(`training.facts_of`): tokenizing is most of what training costs. They are kept per file, by its path, size and
+modification time (a Maildir message is never rewritten in place: a change makes a new name or a new time), and
+the whole store is emptied when the tokenizer's version (`spamfilter.tokens.VERSION`) or this layout changes.
+`gateway watch` fills it as mail arrives (the plugin's refresh), training reads the messages it has not seen and
+writes them back, and spam_review takes the tokens of what it reviews from it. What it holds are the tokens the
+model file already holds counts of, under the person's own cache folder, 0600; no tool shows them.
+
+Nothing here may fail a call or a job: a store that cannot be opened, read or written is as if empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from spamfilter.tokens import VERSION
+
+from gateway import open_store
+
+NAME = "facts.sqlite"
+STAMP = f"facts 2, tokens {VERSION}"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value);
+CREATE TABLE IF NOT EXISTS facts (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
+    readable INTEGER NOT NULL, key TEXT, digest TEXT, moment REAL, tokens TEXT
+) WITHOUT ROWID;
+"""
+SEPARATOR = "\n"  # between tokens (`_joined` writes a message whose token holds one as a JSON list instead)
+LISTED = "\x00"  # what starts a JSON list of tokens
+WRITE_BATCH = 500
+
+Facts = tuple  # (key, digest, time or None, tokens or None): `training.facts_of`'s answer for a readable message
+
+
+def signature(path: Path) -> tuple[int, int] | None:
+    """(size, modification time in ns) of a message file, None when it is gone."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def _joined(tokens: Iterable[str]) -> str:
+    """The tokens as one text: joined by newlines, or, when a token holds one (a Message-ID's domain can) or the
+    text would start with a NUL, a NUL and then a JSON list."""
+    listed = list(tokens)
+    text = SEPARATOR.join(listed)
+    if text.count(SEPARATOR) == max(0, len(listed) - 1) and not text.startswith(LISTED) and "" not in listed:
+        return text
+    return LISTED + json.dumps(listed)
+
+
+def _split(text: str) -> set[str]:
+    if text.startswith(LISTED):
+        return set(json.loads(text[len(LISTED):]))
+    return set(text.split(SEPARATOR)) if text else set()
+
+
+class Kept:
+    """The store opened for one pass (a training job, a refresh, a review): every row read at once, new facts
+    written back in batches."""
+
+    def __init__(self, folder: Path | str | None) -> None:
+        self.connection: sqlite3.Connection | None = None
+        self.given = 0  # files whose facts were given to `put` (read this pass)
+        self._pending: list[tuple] = []
+        if folder is None:
+            return
+        try:
+            self.connection = open_store(Path(folder), NAME, SCHEMA, STAMP, emptied=("facts",))
+            self.connection.row_factory = None  # plain tuples: thousands of rows are read at once
+            os.chmod(Path(folder) / NAME, 0o600)
+        except (OSError, sqlite3.Error):
+            self.connection = None
+
+    def rows(self, paths: Iterable[str] | None = None) -> dict[str, tuple]:
+        """path -> (size, mtime, facts) of every kept file (or of these paths)."""
+        if self.connection is None:
+            return {}
+        found: dict[str, tuple] = {}
+        try:
+            if paths is None:
+                cursor = self.connection.execute("SELECT * FROM facts")
+                rows = cursor.fetchall()
+            else:
+                wanted, rows = list(paths), []
+                for start in range(0, len(wanted), 500):
+                    batch = wanted[start:start + 500]
+                    rows += self.connection.execute(
+                        f"SELECT * FROM facts WHERE path IN ({','.join('?' * len(batch))})", batch).fetchall()
+        except sqlite3.Error:
+            return {}
+        for path, size, mtime, readable, key, digest, moment, tokens in rows:
+            if readable:
+                found[path] = (size, mtime, (key, digest, moment, None if tokens is None else _split(tokens)))
+        return found
+
+    def signatures(self) -> dict[str, tuple[int, int]]:
+        """path -> (size, mtime) of every kept file, without its facts (what a refresh compares; a file found
+        unreadable is kept as such, so that watch does not read it again until it changes)."""
+        if self.connection is None:
+            return {}
+        try:
+            return {path: (size, mtime) for path, size, mtime in
+                    self.connection.execute("SELECT path, size, mtime FROM facts")}
+        except sqlite3.Error:
+            return {}
+
+    def put(self, path: str, stat: tuple[int, int], facts: Facts | None) -> None:
+        """Keep one file's facts (written with the next batch, or by `close`)."""
+        self.given += 1
+        if self.connection is None:
+            return
+        if facts is None:  # not readable: kept so for watch; training reads it again (`rows` leaves it out)
+            self._pending.append((path, *stat, 0, None, None, None, None))
+            if len(self._pending) >= WRITE_BATCH:
+                self.flush()
+            return
+        key, digest, moment, tokens = facts
+        row = (path, *stat, 1, key, digest, moment, None if tokens is None else _joined(tokens))
+        self._pending.append(row)
+        if len(self._pending) >= WRITE_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.connection is None or not self._pending:
+            return
+        try:
+            with self.connection:
+                self.connection.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                            self._pending)
+        except sqlite3.Error:
+            pass  # a store another process holds, a full disk: these are read again next time
+        self._pending = []
+
+    def forget_except(self, paths: set[str]) -> None:
+        """Remove the rows of files no longer in the corpus (moved, deleted)."""
+        if self.connection is None:
+            return
+        try:
+            gone = [(path,) for (path,) in self.connection.execute("SELECT path FROM facts") if path not in paths]
+            if gone:
+                with self.connection:
+                    self.connection.executemany("DELETE FROM facts WHERE path = ?", gone)
+        except sqlite3.Error:
+            pass
+
+    def close(self) -> None:
+        if self.connection is None:
+            return
+        self.flush()
+        self.connection.close()
+        self.connection = None
