@@ -2,8 +2,9 @@
 with another checkout of the plugin (main before the change), on the same files (run by hand).
 
     git worktree add --detach /tmp/gate-main 0627131          # the plugin as it was, beside this one
-    .venv/bin/python bench/bench_gate_traits.py --work /tmp/gate-bench --against /tmp/gate-main
-    .venv/bin/python bench/bench_gate_traits.py --work /tmp/gate-bench --against /tmp/gate-main   # again: reused
+    (cd /tmp/gate-main && bash scripts/setup.sh)              # its own .venv: its core and plugins' API
+    .venv/bin/python bench/bench_gate_traits.py --work /tmp/gate-bench --against /tmp/gate-main --together
+    .venv/bin/python bench/bench_gate_traits.py --work /tmp/gate-bench --against /tmp/gate-main --together  # reused
     .venv/bin/python bench/bench_gate_traits.py --messages 20000 --tasks 5000 --repeat 10            # a quicker look
 
 A seeded generator writes, once, under --work: a Maildir of --messages invented messages (one account; INBOX,
@@ -15,8 +16,13 @@ not, folders as `account/folder` and bare, paths, accounts, lists), one in four 
 word most messages hold costs the first call a question to the gate per such message (about a millisecond each
 with fifty projects): `--common` adds one (`plumber`, in most messages) to see it.
 
-Each checkout runs in a process of its own (PYTHONPATH puts its `plugins/` first), with a home of its own under
---work (its index, its caches), through make_gateway's call path (argument checks, gate, masks, audit line):
+Each checkout runs in a process of its own, started with that checkout's own `.venv/bin/python` (`--python`,
+`--against-python` to choose another; PYTHONPATH puts its `plugins/` first), so each side runs its own core with
+the plugin API it was written for; the child code below speaks to either (it reads `home_environment` from where
+each core keeps it). Each has a home of its own under --work (its index, its caches), and calls go through
+make_gateway's call path (argument checks, gate, masks, audit line). A warm call's wall time (median, p95, and
+each round's median) is given beside the CPU time the process spent on it: on a machine shared with other work
+the wall time follows the load, the CPU time much less. Every figure is also written to --work/results/.
 
 - first search_mail: the call that works out the gate's verdicts over the whole index (and indexes on the first
   run, timed apart);
@@ -44,7 +50,10 @@ LISTS = 8
 
 
 def environment(home: Path) -> dict[str, str]:
-    from gateway.api.context import home_environment
+    try:  # the core grouped by layer
+        from gateway.api.context import home_environment
+    except ImportError:  # a checkout from before the grouping (the old side of --against)
+        from gateway.context import home_environment  # type: ignore[no-redef]
 
     return {**home_environment(home), "TZ": "Europe/Paris"}
 
@@ -152,12 +161,14 @@ def child(data: Path, home: Path, repeat: int) -> None:
     served = make_gateway([gateway_mail], home=home, config=config, projects=manifest)
     figures: dict = {"plugin": gateway_mail.__file__, "indexed_s": indexed, "read": counts["read"]}
 
-    def timed(tool: str, arguments: dict) -> tuple[float, object]:
-        begun = time.perf_counter()
+    def timed(tool: str, arguments: dict) -> tuple[float, float, object]:
+        """The call's wall time and the CPU time the process spent on it (every thread: the event loop's and the
+        worker's). On a machine shared with other work the wall time moves with the load; the CPU time much less."""
+        begun, spent = time.perf_counter(), time.process_time()
         answer = served.call(tool, arguments)
         if answer.is_error:
             raise SystemExit(f"{tool} failed: {answer.text}")
-        return time.perf_counter() - begun, answer
+        return time.perf_counter() - begun, time.process_time() - spent, answer
 
     # The first call works out the gate's verdicts over the whole index; past the call's deadline it is refused,
     # and the work, done meanwhile in its thread, serves the next call: timed until a call answers.
@@ -170,27 +181,29 @@ def child(data: Path, home: Path, repeat: int) -> None:
     figures["first search_mail calls"] = calls
     _meet(home, "mail")
     for words in WORDS:
-        times, answer = [], None
+        times, cpu, answer = [], [], None
         for _ in range(repeat):
-            took, answer = timed("search_mail", {"query": words})
+            took, spent, answer = timed("search_mail", {"query": words})
             times.append(took)
-        figures[f"search_mail {words!r}"] = {"times": times, "hits": len(answer.data["hits"]),
+            cpu.append(spent)
+        figures[f"search_mail {words!r}"] = {"times": times, "cpu": cpu, "hits": len(answer.data["hits"]),
                                              "left_out": answer.data["left_out"]}
     begun, calls = time.perf_counter(), 0
     while True:
         calls += 1
-        _took, answer = timed("list_tasks", {"view": "all"})
+        _took, _spent, answer = timed("list_tasks", {"view": "all"})
         if not answer.data.get("pending"):
             break
     figures["first list_tasks ms"] = (time.perf_counter() - begun) * 1000
     figures["first list_tasks calls"] = calls
     _meet(home, "tasks")
     for view in ("all", "now"):
-        times = []
+        times, cpu = [], []
         for _ in range(repeat):
-            took, answer = timed("list_tasks", {"view": view})
+            took, spent, answer = timed("list_tasks", {"view": view})
             times.append(took)
-        figures[f"list_tasks {view}"] = {"times": times, "left_out": answer.data.get("left_out")}
+            cpu.append(spent)
+        figures[f"list_tasks {view}"] = {"times": times, "cpu": cpu, "left_out": answer.data.get("left_out")}
     print(json.dumps(figures))
 
 
@@ -206,12 +219,21 @@ def _meet(home: Path, stage: str) -> None:
         time.sleep(0.2)
 
 
-def run_child(tree: Path, data: Path, home: Path, repeat: int, common: bool,
+def python_of(tree: Path, given: Path | None) -> Path:
+    """The Python a checkout's child runs with: the one given, else the checkout's own `.venv/bin/python` (its core
+    and its plugins' libraries, whatever API they speak), else this process's."""
+    if given is not None:
+        return given
+    own = tree / ".venv" / "bin" / "python"
+    return own if own.exists() else Path(sys.executable)
+
+
+def run_child(tree: Path, python: Path, data: Path, home: Path, repeat: int, common: bool,
               meeting: Path | None = None, peers: int = 1) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": f"{tree / 'plugins'}:{tree}", "BENCH_GATE_COMMON": "1" if common else "0"}
     if meeting is not None:
         env.update(BENCH_GATE_MEET=str(meeting), BENCH_GATE_PEERS=str(peers))
-    return subprocess.Popen([sys.executable, __file__, "--child", str(data), "--home", str(home), "--repeat",
+    return subprocess.Popen([str(python), __file__, "--child", str(data), "--home", str(home), "--repeat",
                              str(repeat)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -233,6 +255,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="processes per checkout, taken in turn")
     parser.add_argument("--together", action="store_true",
                         help="run the checkouts at once, their timed calls side by side (a loaded machine)")
+    parser.add_argument("--python", type=Path, default=None,
+                        help="the Python this checkout's child runs with (default: its .venv/bin/python)")
+    parser.add_argument("--against-python", type=Path, default=None,
+                        help="the Python the other checkout's child runs with (default: its .venv/bin/python)")
     parser.add_argument("--child", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, default=None, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -250,42 +276,63 @@ def main() -> None:
         sample_plan.generate(data / "vdir", options.tasks, 0, lists=LISTS)
         marker.touch()
         print(f"made {options.messages:,} messages and {options.tasks:,} tasks in {time.perf_counter() - began:.0f} s")
-    trees = [("this", ROOT)] + ([("against", options.against.resolve())] if options.against else [])
-    runs: dict[str, list[dict]] = {label: [] for label, _tree in trees}
+    trees = [("this", ROOT, python_of(ROOT, options.python))]
+    if options.against:
+        against = options.against.resolve()
+        trees.append(("against", against, python_of(against, options.against_python)))
+    runs: dict[str, list[dict]] = {label: [] for label, _tree, _python in trees}
+    loads = [os.getloadavg()[0]]  # the machine's load (1 minute) before each round and after the last
     for number in range(options.rounds):
+        if number:
+            loads.append(os.getloadavg()[0])
         if options.together:  # both at once, their timed calls side by side
             import shutil
 
             meeting = work / f"meeting-{number}"
             shutil.rmtree(meeting, ignore_errors=True)
             meeting.mkdir()
-            started = [(label, tree, run_child(tree, data, work / f"home-{label}", options.repeat, options.common,
-                                               meeting, len(trees))) for label, tree in trees]
+            started = [(label, tree, run_child(tree, python, data, work / f"home-{label}", options.repeat,
+                                               options.common, meeting, len(trees))) for label, tree, python in trees]
             for label, tree, process in started:
                 runs[label].append(finished(tree, process))
             continue
-        for label, tree in trees:  # the checkouts in turn, so that both see the machine's load alike
-            runs[label].append(finished(tree, run_child(tree, data, work / f"home-{label}", options.repeat,
+        for label, tree, python in trees:  # the checkouts in turn, so that both see the machine's load alike
+            runs[label].append(finished(tree, run_child(tree, python, data, work / f"home-{label}", options.repeat,
                                                         options.common)))
-    print(f"load average: {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; {options.rounds} rounds of "
-          f"{options.repeat} calls each")
+    loads.append(os.getloadavg()[0])
+    print(f"load average (1 min) before each round and after: {', '.join(f'{v:.1f}' for v in loads)}; "
+          f"{os.cpu_count()} cores; {options.rounds} rounds of {options.repeat} calls each"
+          + ("; the checkouts side by side" if options.together else "; the checkouts in turn"))
+    for label, _tree, python in trees:
+        print(f"{label} ran with {python}")
     for label, figures in runs.items():
         print(f"{label}: {figures[0]['plugin']} (indexed {figures[0]['read']:,} in {figures[0]['indexed_s']:.0f} s)")
+    (work / "results").mkdir(exist_ok=True)
+    saved = work / "results" / time.strftime("%Y%m%dT%H%M%SZ.json", time.gmtime())
+    saved.write_text(json.dumps({"loads": loads, "options": {k: str(v) for k, v in vars(options).items()},
+                                 "runs": runs}))
+    print(f"every figure: {saved}")
     keys = [k for k in runs["this"][0] if k not in ("plugin", "indexed_s", "read")]
     for key in keys:
-        row, medians = [f"{key:34}"], {}
+        row, medians, spent = [f"{key:34}"], {}, {}
         for label, figures in runs.items():
             values = [f[key] for f in figures]
             if isinstance(values[0], dict):
                 times = [t for v in values for t in v["times"]]
                 shown = summary(times)
                 medians[label] = shown["median"]
-                row.append(f"{label}: median {shown['median']:.1f} ms, p95 {shown['p95']:.1f} ms"
-                           f" (left out {values[0]['left_out']})")
+                rounds = "/".join(f"{summary(v['times'])['median']:.1f}" for v in values)
+                cpu = [t for v in values for t in v.get("cpu", ())]
+                if cpu:
+                    spent[label] = summary(cpu)["median"]
+                row.append(f"{label}: median {shown['median']:.1f} ms (rounds {rounds}), p95 {shown['p95']:.1f} ms"
+                           + (f", CPU median {spent[label]:.1f} ms" if cpu else "")
+                           + f" (left out {values[0]['left_out']})")
             else:
                 row.append(f"{label}: " + ", ".join(f"{v:.0f}" for v in values))
         if len(medians) == 2:
-            row.append(f"ratio of medians {medians['this'] / medians['against']:.2f}")
+            row.append(f"ratio of medians {medians['this'] / medians['against']:.2f}"
+                       + (f", of CPU medians {spent['this'] / spent['against']:.2f}" if len(spent) == 2 else ""))
         print(" | ".join(row))
 
 

@@ -513,7 +513,8 @@ def _porch_counts(mail: Mail, account: str) -> dict[str, Any]:
         found[f"{name}_rows"] = connection.execute(
             f"SELECT m.* FROM messages m WHERE {where} ORDER BY m.date DESC LIMIT {PORCH_LIST}",
             [*base, *extra]).fetchall()
-    found["left_out"] = connection.execute(f"{COUNT_CLOSED} WHERE m.account = ?", (closed, account)).fetchone()[0]
+    # The gate's count, once per index generation (a lookup per closed message: 6 ms at 1,800 of 100,000).
+    found["left_out"] = remembered(connection, mail.generation, f"{COUNT_CLOSED} WHERE m.account = ?", [closed, account])
     found["blocked"] = connection.execute(f"{COUNT_BLOCKED} WHERE m.account = ? AND NOT {CLOSED}",
                                           (blocked, account, closed)).fetchone()[0] if mail.blocked_senders else 0
     # Two counts, each on an index (an OR of the two would read every message of the account).

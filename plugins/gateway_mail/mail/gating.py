@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from attrs import field, frozen
+from attrs import Factory, field, frozen
 from maildirs.conversations import Conversations
 from maildirs.subjects import _pattern, closed_by_hidden_subject, may_take  # noqa: F401 (shared; re-exported)
 
@@ -41,10 +41,19 @@ from gateway_mail.mail.parse import PASS
 from gateway_mail.projects.placing import Placer
 
 
+def _closed_json(verdicts: Verdicts) -> str:
+    return json.dumps(sorted(verdicts.closed))
+
+
 @frozen
 class Verdicts:
+    """What the gate keeps of one generation of the index (the index does not change within a generation)."""
+
     owners: dict[int, frozenset[str]]  # only messages with owners
     closed: frozenset[int]  # the ids the gate keeps back
+    # The closed ids as the SQL conditions take them (a JSON array), written once, not once per call: sorting and
+    # writing 1,800 ids cost 0.7 ms, and the same string object keeps its hash for the counts remembered by it.
+    closed_json: str = field(init=False, eq=False, repr=False, default=Factory(_closed_json, takes_self=True))
 
 
 _parts: GateMemo[dict] = GateMemo(dict, gates=4)

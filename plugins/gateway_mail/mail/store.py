@@ -79,7 +79,7 @@ class Mail:
 
     @property
     def closed_json(self) -> str:
-        return json.dumps(sorted(self.verdicts.closed))
+        return self.verdicts.closed_json
 
     @property
     def blocked_json(self) -> str:
