@@ -80,7 +80,12 @@ def test_every_verdict_the_classifier_gives_is_the_models_and_the_commands(train
 def test_the_quickest_start_imports_no_email_package_when_the_classifier_answers(trained,
                                                                                 gateway_home: Path) -> None:
     data, files, model, _served = trained
-    probe = ("import sys; sys.path.insert(0, sys.argv[2]); from spamfilter.classify import main; "
+    # The child finds the package by its file (a -I -S interpreter reads no PYTHONPATH and no site folder).
+    probe = ("import sys, importlib.util; package = sys.argv[2] + '/spamfilter'; "
+             "spec = importlib.util.spec_from_file_location('spamfilter', package + '/__init__.py', "
+             "submodule_search_locations=[package]); "
+             "sys.modules['spamfilter'] = importlib.util.module_from_spec(spec); "
+             "spec.loader.exec_module(sys.modules['spamfilter']); from spamfilter.classify import main; "
              "code = main([sys.argv[1]]); "
              "print(sorted({m.split('.')[0] for m in sys.modules} & {'email', 'sqlite3', 'socket', 'gateway', "
              "'gateway_spam', 'mcp', 'click', 'pydantic', 'html'}), code)")
