@@ -62,8 +62,9 @@ _SEPARATOR = "\n\x1f\n"
 
 def needs_masking(value: Any) -> bool:
     """Whether any string of `value` (a number's digits too) holds something `mask_secrets` masks: one pass over
-    them all, joined, instead of one per string."""
-    joined = _SEPARATOR.join(_strings(value, []))
+    the distinct ones, joined, instead of one per string."""
+    # Each distinct string once: a page of hits repeats its account, folder, flags and dates.
+    joined = _SEPARATOR.join(dict.fromkeys(_strings(value, [])))
     return mask_secrets(joined) != joined
 
 
