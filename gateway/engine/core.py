@@ -160,11 +160,15 @@ class Gateway:
         key = snapshot.config.profile
         if snapshot.error is not None:
             return self._last_good.get(key) or Catalogue([], {}, [], [], {}, [snapshot.error], [])
-        lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
-        stamp = (lock_file, stat_stamp(lock_file))
         cached = self._catalogues.get(key)
-        if cached is not None and cached[0] is snapshot.config and cached[2] == stamp:
-            return cached[1]
+        if cached is not None and cached[0] is snapshot.config:
+            lock_file = cached[2][0]  # the same config: the same lock file, its path not worked out again
+            stamp = (lock_file, stat_stamp(lock_file))
+            if cached[2] == stamp:
+                return cached[1]
+        else:
+            lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
+            stamp = (lock_file, stat_stamp(lock_file))
         catalogue = self._pinned(self._merge(snapshot.config), lock_file)
         self._catalogues[key] = (snapshot.config, catalogue, stamp)
         self._catalogue = (snapshot.config, catalogue)

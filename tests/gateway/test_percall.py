@@ -154,3 +154,26 @@ def test_the_computers_zone_is_found_again_when_tz_changes(monkeypatch: pytest.M
     assert zone.computer_zone() is zone.computer_zone()
     monkeypatch.setenv("TZ", "America/Montreal")
     assert str(zone.computer_zone()) == "America/Montreal"
+
+
+# --- the wire -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer", [
+    {"text": "two hits", "data": {"hits": [{"n": 1, "subject": "café"}], "more": False}},
+    {"text": "the tool failed", "data": {"hits": []}, "is_error": True},
+    {"text": "plain words"},
+])
+def test_a_call_result_is_what_the_sdks_model_dumps_to(answer: dict) -> None:
+    """The result handed to the SDK as a mapping is the one its CallToolResult would have dumped to."""
+    import mcp_types as types
+
+    from gateway import Answer
+    from gateway.wire.server import _call_result
+
+    given = Answer(**answer)
+    model = types.CallToolResult(
+        content=[types.TextContent(type="text", text=given.text)],
+        structured_content=dict(given.data) if given.data is not None and not given.is_error else None,
+        is_error=given.is_error)
+    assert _call_result(given) == model.model_dump(by_alias=True, mode="json", exclude_none=True)
