@@ -45,7 +45,8 @@ def computer_zone() -> tzinfo:
     """The computer's zone: $TZ, else /etc/localtime's name, else its fixed offset now.
 
     Found again only when $TZ, /etc/localtime or /etc/timezone changed (the person moved the computer's zone): two
-    lstat calls, where resolving /etc/localtime's link takes one per folder of its target. A zone known only by its
+    lstat calls, where resolving /etc/localtime's link takes one per folder of its target (a link further along the
+    chain changed in place is not seen: systems change the zone by replacing /etc/localtime). A zone known only by its
     offset now is not kept (the offset changes with summer time).
     """
     global _found
