@@ -9,6 +9,9 @@ under an exclusive lock on the month's file, so several writers keep one chain. 
 names the first line where it breaks (a line edited, removed, reordered or inserted; a last line cut short), and
 keeps the head it verified in ``verified-head.json`` beside the log: a log rewritten whole, or cut back, since
 the last verification no longer holds that head, and is named too.
+
+A log remembers where the file ended after its own last line and that line's hash: when the file still ends there
+under the lock (no other writer appended since), the next line chains to that hash without reading the file back.
 """
 
 from __future__ import annotations
@@ -73,6 +76,9 @@ def _summarise(value: Any, private: bool) -> Any:
 
 
 HEAD_FILE = "verified-head.json"
+# The line's serialisation, made once: the same bytes as json.dumps with these options, without building an encoder
+# for every line.
+_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 _TAIL = 4096  # a line is well under this; a longer one is read by growing the chunk
 
 
@@ -141,6 +147,12 @@ class AuditLog:
         self.folder = folder
         self._month = ""
         self._fd: int | None = None
+        self._path = ""  # the open month's file, as a string (a Path made per line costs more than the line)
+        self._held: tuple[int, int] = (0, 0)  # its (inode, device) when opened
+        # Where the open file ended after this log's last line, and that line's hash: while the file still ends
+        # there (nobody appended since), the hash the next line chains to is known without reading the file back.
+        self._end = -1
+        self._end_hash = ""
 
     def path_for(self, moment: datetime) -> Path:
         return self.folder / f"{moment:%Y-%m}.jsonl"
@@ -151,15 +163,15 @@ class AuditLog:
         The open file is checked against the path on each call (one stat): a file deleted, moved or replaced
         under us is opened again, so lines never go to a file nobody will read.
         """
-        month = f"{moment:%Y-%m}"
-        path = self.path_for(moment)
+        month = f"{moment.year:04d}-{moment.month:02d}"
         if self._fd is not None and month == self._month:
             try:
-                on_disk, held = os.stat(path, follow_symlinks=False), os.fstat(self._fd)
-                if (on_disk.st_ino, on_disk.st_dev) == (held.st_ino, held.st_dev):
+                on_disk = os.stat(self._path, follow_symlinks=False)
+                if (on_disk.st_ino, on_disk.st_dev) == self._held:
                     return self._fd
             except OSError:
                 pass
+        path = self.path_for(moment)
         self.close()
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.folder, 0o700)
@@ -167,13 +179,14 @@ class AuditLog:
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
         fd = os.open(path, flags, 0o600)
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            held = os.fstat(fd)
+            if not stat.S_ISREG(held.st_mode):
                 raise OSError(errno.EINVAL, "not a plain file")
             os.fchmod(fd, 0o600)
         except OSError:
             os.close(fd)
             raise
-        self._fd, self._month = fd, month
+        self._fd, self._month, self._path, self._held = fd, month, str(path), (held.st_ino, held.st_dev)
         return fd
 
     def write(self, entry: Mapping[str, Any]) -> None:
@@ -184,20 +197,24 @@ class AuditLog:
             fd = self._open(moment)
             fcntl.flock(fd, fcntl.LOCK_EX)  # read the last line, hash it, append: one writer at a time
             try:
-                record["prev"] = self._last_hash(fd, moment)
-                line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+                size = os.fstat(fd).st_size
+                record["prev"] = self._end_hash if size == self._end and size else self._last_hash(fd, moment, size)
+                line = (_LINE.encode(record) + "\n").encode()
                 # One write of one whole line: O_APPEND keeps lines whole with several writers.
                 if os.write(fd, line) != len(line):
+                    self._end = -1
                     raise OSError(errno.ENOSPC, "the line was written only in part")
+                # Under the lock, so the line just written is the file's last: the next one chains to it.
+                self._end, self._end_hash = size + len(line), _hash(line[:-1])
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError as error:
             self.close()
             raise AuditError(self._refusal(self._cause(error))) from error
 
-    def _last_hash(self, fd: int, moment: datetime) -> str:
-        """The hash of the last line of the month's file; for an empty file, of the month before's last line."""
-        size = os.fstat(fd).st_size
+    def _last_hash(self, fd: int, moment: datetime, size: int) -> str:
+        """The hash of the last line of the month's file (`size` bytes long); for an empty file, of the month
+        before's last line."""
         if size == 0:
             earlier = [p for p in sorted(self.folder.glob("*.jsonl")) if p.stem < f"{moment:%Y-%m}"]
             return _hash(_last_line(earlier[-1])) if earlier else ""
@@ -266,6 +283,7 @@ class AuditLog:
         )
 
     def close(self) -> None:
+        self._end = -1
         if self._fd is not None:
             try:
                 os.close(self._fd)

@@ -114,6 +114,8 @@ class Gateway:
         self.profile: str = ""
         self._narrowed: dict[str, tuple[Snapshot, Snapshot]] = {}
         self._last_good: dict[str, Catalogue] = {}
+        # Per plugin: the config its settings were filled from, and those settings (see settings_of).
+        self._settings: dict[tuple[str, int], tuple[Config, dict[str, Any]]] = {}
         self.refreshing = Refreshing()
 
     # -- configuration and catalogue ------------------------------------------------------------------
@@ -140,8 +142,17 @@ class Gateway:
         return list(config.plugins) if config.plugins is not None else self.registry.names()
 
     def settings_of(self, plugin: Plugin, config: Config) -> dict[str, Any]:
-        """The plugin's table with its declared defaults filled in (the core's own keys left out)."""
-        return plugin.settings_for(config.table(plugin.name))
+        """The plugin's table with its declared defaults filled in (the core's own keys left out).
+
+        Checked once per configuration read (a config is a new object whenever its file changed), not per call;
+        each caller gets its own copy of the top level, and the values within are the same for every call of that
+        configuration (a plugin reads its settings, it never changes them).
+        """
+        key = (plugin.name, id(plugin))
+        cached = self._settings.get(key)
+        if cached is None or cached[0] is not config:
+            cached = self._settings[key] = (config, plugin.settings_for(config.table(plugin.name)))
+        return dict(cached[1])
 
     def catalogue(self, snapshot: Snapshot | None = None) -> Catalogue:
         snapshot = snapshot or self.snapshot()
@@ -150,11 +161,15 @@ class Gateway:
         key = snapshot.config.profile
         if snapshot.error is not None:
             return self._last_good.get(key) or Catalogue([], {}, [], [], {}, [snapshot.error], [])
-        lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
-        stamp = (lock_file, stat_stamp(lock_file))
         cached = self._catalogues.get(key)
-        if cached is not None and cached[0] is snapshot.config and cached[2] == stamp:
-            return cached[1]
+        if cached is not None and cached[0] is snapshot.config:
+            lock_file = cached[2][0]  # the same config: the same lock file, its path not worked out again
+            stamp = (lock_file, stat_stamp(lock_file))
+            if cached[2] == stamp:
+                return cached[1]
+        else:
+            lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
+            stamp = (lock_file, stat_stamp(lock_file))
         catalogue = self._pinned(self._merge(snapshot.config), lock_file)
         self._catalogues[key] = (snapshot.config, catalogue, stamp)
         self._catalogue = (snapshot.config, catalogue)
@@ -264,7 +279,9 @@ class Gateway:
             hidden.pop(public, None)  # a name another plugin serves is that plugin's tool
         return Catalogue(tools, by_name, resources, templates, prompts, problems, order, hidden=hidden)
 
-    def context(self, plugin_name: str, snapshot: Snapshot, caller: Caller) -> Context:
+    def context(self, plugin_name: str, snapshot: Snapshot, caller: Caller, catalogue: Catalogue | None = None) -> Context:
+        """The Context a plugin's function is handed; `catalogue`, the one the call already looked up (its ties then
+        ask the same plugins without looking it up again)."""
         plugin = self.registry.get(plugin_name)
         return Context(
             plugin=plugin_name,
@@ -276,21 +293,24 @@ class Gateway:
             transport=caller.transport,
             plugin_tables=snapshot.config.plugin_tables,
             timezone=snapshot.config.timezone,
-            ties=partial(self.tied, snapshot),
+            ties=partial(self.tied, snapshot, catalogue=catalogue),
         )
 
     # -- what plugins say of their things: ties (for every call), traits and census (for the person) ------
 
-    def tied(self, snapshot: Snapshot, addresses: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    def tied(self, snapshot: Snapshot, addresses: tuple[str, ...], catalogue: Catalogue | None = None
+             ) -> dict[str, frozenset[str]]:
         """The projects each address is tied to, as every enabled plugin keeps them (``tied_projects``), ids
-        spelt as in the manifest; raises ToolError when a plugin's ties cannot be read (fail closed)."""
+        spelt as in the manifest; raises ToolError when a plugin's ties cannot be read (fail closed). `catalogue`:
+        the snapshot's, when the caller has it already."""
         if not addresses:
             return {}
         wanted = set(addresses)
         spelling = {project.id.casefold(): project.id for project in snapshot.gate.projects}
         found: dict[str, set[str]] = {}
         try:
-            answers = self.registry.call_each("tied_projects", self.catalogue(snapshot).plugin_order,
+            order = (catalogue or self.catalogue(snapshot)).plugin_order
+            answers = self.registry.call_each("tied_projects", order,
                                               snapshot.config.table, strict=True, gate=snapshot.gate,
                                               addresses=addresses)
             for plugin, answer in answers:
@@ -369,9 +389,9 @@ class Gateway:
             checked = check_arguments(tool, name, arguments)
         except ToolError as error:
             return self._finish(Answer(text=str(error), is_error=True), entry, "bad_arguments", caller, watch)
-        ctx = self.context(tool.plugin, snapshot, caller)
+        ctx = self.context(tool.plugin, snapshot, caller, catalogue)
         try:
-            still_reading = await self.refresh(tool.plugin, snapshot, caller)
+            still_reading = await self.refresh(tool.plugin, snapshot, caller, ctx)
             answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin)
         except anyio.get_cancelled_exc_class():
             # The host cancelled the call (or its task): no answer leaves, but the call is still written down,
@@ -382,13 +402,14 @@ class Gateway:
         answer, outcome = check_output(tool, name, answer, outcome)
         return self._finish(_noted(answer, still_reading), entry, outcome, caller, watch)
 
-    async def refresh(self, plugin_name: str, snapshot: Snapshot, caller: Caller = Caller()) -> str | None:
+    async def refresh(self, plugin_name: str, snapshot: Snapshot, caller: Caller = Caller(),
+                      ctx: Context | None = None) -> str | None:
         """Bring the plugin's store up to date before it answers, under the budget (gateway.api.refresh); the line to
-        add to its answer when the budget ran out first."""
+        add to its answer when the budget ran out first. `ctx`: the call's own context for that plugin, when made."""
         plugin = self.registry.get(plugin_name)
         if not plugin.refreshes or not snapshot.config.refreshes(plugin_name):
             return None
-        ctx = self.context(plugin_name, snapshot, caller)
+        ctx = ctx or self.context(plugin_name, snapshot, caller)
         budget = snapshot.config.refresh_budget_ms
         notes = [
             await self.refreshing.before(plugin_name if i == 0 else f"{plugin_name}/{i}", refresh, ctx, budget)
@@ -542,8 +563,8 @@ class Gateway:
         for resource in catalogue.resources:
             if resource.uri == uri:
                 entry["plugin"] = resource.plugin
-                ctx = self.context(resource.plugin, snapshot, caller)
-                still_reading = await self.refresh(resource.plugin, snapshot, caller)
+                ctx = self.context(resource.plugin, snapshot, caller, catalogue)
+                still_reading = await self.refresh(resource.plugin, snapshot, caller, ctx)
                 answer, outcome = await self._run(resource.read, ctx, {}, f"the resource {uri}", resource.plugin)
                 answer = _noted(answer, still_reading)
                 return self._finish(answer, entry, outcome, caller, watch), resource.mime_type
@@ -551,8 +572,8 @@ class Gateway:
             params = template.match(uri)
             if params is not None:
                 entry["plugin"] = template.plugin
-                ctx = self.context(template.plugin, snapshot, caller)
-                still_reading = await self.refresh(template.plugin, snapshot, caller)
+                ctx = self.context(template.plugin, snapshot, caller, catalogue)
+                still_reading = await self.refresh(template.plugin, snapshot, caller, ctx)
                 answer, outcome = await self._run(template.read, ctx, params, f"the resource {uri}", template.plugin)
                 answer = _noted(answer, still_reading)
                 if not answer.given and not answer.is_error:

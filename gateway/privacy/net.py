@@ -53,8 +53,18 @@ def _strings(value: Any, found: list[str]) -> list[str]:
     return found
 
 
+# Between the strings that `needs_masking` reads as one text: each stays a line of its own (a `password: x` setting
+# line is a whole line there as it is alone), and the unit separator between those lines ends every number (a
+# card's groups may run on across a line break, not across it). Two fields side by side then read as they read
+# alone, and their digits do not run together into a longer number that the glance would look at for nothing.
+_SEPARATOR = "\n\x1f\n"
+
+
 def needs_masking(value: Any) -> bool:
-    joined = "\n".join(_strings(value, []))
+    """Whether any string of `value` (a number's digits too) holds something `mask_secrets` masks: one pass over
+    the distinct ones, joined, instead of one per string."""
+    # Each distinct string once: a page of hits repeats its account, folder, flags and dates.
+    joined = _SEPARATOR.join(dict.fromkeys(_strings(value, [])))
     return mask_secrets(joined) != joined
 
 

@@ -131,13 +131,18 @@ def _annotations(tool: Any) -> types.ToolAnnotations:
     )
 
 
-def _call_result(answer: Answer) -> types.CallToolResult:
-    data = dict(answer.data) if answer.data is not None and not answer.is_error else None
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=answer.text)],
-        structured_content=data,
-        is_error=answer.is_error,
-    )
+def _call_result(answer: Answer) -> dict[str, Any]:
+    """The answer as a tools/call result, in its wire form (what the SDK's CallToolResult dumps to).
+
+    A mapping rather than the SDK's model: the SDK checks every result against the revision's schema and dumps it
+    anyway, so building the model first and dumping it for that check would read the whole answer twice more.
+    """
+    result: dict[str, Any] = {"content": [{"type": "text", "text": answer.text}]}
+    if answer.data is not None and not answer.is_error:
+        result["structuredContent"] = dict(answer.data)
+    result["isError"] = answer.is_error
+    result["resultType"] = "complete"  # as the model has it; the revisions before 2026-07-28 leave it out
+    return result
 
 
 # The first revision whose schema knows `icons` (on Implementation, Tool, Resource, ResourceTemplate and Prompt).
@@ -282,7 +287,8 @@ class _Handlers:
                 answer = await self.gateway.call_tool(params.name, params.arguments, caller)
             except NotFound as error:
                 raise MCPError(INVALID_PARAMS, str(error)) from None
-            dumped = _call_result(answer).model_dump(by_alias=True, mode="json", exclude_none=True)
+            dumped = types.CallToolResult.model_validate(_call_result(answer)).model_dump(
+                by_alias=True, mode="json", exclude_none=True)
             return serialize_server_result("tools/call", revision, dumped)
 
         return work
