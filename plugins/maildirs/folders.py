@@ -66,17 +66,14 @@ def is_maildir(path: Path) -> bool:
     return all((path / sub).is_dir() for sub in SUBDIRS)
 
 
-def folders(root: Path) -> list[Folder]:
-    """Every Maildir folder under an account's root, the root itself included when it is one."""
-    found: list[Folder] = []
-    if not root.is_dir():
-        return found
-    present: list[tuple[str, Path]] = []
+def _walk(root: Path) -> Iterator[tuple[Path, bool]]:
+    """The walk that finds an account's folders: each directory it enters (True), and each hidden directory it
+    passes by because it is no Maildir (False). Links are not followed: a folder linked from elsewhere is not the
+    account's."""
     stack = [(root, 0)]
     while stack:
         here, depth = stack.pop()
-        if is_maildir(here):
-            present.append((os.path.relpath(here, root), here))
+        yield here, True
         if depth >= _MAX_DEPTH:
             continue
         try:
@@ -84,12 +81,20 @@ def folders(root: Path) -> list[Folder]:
         except OSError:
             continue
         for entry in entries:
-            # Links are not followed while walking: a folder linked from elsewhere is not the account's.
             if entry.name in _SKIP or not entry.is_dir(follow_symlinks=False):
                 continue
-            if entry.name.startswith(".") and not is_maildir(Path(entry.path)):
+            path = Path(entry.path)
+            if entry.name.startswith(".") and not is_maildir(path):
+                yield path, False
                 continue
-            stack.append((Path(entry.path), depth + 1))
+            stack.append((path, depth + 1))
+
+
+def folders(root: Path) -> list[Folder]:
+    """Every Maildir folder under an account's root, the root itself included when it is one."""
+    if not root.is_dir():
+        return []
+    present = [(os.path.relpath(here, root), here) for here, entered in _walk(root) if entered and is_maildir(here)]
     parents = layout_of([relative for relative, _path in present])
     found = [Folder(folder_name(relative, parents), path) for relative, path in present]
     found.sort(key=lambda f: (f.name != "INBOX", f.name.lower()))
@@ -100,26 +105,11 @@ def looked_at(root: Path) -> list[Path]:
     """What `folders(root)` reads to find the folders, as paths whose change (a folder's time) would change them:
     every directory it walks, and the `cur` and `new` of each hidden directory it passes by (were they made, it
     would take that directory as a Maildir++ folder). The root alone when it is not a directory."""
-    looked = [root]
     if not root.is_dir():
-        return looked
-    stack = [(root, 0)]
-    while stack:
-        here, depth = stack.pop()
-        if depth >= _MAX_DEPTH:
-            continue
-        try:
-            entries = list(os.scandir(here))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name in _SKIP or not entry.is_dir(follow_symlinks=False):
-                continue
-            if entry.name.startswith(".") and not is_maildir(Path(entry.path)):
-                looked += [Path(entry.path) / sub for sub in SUBDIRS]
-                continue
-            looked.append(Path(entry.path))
-            stack.append((Path(entry.path), depth + 1))
+        return [root]
+    looked: list[Path] = []
+    for path, entered in _walk(root):
+        looked += [path] if entered else [path / sub for sub in SUBDIRS]
     return looked
 
 
