@@ -13,35 +13,22 @@ import sys
 from pathlib import Path
 
 import pytest
-from gateway_spam import sample
 from gateway_spam.model import Model
 from gateway_spam.tokens import stripped, tokens
 from spamfilter import classify, daemon, store
 
-from gateway.api.context import Folders, home_environment
+from tests.plugins.spam.classify_helpers import CUTOFFS, rule_environment, train_sample
 
-CUTOFFS = (0.20, 0.90)
 DELIVER = str(Path(classify.__file__).with_name("deliver.py"))
 
 
-def _env(home: Path) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
+_env = rule_environment
 
 
 @pytest.fixture
 def trained(gateway_home: Path):
     """A model trained on every third message of the sample mailbox, and a classifier serving it."""
-    root = gateway_home / "Mail"
-    sample.write_mailbox(root, messages=60)
-    files = sorted(p for folder in root.iterdir() for p in (folder / "cur").iterdir())
-    model = Model(cutoffs=CUTOFFS)
-    for number, path in enumerate(files):
-        if number % 3 == 0:
-            label = "spam" if path.parent.parent.name == "Junk" else "ham"
-            model.learn(tokens(stripped(path.read_bytes())), label, f"file:{path.name}")
-    data = Folders.from_environment().data / "plugins" / "spam"
-    data.mkdir(parents=True, exist_ok=True)
-    model.save(data / store.NAME)
+    data, files, model = train_sample(gateway_home)
     served = subprocess.Popen([sys.executable, "-m", "spamfilter.classify", "--serve"], env=_env(gateway_home),
                               stderr=subprocess.PIPE, text=True)
     try:
