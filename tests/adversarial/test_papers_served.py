@@ -150,10 +150,11 @@ def test_hostile_pdfs_fail_alone_and_the_server_goes_on(gateway_home: Path, host
     assert all(not error for error, _text in answers)
     error, last = answers[-1]
     assert '"not_read": 5' in last, last
-    for name, why in (("bomb", "compression bomb"), ("endless", "took more than 10 s"),
-                      ("encrypted", "encrypted with a password"), ("truncated", "not a readable PDF"),
-                      ("long", "only the first 20 of its 2,000 pages")):
-        assert f"Inbox/{name}.pdf: " in last and why in last, name
+    for name, whys in (("bomb", ("compression bomb",)), ("endless", hostile.ENDLESS_BOUNDS),
+                       ("encrypted", ("encrypted with a password",)), ("truncated", ("not a readable PDF",)),
+                       ("long", ("only the first 20 of its 2,000 pages",))):
+        said = next((line for line in last.split("\n") if f"Inbox/{name}.pdf: " in line), "")
+        assert said and any(why in said for why in whys), (name, last)
     assert "Soil survey" in last and "Receipt" in last
     assert not long[0] and "long" in long[1]
     doctor = _cli(gateway_home, "doctor")

@@ -33,6 +33,12 @@ def bomb(path: Path) -> Path:
     return _with_content(path, b"0 0 m\n" * (100_000_000 // 6))
 
 
+# What stops the endless page is whichever bound it meets first: its reading's time on a slow or loaded machine, its
+# memory cap on a quick one (pypdf holds the decoded stream's operations), or, under the served default, the size
+# its stream inflates to. Either way it is not read, and says which bound it met.
+ENDLESS_BOUNDS = ("took more than 10 s (max_seconds)", "MiB allowed (max_memory_mb)", "inflates past the reader's bound")
+
+
 def endless(path: Path) -> Path:
     """A page of 40 MB of drawing operators, under pypdf's bound: reading it takes longer than any file may."""
     return _with_content(path, b"BT /F1 12 Tf 10 10 Td (endless) Tj ET\n" * (40_000_000 // 39))

@@ -32,7 +32,7 @@ def test_each_hostile_pdf_fails_alone_in_the_reading_process(made: dict[str, Pat
         long = reader.pdf(made["long"])
         ordinary = reader.pdf(sample.pdf(made["long"].with_name("ordinary.pdf"), "An ordinary letter."))
     assert "compression bomb" in said["bomb"]
-    assert "took more than 10 s (max_seconds)" in said["endless"]
+    assert any(bound in said["endless"] for bound in hostile.ENDLESS_BOUNDS), said["endless"]
     assert "encrypted with a password" in said["encrypted"]
     assert "not a readable PDF" in said["truncated"]
     assert (long["pages"], long["read"]) == (2000, 20) and "first 20 of its 2,000 pages" in long["partial"]
@@ -61,9 +61,10 @@ def test_hostile_files_are_named_and_the_other_papers_answer(gateway_home: Path,
     answer = gateway.call("search_papers", {"query": "plumtree"})
     assert not answer.is_error and {"Soil survey", "Receipt"} <= {p["title"] for p in answer.data["papers"]}
     lines = answer.text.splitlines()
-    for name, why in (("bomb", "compression bomb"), ("endless", "took more than 10 s"),
-                      ("encrypted", "encrypted with a password"), ("truncated", "not a readable PDF")):
-        assert any(line.startswith(f"paper not read: Inbox/{name}.pdf: ") and why in line for line in lines), name
+    for name, whys in (("bomb", ("compression bomb",)), ("endless", hostile.ENDLESS_BOUNDS),
+                       ("encrypted", ("encrypted with a password",)), ("truncated", ("not a readable PDF",))):
+        assert any(line.startswith(f"paper not read: Inbox/{name}.pdf: ") and any(why in line for why in whys)
+                   for line in lines), name
     assert any(line.startswith("paper read in part: Inbox/long.pdf: only the first 20 of its 2,000 pages")
                for line in lines)
     assert answer.data["not_read"] == 5
