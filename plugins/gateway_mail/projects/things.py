@@ -183,7 +183,23 @@ def _event(lookup: Lookup, address: str) -> Thing | None:
     return Thing(address, events_store.owners(found[0], _plan_ties(lookup), lookup.ctx.gate), found[0].summary)
 
 
+def _remind(lookup: Lookup, address: str) -> Thing | None:
+    from gateway_mail import zone
+    from gateway_mail.plan import remind
+
+    try:
+        tz = zone.zone_of(lookup.ctx.settings, lookup.ctx.timezone)
+    except zone.ZoneError:
+        return None
+    tied = lookup.tied.get(address, frozenset())
+    found, said = remind.occurrences(lookup.ctx, ident_of(address, "remind") or "", tz)
+    if said or not found:  # remind could not say, or it rings no more around today: placed by its ties alone
+        return Thing(address, tied, exists=False)
+    owners = lookup.ctx.gate.owners(remind.traits(found, tied))
+    return Thing(address, owners | tied, found[0].body)
+
+
 _BUILT_IN: dict[str, Callable[[Lookup, str], Thing | None]] = {
     "project": _project, "note": _note, "contact": _contact, "mail": _mail, "draft": _draft, "task": _task,
-    "event": _event,
+    "event": _event, "remind": _remind,
 }

@@ -21,7 +21,7 @@ from gateway import Context, ToolError
 
 FILE_NAME = "ties.sqlite3"
 MAX_ADDRESS = 2048
-KINDS = ("task", "event", "note", "contact", "project", "draft")
+KINDS = ("task", "event", "note", "contact", "project", "draft", "remind")
 _BLANK = re.compile(r"[\x00-\x20\x7f\x85\xa0\u1680\u2000-\u200f\u2028-\u202f\u205f\u3000\ufeff]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 # What stays as it is in an id of a sioul: address; anything else (a space, %, a line break) is %-escaped.

@@ -3,6 +3,7 @@ resource, not moved by an edit elsewhere in its file, one per identical line, an
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -115,3 +116,25 @@ def test_census_and_why_know_remind_reminders(reminders, gateway_home: Path) -> 
     assert any(CANARY in " ".join(traits.words) for _source, traits in listed)
     assert remind.traits_at(host, "sioul:remind/home.rem@" + "0" * 12) is None
     assert remind.traits_at(host, "sioul:task/x") is None
+
+
+def test_a_reminder_is_tied_by_its_address_and_a_closed_projects_is_not(reminders) -> None:
+    file, tomorrow, gateway = reminders
+    file.write_text(f"REM {tomorrow:%b %d %Y} MSG Prune the roses%\n"
+                    f"REM {tomorrow:%b %d %Y} MSG Sign the {CANARY} papers%\n")
+    served = gateway()
+    found = _remind(served.call("reminders", {"days": 3}))
+    roses = found["Prune the roses"]["address"]
+    assert all(CANARY not in title for title in found)  # the closed project's reminder is not handed out
+    tied = served.call("link", {"address": roses, "to": "sioul:project/garden"})
+    assert not tied.is_error and tied.data["made"], tied.text
+    links = served.call("links", {"address": "sioul:project/garden"})
+    assert not links.is_error and roses in links.text, links.text
+    # Its address worked out from its file, the closed one is refused as a thing not there, and names nothing.
+    line = f"REM {tomorrow:%b %d %Y} MSG Sign the {CANARY} papers%"
+    kept = f"sioul:remind/home.rem@{hashlib.sha256(line.encode()).hexdigest()[:12]}"
+    nowhere = f"sioul:remind/home.rem@{'0' * 12}"
+    refusals = [served.call("link", {"address": address, "to": "sioul:project/garden"}) for address in (kept, nowhere)]
+    assert all(r.is_error and CANARY not in r.text for r in refusals)
+    assert "closed to AI agents" in refusals[0].text and "knows nothing" in refusals[1].text  # as for every kind
+    assert served.call("links", {"address": "sioul:project/garden"}).text.count("sioul:remind/") == 1
