@@ -232,12 +232,13 @@ def _known(ctx: Context, lookup: Lookup, value: str, what: str) -> Thing:
     thing = lookup.find(value)
     # A web page is nobody's: the thing tied to it decides.
     if thing is not None and not thing.blocked and not is_page(value):
-        ctx.gate.check_write(thing.owners, what)
+        ctx.gate.check_write(thing.owners, what, value)
     if thing is not None and thing.shielded:
         raise ToolError(SHIELD_REFUSAL)
     if thing is None or not thing.exists or thing.blocked:
-        raise ToolError(f"the gateway knows nothing at {value}: a tie goes to a thing its tools gave (sioul:..., "
-                        "mid:...) or to an http(s) page")
+        # Worded as a kept thing's refusal: an address an agent can work out (a Message-ID it knows, a remind line
+        # it guesses) must not tell it whether a closed thing is there.
+        raise ctx.gate.refused(frozenset(), what, value)
     return thing
 
 
