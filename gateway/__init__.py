@@ -22,7 +22,7 @@ _EXPORTS = {
     **dict.fromkeys(("Answer", "Detected", "Prompt", "PromptArgument", "Resource", "ResourcePage",
                      "ResourceTemplate", "Tool", "ToolError", "tool"), "gateway.api.items"),
     "GateMemo": "gateway.api.kit", "left_out_sentence": "gateway.api.kit", "plural": "gateway.api.kit",
-    "open_store": "gateway.api.kit",
+    "open_store": "gateway.api.kit", "usable_cores": "gateway.api.kit",
     "Gate": "gateway.gate.access", "Kept": "gateway.gate.access", "Project": "gateway.gate.access",
     "path_forms": "gateway.gate.routes",
     **dict.fromkeys(("MASK_LABELS", "Person", "Reason", "Traits", "closed_by_hidden_words", "may_take"),
@@ -66,7 +66,7 @@ if TYPE_CHECKING:  # what type checkers and editors read; at run time the names 
         ToolError,
         tool,
     )
-    from gateway.api.kit import GateMemo, left_out_sentence, open_store, plural
+    from gateway.api.kit import GateMemo, left_out_sentence, open_store, plural, usable_cores
     from gateway.api.refresh import Refresh, Refreshed, Source, watched_signature
     from gateway.commands.replay import SECONDS as REPLAY_SECONDS
     from gateway.commands.replay import replayable
@@ -123,4 +123,5 @@ __all__ = [
     "plural",
     "replayable",
     "tool",
+    "usable_cores",
 ]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -16,6 +17,16 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 T = TypeVar("T")
+
+
+def usable_cores(limit: int | None = None) -> int:
+    """The cores this process may run on (its CPU affinity, so a `taskset` or a container's share is honoured;
+    the machine's count where there is none), at least 1 and at most `limit`: the size of a pool of workers."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, limit) if limit else cores)
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:

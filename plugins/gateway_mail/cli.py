@@ -12,7 +12,7 @@ from typing import Any
 import click
 from maildirs.folders import looked_at
 
-from gateway import REPLAY_SECONDS, PluginHost, ToolError, plural, replayable
+from gateway import REPLAY_SECONDS, PluginHost, ToolError, plural, replayable, usable_cores
 from gateway_mail.mail import index, judge, maildir, shield
 from gateway_mail.mail.accounts import ConfigProblem
 from gateway_mail.mail.store import accounts
@@ -54,9 +54,9 @@ def commands(gateway: PluginHost) -> list[click.Command]:
                 total = index.count_files(chosen)
                 with click.progressbar(length=total, label="Indexing mail", file=sys.stderr) as bar:
                     counts = index.refresh(connection, chosen, full=full, progress=bar.update,
-                                           workers=os.cpu_count() or 1)
+                                           workers=usable_cores())
             else:
-                counts = index.refresh(connection, chosen, full=full, workers=os.cpu_count() or 1)
+                counts = index.refresh(connection, chosen, full=full, workers=usable_cores())
             held = connection.execute("SELECT count(*) FROM messages").fetchone()[0]
             shielded = shielding()
             if shielded.on:  # every message looked at, what waits judged (the command waited for, each in its time)

@@ -16,7 +16,7 @@ from maildirs import accounts_in, unique_of
 from maildirs.conversations import ids_of_headers
 from spamfilter import store
 
-from gateway import clip, mask
+from gateway import clip, mask, usable_cores
 from gateway_spam import corpus, evaluation
 from gateway_spam.kept import Kept, signature
 from gateway_spam.model import LEGACY, Model
@@ -176,11 +176,8 @@ def _facts_of_batch(places: list[corpus.Place]) -> list[tuple | None]:
 
 
 def _workers() -> int:
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, POOL_LIMIT))
+    """The pool's size: a process per core this process may run on, POOL_LIMIT at most."""
+    return usable_cores(POOL_LIMIT)
 
 
 def read_all(places: list[corpus.Place], kept: Kept | None = None,

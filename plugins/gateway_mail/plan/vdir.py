@@ -44,7 +44,7 @@ import attrs
 import structlog
 from attrs import evolve, field, frozen
 
-from gateway import MASKS_VERSION, mask
+from gateway import MASKS_VERSION, mask, usable_cores
 from gateway_mail import contentlines
 
 log = structlog.get_logger("gateway_mail.plan")
@@ -717,12 +717,8 @@ _context_made: Any = None
 
 
 def _workers() -> int:
-    """The pool's size: the cores this process may run on, POOL_LIMIT at most."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, POOL_LIMIT))
+    """The pool's size: a process per core this process may run on, POOL_LIMIT at most."""
+    return usable_cores(POOL_LIMIT)
 
 
 def _context() -> Any:
