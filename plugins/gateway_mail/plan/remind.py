@@ -128,9 +128,10 @@ def entries(ctx: Context, begin: datetime, finish: datetime, tz: tzinfo, ident: 
     return found, ""
 
 
-def occurrences(ctx: Context, ident: str, tz: tzinfo) -> tuple[list[Entry], str]:
-    """The occurrences of the reminder at `sioul:remind/<ident>` from LOOK_BACK before today's start to
-    LOOK_AHEAD after it (none: it is not there, or no longer rings), and a sentence when remind could not say."""
+def occurrences(ctx: Context, ident: str | None, tz: tzinfo) -> tuple[list[Entry], str]:
+    """The occurrences of the reminder at `sioul:remind/<ident>` (of every reminder when None) from LOOK_BACK before
+    today's start to LOOK_AHEAD after it (none: it is not there, or no longer rings), and a sentence when remind
+    could not say."""
     today = zone.day_start(zone.now_in(tz).date(), tz)
     return entries(ctx, today - LOOK_BACK, today + LOOK_AHEAD, tz, ident)
 

@@ -191,9 +191,25 @@ def _remind(lookup: Lookup, address: str) -> Thing | None:
         tz = zone.zone_of(lookup.ctx.settings, lookup.ctx.timezone)
     except zone.ZoneError:
         return None
+    def every() -> contextlib.AbstractContextManager[dict[str, list[remind.Entry]] | None]:
+        # remind run once per call, however many reminders the call looks up (a project's ties may name many);
+        # None when its answer was cut at its bound, and each reminder is then asked for on its own; none at all
+        # when remind could not say.
+        found, said = remind.occurrences(lookup.ctx, None, tz)
+        if said:
+            return contextlib.nullcontext({})
+        if len(found) >= remind.MAX_ENTRIES:
+            return contextlib.nullcontext(None)
+        by_ident: dict[str, list[remind.Entry]] = {}
+        for entry in found:
+            by_ident.setdefault(entry.ident, []).append(entry)
+        return contextlib.nullcontext(by_ident)
+
     tied = lookup.tied.get(address, frozenset())
-    found, said = remind.occurrences(lookup.ctx, ident_of(address, "remind") or "", tz)
-    if said or not found:  # remind could not say, or it rings no more around today: placed by its ties alone
+    ident = ident_of(address, "remind") or ""
+    all_of = lookup.store("remind", every)
+    found = all_of.get(ident, []) if all_of is not None else remind.occurrences(lookup.ctx, ident, tz)[0]
+    if not found:  # remind could not say, or it rings no more around today: placed by its ties alone
         return Thing(address, tied, exists=False)
     owners = lookup.ctx.gate.owners(remind.traits(found, tied))
     return Thing(address, owners | tied, found[0].body)
