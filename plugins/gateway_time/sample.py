@@ -110,11 +110,15 @@ def invoice_pdf(path: Path, number: str, seller: str, buyer: str, total: str, **
 def everything(home: Path, canary: str, *, real_timew: bool = True) -> dict[str, Any]:
     """Time and invoices of an open project (`acme`), of two closed ones (`vault` by its tag and its reference,
     `harbor` by a senders route and a paths route) and of no project; the config and manifest that go with them."""
-    today = datetime.now(UTC).date()
+    now = datetime.now(UTC)
+    today = now.date()
     day = timedelta(days=1)
+    # The hours are placed around `anchor`: today, or yesterday before 02:00 UTC, so the interval running since
+    # half an hour ago never overlaps the one that ends at 01:00 (timew refuses an overlap). Invoices go by today.
+    anchor = (now - timedelta(hours=2)).date()
 
     def at(days_ago: int, hour: int, minute: int = 0) -> datetime:
-        moment = today - days_ago * day
+        moment = anchor - days_ago * day
         return datetime(moment.year, moment.month, moment.day, hour, minute, tzinfo=UTC)
 
     def iso(moment: datetime) -> str:
@@ -126,7 +130,7 @@ def everything(home: Path, canary: str, *, real_timew: bool = True) -> dict[str,
         timew(db, "track", iso(at(2, 13)), "-", iso(at(2, 14)), "writing")
         timew(db, "track", iso(at(1, 9)), "-", iso(at(1, 12)), "project:vault", f"{canary} design")
         timew(db, "track", iso(at(1, 22)), "-", iso(at(0, 1)), "acme", 'say "hi"')
-        timew(db, "start", iso(datetime.now(UTC) - timedelta(minutes=30)), "acme")
+        timew(db, "start", iso(now - timedelta(minutes=30)), "acme")
     else:
         data = db / "data"
         data.mkdir(parents=True, exist_ok=True)
@@ -134,9 +138,9 @@ def everything(home: Path, canary: str, *, real_timew: bool = True) -> dict[str,
                  interval_line(at(2, 13), at(2, 14), ["writing"]),
                  interval_line(at(1, 9), at(1, 12), ["project:vault", f"{canary} design"]),
                  interval_line(at(1, 22), at(0, 1), ["acme", 'say "hi"'])]
-        (data / f"{today:%Y-%m}.data").write_text("".join(lines))
+        (data / f"{anchor:%Y-%m}.data").write_text("".join(lines))
     # A closed project's hours by a tag of words its subjects route takes, written by hand beside timew's.
-    month = db / "data" / f"{(today - 3 * day):%Y-%m}.data"
+    month = db / "data" / f"{(anchor - 3 * day):%Y-%m}.data"
     with month.open("a") as handle:
         handle.write(interval_line(at(3, 10), at(3, 11), ["harbor berth"], f"the {canary} crane"))
     folder = home / "Invoices"
@@ -162,4 +166,4 @@ def everything(home: Path, canary: str, *, real_timew: bool = True) -> dict[str,
         {"id": "harbor", "name": "Harbor", "ai": False, "senders": ["harbor.example.net"],
          "subjects": ["harbor berth"], "paths": [str(folder / "harbor")]},
     ]
-    return {"db": db, "invoices": folder, "config": config, "projects": projects, "today": today}
+    return {"db": db, "invoices": folder, "config": config, "projects": projects, "today": today, "day": anchor}

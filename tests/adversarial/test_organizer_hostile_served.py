@@ -28,6 +28,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")  # served unde
 
 NOW = datetime.now(UTC)
 TODAY = NOW.strftime("%Y%m%d")
+DAY = NOW.date().isoformat()  # the day the calendars were written for, asked by its date: a run that crosses
+# midnight still asks for that day, not the next
 
 
 def _ics(kind: str, uid: str, *lines: str) -> bytes:
@@ -118,7 +120,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_a_repeating_event_is_cut_at_a_bounded_number_of_occurrences_and_every_plan_answer_says_so(served):
-    seen = attack(served, [("agenda", {"start": "today", "days": 30}), ("now", {}), ("list_projects", {}),
+    seen = attack(served, [("agenda", {"start": DAY, "days": 30}), ("now", {}), ("list_projects", {}),
                            ("read_project", {"address": "sioul:project/alpha"})])
     agenda, now, projects, project = seen.answers
     for answer in seen.answers:
@@ -139,7 +141,7 @@ def test_a_repeating_event_is_cut_at_a_bounded_number_of_occurrences_and_every_p
 
 
 def test_huge_dates_and_durations_are_clamped_and_a_huge_new_event_is_refused_with_a_sentence(served):
-    seen = attack(served, [("agenda", {"start": "today", "days": 3}), ("now", {}), ("find", {"query": "Forever"}),
+    seen = attack(served, [("agenda", {"start": DAY, "days": 3}), ("now", {}), ("find", {"query": "Forever"}),
                            ("add_event", {"title": "Forever", "start": "0001-01-01", "end": "9999-12-31"}),
                            ("agenda", {"start": "9999-12-30", "days": 7}), ("list_tasks", {"view": "all"}),
                            ("find", {"query": "ages"}), ("add_task", {"title": "Late", "due": "9999-12-31"})])
@@ -155,7 +157,7 @@ def test_huge_dates_and_durations_are_clamped_and_a_huge_new_event_is_refused_wi
 
 
 def test_calendars_and_task_lists_of_a_gigabyte_and_more_are_read_by_their_summary_only(served):
-    seen = attack(served, [("agenda", {"start": "today", "days": 2}), ("list_tasks", {"view": "all"}),
+    seen = attack(served, [("agenda", {"start": DAY, "days": 2}), ("list_tasks", {"view": "all"}),
                            ("complete_task", {"address": "sioul:task/big-task"})])
     agenda, tasks, complete = seen.answers
     assert not agenda.is_error and not tasks.is_error

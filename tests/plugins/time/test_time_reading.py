@@ -96,7 +96,7 @@ def test_a_malformed_line_is_counted_and_skipped(gateway_home: Path) -> None:
 def test_an_unchanged_file_is_not_read_again(gateway_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     made = sample.everything(gateway_home, "otter", real_timew=False)
     gateway = make_gateway([gateway_time], home=gateway_home, config=made["config"], projects=made["projects"])
-    first = gateway.call("time_spent", {"since": str(made["today"] - timedelta(days=5))})
+    first = gateway.call("time_spent", {"since": str(made["day"] - timedelta(days=5))})
     assert "acme" in first.text
 
     def never(*_arguments: object) -> None:
@@ -105,12 +105,12 @@ def test_an_unchanged_file_is_not_read_again(gateway_home: Path, monkeypatch: py
     monkeypatch.setattr(timewarrior, "read_file", never)
     monkeypatch.setattr(gateway_time.invoices, "read_pdfs", never)
     gateway_time._seen.clear()  # a new process: only the store's sizes and times say what is known
-    again = gateway.call("time_spent", {"since": str(made["today"] - timedelta(days=5))})
+    again = gateway.call("time_spent", {"since": str(made["day"] - timedelta(days=5))})
     assert again.text == first.text
     assert "INV-2026-0042" in gateway.call("invoices").text
     monkeypatch.undo()
     month = sorted((made["db"] / "data").glob("*.data"))[-1]
-    today = made["today"]
+    today = made["day"]
     with month.open("a") as handle:
         handle.write(sample.interval_line(datetime(today.year, today.month, today.day, 0, 10, tzinfo=UTC),
                                           datetime(today.year, today.month, today.day, 0, 40, tzinfo=UTC), ["otterly"]))

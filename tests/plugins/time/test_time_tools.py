@@ -33,7 +33,7 @@ def _all(answer) -> str:  # noqa: ANN001
 
 
 def test_hours_per_tag_in_total_with_the_running_interval(served: dict) -> None:
-    since = str(served["today"] - timedelta(days=3))
+    since = str(served["day"] - timedelta(days=3))
     answer = served["gateway"].call("time_spent", {"since": since})
     assert not answer.is_error, answer.text
     tags = {t["tag"]: t["hours"] for t in answer.data["tags"]}
@@ -47,7 +47,7 @@ def test_hours_per_tag_in_total_with_the_running_interval(served: dict) -> None:
 
 
 def test_hours_per_day_cut_at_midnight(served: dict) -> None:
-    today = served["today"]
+    today = served["day"]
     answer = served["gateway"].call("time_spent", {"since": str(today - timedelta(days=2)),
                                                    "until": str(today - timedelta(days=1)), "by": "day"})
     days = {d["day"]: d for d in answer.data["days"]}
@@ -58,7 +58,7 @@ def test_hours_per_day_cut_at_midnight(served: dict) -> None:
 
 
 def test_the_count_left_out_is_the_same_whatever_the_project_asked(served: dict) -> None:
-    since = str(served["today"] - timedelta(days=5))
+    since = str(served["day"] - timedelta(days=5))
     counts = set()
     for project in (None, "acme", "vault", "project:vault", CANARY, "harbor berth", "nothing-at-all"):
         arguments = {"since": since, **({"project": project} if project else {})}
@@ -74,7 +74,7 @@ def test_the_count_left_out_is_the_same_whatever_the_project_asked(served: dict)
 
 def test_a_closed_projects_time_and_invoices_are_in_no_answer(served: dict) -> None:
     gateway = served["gateway"]
-    today = served["today"]
+    today = served["day"]
     calls = [("time_spent", {}), ("time_spent", {"since": str(today - timedelta(days=30)), "by": "day"}),
              *(("time_spent", {"since": str(today - timedelta(days=30)), "project": p})
                for p in ("vault", "harbor", CANARY)),
@@ -116,7 +116,7 @@ def test_access_why_and_list_know_intervals_and_invoices(served: dict) -> None:
         said: list[str] = []
         kept = explain(gateway, address, None, said.append)
         assert kept == (0 if project == "acme" else 1), said
-    start = (served["today"] - timedelta(days=1)).strftime("%Y%m%dT090000Z")
+    start = (served["day"] - timedelta(days=1)).strftime("%Y%m%dT090000Z")
     said = []
     assert explain(gateway, f"{described.INTERVAL}{start}", None, said.append) == 1
     assert any("vault" in line for line in said), said
