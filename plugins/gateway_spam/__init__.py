@@ -3,7 +3,7 @@
 Settings: `spam_folders` and `ham_folders` (per account, names with `/`), `ham_cutoff`, `spam_cutoff`, `imap`
 (the servers spam_fetch reads) and `agent_labels_per_day`. The accounts are the mail plugin's (`[plugins.mail] accounts`), read through the
 shared `maildirs` library. Tools: spam_status, spam_eval, spam_train, spam_job, spam_review, spam_label,
-spam_fetch; commands: `gateway spam classify`, `why`, `train`, `labels`. README.md says every choice.
+spam_fetch; commands: `gateway spam classify`, `client`, `why`, `train`, `labels`. README.md says every choice.
 """
 
 from __future__ import annotations

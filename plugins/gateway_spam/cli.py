@@ -1,4 +1,5 @@
-"""`gateway spam classify FILE|-` for a mail pipeline, `gateway spam why FILE` for the person's terminal only.
+"""`gateway spam classify FILE|-` for a mail pipeline, `gateway spam client` to build its quickest form, `gateway
+spam why FILE` for the person's terminal only.
 
 classify prints one line, `spam 0.998712` (the verdict, then the score), and exits as bogofilter does, so a
 procmail or maildrop rule can test the code: 0 spam, 1 ham, 2 unsure, 3 error (no model, unreadable file), and
@@ -97,6 +98,22 @@ def commands(gateway: PluginHost) -> list[click.Command]:
         code, line = run(file, gateway.folders.data, cutoffs())
         click.echo(line, err=code in (ERROR, NOT_MAIL))
         sys.exit(code)
+
+    @group.command("client")
+    def client() -> None:
+        """Build the compiled client of the long-lived classifier and print its path, for a delivery rule.
+
+        It answers as `gateway-spam-classify` does, in about the time bogofilter takes, while
+        `gateway-spam-classify --serve` runs; otherwise it runs that command, which judges the message itself.
+        Needs a C compiler (CC, else cc). Build it again after upgrading or moving the gateway.
+        """
+        from gateway_spam.client import ClientError, build
+
+        try:
+            path = build(gateway.folders.data)
+        except ClientError as error:
+            raise click.ClickException(str(error)) from None
+        click.echo(str(path))
 
     @group.command("why")
     @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))

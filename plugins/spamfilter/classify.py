@@ -103,13 +103,39 @@ def connect(sockets, path: str):  # noqa: ANN001, ANN201 (the socket module, or 
     return connection
 
 
+def trusted(path: str) -> bool:
+    """Whether `path` may be the person's own classifier: a socket (not a link to one), owned by this user, with no
+    permission for group or others (the classifier makes it 0600). Anything else there, a socket another user
+    planted in a shared folder given as --data for instance, is not asked: the message is judged here."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return False
+    return (found.st_mode & 0o170000 == 0o140000 and found.st_uid == os.getuid()
+            and found.st_mode & 0o077 == 0)
+
+
+def _listener_is_me(sockets, connection) -> bool:  # noqa: ANN001
+    """Whether the process listening on the other end runs as this user (the kernel's SO_PEERCRED: the uid of the
+    process that called listen); True where the system has no such option (the socket's owner and mode alone)."""
+    option = getattr(sockets, "SO_PEERCRED", None)
+    if option is None:
+        return True
+    try:
+        credentials = connection.getsockopt(sockets.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid
+    except OSError:
+        return False
+    return int.from_bytes(credentials[4:8], sys.byteorder) == os.getuid()
+
+
 def ask(raw: bytes, data: str, cutoffs: tuple[float | None, float | None] = (None, None)) -> Judged | None:
     """The long-lived classifier's verdict on `raw`, or None when none answers in time (then judge it here).
 
     Request: a line `gateway-spam-classify/1 HAM SPAM` (each cutoff, or `-` for the model's), then the message's
-    bytes, then end of stream. Reply: one line, `CODE ABOUT TEXT` (ABOUT 1 when the text is about the message)."""
+    bytes, then end of stream. Reply: one line, `CODE ABOUT TEXT` (ABOUT 1 when the text is about the message).
+    Only a trusted socket (`trusted`) whose listener runs as this user is asked."""
     path = os.path.join(data, SOCKET)
-    if not os.path.exists(path):
+    if not trusted(path):
         return None
     try:  # the C module alone: `socket` imports enum, selectors and more, milliseconds of each delivery
         import _socket as sockets
@@ -119,6 +145,8 @@ def ask(raw: bytes, data: str, cutoffs: tuple[float | None, float | None] = (Non
     try:
         connection = connect(sockets, path)
         try:
+            if not _listener_is_me(sockets, connection):
+                return None
             connection.sendall(header + raw)
             connection.shutdown(sockets.SHUT_WR)
             reply = b""
