@@ -12,8 +12,11 @@ same function this process would run. When no classifier answers (none started, 
 gateway (no MCP SDK, no plugin system, no click). Either way the model is looked up (the message's tokens, a few
 hundred rows), not loaded, and it is the newest one trained.
 
-Quickest of all is Python started with `-I -S` (no site-packages to scan) on `deliver.py` beside this file:
-`gateway-spam-classify --command` prints that command line for this installation, for a delivery rule.
+The quickest Python start is `-I -S` (no site-packages to scan) on `deliver.py` beside this file:
+`gateway-spam-classify --command` prints that command line for this installation, for a delivery rule. Quicker
+still is the compiled client `gateway spam client` builds (the spam plugin's `client/classify.c`): it speaks the
+same request to the classifier, trusts its socket by the same checks (`trusted`, then the listener's user), prints
+what this command prints, and runs this command (by that same command line) whenever no classifier answers.
 
 The folder is the spam plugin's data folder (`$XDG_DATA_HOME/gateway/plugins/spam`, else `~/.local/share/...`),
 or --data. The cutoffs are --ham-cutoff/--spam-cutoff when given, else those the model was last trained with (the
