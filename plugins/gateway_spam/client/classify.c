@@ -33,7 +33,6 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #if !defined(GATEWAY_PYTHON) || !defined(GATEWAY_DELIVER) || !defined(MAX_MESSAGE) || !defined(PROTOCOL) \
@@ -45,9 +44,9 @@ enum { ERROR = 3, NOT_MAIL = 4, REPLY_MAX = 65536, TIMEOUT_SECONDS = 10 };
 
 static int given_count;
 static char **given;          /* the arguments, as given, for the Python command */
-static char *message;         /* what was read of the message, when it came on standard input */
+static char *message;         /* what was read of the message */
 static size_t message_size;
-static int from_input;      /* whether it came on standard input */
+static int from_input;        /* whether it came on standard input (else the Python command reads the file) */
 
 /* Run the Python command with this program's arguments (and --here first when this program already asked a
  * classifier that did not answer, so it is not asked twice). Never returns. */
@@ -178,14 +177,14 @@ static int classifier(const char *data) {
     if (strlen(path) >= sizeof address.sun_path) { /* too long for AF_UNIX: named through its folder */
         char *slash = strrchr(path, '/');
         *slash = '\0';
-        if ((folder = open(path, O_RDONLY | O_DIRECTORY)) < 0)
+        if ((folder = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
             return -1;
         snprintf(address.sun_path, sizeof address.sun_path, "/proc/self/fd/%d/%s", folder, SOCKET_NAME);
     } else {
         strcpy(address.sun_path, path);
     }
     connection = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (connection < 0)
+    if (connection < 0 || fcntl(connection, F_SETFD, FD_CLOEXEC) != 0) /* not the Python command's */
         return -1;
     setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
@@ -242,7 +241,7 @@ int main(int argc, char **argv) {
     }
     if (file == NULL || (data == NULL && (data = default_data()) == NULL))
         judge_in_python(0);
-    input = strcmp(file, "-") ? open(file, O_RDONLY) : STDIN_FILENO;
+    input = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
     for (got = 1; input >= 0 && got > 0 && used < (size_t)MAX_MESSAGE;) { /* cut at MAX_MESSAGE, as Python's */
         if (used == capacity) {
             char *grown;
