@@ -13,12 +13,16 @@ rotated from one message to the next, so that no kind always follows another):
 - `python -I -S deliver.py FILE`, the Python client (what `gateway-spam-classify --command` prints), the same
   classifier running;
 - `bogofilter -T -I FILE`;
-- `python -I -S -c pass`, the interpreter's own start (the floor of any Python client).
+- `python -I -S -c pass`, the interpreter's own start (the floor of any Python client);
+- with `--fallback`, also the compiled client and `python -I -S deliver.py --here` on a second data folder holding
+  the same model and no classifier: what a delivery costs when the classifier is not running (the client then
+  runs the Python command, which judges the message itself).
 
 Per kind: the median wall time and CPU time (user and system) of the process, and the ratios to bogofilter's; for
-the two clients, the classifier's own CPU per message beside (read from /proc before and after each). Every verdict
-of both clients is checked against the in-process model's line (they must be equal). The load average is printed
-at the start and the end: on a shared machine the ratios and the CPU are what to read.
+the two clients, the classifier's own CPU per message beside (read from /proc before and after each, in clock ticks:
+a mean over the messages). Every verdict of every client is checked against the in-process model's line (they
+must be equal). The load average is printed at the start and the end: on a shared machine the ratios and the CPU
+are what to read.
 """
 
 from __future__ import annotations
@@ -46,13 +50,16 @@ COMPILED = "compiled client (classifier)"
 PYTHON = "python -I -S deliver.py (classifier)"
 BOGOFILTER = "bogofilter -T"
 FLOOR = "python -I -S -c pass (the floor)"
+ALONE = "compiled client, no classifier"
+HERE = "python -I -S deliver.py --here"
 
 
 def _load() -> str:
     return " ".join(f"{n:.1f}" for n in os.getloadavg())
 
 
-def run(messages: list[tuple[str, bytes, float]], count: int, binary: str | None, work: Path) -> int:
+def run(messages: list[tuple[str, bytes, float]], count: int, binary: str | None, work: Path,
+        fallback: bool = False) -> int:
     """Train both filters, then time each kind on `count` messages, interleaved; the number of verdicts that
     differ from the in-process model's."""
     home = work / "home"
@@ -77,7 +84,14 @@ def run(messages: list[tuple[str, bytes, float]], count: int, binary: str | None
     if binary:
         kinds[BOGOFILTER] = lambda path: [binary, "-d", str(database), "-T", "-I", path]
     kinds[FLOOR] = lambda path: [python, "-I", "-S", "-c", "pass"]
+    if fallback:
+        alone = work / "alone"
+        alone.mkdir()
+        shutil.copyfile(data / store.NAME, alone / store.NAME)
+        kinds[ALONE] = lambda path: [client, "--data", str(alone), path]
+        kinds[HERE] = lambda path: [python, "-I", "-S", deliver, "--here", path]
     served = (COMPILED, PYTHON)
+    checked = (COMPILED, PYTHON, ALONE, HERE)
     picked = list(range(0, len(messages), max(1, len(messages) // count)))[:count]
     walls: dict[str, list[float]] = {k: [] for k in kinds}
     cpus: dict[str, list[float]] = {k: [] for k in kinds}
@@ -101,9 +115,9 @@ def run(messages: list[tuple[str, bytes, float]], count: int, binary: str | None
                 wall, cpu, done = _timed(kinds[name](str(path)), env)
                 if name in served:
                     classifier_cpu[name] += _process_cpu(daemon.pid) - before
-                    if done.stdout.strip() != line:
-                        mismatches += 1
-                        print(f"  MISMATCH {name} {path}: {done.stdout.strip()!r} != {line!r} {done.stderr[-200:]}")
+                if name in checked and done.stdout.strip() != line:
+                    mismatches += 1
+                    print(f"  MISMATCH {name} {path}: {done.stdout.strip()!r} != {line!r} {done.stderr[-200:]}")
                 walls[name].append(wall)
                 cpus[name].append(cpu)
     finally:
@@ -119,7 +133,7 @@ def run(messages: list[tuple[str, bytes, float]], count: int, binary: str | None
               f"{statistics.median(cpus[name]) * 1000:>11.1f} ms{beside}")
     if binary:
         wall_0, cpu_0 = statistics.median(walls[BOGOFILTER]), statistics.median(cpus[BOGOFILTER])
-        for name in (COMPILED, PYTHON, FLOOR):
+        for name in (COMPILED, PYTHON, FLOOR, *((ALONE, HERE) if fallback else ())):
             wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
             print(f"  ratio {name} / bogofilter: wall {wall / wall_0:.2f}x, CPU {cpu / max(cpu_0, 1e-4):.2f}x")
     wall, cpu = statistics.median(walls[COMPILED]), statistics.median(cpus[COMPILED])
@@ -135,6 +149,8 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="take one message in so many (same order)")
     parser.add_argument("--messages", type=int, default=60, help="messages classified, one process of each kind")
     parser.add_argument("--no-bogofilter", action="store_true")
+    parser.add_argument("--fallback", action="store_true", help="also time the compiled client with no classifier "
+                        "running, beside the Python command judging in its own process")
     parser.add_argument("--work", type=Path, help="a folder to work in, kept (default: a temporary one, removed)")
     arguments = parser.parse_args()
     folder = arguments.corpus
@@ -149,7 +165,7 @@ def main() -> None:
     work = arguments.work or Path(tempfile.mkdtemp(prefix="bench-spam-client-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        differ = run(messages, max(1, arguments.messages), binary, work)
+        differ = run(messages, max(1, arguments.messages), binary, work, arguments.fallback)
     finally:
         if arguments.work is None:
             shutil.rmtree(work, ignore_errors=True)
