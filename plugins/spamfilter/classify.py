@@ -164,9 +164,13 @@ def ask(raw: bytes, data: str, cutoffs: tuple[float | None, float | None] = (Non
         return None
     code, _, rest = reply.rstrip(b"\n").partition(b" ")
     about, _, text = rest.partition(b" ")
-    if not (code.isdigit() and int(code) in (SPAM, HAM, UNSURE, ERROR, NOT_MAIL) and about in (b"0", b"1") and text):
+    if not (code.isdigit() and int(code) in (SPAM, HAM, UNSURE, ERROR, NOT_MAIL) and about in (b"0", b"1") and text
+            and b"\0" not in text):
         return None  # not the classifier's reply (another program's socket, a crash mid-reply)
-    return int(code), text.decode("utf-8", "replace"), about == b"1"
+    try:
+        return int(code), text.decode("utf-8"), about == b"1"
+    except UnicodeDecodeError:  # nor is this: the classifier writes UTF-8
+        return None
 
 
 def command_line() -> str:

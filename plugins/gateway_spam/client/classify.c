@@ -287,11 +287,16 @@ int main(int argc, char **argv) {
     while (used > 0 && reply[used - 1] == '\n')
         used--;
     reply[used] = '\0';
-    /* `CODE ABOUT TEXT`, as the Python command checks it: else not the classifier's reply */
+    /* `CODE ABOUT TEXT`, as the Python command checks it, else not the classifier's reply. A reply this program
+     * would not print as Python does (a byte past ASCII, say of a folder's name in an error) is left to the Python
+     * command too: judging the message itself, it writes the very line the classifier's same function gave. */
+    for (i = 0; (size_t)i < used; i++)
+        if (reply[i] == '\0' || (unsigned char)reply[i] >= 0x80)
+            judge_in_python(1);
     about = strchr(reply, ' ');
     text = about ? strchr(about + 1, ' ') : NULL;
     if (about == NULL || text == NULL || about == reply || strspn(reply, "0123456789") != (size_t)(about - reply)
-        || text != about + 2 || (about[1] != '0' && about[1] != '1') || !text[1] || strlen(reply) != used)
+        || text != about + 2 || (about[1] != '0' && about[1] != '1') || !text[1])
         judge_in_python(1);
     code = atoi(reply);
     if (code < 0 || code > NOT_MAIL || about - reply > 9)

@@ -181,6 +181,7 @@ def test_gateway_spam_client_builds_into_the_data_folder_or_says_what_to_do(gate
 LIAR = textwrap.dedent("""
     import os, socket, sys
     path, log, mode = sys.argv[1], sys.argv[2], int(sys.argv[3], 8)
+    reply = open(sys.argv[4], "rb").read() if len(sys.argv) > 4 else b"0 0 spam 1.000000\\n"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     os.chdir(os.path.dirname(path))  # bound by its name: the whole path may pass what AF_UNIX takes
     listener.bind(os.path.basename(path))
@@ -194,22 +195,26 @@ LIAR = textwrap.dedent("""
         try:
             while chunk := connection.recv(65536):
                 received += chunk
-            connection.sendall(b"0 0 spam 1.000000\\n")
+            with open(log, "a") as handle:  # before the reply: the client may be gone just after it
+                handle.write(f"{len(received)}\\n")
+            connection.sendall(reply)
         except OSError:
             pass
         connection.close()
-        with open(log, "a") as handle:
-            handle.write(f"{len(received)}\\n")
 """)
 
 
-def _liar(path: Path, log: Path, mode: int, **user) -> subprocess.Popen:  # noqa: ANN003
-    """A classifier that answers every message 'spam 1.000000' and logs how many bytes it was handed."""
+def _liar(path: Path, log: Path, mode: int, reply: bytes | None = None, **user) -> subprocess.Popen:  # noqa: ANN003
+    """A classifier that answers every message 'spam 1.000000' (or `reply`) and logs how many bytes it was
+    handed."""
     script = log.with_name("liar.py")
     script.write_text(LIAR)
     os.chmod(script, 0o644)
+    if reply is not None:
+        log.with_name("liar.reply").write_bytes(reply)
     liar = subprocess.Popen([os.path.realpath(sys.executable), "-I", "-S", str(script), str(path), str(log),
-                             f"{mode:o}"], stdout=subprocess.PIPE, text=True, **user)
+                             f"{mode:o}", *([] if reply is None else [str(log.with_name("liar.reply"))])], stdout=subprocess.PIPE, text=True,
+                            **user)
     assert liar.stdout.readline().strip() == "ready"
     return liar
 
@@ -241,6 +246,21 @@ def test_a_socket_group_or_others_may_open_or_a_link_is_not_asked(compiled, gate
             for stale in (data / classify.SOCKET, place):
                 stale.unlink(missing_ok=True)
         assert not log.exists() or log.read_text() == "", (mode, linked, log.read_text())
+
+
+@pytest.mark.parametrize("reply", [b"", b"spam 1.000000\n", b"7 0 spam 1.000000\n", b"0 2 spam 1.000000\n",
+                                   b"0 0 \n", b"0 0 spam\x001.000000\n", b"0 0 spam \xff\xfe\n", b"x" * 70_000])
+def test_a_reply_that_is_not_the_classifiers_is_never_printed(compiled, gateway_home: Path, reply: bytes) -> None:
+    """The person's own socket, answering what the classifier never answers: both clients judge the message
+    themselves (the compiled one by the Python command) rather than print it."""
+    data, files, model = train_sample(gateway_home)
+    liar = _liar(data / classify.SOCKET, data / "liar.log", 0o600, reply)
+    try:
+        _judged_here(compiled, data, files, model, gateway_home)
+    finally:
+        liar.kill()
+        liar.wait(timeout=30)
+    assert len((data / "liar.log").read_text().split()) == 12  # each client, each message: it was asked
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="playing another user needs root (the CI runs as root)")
