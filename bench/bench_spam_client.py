@@ -46,6 +46,8 @@ from gateway_spam.tokens import tokens  # noqa: E402
 from spamfilter import store  # noqa: E402
 from spamfilter.score import HAM_CUTOFF, SPAM_CUTOFF  # noqa: E402
 
+from gateway.api.context import home_environment  # noqa: E402
+
 COMPILED = "compiled client (classifier)"
 PYTHON = "python -I -S deliver.py (classifier)"
 BOGOFILTER = "bogofilter -T"
@@ -65,9 +67,7 @@ def run(messages: list[tuple[str, bytes, float]], count: int, binary: str | None
     home = work / "home"
     data = home / ".local" / "share" / "gateway" / "plugins" / "spam"
     data.mkdir(parents=True)
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "XDG_DATA_HOME": str(home / ".local" / "share"),
-           "XDG_CONFIG_HOME": str(home / ".config"), "XDG_STATE_HOME": str(home / ".local" / "state"),
-           "XDG_CACHE_HOME": str(home / ".cache")}
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
     model = Model(cutoffs=(HAM_CUTOFF, SPAM_CUTOFF))
     for number, (label, raw, _when) in enumerate(messages):
         model.learn(tokens(raw), label, f"bench:{number}")

@@ -179,7 +179,7 @@ def test_gateway_spam_client_builds_into_the_data_folder_or_says_what_to_do(gate
 # The attacks: a socket someone else could have put there is never handed a message.
 
 LIAR = textwrap.dedent("""
-    import os, socket, sys
+    import os, socket, sys, time
     path, log, mode = sys.argv[1], sys.argv[2], int(sys.argv[3], 8)
     reply = open(sys.argv[4], "rb").read() if len(sys.argv) > 4 else b"0 0 spam 1.000000\\n"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -188,6 +188,8 @@ LIAR = textwrap.dedent("""
     os.chmod(path, mode)
     listener.listen(8)
     print("ready", flush=True)
+    if reply == b"(silent)":  # connections wait in the backlog, never accepted, never answered
+        time.sleep(3600)
     while True:
         connection, _ = listener.accept()
         connection.settimeout(5)
@@ -261,6 +263,20 @@ def test_a_reply_that_is_not_the_classifiers_is_never_printed(compiled, gateway_
         liar.kill()
         liar.wait(timeout=30)
     assert len((data / "liar.log").read_text().split()) == 12  # each client, each message: it was asked
+
+
+def test_a_classifier_silent_past_the_timeout_leaves_the_message_to_the_python_command(compiled,
+                                                                                      gateway_home: Path) -> None:
+    client, _stranded = compiled
+    data, files, model = train_sample(gateway_home)
+    liar = _liar(data / classify.SOCKET, data / "liar.log", 0o600, b"(silent)")
+    try:
+        line = _expected(model, files[5])
+        assert _run([client, "-"], gateway_home, files[5].read_bytes()) == (
+            classify.EXIT_CODES[line.split()[0]], line + "\n", "")
+    finally:
+        liar.kill()
+        liar.wait(timeout=30)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="playing another user needs root (the CI runs as root)")
