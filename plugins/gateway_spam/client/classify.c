@@ -1,6 +1,6 @@
 /* gateway-spam-classify's compiled client: what spamc is to spamd, for a procmail or maildrop rule.
  *
- *     classify [--data DIR] [--ham-cutoff X] [--spam-cutoff Y] FILE|-
+ *     gateway-spam-classify [--data DIR] [--ham-cutoff X] [--spam-cutoff Y] FILE|-
  *
  * It reads the message (at most MAX_MESSAGE bytes, as the Python command does), hands it to the long-lived
  * classifier (`gateway-spam-classify --serve`) over `classify.sock` in the data folder, with the Python command's
@@ -12,9 +12,9 @@
  * or others, and when the process listening on it runs as this user (the kernel's SO_PEERCRED, where there is
  * one). Whenever no trusted classifier answers with a well-formed line (no socket, refused, untrusted, 10 seconds
  * without an answer), and for every argument this program does not take itself (--here, --help, --serve,
- * --command, a cutoff not written as plain digits, anything unexpected), it executes the Python command with the
- * same arguments, which judges the message itself: the verdict is never lost. A message already read from
- * standard input is handed to it through a pipe (never written to a file).
+ * --command, a cutoff not written as plain digits, a file name past ASCII, anything unexpected), it executes the
+ * Python command with the same arguments, which judges the message itself: the verdict is never lost. A message
+ * already read from standard input is handed to it through a pipe (never written to a file).
  *
  * `gateway spam client` builds it with the system's C compiler and these definitions, so that the limits and
  * words are the Python command's own: GATEWAY_PYTHON and GATEWAY_DELIVER (the Python command, started as
@@ -298,8 +298,7 @@ int main(int argc, char **argv) {
     if (about == NULL || text == NULL || about == reply || strspn(reply, "0123456789") != (size_t)(about - reply)
         || text != about + 2 || (about[1] != '0' && about[1] != '1') || !text[1])
         judge_in_python(1);
-    code = atoi(reply);
-    if (code < 0 || code > NOT_MAIL || about - reply > 9)
+    if (about - reply > 9 || (code = atoi(reply)) > NOT_MAIL) /* digits alone, so never below 0 */
         judge_in_python(1);
     if (code < ERROR)
         printf("%s\n", text + 1);
