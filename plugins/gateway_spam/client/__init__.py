@@ -38,16 +38,18 @@ def _c_string(text: str | bytes) -> str:
     return '"' + "".join(chr(b) if b in SAFE else f"\\{b:03o}" for b in raw) + '"'
 
 
-def definitions(python: str | None = None) -> list[str]:
+def definitions(python: str | None = None, timeout: int | None = None) -> list[str]:
     """The compiler's -D options: the Python command to fall back on, its limit on a message, the request's first
-    word and the socket's name, all taken from the Python command itself."""
+    word, the socket's name and the seconds to wait for the classifier's reply, all taken from the Python command
+    itself (`timeout`, when given, replaces the last: the tests wait less, or longer)."""
     from spamfilter import MAX_MESSAGE, classify
     from spamfilter.verdicts import PROTOCOL, SOCKET
 
     deliver = os.path.join(os.path.dirname(os.path.abspath(classify.__file__)), "deliver.py")
     return [f"-DGATEWAY_PYTHON={_c_string(python or sys.executable)}", f"-DGATEWAY_DELIVER={_c_string(deliver)}",
             f"-DMAX_MESSAGE={int(MAX_MESSAGE)}L", f"-DPROTOCOL={_c_string(PROTOCOL)}",
-            f"-DSOCKET_NAME={_c_string(SOCKET)}"]
+            f"-DSOCKET_NAME={_c_string(SOCKET)}",
+            f"-DREPLY_TIMEOUT_SECONDS={max(1, int(timeout or classify.REPLY_TIMEOUT))}"]
 
 
 def compiler() -> list[str]:
@@ -60,12 +62,14 @@ def compiler() -> list[str]:
     return command
 
 
-def build(folder: str | os.PathLike, *, python: str | None = None, flags: tuple[str, ...] = ()) -> Path:
+def build(folder: str | os.PathLike, *, python: str | None = None, flags: tuple[str, ...] = (),
+          timeout: int | None = None) -> Path:
     """Compile the client into `folder` (made if missing) as `gateway-spam-classify`, executable by its owner
     alone, and return its path. It is written under another name and renamed into place, so a delivery that
     runs it meanwhile finds the old program or the new, never half of one. `python` is the interpreter the
     client falls back on (this one by default); `flags` are added to the compiler's (the tests ask for every
-    warning as an error)."""
+    warning as an error); `timeout`, the seconds it waits for the classifier's reply (the Python command's by
+    default)."""
     command = compiler()
     target = Path(folder)
     target.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -73,8 +77,8 @@ def build(folder: str | os.PathLike, *, python: str | None = None, flags: tuple[
     os.close(handle)
     try:
         with resources.as_file(resources.files(__package__) / "classify.c") as source:
-            done = subprocess.run([*command, "-std=c99", "-O2", *flags, *definitions(python), "-o", partial,
-                                   str(source)], capture_output=True, text=True, timeout=300)
+            done = subprocess.run([*command, "-std=c99", "-O2", *flags, *definitions(python, timeout), "-o",
+                                   partial, str(source)], capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
             said = (done.stderr or done.stdout).strip().splitlines()[-12:]
             raise ClientError(f"{command[0]} could not build the client (exit {done.returncode}):\n"

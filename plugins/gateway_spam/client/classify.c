@@ -36,11 +36,11 @@
 #include <unistd.h>
 
 #if !defined(GATEWAY_PYTHON) || !defined(GATEWAY_DELIVER) || !defined(MAX_MESSAGE) || !defined(PROTOCOL) \
-    || !defined(SOCKET_NAME)
+    || !defined(SOCKET_NAME) || !defined(REPLY_TIMEOUT_SECONDS)
 #error "build this file with `gateway spam client`, which defines the Python command, its limits and words"
 #endif
 
-enum { ERROR = 3, NOT_MAIL = 4, REPLY_MAX = 65536, TIMEOUT_SECONDS = 10 };
+enum { ERROR = 3, NOT_MAIL = 4, REPLY_MAX = 65536 };
 
 static int given_count;
 static char **given;          /* the arguments, as given, for the Python command */
@@ -164,7 +164,7 @@ static int classifier(const char *data) {
     char *path = malloc(strlen(data) + sizeof SOCKET_NAME + 2);
     struct sockaddr_un address;
     struct stat found;
-    struct timeval timeout = {TIMEOUT_SECONDS, 0};
+    struct timeval timeout = {REPLY_TIMEOUT_SECONDS, 0};
     int connection, folder = -1, ok;
     if (path == NULL)
         return -1;
