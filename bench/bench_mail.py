@@ -5,6 +5,7 @@
     .venv/bin/python bench/bench_mail.py --corpus DIR --work DIR --keep
     .venv/bin/python bench/bench_mail.py --work DIR            # again: the Maildir and both indexes reused
     .venv/bin/python bench/bench_mail.py --work DIR --only-language   # the query language and the total alone
+                                                                      # (beside notmuch when its database is there)
 
 The corpus (6,046 messages) comes from ../shared/tools/fetch-spamassassin.sh (or --corpus); it is replicated into
 one Maildir folder up to --messages, each copy's Message-ID rewritten so that every message is distinct. Then, on
@@ -141,7 +142,11 @@ def main() -> None:
     # Masking throughput over the corpus's text (each file's bytes as text, once).
     if options.only_language:
         cache = folders_of(home).for_plugin("mail").cache
-        _language(cache, None, options.repeat, None)
+        config = work / "notmuch-config"
+        # notmuch's side when its database is there (built by an earlier run, or by hand: `notmuch new`)
+        beside = (config if not options.no_notmuch and shutil.which("notmuch") and config.is_file()
+                  and (root / ".notmuch").is_dir() else None)
+        _language(cache, None, options.repeat, beside)
         return
     texts = [p.read_bytes().decode("utf-8", "replace") for p in sources]
     size = sum(len(t.encode()) for t in texts)
