@@ -21,6 +21,7 @@ class Sample:
     when: float
     tokens: set[str]
     envelope: dict = field(factory=dict)  # masked: sender, subject, date, place (never the text)
+    source: bytes | None = None  # the identity of its tokens as the facts store keeps them (`kept.identity`)
 
 
 @define
@@ -93,14 +94,29 @@ def worst(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float, co
 
 
 def online(samples: Sequence[Sample], progress: Callable[[int], None] | None = None,
-           model: Model | None = None) -> list[Outcome]:
+           model: Model | None = None, earlier: Sequence[tuple] = ()) -> list[Outcome]:
     """TREC's protocol: in time order, classify each message with what came before it, then train on it.
 
-    `model` (empty, else a new one) ends trained on every sample, by key: the model training saves.
+    `model` (empty, else a new one) ends trained on every sample, by key: the model training saves. `earlier` is an
+    earlier run's evaluation, (key, label, tokens' identity, probability, strength) per message in its order: the
+    longest run of messages at the start of this stream that are the same messages (key, label and the identity of
+    their tokens, `Sample.source`) in the same order were scored by the same counts then, so their outcomes are
+    taken from it and they are counted all at once (`Model.learn_many`); the messages after it are scored one by
+    one. The outcomes are those of scoring every message, to the last digit.
     """
     model = Model() if model is None else model
-    outcomes = []
-    for number, sample in enumerate(sorted(samples, key=lambda s: s.when), start=1):
+    ordered = sorted(samples, key=lambda s: s.when)
+    same = 0
+    if not (model.spam or model.ham or model.counts):  # only an empty model is where `earlier` started
+        for sample, before in zip(ordered, earlier):
+            if sample.source is None or (sample.key, sample.label, sample.source) != tuple(before[:3]):
+                break
+            same += 1
+    outcomes = [Outcome(sample, before[3], before[4]) for sample, before in zip(ordered[:same], earlier)]
+    model.learn_many(ordered[:same])
+    if progress and same:
+        progress(same)
+    for number, sample in enumerate(ordered[same:], start=same + 1):
         # `Model.score` then `Model.learn`, their arithmetic unchanged, with one lookup per token
         probability, strength = model.score_then_learn(sample.tokens, sample.label, sample.key)
         outcomes.append(Outcome(sample, probability, strength))
