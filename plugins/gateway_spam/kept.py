@@ -79,6 +79,11 @@ def identity_of(tokens: Iterable[str]) -> bytes:
     return identity(_joined(tokens))
 
 
+def tokens_of_text(text: str) -> set[str]:
+    """The tokens of a stored text (`rows(..., texts=True)` gives texts)."""
+    return _split(text)
+
+
 def _split(text: str) -> set[str]:
     if text.startswith(LISTED):
         return set(json.loads(text[len(LISTED):]))
@@ -104,7 +109,8 @@ class Kept:
 
     def rows(self, paths: Iterable[str] | None = None, identities: bool = False) -> dict[str, tuple]:
         """path -> (size, mtime, facts) of every kept file (or of these paths); with `identities`, (size, mtime,
-        facts, the identity of its tokens or None)."""
+        facts, the identity of its tokens or None), the tokens in the facts left as their stored text (for
+        `tokens_of_text`)."""
         if self.connection is None:
             return {}
         found: dict[str, tuple] = {}
@@ -123,11 +129,11 @@ class Kept:
         for path, size, mtime, readable, key, digest, moment, tokens in rows:
             if not readable:
                 continue
-            facts = (key, digest, moment, None if tokens is None else _split(tokens))
             if identities:
-                found[path] = (size, mtime, facts, None if tokens is None else identity(tokens))
+                found[path] = (size, mtime, (key, digest, moment, tokens),
+                               None if tokens is None else identity(tokens))
             else:
-                found[path] = (size, mtime, facts)
+                found[path] = (size, mtime, (key, digest, moment, None if tokens is None else _split(tokens)))
         return found
 
     def signatures(self) -> dict[str, tuple[int, int]]:
@@ -182,13 +188,28 @@ class Kept:
         except sqlite3.Error:
             return []
 
-    def keep_stream(self, stamp: str, outcomes: Iterable[tuple[str, str, bytes, float, float]]) -> None:
-        """Keep this training's online evaluation in place of the last one's (in one transaction)."""
+    def model_written(self) -> float | None:
+        """When the model the last kept evaluation ended with was written (its `trained_at`), if it was."""
+        if self.connection is None:
+            return None
+        try:
+            row = self.connection.execute("SELECT value FROM meta WHERE key = 'online model'").fetchone()
+        except sqlite3.Error:
+            return None
+        return None if row is None else float(row[0])
+
+    def keep_stream(self, stamp: str, outcomes: Iterable[tuple[str, str, bytes, float, float]],
+                    written: float | None) -> None:
+        """Keep this training's online evaluation in place of the last one's, with when the model it ended with was
+        written (None: not written), in one transaction."""
         if self.connection is None:
             return
         try:
             with self.connection:
                 self.connection.execute("DELETE FROM online")
+                self.connection.execute("DELETE FROM meta WHERE key = 'online model'")
+                if written is not None:
+                    self.connection.execute("INSERT INTO meta VALUES ('online model', ?)", (repr(written),))
                 self.connection.execute("INSERT OR REPLACE INTO meta VALUES ('online', ?)", (stamp,))
                 self.connection.executemany("INSERT INTO online VALUES (?, ?, ?, ?, ?, ?)",
                                             ((number, *row) for number, row in enumerate(outcomes)))

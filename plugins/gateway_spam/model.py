@@ -14,8 +14,8 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from itertools import chain
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from attrs import define, field
 from spamfilter import score as scoring

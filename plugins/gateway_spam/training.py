@@ -273,6 +273,12 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
     separate training pass would make (counts do not depend on their order): that model is saved. The k-fold view
     (`evaluation.k_fold`) is not run by the job: it scored every message a second time for a second opinion on
     the same figures.
+
+    The evaluation is kept in the facts store (`Kept.keep_stream`) with when the model it ended with was written:
+    the next training takes the outcomes of the unchanged start of its stream from it, and, when that start is the
+    whole of the last stream and the model file is still the one it wrote (no label changed it since), the counts
+    from that file rather than from the messages' tokens. When nothing changed at all (the same messages, labels and
+    cutoffs), the model file is left as it is: it is already the model this training would write.
     """
     data = Path(settings["data"])
     ham_cutoff, spam_cutoff = float(settings["ham_cutoff"]), float(settings["spam_cutoff"])
@@ -280,34 +286,58 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
     total = len(samples)
     if progress:
         progress("evaluating online and training", 0, total)
+    path = model_path(data)
     model = Model(cutoffs=(ham_cutoff, spam_cutoff))
+    ended: list[Model] = []
+
+    def whole() -> Model | None:
+        """The model the kept evaluation ended with: the model file, if it is still the one that training wrote."""
+        written = kept.model_written()
+        if written is None or not path.exists():
+            return None
+        try:
+            loaded = Model.load(path)
+        except store.ModelError:
+            return None
+        if loaded.trained_at != written:
+            return None
+        ended.append(loaded)
+        return loaded
+
     kept = Kept(settings.get("cache"))
     try:
+        earlier = kept.stream(SCORE_STAMP)
         online = evaluation.online(samples, (lambda done: progress("evaluating online and training", done, total))
-                                   if progress else None, model=model, earlier=kept.stream(SCORE_STAMP))
-        if not dry_run:
+                                   if progress else None, model=model, earlier=earlier, whole=whole)
+        # Nothing changed: the same stream, the model file training wrote for it, the same cutoffs in it.
+        unchanged = (bool(ended) and len(online) == len(earlier) and model.counts is ended[0].counts
+                     and ended[0].cutoffs == (ham_cutoff, spam_cutoff))
+        result = {
+            "dry_run": dry_run,
+            "corpus": {**counts, "messages": total, "spam": sum(s.label == "spam" for s in samples),
+                       "ham": sum(s.label == "ham" for s in samples)},
+            "online": evaluation.figures(online, ham_cutoff, spam_cutoff),
+            "worst": evaluation.worst(_with_envelopes(online, ham_cutoff, spam_cutoff), ham_cutoff, spam_cutoff),
+            "cutoffs": {"ham": ham_cutoff, "spam": spam_cutoff},
+        }
+        if dry_run:
+            result["written"] = []
+            return result
+        if progress:
+            progress("writing the model", total, total)
+        written = []
+        if unchanged:
+            model.trained_at = ended[0].trained_at
+        else:
+            model.save(path)
+            written.append(path.name)
             kept.keep_stream(SCORE_STAMP, ((o.sample.key, o.sample.label, o.sample.source, o.probability,
                                             o.strength) for o in takewhile(lambda o: o.sample.source is not None,
-                                                                           online)))
+                                                                           online)), model.trained_at)
     finally:
         kept.close()
-    result = {
-        "dry_run": dry_run,
-        "corpus": {**counts, "messages": total, "spam": sum(s.label == "spam" for s in samples),
-                   "ham": sum(s.label == "ham" for s in samples)},
-        "online": evaluation.figures(online, ham_cutoff, spam_cutoff),
-        "worst": evaluation.worst(_with_envelopes(online, ham_cutoff, spam_cutoff), ham_cutoff, spam_cutoff),
-        "cutoffs": {"ham": ham_cutoff, "spam": spam_cutoff},
-    }
-    if dry_run:
-        result["written"] = []
-        return result
-    if progress:
-        progress("writing the model", total, total)
-    path = model_path(data)
-    model.save(path)
     write_evaluation(data, result)
-    result["written"] = [path.name, evaluation_path(data).name]
+    result["written"] = [*written, evaluation_path(data).name]
     return result
 
 
