@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 from attrs import define, field
 
+from gateway_spam.kept import tokens_of_text
 from gateway_spam.model import Model
 
 
@@ -19,8 +20,21 @@ class Sample:
     key: str  # what labels and dedupe know it by
     label: str  # "spam" | "ham"
     when: float
-    tokens: set[str]
+    # Its tokens, or their text as the facts store keeps it (split into the set when first asked: a training that
+    # reuses an earlier evaluation whole never needs them).
+    given: set[str] | str = field(alias="tokens")
     envelope: dict = field(factory=dict)  # masked: sender, subject, date, place (never the text)
+    source: bytes | None = None  # the identity of its tokens as the facts store keeps them (`kept.identity`)
+
+    @property
+    def tokens(self) -> set[str]:
+        if isinstance(self.given, str):
+            self.given = tokens_of_text(self.given)
+        return self.given
+
+    @tokens.setter
+    def tokens(self, tokens: set[str]) -> None:
+        self.given = tokens
 
 
 @define
@@ -93,14 +107,36 @@ def worst(outcomes: Sequence[Outcome], ham_cutoff: float, spam_cutoff: float, co
 
 
 def online(samples: Sequence[Sample], progress: Callable[[int], None] | None = None,
-           model: Model | None = None) -> list[Outcome]:
+           model: Model | None = None, earlier: Sequence[tuple] = (),
+           whole: Callable[[], Model | None] | None = None) -> list[Outcome]:
     """TREC's protocol: in time order, classify each message with what came before it, then train on it.
 
-    `model` (empty, else a new one) ends trained on every sample, by key: the model training saves.
+    `model` (empty, else a new one) ends trained on every sample, by key: the model training saves. `earlier` is an
+    earlier run's evaluation, (key, label, tokens' identity, probability, strength) per message in its order: the
+    longest run of messages at the start of this stream that are the same messages (key, label and the identity of
+    their tokens, `Sample.source`) in the same order were scored by the same counts then, so their outcomes are
+    taken from it, and they are counted all at once: taken from `whole()` (the model that earlier run ended with,
+    or None when it is not known any more) when the run is all of `earlier`, else by `Model.learn_many`. The
+    messages after it are scored one by one. The outcomes are those of scoring every message, to the last digit.
     """
     model = Model() if model is None else model
-    outcomes = []
-    for number, sample in enumerate(sorted(samples, key=lambda s: s.when), start=1):
+    ordered = sorted(samples, key=lambda s: s.when)
+    same = 0
+    if not (model.spam or model.ham or model.counts):  # only an empty model is where `earlier` started
+        for sample, before in zip(ordered, earlier, strict=False):
+            if sample.source is None or (sample.key, sample.label, sample.source) != tuple(before[:3]):
+                break
+            same += 1
+    outcomes = [Outcome(sample, before[3], before[4]) for sample, before in zip(ordered[:same], earlier,
+                                                                                   strict=False)]
+    ended = whole() if same and same == len(earlier) and whole is not None else None
+    if ended is not None and (ended.spam + ended.ham, len(ended.trained)) == (same, same):
+        model.spam, model.ham, model.counts, model.trained = ended.spam, ended.ham, ended.counts, ended.trained
+    else:
+        model.learn_many(ordered[:same])
+    if progress and same:
+        progress(same)
+    for number, sample in enumerate(ordered[same:], start=same + 1):
         # `Model.score` then `Model.learn`, their arithmetic unchanged, with one lookup per token
         probability, strength = model.score_then_learn(sample.tokens, sample.label, sample.key)
         outcomes.append(Outcome(sample, probability, strength))

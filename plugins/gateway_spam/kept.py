@@ -8,11 +8,17 @@ the whole store is emptied when the tokenizer's version (`spamfilter.tokens.VERS
 writes them back, and spam_review takes the tokens of what it reviews from it. What it holds are the tokens the
 model file already holds counts of, under the person's own cache folder, 0600; no tool shows them.
 
+It also keeps the last training's online evaluation (`online`): per message in the order it was evaluated, its key,
+label, the identity of its tokens (a digest of their stored text) and its score and strength, with the score's
+stamp (`spamfilter.score.STAMP`). The next training takes the outcomes of the run of messages at the start of its
+stream that are the same (key, label, tokens) from it instead of scoring them again (`evaluation.online`).
+
 Nothing here may fail a call or a job: a store that cannot be opened, read or written is as if empty.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -31,6 +37,10 @@ CREATE TABLE IF NOT EXISTS facts (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
     readable INTEGER NOT NULL, key TEXT, digest TEXT, moment REAL, tokens TEXT
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS online (
+    position INTEGER PRIMARY KEY, key TEXT NOT NULL, label TEXT NOT NULL, tokens BLOB NOT NULL,
+    probability REAL NOT NULL, strength REAL NOT NULL
+);
 """
 SEPARATOR = "\n"  # between tokens (`_joined` writes a message whose token holds one as a JSON list instead)
 LISTED = "\x00"  # what starts a JSON list of tokens
@@ -49,13 +59,29 @@ def signature(path: Path) -> tuple[int, int] | None:
 
 
 def _joined(tokens: Iterable[str]) -> str:
-    """The tokens as one text: joined by newlines, or, when a token holds one (a Message-ID's domain can) or the
-    text would start with a NUL, a NUL and then a JSON list."""
-    listed = list(tokens)
+    """The tokens as one text, sorted (so that a set gives the same text in every process): joined by newlines, or,
+    when a token holds one (a Message-ID's domain can) or the text would start with a NUL, a NUL and then a JSON
+    list."""
+    listed = sorted(tokens)
     text = SEPARATOR.join(listed)
     if text.count(SEPARATOR) == max(0, len(listed) - 1) and not text.startswith(LISTED) and "" not in listed:
         return text
     return LISTED + json.dumps(listed)
+
+
+def identity(text: str) -> bytes:
+    """What tells one stored text of tokens from another: the same identity, the same tokens."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def identity_of(tokens: Iterable[str]) -> bytes:
+    """The identity of a message's tokens as they would be stored (`identity` of their sorted text)."""
+    return identity(_joined(tokens))
+
+
+def tokens_of_text(text: str) -> set[str]:
+    """The tokens of a stored text (`rows(..., texts=True)` gives texts)."""
+    return _split(text)
 
 
 def _split(text: str) -> set[str]:
@@ -75,14 +101,16 @@ class Kept:
         if folder is None:
             return
         try:
-            self.connection = open_store(Path(folder), NAME, SCHEMA, STAMP, emptied=("facts",))
+            self.connection = open_store(Path(folder), NAME, SCHEMA, STAMP, emptied=("facts", "online"))
             self.connection.row_factory = None  # plain tuples: thousands of rows are read at once
             os.chmod(Path(folder) / NAME, 0o600)
         except (OSError, sqlite3.Error):
             self.connection = None
 
-    def rows(self, paths: Iterable[str] | None = None) -> dict[str, tuple]:
-        """path -> (size, mtime, facts) of every kept file (or of these paths)."""
+    def rows(self, paths: Iterable[str] | None = None, identities: bool = False) -> dict[str, tuple]:
+        """path -> (size, mtime, facts) of every kept file (or of these paths); with `identities`, (size, mtime,
+        facts, the identity of its tokens or None), the tokens in the facts left as their stored text (for
+        `tokens_of_text`)."""
         if self.connection is None:
             return {}
         found: dict[str, tuple] = {}
@@ -99,7 +127,12 @@ class Kept:
         except sqlite3.Error:
             return {}
         for path, size, mtime, readable, key, digest, moment, tokens in rows:
-            if readable:
+            if not readable:
+                continue
+            if identities:
+                found[path] = (size, mtime, (key, digest, moment, tokens),
+                               None if tokens is None else identity(tokens))
+            else:
                 found[path] = (size, mtime, (key, digest, moment, None if tokens is None else _split(tokens)))
         return found
 
@@ -140,6 +173,48 @@ class Kept:
         except sqlite3.Error:
             pass  # a store another process holds, a full disk: these are read again next time
         self._pending = []
+
+    def stream(self, stamp: str) -> list[tuple[str, str, bytes, float, float]]:
+        """The last training's online evaluation, (key, label, tokens' identity, probability, strength) per message in
+        its order; none when it was scored under another stamp."""
+        if self.connection is None:
+            return []
+        try:
+            row = self.connection.execute("SELECT value FROM meta WHERE key = 'online'").fetchone()
+            if row is None or row[0] != stamp:
+                return []
+            return self.connection.execute(
+                "SELECT key, label, tokens, probability, strength FROM online ORDER BY position").fetchall()
+        except sqlite3.Error:
+            return []
+
+    def model_written(self) -> float | None:
+        """When the model the last kept evaluation ended with was written (its `trained_at`), if it was."""
+        if self.connection is None:
+            return None
+        try:
+            row = self.connection.execute("SELECT value FROM meta WHERE key = 'online model'").fetchone()
+        except sqlite3.Error:
+            return None
+        return None if row is None else float(row[0])
+
+    def keep_stream(self, stamp: str, outcomes: Iterable[tuple[str, str, bytes, float, float]],
+                    written: float | None) -> None:
+        """Keep this training's online evaluation in place of the last one's, with when the model it ended with was
+        written (None: not written), in one transaction."""
+        if self.connection is None:
+            return
+        try:
+            with self.connection:
+                self.connection.execute("DELETE FROM online")
+                self.connection.execute("DELETE FROM meta WHERE key = 'online model'")
+                if written is not None:
+                    self.connection.execute("INSERT INTO meta VALUES ('online model', ?)", (repr(written),))
+                self.connection.execute("INSERT OR REPLACE INTO meta VALUES ('online', ?)", (stamp,))
+                self.connection.executemany("INSERT INTO online VALUES (?, ?, ?, ?, ?, ?)",
+                                            ((number, *row) for number, row in enumerate(outcomes)))
+        except sqlite3.Error:
+            pass  # the next training scores every message again
 
     def forget_except(self, paths: set[str]) -> None:
         """Remove the rows of files no longer in the corpus (moved, deleted)."""

@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
 from maildirs import accounts_in, unique_of
 from maildirs.conversations import ids_of_headers
 from spamfilter import store
+from spamfilter.score import STAMP as SCORE_STAMP
 
 from gateway import clip, mask, usable_cores
 from gateway_spam import corpus, evaluation
-from gateway_spam.kept import Kept, signature
+from gateway_spam.kept import Kept, identity_of, signature
 from gateway_spam.model import LEGACY, Model
 from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens_of
 
@@ -100,7 +102,7 @@ def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[
     seen_keys: set[str] = set()
     counts = {"read": 0, "duplicates": 0, "unreadable": 0}
 
-    def take(place: corpus.Place, facts: tuple | None) -> None:
+    def take(place: corpus.Place, facts: tuple | None, source: bytes | None = None) -> None:
         if facts is None:
             counts["unreadable"] += 1
             return
@@ -117,12 +119,13 @@ def gather(settings: dict[str, Any], progress: Progress | None = None) -> tuple[
         counts["read"] += 1
         seen_keys.add(key)
         digests.add(digest)
-        samples.append(evaluation.Sample(key, label, when, found, {"place": place}))
+        samples.append(evaluation.Sample(key, label, when, found, {"place": place},
+                                         identity_of(found) if source is None else source))
 
     kept = Kept(settings.get("cache"))
     try:
-        for number, (place, facts) in enumerate(read_all(places, kept), start=1):
-            take(place, facts)
+        for number, (place, facts, source) in enumerate(read_all(places, kept, identities=True), start=1):
+            take(place, facts, source)
             if progress and (number % 100 == 0 or number == len(places)):
                 progress("reading the corpus", number, len(places))
         kept.forget_except({str(place.path) for place in places})
@@ -144,7 +147,7 @@ def keep(settings: dict[str, Any]) -> int:
     try:
         known = kept.signatures()
         unread = [place for place in places if known.get(str(place.path)) != signature(place.path)]
-        for _place, _facts in read_all(unread, kept, from_kept=False):
+        for _place, _facts, _source in read_all(unread, kept, from_kept=False):
             pass
         kept.forget_except({str(place.path) for place in places})
     finally:
@@ -180,32 +183,34 @@ def _workers() -> int:
     return usable_cores(POOL_LIMIT)
 
 
-def read_all(places: list[corpus.Place], kept: Kept | None = None,
-             from_kept: bool = True) -> Iterator[tuple[corpus.Place, tuple | None]]:
-    """Each place with its facts (`facts_of`), in their order: those `kept` holds for the file as it is taken from
-    it (unless `from_kept` is false: the caller chose places it lacks), the others read (by a pool of processes when
-    there are many) and given to `kept`."""
-    known = kept.rows() if kept is not None and from_kept else {}
-    found: dict[int, tuple | None] = {}
+def read_all(places: list[corpus.Place], kept: Kept | None = None, from_kept: bool = True,
+             identities: bool = False) -> Iterator[tuple[corpus.Place, tuple | None, bytes | None]]:
+    """Each place with its facts (`facts_of`) and, with `identities`, the identity of its tokens as the store keeps
+    them (`kept.identity`; None when not asked, or when it is to be worked out from the tokens), in their order:
+    those `kept` holds for the file as it is taken from it (unless `from_kept` is false: the caller chose places it
+    lacks), the others read (by a pool of processes when there are many) and given to `kept`."""
+    known = kept.rows(identities=identities) if kept is not None and from_kept else {}
+    found: dict[int, tuple] = {}
     unread: list[tuple[int, tuple[int, int] | None]] = []
     for number, place in enumerate(places):
         stat = signature(place.path)
         row = known.get(str(place.path))
         if stat is not None and row is not None and row[:2] == stat:
-            found[number] = row[2]
+            found[number] = row
         else:
             unread.append((number, stat))
     read = _read_all([places[number] for number, _stat in unread])
     stats = dict(unread) if kept is not None else {}
     for number, place in enumerate(places):
         if number in found:
-            yield place, found.pop(number)
+            row = found.pop(number)
+            yield place, row[2], row[3] if identities else None
             continue
         _place, facts = next(read)
         stat = stats.get(number)
         if stat is not None:
             kept.put(str(place.path), stat, facts)
-        yield place, facts
+        yield place, facts, None
 
 
 def _read_all(places: list[corpus.Place]) -> Iterator[tuple[corpus.Place, tuple | None]]:
@@ -268,6 +273,12 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
     separate training pass would make (counts do not depend on their order): that model is saved. The k-fold view
     (`evaluation.k_fold`) is not run by the job: it scored every message a second time for a second opinion on
     the same figures.
+
+    The evaluation is kept in the facts store (`Kept.keep_stream`) with when the model it ended with was written:
+    the next training takes the outcomes of the unchanged start of its stream from it, and, when that start is the
+    whole of the last stream and the model file is still the one it wrote (no label changed it since), the counts
+    from that file rather than from the messages' tokens. When nothing changed at all (the same messages, labels and
+    cutoffs), the model file is left as it is: it is already the model this training would write.
     """
     data = Path(settings["data"])
     ham_cutoff, spam_cutoff = float(settings["ham_cutoff"]), float(settings["spam_cutoff"])
@@ -275,26 +286,58 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
     total = len(samples)
     if progress:
         progress("evaluating online and training", 0, total)
-    model = Model(cutoffs=(ham_cutoff, spam_cutoff))
-    online = evaluation.online(samples, (lambda done: progress("evaluating online and training", done, total))
-                               if progress else None, model=model)
-    result = {
-        "dry_run": dry_run,
-        "corpus": {**counts, "messages": total, "spam": sum(s.label == "spam" for s in samples),
-                   "ham": sum(s.label == "ham" for s in samples)},
-        "online": evaluation.figures(online, ham_cutoff, spam_cutoff),
-        "worst": evaluation.worst(_with_envelopes(online, ham_cutoff, spam_cutoff), ham_cutoff, spam_cutoff),
-        "cutoffs": {"ham": ham_cutoff, "spam": spam_cutoff},
-    }
-    if dry_run:
-        result["written"] = []
-        return result
-    if progress:
-        progress("writing the model", total, total)
     path = model_path(data)
-    model.save(path)
+    model = Model(cutoffs=(ham_cutoff, spam_cutoff))
+    ended: list[Model] = []
+
+    def whole() -> Model | None:
+        """The model the kept evaluation ended with: the model file, if it is still the one that training wrote."""
+        written = kept.model_written()
+        if written is None or not path.exists():
+            return None
+        try:
+            loaded = Model.load(path)
+        except store.ModelError:
+            return None
+        if loaded.trained_at != written:
+            return None
+        ended.append(loaded)
+        return loaded
+
+    kept = Kept(settings.get("cache"))
+    try:
+        earlier = kept.stream(SCORE_STAMP)
+        online = evaluation.online(samples, (lambda done: progress("evaluating online and training", done, total))
+                                   if progress else None, model=model, earlier=earlier, whole=whole)
+        # Nothing changed: the same stream, the model file training wrote for it, the same cutoffs in it.
+        unchanged = (bool(ended) and len(online) == len(earlier) and model.counts is ended[0].counts
+                     and ended[0].cutoffs == (ham_cutoff, spam_cutoff))
+        result = {
+            "dry_run": dry_run,
+            "corpus": {**counts, "messages": total, "spam": sum(s.label == "spam" for s in samples),
+                       "ham": sum(s.label == "ham" for s in samples)},
+            "online": evaluation.figures(online, ham_cutoff, spam_cutoff),
+            "worst": evaluation.worst(_with_envelopes(online, ham_cutoff, spam_cutoff), ham_cutoff, spam_cutoff),
+            "cutoffs": {"ham": ham_cutoff, "spam": spam_cutoff},
+        }
+        if dry_run:
+            result["written"] = []
+            return result
+        if progress:
+            progress("writing the model", total, total)
+        written = []
+        if unchanged:
+            model.trained_at = ended[0].trained_at
+        else:
+            model.save(path)
+            written.append(path.name)
+            kept.keep_stream(SCORE_STAMP, ((o.sample.key, o.sample.label, o.sample.source, o.probability,
+                                            o.strength) for o in takewhile(lambda o: o.sample.source is not None,
+                                                                           online)), model.trained_at)
+    finally:
+        kept.close()
     write_evaluation(data, result)
-    result["written"] = [path.name, evaluation_path(data).name]
+    result["written"] = [*written, evaluation_path(data).name]
     return result
 
 

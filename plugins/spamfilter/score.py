@@ -12,6 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+# The score's version: a change to what a message scores by given counts (the method, a constant) must raise it, for
+# the outcomes of an earlier online evaluation are reused while it is the same (`STAMP`, the spam plugin's training).
+VERSION = 1
+
 # Robinson's strength s, the prior x, the least |f - 0.5| a clue must have, the most clues combined. SpamBayes uses
 # 0.45 / 0.5 / 0.1 / 150; bogofilter's defaults (0.0178, min_dev 0.375) scored better on the same online stream
 # (bench/bench_spam.py: fewer false positives and negatives, a better ROC area), and more clues ranked better still.
@@ -35,6 +39,8 @@ SQUASH = 0.1
 # model had then seen 670 spams), for 90 more unsure spams on that half.
 HAM_CUTOFF = 0.45
 SPAM_CUTOFF = 0.80
+# What an earlier evaluation's scores were computed with: reused only under the same stamp.
+STAMP = f"score {VERSION}, s {S!r}, x {X!r}, min {MIN_DISTANCE!r}, clues {MAX_CLUES}, each {MIN_EACH}, squash {SQUASH!r}"
 
 
 _LOGS = [0.0] + [math.log(i) for i in range(1, MAX_CLUES + 1)]  # ln i, for chi2q's terms (the same values)
