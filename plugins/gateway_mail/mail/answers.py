@@ -88,15 +88,29 @@ def _zone(ctx: Context) -> Any:
 HIT_COLUMNS = "id, account, folder, sub, filename, flags, message_id, date, sender, sender_name, subject, auth, encrypted"
 
 
+# What `one_line` changes: a character some reader takes for a line's end (or another control character), and a
+# space followed by another. A field with neither, no space at either end and within its limit is its own one line.
+_NOT_ONE_LINE = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]|\s(?=\s)")
+
+
+def on_one_line(ctx: Context, text: Any, limit: int) -> str:
+    """`ctx.one_line(text, limit)`, without its work for a field already on one line (most subjects, senders and
+    folders, which the index holds on one line already): the same string either way."""
+    if (isinstance(text, str) and text and len(text) <= limit and not text[0].isspace() and not text[-1].isspace()
+            and _NOT_ONE_LINE.search(text) is None):
+        return text
+    return ctx.one_line(text, limit)
+
+
 def _hit(ctx: Context, row: Any, zone: Any = None) -> dict[str, Any]:
     """One message as lists show it; `zone` the person's (looked up once per answer: finding the computer's reads
     /etc/localtime's link)."""
     hit = {
         "address": address_of(row), "date": parse.timestamp(row["date"], zone or _zone(ctx)), "account": row["account"],
-        "folder": ctx.one_line(row["folder"], FIELD_LIMIT), "flags": row["flags"],
-        "from": ctx.one_line(f"{row['sender_name']} <{row['sender']}>" if row["sender_name"] else row["sender"],
-                             FIELD_LIMIT),
-        "subject": ctx.one_line(row["subject"], FIELD_LIMIT),
+        "folder": on_one_line(ctx, row["folder"], FIELD_LIMIT), "flags": row["flags"],
+        "from": on_one_line(ctx, f"{row['sender_name']} <{row['sender']}>" if row["sender_name"] else row["sender"],
+                            FIELD_LIMIT),
+        "subject": on_one_line(ctx, row["subject"], FIELD_LIMIT),
     }
     if row["auth"] == parse.FORGED:
         hit["forged"] = True
