@@ -3,7 +3,8 @@
 
     .venv/bin/python bench/bench_mail.py --messages 100000 --work DIR --keep     # first: the Maildir, our index,
                                                                                   # notmuch's database
-    mu init --muhome=DIR/mu --maildir=DIR/home/Mail/bench && mu index --muhome=DIR/mu
+    mu init --muhome=DIR/mu --maildir=DIR/home/Mail/bench && eatmydata mu index --muhome=DIR/mu  # (eatmydata:
+                                                                                  # without Xapian's fsyncs)
     .venv/bin/python bench/bench_mail_served.py --work DIR --repeat 20
     .venv/bin/python bench/bench_mail_served.py --work DIR --profile DIR/served.prof   # where a warm call's time goes
 
@@ -20,9 +21,13 @@ three, the order of the three turned from one query to the next:
   sort=NEWEST_FIRST)` for the first 20 messages' ids, plus `count_messages(query)`, measured inside that process
   (what a client holding the bindings pays: no pipe in its figure).
 
-Beside the wall times, the CPU time each server's process used over the rounds, per call (/proc/PID/stat): on a
-machine shared with other work, the wall time of a call that crosses threads and processes also holds the waits
-for a core, which the CPU time does not.
+Beside each call's wall time, the CPU time the server's process spent on that call: the first field of each of its
+threads' /proc/PID/task/TID/schedstat (the scheduler's count, in nanoseconds), read before the call is written and
+after its answer is read; and the CPU time each process used over all the rounds, per call (/proc/PID/stat, in
+clock ticks). On a machine shared with other work, the wall time of a call that crosses threads and processes also
+holds the waits for a core, which the CPU time does not. An index made before 2026-12-02 is searched through many
+FTS5 segments: `gateway mail index --full` (with the work folder's home) merges them once, as the mail plugin's
+bulk refresh now does.
 
 The figure per tool is the median over the queries of each query's median (ratios ours/theirs beside). With
 `--profile FILE`, `gateway serve` runs under yappi (`pip install yappi`; every thread, CPU time) and the profile is
