@@ -3,7 +3,8 @@
 
     .venv/bin/python bench/bench_mail.py --messages 100000 --work DIR --keep     # first: the Maildir, our index,
                                                                                   # notmuch's database
-    mu init --muhome=DIR/mu --maildir=DIR/home/Mail/bench && mu index --muhome=DIR/mu
+    mu init --muhome=DIR/mu --maildir=DIR/home/Mail/bench && eatmydata mu index --muhome=DIR/mu  # (eatmydata:
+                                                                                  # without Xapian's fsyncs)
     .venv/bin/python bench/bench_mail_served.py --work DIR --repeat 20
     .venv/bin/python bench/bench_mail_served.py --work DIR --profile DIR/served.prof   # where a warm call's time goes
 
@@ -20,9 +21,13 @@ three, the order of the three turned from one query to the next:
   sort=NEWEST_FIRST)` for the first 20 messages' ids, plus `count_messages(query)`, measured inside that process
   (what a client holding the bindings pays: no pipe in its figure).
 
-Beside the wall times, the CPU time each server's process used over the rounds, per call (/proc/PID/stat): on a
-machine shared with other work, the wall time of a call that crosses threads and processes also holds the waits
-for a core, which the CPU time does not.
+Beside each call's wall time, the CPU time the server's process spent on that call: the first field of each of its
+threads' /proc/PID/task/TID/schedstat (the scheduler's count, in nanoseconds), read before the call is written and
+after its answer is read; and the CPU time each process used over all the rounds, per call (/proc/PID/stat, in
+clock ticks). On a machine shared with other work, the wall time of a call that crosses threads and processes also
+holds the waits for a core, which the CPU time does not. An index made before 2026-12-02 is searched through many
+FTS5 segments: `gateway mail index --full` (with the work folder's home) merges them once, as the mail plugin's
+bulk refresh now does.
 
 The figure per tool is the median over the queries of each query's median (ratios ours/theirs beside). With
 `--profile FILE`, `gateway serve` runs under yappi (`pip install yappi`; every thread, CPU time) and the profile is
@@ -226,6 +231,20 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_ns(pid: int) -> int:
+    """CPU time the live threads of a process have run so far, in nanoseconds: the first field of each thread's
+    /proc/PID/task/TID/schedstat (the scheduler's own count, where /proc/PID/stat counts in clock ticks of 10 ms),
+    read before and after each call to give that call's CPU time."""
+    total = 0
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{thread}/schedstat") as stats:
+                total += int(stats.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):  # a thread that ended between the listing and the read
+            pass
+    return total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -256,6 +275,7 @@ def main() -> None:
     column = {"ours": 0, "notmuch2": 1, "mu server": 2}
     names = list(tools)
     times: dict[str, dict[str, list[float]]] = {name: {q[0]: [] for q in queries} for name in names}
+    cpu: dict[str, dict[str, list[float]]] = {name: {q[0]: [] for q in queries} for name in names}
     found: dict[str, dict[str, str]] = {name: {} for name in names}
     for name in names:  # warm: every process has read what it reads, once
         for row in queries:
@@ -277,7 +297,10 @@ def main() -> None:
         for number, row in enumerate(queries):
             turn = (round_number + number) % len(names)
             for name in names[turn:] + names[:turn]:
+                pid = tools[name].process.pid
+                before = cpu_ns(pid)
                 took, _shown, _total = tools[name].search(row[column[name]])
+                cpu[name][row[0]].append((cpu_ns(pid) - before) / 1e9)
                 times[name][row[0]].append(took)
     elapsed = time.monotonic() - started
     calls = options.repeat * len(queries)
@@ -286,21 +309,29 @@ def main() -> None:
         tool.close()
 
     print(f"{len(queries)} queries x {options.repeat} rounds, interleaved, in {elapsed:.0f} s; load "
-          f"{os.getloadavg()[0]:.1f}; medians in ms (matches: ours total up to its bound, '>' past it | notmuch's "
-          "count | mu's found, at most 20)")
-    print(f"  {'query':38} " + " ".join(f"{name:>16}" for name in names))
+          f"{os.getloadavg()[0]:.1f}; medians in ms, wall / CPU of the server's process for that call (matches: "
+          "ours total up to its bound, '>' past it | notmuch's count | mu's found, at most 20)")
+    print(f"  {'query':38} " + " ".join(f"{name:>24}" for name in names))
     for row in queries:
-        cells = " ".join(f"{statistics.median(times[n][row[0]]) * 1000:7.2f} ({found[n][row[0]]:>6})" for n in names)
+        cells = " ".join(f"{statistics.median(times[n][row[0]]) * 1000:7.2f} /{statistics.median(cpu[n][row[0]]) * 1000:6.2f}"
+                         f" ({found[n][row[0]]:>6})" for n in names)
         print(f"  {row[0][:38]:38} {cells}")
     medians = {n: statistics.median(statistics.median(t) for t in times[n].values()) for n in names}
     line = "median of the queries' medians: " + ", ".join(f"{n} {medians[n] * 1000:.2f} ms" for n in names)
     ratios = [f"ours/{n} {medians['ours'] / medians[n]:.2f}" for n in names if n != "ours"]
     print(line + (f" ({', '.join(ratios)})" if ratios else ""))
+    # CPU per call from each thread's scheduler count, read around the call: the figure the load moves least.
+    # notmuch's child also reads its query line and writes its answer: its CPU holds that, not only the search.
+    spent = {n: statistics.median(statistics.median(t) for t in cpu[n].values()) for n in names}
+    print("median of the queries' CPU medians (the server's process, per call): "
+          + ", ".join(f"{n} {spent[n] * 1000:.2f} ms" for n in names)
+          + "".join(f" (ours/{n} {spent['ours'] / spent[n]:.2f})" for n in names if n != "ours" and spent[n]))
     print("CPU time a call costs the server's process (user + system, over all the rounds; on a shared machine "
           "wall time also holds the wait for other work): "
           + ", ".join(f"{n} {used[n] * 1000:.2f} ms" for n in names)
           + "".join(f" (ours/{n} {used['ours'] / used[n]:.2f})" for n in names if n != "ours" and used[n]))
-    rare_line = ", ".join(f"{n} {statistics.median(times[n][rare]) * 1000:.2f} ms" for n in names)
+    rare_line = ", ".join(f"{n} {statistics.median(times[n][rare]) * 1000:.2f} ms wall, "
+                          f"{statistics.median(cpu[n][rare]) * 1000:.2f} ms CPU" for n in names)
     print(f"rare word {rare!r}: {rare_line} (target for ours: <= 1 ms)")
     if options.profile:
         print(f"profile of gateway serve: {options.profile} (python -m pstats {options.profile})")

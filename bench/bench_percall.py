@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_percall.py                                   # hello's `hello` (a cheap tool)
     .venv/bin/python bench/bench_percall.py --mail /work/wt/mailsearch-10k    # search_mail on bench_mail.py's kept
                                                                               # data (its --work folder)
+    .venv/bin/python bench/bench_percall.py --mail DIR --query cheapside      # one query kind only (the rare word)
     .venv/bin/python bench/bench_percall.py --before /tmp/base                # the same, beside another source tree
                                                                               # (`git archive COMMIT | tar -x -C DIR`)
 
@@ -245,7 +246,7 @@ def echo_home(home: Path) -> tuple[str, list[dict]]:
     return "hello", [{"name": "Ada"}, {"name": "Grace", "times": 2}]
 
 
-def mail_home(work: Path) -> tuple[str, list[dict]]:
+def mail_home(work: Path, only: str | None = None) -> tuple[str, list[dict]]:
     sys.path.insert(0, str(ROOT / "bench"))
     from bench_mail_served import QUERIES
 
@@ -255,7 +256,10 @@ def mail_home(work: Path) -> tuple[str, list[dict]]:
     write_config(home, {"gateway": {"plugins": ["mail"]}, "plugins": {"mail": {"accounts": [
         {"name": "bench", "maildir": str(home / "Mail" / "bench"), "addresses": ["pat@example.org"],
          "authserv_id": "mx.example.org"}]}}}, projects=[{"id": "closed", "ai": False, "senders": ["@example.com"]}])
-    return "search_mail", [{"query": row[0]} for row in QUERIES]
+    queries = [row[0] for row in QUERIES if only is None or row[0] == only]
+    if not queries:
+        raise SystemExit(f"--query {only!r} is none of bench_mail_served.py's: {', '.join(r[0] for r in QUERIES)}")
+    return "search_mail", [{"query": query} for query in queries]
 
 
 def per_call(records: list[dict[str, int]]) -> dict[str, float]:
@@ -271,6 +275,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--mail", type=Path, default=None, metavar="WORK",
                         help="search_mail on bench_mail.py's kept work folder, instead of hello's hello")
+    parser.add_argument("--query", default=None, metavar="WORDS",
+                        help="with --mail: only this one of bench_mail_served.py's queries (e.g. its rare word)")
     parser.add_argument("--before", type=Path, default=None, metavar="TREE",
                         help="also serve this source tree (a checkout or `git archive` of another commit)")
     parser.add_argument("--batches", type=int, default=8, help="batches per server, taken in turns")
@@ -280,7 +286,7 @@ def main() -> None:
 
     scratch = Path(tempfile.mkdtemp(prefix="bench-percall-"))
     if options.mail:
-        tool, arguments = mail_home(options.mail)
+        tool, arguments = mail_home(options.mail, options.query)
         home = options.mail / "home"
     else:
         home = scratch / "home"

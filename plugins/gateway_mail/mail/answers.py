@@ -88,15 +88,29 @@ def _zone(ctx: Context) -> Any:
 HIT_COLUMNS = "id, account, folder, sub, filename, flags, message_id, date, sender, sender_name, subject, auth, encrypted"
 
 
+# What `one_line` changes: a character some reader takes for a line's end (or another control character), and a
+# space followed by another. A field with neither, no space at either end and within its limit is its own one line.
+_NOT_ONE_LINE = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]|\s(?=\s)")
+
+
+def on_one_line(ctx: Context, text: Any, limit: int) -> str:
+    """`ctx.one_line(text, limit)`, without its work for a field already on one line (most subjects, senders and
+    folders, which the index holds on one line already): the same string either way."""
+    if (isinstance(text, str) and text and len(text) <= limit and not text[0].isspace() and not text[-1].isspace()
+            and _NOT_ONE_LINE.search(text) is None):
+        return text
+    return ctx.one_line(text, limit)
+
+
 def _hit(ctx: Context, row: Any, zone: Any = None) -> dict[str, Any]:
     """One message as lists show it; `zone` the person's (looked up once per answer: finding the computer's reads
     /etc/localtime's link)."""
     hit = {
         "address": address_of(row), "date": parse.timestamp(row["date"], zone or _zone(ctx)), "account": row["account"],
-        "folder": ctx.one_line(row["folder"], FIELD_LIMIT), "flags": row["flags"],
-        "from": ctx.one_line(f"{row['sender_name']} <{row['sender']}>" if row["sender_name"] else row["sender"],
-                             FIELD_LIMIT),
-        "subject": ctx.one_line(row["subject"], FIELD_LIMIT),
+        "folder": on_one_line(ctx, row["folder"], FIELD_LIMIT), "flags": row["flags"],
+        "from": on_one_line(ctx, f"{row['sender_name']} <{row['sender']}>" if row["sender_name"] else row["sender"],
+                            FIELD_LIMIT),
+        "subject": on_one_line(ctx, row["subject"], FIELD_LIMIT),
     }
     if row["auth"] == parse.FORGED:
         hit["forged"] = True
@@ -195,19 +209,27 @@ SEARCH = (f"SELECT m.id FROM messages_fts CROSS JOIN messages m ON m.id = messag
 # the messages walked newest first by id, each tested, stopping after `limit`.
 SCAN = (f"SELECT m.id FROM messages m WHERE 1 {{since}} AND {{where}} AND NOT {CLOSED} AND NOT {BLOCKED} "
         f"AND NOT {SHIELDED} ORDER BY m.id DESC LIMIT ?")
+# The same walks, giving the columns a hit shows: the rows are read where they are met (the condition reads them
+# anyway), not looked up again by id in a second statement.
+HIT_NAMES = tuple(HIT_COLUMNS.split(", "))
+PAGE_COLUMNS = ", ".join(f"m.{column}" for column in HIT_NAMES)
+SEARCH_PAGE = SEARCH.replace("SELECT m.id FROM", f"SELECT {PAGE_COLUMNS} FROM", 1)
+SCAN_PAGE = SCAN.replace("SELECT m.id FROM", f"SELECT {PAGE_COLUMNS} FROM", 1)
 _READ_AGAIN = ('; quote words with symbols ("word-with-dash"), balance parentheses and quotes, put words on both '
                "sides of AND, OR and NOT, or write the query as a notmuch user would (from:, to:, date:2026-01..)")
 
 
 @frozen
 class Search:
-    """search_mail's two statements for one query: the page (its LIMIT the last value, left for the caller) and the
-    total, counted up to TOTAL_BOUND + 1 (its bound already in its values)."""
+    """search_mail's statements for one query: the page (its LIMIT the last value, left for the caller) and the
+    total, counted up to TOTAL_BOUND + 1 (its bound already in its values). `sql` gives the page's ids; `page_sql`
+    is the same walk giving the columns a hit shows (`HIT_COLUMNS`), so the page is read in one statement."""
 
     sql: str
     arguments: list[Any]
     count_sql: str
     count_arguments: list[Any]
+    page_sql: str = ""
 
 
 # The total of a query FTS5 answers alone, over every account and with no blocked sender: FTS5's own ids, the kept
@@ -238,13 +260,14 @@ def statements(zone: Any, query: str, where: str, values: list[Any], days: int |
     where = f"{where} AND ({asked.condition})"
     rest = [*bound_values, *values, *asked.values, closed, blocked, shielded]
     if asked.match is None:
-        sql, arguments = SCAN.format(since=bounds, where=where), rest
+        sql, page, arguments = SCAN.format(since=bounds, where=where), SCAN_PAGE.format(since=bounds, where=where), rest
     else:
         sql, arguments = SEARCH.format(since=bounds, where=where), [asked.match, *rest]
+        page = SEARCH_PAGE.format(since=bounds, where=where)
     if matches_alone:
         return Search(sql, arguments, COUNT_MATCHES.format(since=bounds),
-                      [asked.match, *bound_values, closed, shielded, TOTAL_BOUND + 1])
-    return Search(sql, arguments, f"SELECT count(*) FROM ({sql})", [*arguments, TOTAL_BOUND + 1])
+                      [asked.match, *bound_values, closed, shielded, TOTAL_BOUND + 1], page)
+    return Search(sql, arguments, f"SELECT count(*) FROM ({sql})", [*arguments, TOTAL_BOUND + 1], page)
 
 
 def statement(zone: Any, query: str, where: str, values: list[Any], days: int | None,
@@ -298,11 +321,12 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         zone = _zone(ctx)
         search = statements(zone, query, where, values, days, closed, blocked_json, shield_json)
         try:
-            newest = [r[0] for r in mail.connection.execute(search.sql, [*search.arguments, limit])]
-            by_id = {r["id"]: r for r in mail.connection.execute(
-                f"SELECT {HIT_COLUMNS} FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(newest),))}
-            rows = [by_id[i] for i in newest if i in by_id]
+            # Plain tuples made dicts: a hit reads its row by name a dozen times, and sqlite3.Row finds a name by
+            # comparing it with each column's.
+            page = mail.connection.cursor()
+            page.row_factory = None
+            rows = [dict(zip(HIT_NAMES, found, strict=True))
+                    for found in page.execute(search.page_sql, [*search.arguments, limit])]
             total, more = len(rows), False
             if len(rows) >= limit:
                 # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).

@@ -482,4 +482,8 @@ def attachment_name(name: str) -> str:
 def timestamp(date: float, zone: Any = None) -> str:
     """A message's time for a person: in their zone when given (its abbreviation after), else in UTC."""
     moment = datetime.fromtimestamp(date, tz=zone or UTC)
-    return moment.strftime("%Y-%m-%d %H:%M ") + (moment.tzname() or "UTC")
+    if moment.year < 1000:  # strftime's %Y pads such a year or not, as the C library does
+        return moment.strftime("%Y-%m-%d %H:%M ") + (moment.tzname() or "UTC")
+    # strftime's own words for every other year, written out: it cost half of a search hit's making.
+    return (f"{moment.year}-{moment.month:02d}-{moment.day:02d} {moment.hour:02d}:{moment.minute:02d} "
+            f"{moment.tzname() or 'UTC'}")

@@ -360,8 +360,26 @@ def _sql(node: Any) -> tuple[str, list[Any]]:
     return f" {node.kind.upper()} ".join(f"({c})" for c, _vs in parts), values
 
 
+# Plans already read, by the query's text: only those of queries without `date:`, the one term whose meaning
+# depends on the zone and the clock (a plan is a frozen value; reading a query again cost more than its statement).
+_plans: dict[str, Plan] = {}
+_PLANS_KEPT = 256
+
+
 def plan(query: str, zone: tzinfo | None = None, now: datetime | None = None) -> Plan:
     """What `query` asks, for search_mail's statement (see the module's docstring)."""
+    undated = "date:" not in query.lower()
+    found = _plans.get(query) if undated else None
+    if found is None:
+        found = _plan(query, zone, now)
+        if undated:
+            if len(_plans) >= _PLANS_KEPT:
+                _plans.clear()
+            _plans[query] = found
+    return found
+
+
+def _plan(query: str, zone: tzinfo | None, now: datetime | None) -> Plan:
     if is_fts5_syntax(query):
         return Plan(query, "1", ())
     tree = parse(query, zone, now)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -38,8 +39,23 @@ def config_folder_of(plugin_config: Path) -> Path:
     return plugin_config.parent.parent
 
 
+# The accounts last read, with what they were read from: the settings' `accounts` value itself (the core hands every
+# call of one configuration the same values, which a plugin never changes), the config folder and the home that
+# `~` means. Reading and checking them again cost a call more than its no-change look at the Maildirs.
+_accounts_read: dict[tuple[int, str, str | None], tuple[Any, list[Account]]] = {}
+
+
 def accounts(settings: Any, plugin_config: Path) -> list[Account]:
-    return accounts_of(settings.get("accounts", []), resolver(config_folder_of(plugin_config)))
+    raw = settings.get("accounts", [])
+    key = (id(raw), str(plugin_config), os.environ.get("HOME"))
+    kept = _accounts_read.get(key)
+    if kept is not None and kept[0] is raw:
+        return list(kept[1])
+    found = accounts_of(raw, resolver(config_folder_of(plugin_config)))
+    if len(_accounts_read) >= 8:
+        _accounts_read.clear()
+    _accounts_read[key] = (raw, found)  # `raw` kept alive with it, so that its id names no other value meanwhile
+    return list(found)
 
 
 @frozen
