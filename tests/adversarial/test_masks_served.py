@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
+import pytest
 
-from gateway.testing import installed_plugin, serve_client, write_config
+from gateway.testing import installed_plugin, write_config
+from tests.served_once import SharedClient, shared_client
 
 
 def iban(country: str, bban: str) -> str:
@@ -120,19 +122,29 @@ def install_plugin(site: Path) -> None:
     installed_plugin(site, "leaky", PLUGIN)
 
 
-def answers(home: Path, site: Path, tool: str) -> tuple[str, str]:
-    """The text content and the structuredContent (as JSON) of one call through a real server."""
-    found: list[tuple[str, str]] = []
+@pytest.fixture(scope="module")
+def leaky(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedClient]:
+    """One server with the plugin for the module: its tools only read, so no call changes the next one's answer."""
+    base = tmp_path_factory.mktemp("leaky")
+    home = base / "home"
+    home.mkdir()
+    site = base / "site"
+    install_plugin(site)
+    write_config(home, {"gateway": {"plugins": ["leaky"]}})
+    with shared_client(home, extra_env={"PYTHONPATH": str(site)}) as served:
+        yield served
 
-    async def session() -> None:
-        async with serve_client(home, extra_env={"PYTHONPATH": str(site)}) as client:
-            result = await client.call_tool(tool, {})
-            assert not result.is_error, result.content
-            text = "\n".join(block.text for block in result.content)
-            found.append((text, json.dumps(result.structured_content, ensure_ascii=False)))
 
-    anyio.run(session)
-    return found[0]
+def answers(served: SharedClient, tool: str) -> tuple[str, str]:
+    """The text content and the structuredContent (as JSON) of one call through the real server."""
+
+    async def call(client) -> tuple[str, str]:
+        result = await client.call_tool(tool, {})
+        assert not result.is_error, result.content
+        text = "\n".join(block.text for block in result.content)
+        return text, json.dumps(result.structured_content, ensure_ascii=False)
+
+    return served.play(call)
 
 
 def compact(text: str) -> str:
@@ -141,11 +153,8 @@ def compact(text: str) -> str:
     return re.sub(r"[^0-9A-Z]", "", ascii_digits.upper())
 
 
-def test_no_secret_of_the_widened_forms_reaches_the_host(gateway_home: Path, tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    install_plugin(site)
-    write_config(gateway_home, {"gateway": {"plugins": ["leaky"]}})
-    text, data = answers(gateway_home, site, "leak_raw")
+def test_no_secret_of_the_widened_forms_reaches_the_host(leaky: SharedClient) -> None:
+    text, data = answers(leaky, "leak_raw")
     for shown in (text, data):
         for secret in NEVER_SHOWN:
             assert secret not in shown
@@ -157,23 +166,15 @@ def test_no_secret_of_the_widened_forms_reaches_the_host(gateway_home: Path, tmp
     assert f"[IBAN …{FR_IBAN[-4:]}]" in data and f"[card …{CARD[-4:]}]" in data
 
 
-def test_a_card_number_sent_as_a_json_number_is_masked_and_a_timestamp_is_not(
-    gateway_home: Path, tmp_path: Path
-) -> None:
-    site = tmp_path / "site"
-    install_plugin(site)
-    write_config(gateway_home, {"gateway": {"plugins": ["leaky"]}})
-    text, data = answers(gateway_home, site, "leak_number")
+def test_a_card_number_sent_as_a_json_number_is_masked_and_a_timestamp_is_not(leaky: SharedClient) -> None:
+    text, data = answers(leaky, "leak_number")
     for shown in (text, data):
         assert CARD not in shown and compact(CARD) not in compact(shown)
     assert json.loads(text) == json.loads(data) == {"card": f"[card …{CARD[-4:]}]", "stamp": 1764512345678, "count": 3}
 
 
-def test_a_code_message_served_keeps_no_code_and_no_link(gateway_home: Path, tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    install_plugin(site)
-    write_config(gateway_home, {"gateway": {"plugins": ["leaky"]}})
-    text, data = answers(gateway_home, site, "code_message")
+def test_a_code_message_served_keeps_no_code_and_no_link(leaky: SharedClient) -> None:
+    text, data = answers(leaky, "code_message")
     for shown in (text, data):
         for code in CODES:
             assert code not in shown

@@ -27,27 +27,32 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def http_server(gateway_home):
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory):
+    """One server for the module: no test changes what the next one is answered (each opens its own sessions)."""
+    gateway_home = tmp_path_factory.mktemp("http") / "home"
+    gateway_home.mkdir()
     write_config(gateway_home, {"gateway": {"plugins": ["hello"]}})
     port = free_port()
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
+    stderr = gateway_home.parent / "stderr"  # a file, not a pipe: nobody reads it while the module's tests run
+    log = stderr.open("wb")
     process = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--http", f"127.0.0.1:{port}"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               env=env, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 120  # a guard against a hang: a loaded machine takes seconds to start a server
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             break
         except OSError:
-            assert process.poll() is None, process.stderr.read().decode()
+            assert process.poll() is None, stderr.read_text()
             assert time.monotonic() < deadline, f"gateway serve --http did not listen on {port} within 120 s"
             time.sleep(0.1)
     token = (folders_of(gateway_home).state / "http-token").read_text().strip()
     yield f"http://127.0.0.1:{port}/mcp", token, gateway_home
     process.terminate()
     process.wait(10)
-    process.stderr.close()
+    log.close()
 
 
 def test_a_request_without_the_token_is_refused(http_server):
@@ -73,6 +78,7 @@ def test_a_host_calls_a_tool_over_http_with_the_sdk_client(http_server, mode):
     from mcp.client.streamable_http import streamable_http_client
 
     url, token, home = http_server
+    audited_before = len(read_audit(home))
 
     async def session():
         async with (
@@ -85,7 +91,7 @@ def test_a_host_calls_a_tool_over_http_with_the_sdk_client(http_server, mode):
             assert result.content[0].text == "Hello, Web!"
 
     anyio.run(session)
-    assert [e["transport"] for e in read_audit(home) if e.get("tool") == "hello"] == ["http"]
+    assert [e["transport"] for e in read_audit(home)[audited_before:] if e.get("tool") == "hello"] == ["http"]
 
 
 @pytest.mark.parametrize("address", ["0.0.0.0:8000", "192.0.2.1:80", "example.com:80", "127.0.0.1:99999", "x"])

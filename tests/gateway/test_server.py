@@ -190,6 +190,22 @@ def test_a_request_before_initialize_is_told_to_initialize_first(hello_home):
     assert code == 0
 
 
+@pytest.fixture(scope="module")
+def malformed_target(tmp_path_factory):
+    """One initialized server for the malformed calls: each must leave it serving, and it ends cleanly after them."""
+    home = tmp_path_factory.mktemp("malformed") / "home"
+    home.mkdir()
+    write_config(home, {"gateway": {"plugins": ["hello"]}})
+    raw = Raw(home)
+    raw.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})
+    raw.answer()
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    yield raw
+    _, code = raw.close()
+    assert code == 0
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [
@@ -199,12 +215,8 @@ def test_a_request_before_initialize_is_told_to_initialize_first(hello_home):
     ],
     ids=["no-params", "name-not-a-string", "arguments-not-an-object"],
 )
-def test_a_malformed_call_says_which_field_is_wrong_and_never_echoes_it(hello_home, params, field):
-    raw = Raw(hello_home)
-    raw.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}})
-    raw.answer()
-    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+def test_a_malformed_call_says_which_field_is_wrong_and_never_echoes_it(malformed_target, params, field):
+    raw = malformed_target
     message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
     if params is not None:
         message["params"] = params
@@ -217,5 +229,3 @@ def test_a_malformed_call_says_which_field_is_wrong_and_never_echoes_it(hello_ho
     assert "4111" not in json.dumps(reply)
     raw.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
     assert raw.answer() == {"jsonrpc": "2.0", "id": 3, "result": {}}
-    _, code = raw.close()
-    assert code == 0
