@@ -128,6 +128,13 @@ def _month_file(home: Path) -> Path:
     return folders_of(home).state / "audit" / f"{datetime.now(UTC):%Y-%m}.jsonl"
 
 
+def _month_files(home: Path) -> list[Path]:
+    """This month's file and the next's: a run that crosses the end of a month writes its lines in the next."""
+    now = datetime.now(UTC)
+    following = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+    return [folders_of(home).state / "audit" / f"{moment:%Y-%m}.jsonl" for moment in (now, following)]
+
+
 def _break_by_plain_file(home: Path) -> None:
     audit = folders_of(home).state / "audit"
     audit.parent.mkdir(parents=True, exist_ok=True)
@@ -135,14 +142,16 @@ def _break_by_plain_file(home: Path) -> None:
 
 
 def _break_by_folder(home: Path) -> None:
-    _month_file(home).mkdir(parents=True)
+    for path in _month_files(home):
+        path.mkdir(parents=True)
 
 
 def _break_by_link(home: Path) -> None:
     target = home / "elsewhere.jsonl"
     target.write_text("")
-    _month_file(home).parent.mkdir(parents=True)
-    _month_file(home).symlink_to(target)
+    for path in _month_files(home):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target)
 
 
 @pytest.mark.parametrize("breakage", [_break_by_plain_file, _break_by_folder, _break_by_link])
