@@ -24,9 +24,16 @@ def problem_with(expression: str) -> str | None:
 
 
 def zone(name: str) -> dt.tzinfo:
-    """The named IANA time zone; an empty name is this computer's own."""
+    """The named IANA time zone; an empty name is this computer's own, by its name ($TZ, else /etc/localtime, as
+    tzlocal finds it), so that a next run past a change to or from summer time keeps its hour; only when the
+    computer names no zone, its offset now."""
     if not name:
-        return dt.datetime.now().astimezone().tzinfo or dt.UTC
+        import tzlocal
+
+        try:
+            return tzlocal.get_localzone()
+        except (KeyError, ValueError, OSError, LookupError):  # ZoneInfoNotFoundError is a KeyError
+            return dt.datetime.now().astimezone().tzinfo or dt.UTC
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as error:

@@ -333,7 +333,15 @@ class WeekAnswer(TypedDict):
 
 
 def _local_zone() -> dt.tzinfo:
-    return dt.datetime.now().astimezone().tzinfo or dt.UTC
+    """The computer's zone by its name ($TZ, else /etc/localtime, as tzlocal finds it), so that a day of the other
+    season (summer or winter time) is cut at its own midnight; only when the computer names no zone, its offset
+    now."""
+    import tzlocal
+
+    try:
+        return tzlocal.get_localzone()
+    except (KeyError, ValueError, OSError, LookupError):  # ZoneInfoNotFoundError is a KeyError
+        return dt.datetime.now().astimezone().tzinfo or dt.UTC
 
 
 def _utc(moment: dt.datetime) -> str:

@@ -66,6 +66,7 @@ def _world(home: Path, outside_projects: bool = True) -> dict:
         config["access"] = {"outside_projects": False}
     projects = [{**p, "paths": [str(vault_folder)]} if p["id"] == "vault" else p for p in sample_plan.PROJECTS]
     write_config(home, config, projects=projects)
+    made["tomorrow"] = tomorrow  # the remind lines' day: a run that crosses midnight in Paris still looks for it
     return made
 
 
@@ -136,7 +137,7 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.skipif(shutil.which("remind") is None, reason="Debian's remind (apt install remind; .ci/run does)")
 def test_a_remind_reminder_is_read_by_its_address_and_a_closed_projects_is_refused_as_one_not_there(
         gateway_home: Path) -> None:
-    _world(gateway_home)
+    made = _world(gateway_home)
     line = (gateway_home / "Vault" / "vault.rem").read_text().splitlines()[0]
     # What an attacker who knows (or guesses) the closed file's line would ask for, beside an address of nothing.
     kept = f"sioul:remind/Vault/vault.rem@{hashlib.sha256(line.encode()).hexdigest()[:12]}"
@@ -160,7 +161,7 @@ def test_a_remind_reminder_is_read_by_its_address_and_a_closed_projects_is_refus
     assert len(given) == 1 and given[0].startswith("sioul:remind/reminders.rem@") and given[0] in _text(week)
     text = read[0].contents[0].text
     assert "Reminder: Water the lemon tree" in text and "remind file reminders.rem, line 1" in text
-    assert f"{(datetime.now(PARIS) + timedelta(days=1)).date()} 11:00  Water the lemon tree" in text
+    assert f"{made['tomorrow']} 11:00  Water the lemon tree" in text
     assert len(refusals) == 2 and refusals[0] == refusals[1] and "only the person can open it" in refusals[0]
     assert CANARY not in "".join(refusals) and "vault" not in refusals[0].replace("Vault/vault.rem", "").lower()
     # The person's side: `gateway read` gives the open one, refuses the kept one; `access why` names the route.

@@ -119,11 +119,20 @@ def test_every_method_that_gives_writes_one_line_and_masks_what_it_gives(leaky_h
     listing = next(e for e in logged if e.get("method") == "resources/list")
     assert "leaky://notes/1" in listing["given"] and "leaky://about" in listing["given"]
     # The log holds addresses and lengths, never the words given.
-    assert CANARY not in (folders_of(home).state / "audit").joinpath(f"{datetime.now(UTC):%Y-%m}.jsonl").read_text()
+    # Every month's file the run wrote (one, or two when the run crossed the end of a month).
+    files = sorted((folders_of(home).state / "audit").glob("*.jsonl"))
+    assert files and not any(CANARY in path.read_text() for path in files)
 
 
 def _month_file(home: Path) -> Path:
     return folders_of(home).state / "audit" / f"{datetime.now(UTC):%Y-%m}.jsonl"
+
+
+def _month_files(home: Path) -> list[Path]:
+    """This month's file and the next's: a run that crosses the end of a month writes its lines in the next."""
+    now = datetime.now(UTC)
+    following = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+    return [folders_of(home).state / "audit" / f"{moment:%Y-%m}.jsonl" for moment in (now, following)]
 
 
 def _break_by_plain_file(home: Path) -> None:
@@ -133,14 +142,16 @@ def _break_by_plain_file(home: Path) -> None:
 
 
 def _break_by_folder(home: Path) -> None:
-    _month_file(home).mkdir(parents=True)
+    for path in _month_files(home):
+        path.mkdir(parents=True)
 
 
 def _break_by_link(home: Path) -> None:
     target = home / "elsewhere.jsonl"
     target.write_text("")
-    _month_file(home).parent.mkdir(parents=True)
-    _month_file(home).symlink_to(target)
+    for path in _month_files(home):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target)
 
 
 @pytest.mark.parametrize("breakage", [_break_by_plain_file, _break_by_folder, _break_by_link])

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import shlex
 import sqlite3
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import gateway_sessions
 import pytest
+import tzlocal
 from gateway_sessions import store
 from gateway_sessions.model import Message, Session
 from gateway_sessions.resume import resume_command
@@ -91,8 +94,31 @@ def _sessions(places: dict[str, Path]) -> list[Session]:
     return [through_link, plain, closed]
 
 
+def _computer_zone(monkeypatch: pytest.MonkeyPatch, name: str) -> Iterator[None]:
+    """The computer's zone is `name` ($TZ) while the test runs: agent_week counts days in the computer's zone."""
+    monkeypatch.setenv("TZ", name)
+    time.tzset()
+    tzlocal.reload_localzone()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+    tzlocal.reload_localzone()
+
+
 @pytest.fixture
-def activity_gateway(worktree):
+def in_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The days below are UTC days: on a contributor's computer in another zone too (a session at 09:00 UTC is
+    still the day before in Hawaii)."""
+    yield from _computer_zone(monkeypatch, "UTC")
+
+
+@pytest.fixture
+def in_paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    yield from _computer_zone(monkeypatch, "Europe/Paris")
+
+
+@pytest.fixture
+def activity_gateway(worktree, in_utc):
     _save(worktree["home"], *_sessions(worktree))
     projects = [
         {"id": "orchard", "name": "Orchard", "ai": True, "paths": [str(worktree["real"])]},
@@ -266,3 +292,20 @@ def test_a_card_number_in_a_path_is_masked_in_every_answer_that_names_the_path(a
     assert [entry["id"] for entry in given[0].data["sessions"]] == ["card path"]
     for answer in given:
         assert "…6467" in answer.text and "4539" not in answer.text and "4539" not in str(answer.data)
+
+
+def test_agent_week_cuts_each_day_at_its_own_midnight_in_summer_and_in_winter(worktree, in_paris):
+    """22:30 UTC is 23:30 the same day in Paris in winter (+01:00) and 00:30 the next day in summer (+02:00):
+    whatever the season of the day the test runs, one of the two has another offset than today."""
+    real = str(worktree["real"])
+    _save(worktree["home"], *(
+        Session(agent="codex", id=f"night-{day}", cwd=real, created_at=f"{day}T22:30:00Z",
+                updated_at=f"{day}T22:31:00Z", messages=[_ask("1", "Prune the pear tree", f"{day}T22:30:00Z")])
+        for day in ("2026-01-16", "2026-07-16")))
+    gateway = make_gateway(plugins=[gateway_sessions], home=worktree["home"], config=HAND_IMPORTED,
+                           projects=[{"id": "orchard", "name": "Orchard", "ai": True, "paths": [real]}])
+    for start, night in (("2026-01-16", "2026-01-16"), ("2026-07-16", "2026-07-17")):
+        answer = gateway.call("agent_week", {"start": start, "days": 2})
+        assert not answer.is_error, answer.text
+        busy = [day["date"] for day in answer.data["days"] if day["projects"]]
+        assert busy == [night], answer.text

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import gateway_texts
 import pytest
+import tzlocal
 from gateway_texts import sample
 from gateway_texts.exports import Bounds, ExportError, read_texts
 
@@ -171,3 +172,31 @@ def test_a_region_changed_reads_the_exports_again(gateway_home: Path) -> None:
     gateway = make_gateway([gateway_texts], home=gateway_home, config=made["config"], projects=made["projects"])
     listed = gateway.call("list_conversations").text
     assert "+12125550133  " in listed and "+12125550142  Ada Example" in listed
+
+
+@pytest.fixture
+def in_paris(monkeypatch: pytest.MonkeyPatch):
+    """The computer's zone is Europe/Paris ($TZ), for this test alone."""
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    tzlocal.reload_localzone()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+    tzlocal.reload_localzone()
+
+
+def test_in_the_computers_zone_a_text_of_summer_and_one_of_winter_each_show_their_own_hour(
+        gateway_home: Path, in_paris: None) -> None:
+    # Noon UTC is 13:00 in Paris in winter and 14:00 in summer: whatever the season of the day the test runs, one
+    # of the two has another offset than today.
+    made, gateway = _gateway(gateway_home, timezone="")
+    (made["exports"] / "sms-20261206090000.xml").write_text(sample.smses([
+        sample.sms(sample.ADA, sample.datetime(2026, 1, 16, 12, 0, tzinfo=sample.UTC), "Winter pears", 1, "Ada Example"),
+        sample.sms(sample.ADA, sample.datetime(2026, 7, 16, 12, 0, tzinfo=sample.UTC), "Summer pears", 1, "Ada Example"),
+    ]))
+    answer = gateway.call("read_conversation", {"address": sample.ADA, "limit": 50})
+    assert not answer.is_error, answer.text
+    lines = answer.text.splitlines()
+    assert any(line.startswith("2026-01-16 13:00 ") and "Winter pears" in line for line in lines), answer.text
+    assert any(line.startswith("2026-07-16 14:00 ") and "Summer pears" in line for line in lines), answer.text
