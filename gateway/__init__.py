@@ -22,7 +22,7 @@ _EXPORTS = {
     **dict.fromkeys(("Answer", "Detected", "Prompt", "PromptArgument", "Resource", "ResourcePage",
                      "ResourceTemplate", "Tool", "ToolError", "tool"), "gateway.api.items"),
     "GateMemo": "gateway.api.kit", "left_out_sentence": "gateway.api.kit", "plural": "gateway.api.kit",
-    "open_store": "gateway.api.kit", "usable_cores": "gateway.api.kit",
+    "open_store": "gateway.api.kit", "usable_cores": "gateway.api.kit", "computer_zone": "gateway.api.zone",
     "Gate": "gateway.gate.access", "Kept": "gateway.gate.access", "Project": "gateway.gate.access",
     "path_forms": "gateway.gate.routes",
     **dict.fromkeys(("MASK_LABELS", "Person", "Reason", "Traits", "closed_by_hidden_words", "may_take"),
@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # what type checkers and editors read; at run time the names 
     )
     from gateway.api.kit import GateMemo, left_out_sentence, open_store, plural, usable_cores
     from gateway.api.refresh import Refresh, Refreshed, Source, watched_signature
+    from gateway.api.zone import computer_zone
     from gateway.commands.replay import SECONDS as REPLAY_SECONDS
     from gateway.commands.replay import replayable
     from gateway.gate.access import Gate, Kept, Project
@@ -110,6 +111,7 @@ __all__ = [
     "Traits",
     "clip",
     "closed_by_hidden_words",
+    "computer_zone",
     "frame",
     "hookimpl",
     "left_out_sentence",

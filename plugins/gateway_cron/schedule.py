@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from gateway import computer_zone
+
 try:
     from croniter import croniter
     from croniter.croniter import CroniterError
@@ -24,16 +26,10 @@ def problem_with(expression: str) -> str | None:
 
 
 def zone(name: str) -> dt.tzinfo:
-    """The named IANA time zone; an empty name is this computer's own, by its name ($TZ, else /etc/localtime, as
-    tzlocal finds it), so that a next run past a change to or from summer time keeps its hour; only when the
-    computer names no zone, its offset now."""
+    """The named IANA time zone; an empty name is this computer's own, found by its name (`gateway.computer_zone`),
+    so that a next run past a change to or from summer time keeps its hour."""
     if not name:
-        import tzlocal
-
-        try:
-            return tzlocal.get_localzone()
-        except (KeyError, ValueError, OSError, LookupError):  # ZoneInfoNotFoundError is a KeyError
-            return dt.datetime.now().astimezone().tzinfo or dt.UTC
+        return computer_zone()
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as error:

@@ -17,7 +17,17 @@ from typing import Annotated, Any, NotRequired
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic reads a TypedDict from here before Python 3.12
 
-from gateway import Answer, Context, Resource, ToolError, mask_secrets, path_forms, plural, tool
+from gateway import (
+    Answer,
+    Context,
+    Resource,
+    ToolError,
+    computer_zone,
+    mask_secrets,
+    path_forms,
+    plural,
+    tool,
+)
 from gateway_sessions import tools
 from gateway_sessions.resume import resume_command
 from gateway_sessions.tools import MAX_LIMIT, Limit
@@ -332,18 +342,6 @@ class WeekAnswer(TypedDict):
     left_out: int
 
 
-def _local_zone() -> dt.tzinfo:
-    """The computer's zone by its name ($TZ, else /etc/localtime, as tzlocal finds it), so that a day of the other
-    season (summer or winter time) is cut at its own midnight; only when the computer names no zone, its offset
-    now."""
-    import tzlocal
-
-    try:
-        return tzlocal.get_localzone()
-    except (KeyError, ValueError, OSError, LookupError):  # ZoneInfoNotFoundError is a KeyError
-        return dt.datetime.now().astimezone().tzinfo or dt.UTC
-
-
 def _utc(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -367,7 +365,7 @@ def agent_week(
     start: Annotated[str | None, Field(description="First day, YYYY-MM-DD; default: 6 days before today")] = None,
     days: Annotated[int | None, Field(ge=1, le=MOST_DAYS, description=f"How many days. Default 7, at most {MOST_DAYS}.")] = None,
 ) -> Answer[WeekAnswer]:
-    zone = _local_zone()
+    zone = computer_zone()
     days = 7 if days is None else days
     if start:
         try:

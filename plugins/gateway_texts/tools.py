@@ -31,6 +31,7 @@ from gateway import (
     Person,
     ToolError,
     Traits,
+    computer_zone,
     left_out_sentence,
     plural,
     tool,
@@ -127,18 +128,7 @@ def _zone(ctx: Context) -> Any:
             return ZoneInfo(name)
         except (KeyError, ValueError, OSError):
             pass
-    return _computer_zone()
-
-
-def _computer_zone() -> Any:
-    """The computer's zone by its name ($TZ, else /etc/localtime, as tzlocal finds it), so that a text of the other
-    season (summer or winter time) is shown at its own hour; only when the computer names no zone, its offset now."""
-    import tzlocal
-
-    try:
-        return tzlocal.get_localzone()
-    except (KeyError, ValueError, OSError, LookupError):  # ZoneInfoNotFoundError is a KeyError
-        return datetime.now().astimezone().tzinfo
+    return computer_zone()
 
 
 @contextlib.contextmanager

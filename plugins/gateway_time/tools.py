@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
-from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plural, tool
+from gateway import Answer, Context, GateMemo, ToolError, computer_zone, left_out_sentence, plural, tool
 from gateway_time import described
 from gateway_time import invoices as invoice_files
 from gateway_time.invoices import amount, in_paid_folder
@@ -41,19 +41,7 @@ def _zone(ctx: Context) -> Any:
     if name:
         with contextlib.suppress(KeyError, ValueError, OSError):
             return ZoneInfo(name)
-    return _computer_zone()
-
-
-def _computer_zone() -> Any:
-    """The computer's zone by its name ($TZ, else /etc/localtime or /etc/timezone, as tzlocal finds it), so that
-    each day is cut at its own midnight on both sides of a change to or from summer time. Only when the computer
-    names no zone, its offset now (which is right for the days of the current season alone)."""
-    import tzlocal
-
-    try:
-        return tzlocal.get_localzone()
-    except (KeyError, ValueError, OSError, LookupError):  # ZoneInfoNotFoundError is a KeyError
-        return datetime.now().astimezone().tzinfo
+    return computer_zone()
 
 
 @contextlib.contextmanager

@@ -147,13 +147,13 @@ def test_a_setting_line_in_one_field_is_masked_whatever_its_neighbours() -> None
 
 
 def test_the_computers_zone_is_found_again_when_tz_changes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gateway_mail import zone
+    from gateway import computer_zone
 
     monkeypatch.setenv("TZ", "Europe/Paris")
-    assert str(zone.computer_zone()) == "Europe/Paris"
-    assert zone.computer_zone() is zone.computer_zone()
+    assert str(computer_zone()) == "Europe/Paris"
+    assert computer_zone() is computer_zone()
     monkeypatch.setenv("TZ", "America/Montreal")
-    assert str(zone.computer_zone()) == "America/Montreal"
+    assert str(computer_zone()) == "America/Montreal"
 
 
 # --- the wire -------------------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-import tzlocal
 from gateway_cron.schedule import next_run
 
 
@@ -17,11 +16,9 @@ def in_paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The computer's zone is Europe/Paris ($TZ), for this test alone."""
     monkeypatch.setenv("TZ", "Europe/Paris")
     time.tzset()
-    tzlocal.reload_localzone()
     yield
     monkeypatch.undo()
     time.tzset()
-    tzlocal.reload_localzone()
 
 
 @pytest.mark.parametrize(("evening", "morning"), [

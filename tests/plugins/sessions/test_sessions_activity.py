@@ -11,7 +11,6 @@ from pathlib import Path
 
 import gateway_sessions
 import pytest
-import tzlocal
 from gateway_sessions import store
 from gateway_sessions.model import Message, Session
 from gateway_sessions.resume import resume_command
@@ -98,11 +97,9 @@ def _computer_zone(monkeypatch: pytest.MonkeyPatch, name: str) -> Iterator[None]
     """The computer's zone is `name` ($TZ) while the test runs: agent_week counts days in the computer's zone."""
     monkeypatch.setenv("TZ", name)
     time.tzset()
-    tzlocal.reload_localzone()
     yield
     monkeypatch.undo()
     time.tzset()
-    tzlocal.reload_localzone()
 
 
 @pytest.fixture

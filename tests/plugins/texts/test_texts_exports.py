@@ -8,7 +8,6 @@ from pathlib import Path
 
 import gateway_texts
 import pytest
-import tzlocal
 from gateway_texts import sample
 from gateway_texts.exports import Bounds, ExportError, read_texts
 
@@ -179,11 +178,9 @@ def in_paris(monkeypatch: pytest.MonkeyPatch):
     """The computer's zone is Europe/Paris ($TZ), for this test alone."""
     monkeypatch.setenv("TZ", "Europe/Paris")
     time.tzset()
-    tzlocal.reload_localzone()
     yield
     monkeypatch.undo()
     time.tzset()
-    tzlocal.reload_localzone()
 
 
 def test_in_the_computers_zone_a_text_of_summer_and_one_of_winter_each_show_their_own_hour(

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import gateway_time
 import pytest
-import tzlocal
 from gateway_time import sample
 
 from gateway.testing import make_gateway
@@ -28,11 +27,9 @@ def in_paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The computer's zone is Europe/Paris ($TZ), for this test alone."""
     monkeypatch.setenv("TZ", "Europe/Paris")
     time.tzset()
-    tzlocal.reload_localzone()
     yield
     monkeypatch.undo()
     time.tzset()
-    tzlocal.reload_localzone()
 
 
 def test_a_night_across_midnight_is_cut_at_the_persons_midnight_in_winter_and_in_summer(
