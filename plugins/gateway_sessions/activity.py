@@ -13,6 +13,7 @@ import datetime as dt
 import os
 from collections import Counter
 from typing import Annotated, Any, NotRequired
+from zoneinfo import ZoneInfo
 
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic reads a TypedDict from here before Python 3.12
@@ -365,7 +366,7 @@ def agent_week(
     start: Annotated[str | None, Field(description="First day, YYYY-MM-DD; default: 6 days before today")] = None,
     days: Annotated[int | None, Field(ge=1, le=MOST_DAYS, description=f"How many days. Default 7, at most {MOST_DAYS}.")] = None,
 ) -> Answer[WeekAnswer]:
-    zone = computer_zone()
+    zone = ZoneInfo(ctx.timezone) if ctx.timezone else computer_zone()  # the name is checked when the config loads
     days = 7 if days is None else days
     if start:
         try:

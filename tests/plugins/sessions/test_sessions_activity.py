@@ -291,15 +291,24 @@ def test_a_card_number_in_a_path_is_masked_in_every_answer_that_names_the_path(a
         assert "…6467" in answer.text and "4539" not in answer.text and "4539" not in str(answer.data)
 
 
-def test_agent_week_cuts_each_day_at_its_own_midnight_in_summer_and_in_winter(worktree, in_paris):
+@pytest.mark.parametrize(("computer", "gateway_zone"), [("Europe/Paris", None), ("UTC", "Europe/Paris")])
+def test_agent_week_cuts_each_day_at_its_own_midnight_in_summer_and_in_winter(worktree, monkeypatch, computer,
+                                                                               gateway_zone):
     """22:30 UTC is 23:30 the same day in Paris in winter (+01:00) and 00:30 the next day in summer (+02:00):
-    whatever the season of the day the test runs, one of the two has another offset than today."""
+    whatever the season of the day the test runs, one of the two has another offset than today. Paris is the
+    computer's zone, or `[gateway] timezone` on a computer in UTC."""
+    for _ in _computer_zone(monkeypatch, computer):
+        _agent_week_in_paris(worktree, gateway_zone)
+
+
+def _agent_week_in_paris(worktree: dict[str, Path], gateway_zone: str | None) -> None:
     real = str(worktree["real"])
     _save(worktree["home"], *(
         Session(agent="codex", id=f"night-{day}", cwd=real, created_at=f"{day}T22:30:00Z",
                 updated_at=f"{day}T22:31:00Z", messages=[_ask("1", "Prune the pear tree", f"{day}T22:30:00Z")])
         for day in ("2026-01-16", "2026-07-16")))
-    gateway = make_gateway(plugins=[gateway_sessions], home=worktree["home"], config=HAND_IMPORTED,
+    config = {**HAND_IMPORTED, **({"gateway": {"timezone": gateway_zone}} if gateway_zone else {})}
+    gateway = make_gateway(plugins=[gateway_sessions], home=worktree["home"], config=config,
                            projects=[{"id": "orchard", "name": "Orchard", "ai": True, "paths": [real]}])
     for start, night in (("2026-01-16", "2026-01-16"), ("2026-07-16", "2026-07-17")):
         answer = gateway.call("agent_week", {"start": start, "days": 2})
