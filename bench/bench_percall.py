@@ -206,9 +206,11 @@ class Served:
         if source is not None:
             env["PYTHONPATH"] = os.pathsep.join([str(source), str(source / "plugins")])
         self.out = out
+        # Started in the home, not here: `python -c` puts its working folder first on the path, which in a checkout
+        # would serve that checkout's gateway whatever PYTHONPATH names.
         self.process = subprocess.Popen(
             [sys.executable, "-c", STAGED, str(out), "staged" if staged else "plain", json.dumps(STAGES)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0, cwd=home)
         self.number = 0
         self.ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                 "clientInfo": {"name": "bench-percall", "version": "1"}})
