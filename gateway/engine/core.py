@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
@@ -44,6 +45,13 @@ log = structlog.get_logger("gateway")
 T = TypeVar("T")
 
 PAGE_SIZE = 100
+
+# A read-only tool whose synchronous function answered within QUICK_SECONDS each of the last `needed` times runs on
+# the event loop's own thread, not a worker (see `Pace`). `needed` starts at QUICK_STREAK and doubles, up to
+# QUICK_STREAK_MAX, each time a run on the loop took longer after all.
+QUICK_SECONDS = 0.001
+QUICK_STREAK = 8
+QUICK_STREAK_MAX = 1024
 
 
 class NotFound(LookupError):
@@ -99,6 +107,53 @@ class Catalogue:
     hidden: dict[str, str] = attrs.field(factory=dict)
 
 
+class Pace:
+    """How quickly one read-only tool's function has answered lately: whether its next run may skip the worker.
+
+    A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
+    quick tool's own work. A function that answered within QUICK_SECONDS each of its last `needed` runs (timed on
+    the thread that ran it, wall time, so that a wait on a disk counts) runs on the loop: a ping or another call
+    waits that long at most, as it waits for the loop's own work. Its deadline holds as on a worker for everything
+    that looks at it (`ctx.deadline.check()`, SQLite work given `ctx.interruptible`), and an answer given after it is
+    replaced by the deadline's sentence. One run on the loop slower than QUICK_SECONDS sends the function back to
+    the workers until it has been quick twice as many times in a row; one that fails there (a function that needs a
+    thread of its own) is run again on a worker, which a read-only function allows, and stays on the workers.
+    """
+
+    __slots__ = ("needed", "pinned", "streak")
+
+    def __init__(self) -> None:
+        self.streak = 0  # quick runs in a row
+        self.needed = QUICK_STREAK
+        self.pinned = False  # failed on the loop once: the workers' for good
+
+    @property
+    def quick(self) -> bool:
+        return not self.pinned and self.streak >= self.needed
+
+    def timed(self, run: Callable[[], T]) -> T:
+        """`run()`, its time counted in the streak (on whichever thread runs it)."""
+        started = time.perf_counter()
+        try:
+            return run()
+        finally:
+            self.streak = self.streak + 1 if time.perf_counter() - started <= QUICK_SECONDS else 0
+
+    def on_loop(self, run: Callable[[], T]) -> T:
+        """`run()` on the loop's thread; a slow run doubles the streak the next one there needs."""
+        started = time.perf_counter()
+        try:
+            return run()
+        finally:
+            took = time.perf_counter() - started
+            if took > QUICK_SECONDS:
+                self.streak, self.needed = 0, min(self.needed * 2, QUICK_STREAK_MAX)
+                log.info("a quick tool was slow on the event loop: back to the workers", ms=round(took * 1000, 1),
+                         runs_needed=self.needed)
+            else:
+                self.streak += 1
+
+
 class Gateway:
     """Merges the enabled plugins and runs every call the same way, whoever calls."""
 
@@ -117,6 +172,8 @@ class Gateway:
         # Per plugin: the config its settings were filled from, and those settings (see settings_of).
         self._settings: dict[tuple[str, int], tuple[Config, dict[str, Any]]] = {}
         self.refreshing = Refreshing()
+        # Per read-only tool function: how quickly it answered lately (see Pace).
+        self._paces: dict[Any, Pace] = {}
 
     # -- configuration and catalogue ------------------------------------------------------------------
 
@@ -392,7 +449,8 @@ class Gateway:
         ctx = self.context(tool.plugin, snapshot, caller, catalogue)
         try:
             still_reading = await self.refresh(tool.plugin, snapshot, caller, ctx)
-            answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin)
+            answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin,
+                                              self._pace(tool))
         except anyio.get_cancelled_exc_class():
             # The host cancelled the call (or its task): no answer leaves, but the call is still written down,
             # since a tool that changes things may have changed something before the cancel reached it.
@@ -417,12 +475,25 @@ class Gateway:
         ]
         return next((note for note in notes if note), None)
 
+    def _pace(self, tool: Tool) -> Pace | None:
+        """The tool's Pace when its runs may go on the loop (a read-only tool's synchronous function), else None."""
+        if not tool.read_only:
+            return None
+        pace = self._paces.get(tool.function)
+        if pace is None:
+            if inspect.iscoroutinefunction(tool.function):
+                return None
+            if len(self._paces) >= 4096:  # plugins loaded again and again: the old functions' paces go
+                self._paces.clear()
+            pace = self._paces[tool.function] = Pace()
+        return pace
+
     async def _run(
-        self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str
+        self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str, pace: Pace | None = None
     ) -> tuple[Answer, str]:
         """Run a plugin's function under the call's deadline: a synchronous one on a worker thread (the event
-        loop keeps answering pings and other calls meanwhile), an async one on the loop. Whatever it gives back is
-        masked before it leaves, on the worker when there is one."""
+        loop keeps answering pings and other calls meanwhile), or on the loop when `pace` says it is quick; an async
+        one on the loop. Whatever it gives back is masked before it leaves, on the worker when there is one."""
         deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
         ctx = attrs.evolve(ctx, deadline=deadline)
         bound = partial(function, ctx, **arguments) if wants_context(function) else partial(function, **arguments)
@@ -432,7 +503,12 @@ class Gateway:
                 if inspect.iscoroutinefunction(function):
                     answer = masked_answer(Answer.of(await bound()))
                 else:
-                    result = await run_in_worker(partial(_answer_of, bound))
+                    result: Any = _NOT_RUN
+                    if pace is not None and pace.quick:
+                        result = _on_loop(pace, bound, deadline, plugin, what)
+                    if result is _NOT_RUN:
+                        run = partial(_answer_of, bound)
+                        result = await run_in_worker(run if pace is None else partial(pace.timed, run))
                     answer = masked_answer(Answer.of(await result)) if inspect.isawaitable(result) else result
         except ToolError as error:
             if not deadline.passed():
@@ -702,6 +778,26 @@ def _answer_of(bound: Any) -> Any:
     """On a worker: the function's answer, masked there too; an awaitable it returned is left to the loop."""
     result = bound()
     return result if inspect.isawaitable(result) else masked_answer(Answer.of(result))
+
+
+_NOT_RUN = object()
+
+
+def _on_loop(pace: Pace, bound: Any, deadline: Deadline, plugin: str, what: str) -> Any:
+    """A quick read-only function's answer, run on the loop's thread; _NOT_RUN when it failed there with anything
+    but a refusal or its deadline (then it is run again on a worker, and kept on the workers: a function may need a
+    thread of its own, and running a read-only one again changes nothing)."""
+    try:
+        return pace.on_loop(partial(_answer_of, bound))
+    except (ToolError, DeadlinePassed):
+        raise
+    except Exception as error:
+        if deadline.passed():
+            raise  # stopped by its deadline (SQLite's interrupt): answered as such, not run again
+        pace.pinned = True
+        log.info("a quick tool failed on the event loop: run again on a worker, and kept there", plugin=plugin,
+                 what=what, error=type(error).__name__)
+        return _NOT_RUN
 
 
 def _resource_dict(item: Resource | Mapping[str, Any], template: ResourceTemplate | None = None) -> dict[str, Any]:
