@@ -499,17 +499,19 @@ class Gateway:
         bound = partial(function, ctx, **arguments) if wants_context(function) else partial(function, **arguments)
         answer: Answer | None = None
         try:
-            with anyio.move_on_after(deadline.seconds):
-                if inspect.iscoroutinefunction(function):
-                    answer = masked_answer(Answer.of(await bound()))
-                else:
-                    result: Any = _NOT_RUN
-                    if pace is not None and pace.quick:
-                        result = _on_loop(pace, bound, deadline, plugin, what)
-                    if result is _NOT_RUN:
-                        run = partial(_answer_of, bound)
-                        result = await run_in_worker(run if pace is None else partial(pace.timed, run))
-                    answer = masked_answer(Answer.of(await result)) if inspect.isawaitable(result) else result
+            # A quick function on the loop needs no cancel scope: nothing is waited for.
+            result: Any = _on_loop(pace, bound, deadline, plugin, what) if pace is not None and pace.quick else _NOT_RUN
+            if result is not _NOT_RUN and not inspect.isawaitable(result):
+                answer = result
+            else:
+                with anyio.move_on_after(deadline.seconds):
+                    if inspect.iscoroutinefunction(function):
+                        answer = masked_answer(Answer.of(await bound()))
+                    else:
+                        if result is _NOT_RUN:
+                            run = partial(_answer_of, bound)
+                            result = await run_in_worker(run if pace is None else partial(pace.timed, run))
+                        answer = masked_answer(Answer.of(await result)) if inspect.isawaitable(result) else result
         except ToolError as error:
             if not deadline.passed():
                 # A gate's refusal keeps its owners for an in-process caller (`gateway access why`), never sent.
