@@ -46,10 +46,11 @@ T = TypeVar("T")
 
 PAGE_SIZE = 100
 
-# A read-only tool whose synchronous function answered within QUICK_SECONDS each of the last `needed` times runs on
-# the event loop's own thread, not a worker (see `Pace`). `needed` starts at QUICK_STREAK and doubles, up to
-# QUICK_STREAK_MAX, each time a run on the loop took longer after all.
+# A read-only tool whose synchronous function answered within QUICK_SECONDS of work (and QUICK_WALL_SECONDS of
+# waiting) each of the last `needed` times runs on the event loop's own thread, not a worker (see `Pace`). `needed`
+# starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took longer after all.
 QUICK_SECONDS = 0.001
+QUICK_WALL_SECONDS = 0.02
 QUICK_STREAK = 8
 QUICK_STREAK_MAX = 1024
 
@@ -111,13 +112,15 @@ class Pace:
     """How quickly one read-only tool's function has answered lately: whether its next run may skip the worker.
 
     A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
-    quick tool's own work. A function that answered within QUICK_SECONDS each of its last `needed` runs (timed on
-    the thread that ran it, wall time, so that a wait on a disk counts) runs on the loop: a ping or another call
-    waits that long at most, as it waits for the loop's own work. Its deadline holds as on a worker for everything
-    that looks at it (`ctx.deadline.check()`, SQLite work given `ctx.interruptible`), and an answer given after it is
-    replaced by the deadline's sentence. One run on the loop slower than QUICK_SECONDS sends the function back to
-    the workers until it has been quick twice as many times in a row; one that fails there (a function that needs a
-    thread of its own) is run again on a worker, which a read-only function allows, and stays on the workers.
+    quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS of its thread's CPU
+    and QUICK_WALL_SECONDS from start to end (so that a wait on a disk or a lock counts; the wall bound is wider, as
+    a busy machine may take the thread off its core for a few milliseconds, which is no fault of the function's)
+    runs on the loop: a ping or another call waits that long, as it waits for the loop's own work. Its deadline
+    holds as on a worker for everything that looks at it (`ctx.deadline.check()`, SQLite work given
+    `ctx.interruptible`), and an answer given after it is replaced by the deadline's sentence. One run on the loop
+    over either bound sends the function back to the workers until it has been quick twice as many times in a row;
+    one that fails there (a function that needs a thread of its own) is run again on a worker, which a read-only
+    function allows, and stays on the workers.
     """
 
     __slots__ = ("needed", "pinned", "streak")
@@ -133,23 +136,25 @@ class Pace:
 
     def timed(self, run: Callable[[], T]) -> T:
         """`run()`, its time counted in the streak (on whichever thread runs it)."""
-        started = time.perf_counter()
+        started, worked = time.perf_counter(), time.thread_time()
         try:
             return run()
         finally:
-            self.streak = self.streak + 1 if time.perf_counter() - started <= QUICK_SECONDS else 0
+            quick = (time.thread_time() - worked <= QUICK_SECONDS
+                     and time.perf_counter() - started <= QUICK_WALL_SECONDS)
+            self.streak = self.streak + 1 if quick else 0
 
     def on_loop(self, run: Callable[[], T]) -> T:
         """`run()` on the loop's thread; a slow run doubles the streak the next one there needs."""
-        started = time.perf_counter()
+        started, worked = time.perf_counter(), time.thread_time()
         try:
             return run()
         finally:
-            took = time.perf_counter() - started
-            if took > QUICK_SECONDS:
+            took, work = time.perf_counter() - started, time.thread_time() - worked
+            if work > QUICK_SECONDS or took > QUICK_WALL_SECONDS:
                 self.streak, self.needed = 0, min(self.needed * 2, QUICK_STREAK_MAX)
                 log.info("a quick tool was slow on the event loop: back to the workers", ms=round(took * 1000, 1),
-                         runs_needed=self.needed)
+                         cpu_ms=round(work * 1000, 1), runs_needed=self.needed)
             else:
                 self.streak += 1
 

@@ -59,6 +59,7 @@ def gateway_of(home, timeout: float | None = None):
 @pytest.fixture
 def every_run_quick(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
+    monkeypatch.setattr(core, "QUICK_WALL_SECONDS", 3600.0)
 
 
 def test_a_read_only_tool_quick_every_time_moves_to_the_loop_after_its_streak(gateway_home, every_run_quick):
@@ -74,8 +75,9 @@ def test_a_writing_tool_always_runs_on_a_worker(gateway_home, every_run_quick):
     assert all(name.startswith("gateway-worker") for name in threads)
 
 
-def test_a_tool_never_quick_stays_on_the_workers(gateway_home, monkeypatch):
-    monkeypatch.setattr(core, "QUICK_SECONDS", -1.0)
+@pytest.mark.parametrize("bound", ["QUICK_SECONDS", "QUICK_WALL_SECONDS"])
+def test_a_tool_never_quick_stays_on_the_workers(gateway_home, monkeypatch, every_run_quick, bound):
+    monkeypatch.setattr(core, bound, -1.0)  # its work, or its wait (a disk, a lock), over the bound every time
     gateway = gateway_of(gateway_home)
     threads = {gateway.call("where").text for _ in range(core.QUICK_STREAK + 4)}
     assert all(name.startswith("gateway-worker") for name in threads)
@@ -86,9 +88,9 @@ def test_a_slow_run_on_the_loop_sends_the_tool_back_until_it_is_quick_twice_as_l
     gateway = gateway_of(gateway_home)
     for _ in range(core.QUICK_STREAK):
         gateway.call("where")
-    monkeypatch.setattr(core, "QUICK_SECONDS", -1.0)  # the next run, on the loop, is slow
+    monkeypatch.setattr(core, "QUICK_WALL_SECONDS", -1.0)  # the next run, on the loop, is slow
     assert gateway.call("where").text == LOOP
-    monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
+    monkeypatch.setattr(core, "QUICK_WALL_SECONDS", 3600.0)
     threads = [gateway.call("where").text for _ in range(2 * core.QUICK_STREAK + 1)]
     assert all(name.startswith("gateway-worker") for name in threads[:2 * core.QUICK_STREAK])
     assert threads[-1] == LOOP
