@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
@@ -115,7 +116,9 @@ class Pace:
     quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS of its thread's CPU
     and QUICK_WALL_SECONDS from start to end (so that a wait on a disk or a lock counts; the wall bound is wider, as
     a busy machine may take the thread off its core for a few milliseconds, which is no fault of the function's)
-    runs on the loop: a ping or another call waits that long, as it waits for the loop's own work. Its deadline
+    runs on the loop, unless its plugin has other work under way on another thread (a call on a worker, a refresh)
+    that might hold a lock it would wait on: a ping or another call waits that long, as it waits for the loop's own
+    work. Its deadline
     holds as on a worker for everything that looks at it (`ctx.deadline.check()`, SQLite work given
     `ctx.interruptible`), and an answer given after it is replaced by the deadline's sentence. One run on the loop
     over either bound sends the function back to the workers until it has been quick twice as many times in a row;
@@ -179,6 +182,9 @@ class Gateway:
         self.refreshing = Refreshing()
         # Per read-only tool function: how quickly it answered lately (see Pace).
         self._paces: dict[Any, Pace] = {}
+        # Per plugin: its functions running on workers now (changed on the loop and on the workers, under the lock).
+        self._working: dict[str, int] = {}
+        self._working_lock = threading.Lock()
 
     # -- configuration and catalogue ------------------------------------------------------------------
 
@@ -480,6 +486,30 @@ class Gateway:
         ]
         return next((note for note in notes if note), None)
 
+    def _busy(self, plugin_name: str) -> bool:
+        """Whether the plugin has work under way on another thread (a call on a worker, a refresh): a quick function
+        of its own might then wait on a lock that work holds, which it must not do on the loop."""
+        if self._working.get(plugin_name):
+            return True
+        refreshes = len(self.registry.get(plugin_name).refreshes)
+        return any(self.refreshing.running(plugin_name if i == 0 else f"{plugin_name}/{i}") for i in range(refreshes))
+
+    def _counted(self, plugin_name: str, run: Callable[[], T]) -> T:
+        """On a worker: `run()`, counted among the plugin's work under way until it returns."""
+        try:
+            return run()
+        finally:
+            with self._working_lock:
+                self._working[plugin_name] -= 1
+
+    async def _in_worker(self, plugin_name: str, run: Callable[[], T]) -> T:
+        """`run()` on a worker, counted as the plugin's work under way (see `_busy`) from now until it returns,
+        whenever that is (a wait cancelled at the deadline leaves it running; one never started leaves the plugin
+        counted busy, which only keeps its quick functions on the workers)."""
+        with self._working_lock:
+            self._working[plugin_name] = self._working.get(plugin_name, 0) + 1
+        return await run_in_worker(partial(self._counted, plugin_name, run))
+
     def _pace(self, tool: Tool) -> Pace | None:
         """The tool's Pace when its runs may go on the loop (a read-only tool's synchronous function), else None."""
         if not tool.read_only:
@@ -505,7 +535,8 @@ class Gateway:
         answer: Answer | None = None
         try:
             # A quick function on the loop needs no cancel scope: nothing is waited for.
-            result: Any = _on_loop(pace, bound, deadline, plugin, what) if pace is not None and pace.quick else _NOT_RUN
+            quick = pace is not None and pace.quick and not self._busy(plugin)
+            result: Any = _on_loop(pace, bound, deadline, plugin, what) if quick else _NOT_RUN
             if result is not _NOT_RUN and not inspect.isawaitable(result):
                 answer = result
             else:
@@ -515,7 +546,7 @@ class Gateway:
                     else:
                         if result is _NOT_RUN:
                             run = partial(_answer_of, bound)
-                            result = await run_in_worker(run if pace is None else partial(pace.timed, run))
+                            result = await self._in_worker(plugin, run if pace is None else partial(pace.timed, run))
                         answer = masked_answer(Answer.of(await result)) if inspect.isawaitable(result) else result
         except ToolError as error:
             if not deadline.passed():

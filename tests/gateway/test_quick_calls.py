@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import anyio
 import pytest
 
 from gateway import Tool
 from gateway.engine import core
+from gateway.engine.core import Caller
 from gateway.testing import inline_plugin, make_gateway
 
 LOOP = threading.current_thread().name  # `TestGateway.call` runs each call's loop on this thread
@@ -46,9 +48,20 @@ def leaky() -> dict:
     return {"card": "card 4111 1111 1111 1111", "where": threading.current_thread().name}
 
 
+HELD = threading.Event()
+HOLDING = threading.Event()
+
+
+def hold() -> str:
+    """A call that keeps a worker busy until the test lets it go."""
+    HOLDING.set()
+    HELD.wait(30)
+    return "let go"
+
+
 def tools() -> list[Tool]:
     read_only = [Tool.from_function(f, read_only=True) for f in (where, loop_shy, maybe_spin, leaky)]
-    return [*read_only, Tool.from_function(where_writing)]
+    return [*read_only, Tool.from_function(where_writing), Tool.from_function(hold)]
 
 
 def gateway_of(home, timeout: float | None = None):
@@ -125,3 +138,29 @@ def test_an_answer_made_on_the_loop_is_masked_and_audited_like_one_from_a_worker
     lines = audit_lines()
     assert len(lines) == len(answers) and {line["outcome"] for line in lines} == {"ok"}
     assert lines[0].keys() == lines[-1].keys()
+
+
+def test_a_quick_tool_keeps_to_the_workers_while_its_plugin_has_a_call_on_one(gateway_home, every_run_quick):
+    gateway = gateway_of(gateway_home)
+    for _ in range(core.QUICK_STREAK):
+        gateway.call("where")
+    caller = Caller("test", "1", "test")
+    HELD.clear()
+    HOLDING.clear()
+
+    async def both() -> tuple[str, str]:
+        async with anyio.create_task_group() as tasks:
+            held: list[str] = []
+
+            async def holding() -> None:
+                held.append((await gateway.call_tool("hold", {}, caller)).text)
+
+            tasks.start_soon(holding)
+            await anyio.to_thread.run_sync(HOLDING.wait, 30)
+            beside = (await gateway.call_tool("where", {}, caller)).text
+            HELD.set()
+        return beside, held[0]
+
+    beside, held = anyio.run(both)
+    assert beside.startswith("gateway-worker") and held == "let go"
+    assert gateway.call("where").text == LOOP  # the plugin's other call is over: back on the loop
