@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import resource as _resource
 import threading
 import time
 import traceback
@@ -47,11 +48,10 @@ T = TypeVar("T")
 
 PAGE_SIZE = 100
 
-# A read-only tool whose synchronous function answered within QUICK_SECONDS of work (and QUICK_WALL_SECONDS of
-# waiting) each of the last `needed` times runs on the event loop's own thread, not a worker (see `Pace`). `needed`
+# A read-only tool whose synchronous function answered within QUICK_SECONDS of its thread's CPU, without waiting on
+# anything, each of the last `needed` times runs on the event loop's own thread, not a worker (see `Pace`). `needed`
 # starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took longer after all.
 QUICK_SECONDS = 0.001
-QUICK_WALL_SECONDS = 0.02
 QUICK_STREAK = 8
 QUICK_STREAK_MAX = 1024
 
@@ -109,21 +109,31 @@ class Catalogue:
     hidden: dict[str, str] = attrs.field(factory=dict)
 
 
+# The kernel counts a thread's voluntary context switches (each wait: a disk, a lock, a sleep, a pipe) apart from
+# the times it was taken off its core; Linux only. Elsewhere no function is taken for quick.
+_RUSAGE_THREAD = getattr(_resource, "RUSAGE_THREAD", None)
+
+
+def _waits() -> int:
+    """How many times this thread has waited on something so far."""
+    return _resource.getrusage(_RUSAGE_THREAD).ru_nvcsw if _RUSAGE_THREAD is not None else -1
+
+
 class Pace:
     """How quickly one read-only tool's function has answered lately: whether its next run may skip the worker.
 
     A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
     quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS of its thread's CPU
-    and QUICK_WALL_SECONDS from start to end (so that a wait on a disk or a lock counts; the wall bound is wider, as
-    a busy machine may take the thread off its core for a few milliseconds, which is no fault of the function's)
-    runs on the loop, unless its plugin has other work under way on another thread (a call on a worker, a refresh)
-    that might hold a lock it would wait on: a ping or another call waits that long, as it waits for the loop's own
-    work. Its deadline
+    and never waited (no voluntary context switch: no disk read, lock, sleep or pipe that made the thread wait; the
+    times a busy machine took it off its core are not its doing, and do not count) runs on the loop, unless its
+    plugin has other work under way on another thread (a call on a worker, a refresh) that might hold a lock it
+    would wait on: a ping or another call then waits that long, as it waits for the loop's own work. Its deadline
     holds as on a worker for everything that looks at it (`ctx.deadline.check()`, SQLite work given
     `ctx.interruptible`), and an answer given after it is replaced by the deadline's sentence. One run on the loop
-    over either bound sends the function back to the workers until it has been quick twice as many times in a row;
-    one that fails there (a function that needs a thread of its own) is run again on a worker, which a read-only
-    function allows, and stays on the workers.
+    over the bound, or that waited, sends the function back to the workers until it has been quick twice as many
+    times in a row; one that fails there (a function that needs a thread of its own) is run again on a worker,
+    which a read-only function allows, and stays on the workers. Where the kernel does not count waits (not Linux),
+    every run stays on the workers.
     """
 
     __slots__ = ("needed", "pinned", "streak")
@@ -131,7 +141,7 @@ class Pace:
     def __init__(self) -> None:
         self.streak = 0  # quick runs in a row
         self.needed = QUICK_STREAK
-        self.pinned = False  # failed on the loop once: the workers' for good
+        self.pinned = _RUSAGE_THREAD is None  # failed on the loop once (or no count of waits): the workers' for good
 
     @property
     def quick(self) -> bool:
@@ -139,25 +149,24 @@ class Pace:
 
     def timed(self, run: Callable[[], T]) -> T:
         """`run()`, its time counted in the streak (on whichever thread runs it)."""
-        started, worked = time.perf_counter(), time.thread_time()
+        worked, waited = time.thread_time(), _waits()
         try:
             return run()
         finally:
-            quick = (time.thread_time() - worked <= QUICK_SECONDS
-                     and time.perf_counter() - started <= QUICK_WALL_SECONDS)
+            quick = time.thread_time() - worked <= QUICK_SECONDS and _waits() == waited
             self.streak = self.streak + 1 if quick else 0
 
     def on_loop(self, run: Callable[[], T]) -> T:
         """`run()` on the loop's thread; a slow run doubles the streak the next one there needs."""
-        started, worked = time.perf_counter(), time.thread_time()
+        started, worked, waited = time.perf_counter(), time.thread_time(), _waits()
         try:
             return run()
         finally:
-            took, work = time.perf_counter() - started, time.thread_time() - worked
-            if work > QUICK_SECONDS or took > QUICK_WALL_SECONDS:
+            work, waits = time.thread_time() - worked, _waits() - waited
+            if work > QUICK_SECONDS or waits:
                 self.streak, self.needed = 0, min(self.needed * 2, QUICK_STREAK_MAX)
-                log.info("a quick tool was slow on the event loop: back to the workers", ms=round(took * 1000, 1),
-                         cpu_ms=round(work * 1000, 1), runs_needed=self.needed)
+                log.info("a quick tool was slow on the event loop: back to the workers", cpu_ms=round(work * 1000, 1),
+                         waits=waits, ms=round((time.perf_counter() - started) * 1000, 1), runs_needed=self.needed)
             else:
                 self.streak += 1
 

@@ -72,7 +72,7 @@ def gateway_of(home, timeout: float | None = None):
 @pytest.fixture
 def every_run_quick(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
-    monkeypatch.setattr(core, "QUICK_WALL_SECONDS", 3600.0)
+    monkeypatch.setattr(core, "_waits", lambda: 0)  # no run waits on anything
 
 
 def test_a_read_only_tool_quick_every_time_moves_to_the_loop_after_its_streak(gateway_home, every_run_quick):
@@ -88,9 +88,8 @@ def test_a_writing_tool_always_runs_on_a_worker(gateway_home, every_run_quick):
     assert all(name.startswith("gateway-worker") for name in threads)
 
 
-@pytest.mark.parametrize("bound", ["QUICK_SECONDS", "QUICK_WALL_SECONDS"])
-def test_a_tool_never_quick_stays_on_the_workers(gateway_home, monkeypatch, every_run_quick, bound):
-    monkeypatch.setattr(core, bound, -1.0)  # its work, or its wait (a disk, a lock), over the bound every time
+def test_a_tool_never_quick_stays_on_the_workers(gateway_home, monkeypatch, every_run_quick):
+    monkeypatch.setattr(core, "QUICK_SECONDS", -1.0)  # its work over the bound every time
     gateway = gateway_of(gateway_home)
     threads = {gateway.call("where").text for _ in range(core.QUICK_STREAK + 4)}
     assert all(name.startswith("gateway-worker") for name in threads)
@@ -101,12 +100,26 @@ def test_a_slow_run_on_the_loop_sends_the_tool_back_until_it_is_quick_twice_as_l
     gateway = gateway_of(gateway_home)
     for _ in range(core.QUICK_STREAK):
         gateway.call("where")
-    monkeypatch.setattr(core, "QUICK_WALL_SECONDS", -1.0)  # the next run, on the loop, is slow
+    monkeypatch.setattr(core, "QUICK_SECONDS", -1.0)  # the next run, on the loop, is slow
     assert gateway.call("where").text == LOOP
-    monkeypatch.setattr(core, "QUICK_WALL_SECONDS", 3600.0)
+    monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
     threads = [gateway.call("where").text for _ in range(2 * core.QUICK_STREAK + 1)]
     assert all(name.startswith("gateway-worker") for name in threads[:2 * core.QUICK_STREAK])
     assert threads[-1] == LOOP
+
+
+def test_a_tool_that_waits_on_something_stays_on_the_workers(gateway_home):
+    # A real wait (a sleep, as a disk read or a lock would be), counted by the kernel: whatever its CPU time.
+    import time
+
+    def nap() -> str:
+        time.sleep(0.002)
+        return threading.current_thread().name
+
+    gateway = make_gateway([inline_plugin("napper", tools=[Tool.from_function(nap, read_only=True)])],
+                           config={"gateway": {"plugins": ["napper"]}}, home=gateway_home)
+    threads = {gateway.call("nap").text for _ in range(core.QUICK_STREAK + 4)}
+    assert all(name.startswith("gateway-worker") for name in threads)
 
 
 def test_a_tool_that_fails_on_the_loop_is_answered_from_a_worker_and_stays_there(gateway_home, every_run_quick,
