@@ -1,13 +1,17 @@
 """Side by side, one run, same client: the gateway (every installed plugin on), a bare SDK server, and a plain loop.
 
     .venv/bin/python bench/bench_gateway.py [--rounds 5] [--calls 2000] [--plugins all|hello,...] [--cold-only]
+                                            [--before TREE]
 
 Reports medians over interleaved rounds: cold start to the tools/list answer (wall time, and the server's CPU
 time, user and system, read from /proc when the answer arrives: the steadier figure on a shared machine), sequential and pipelined
 tools/call throughput, p50/p99 latency of sequential calls, peak RSS; and the ratios against the bare SDK.
 By default the gateway serves with every installed plugin on (the built-ins sessions, cron and timeline, and
 any other, mail and spam once installed), as a person's gateway does; the calls go to the example plugin's
-`hello`. `--plugins hello` measures the example plugin alone; `--cold-only` measures only the cold start.
+`hello`. `--plugins hello` measures the example plugin alone; `--cold-only` measures only the cold start;
+`--before TREE` serves another source tree too (`git archive COMMIT | tar -x -C TREE`), in the same rounds.
+The server's CPU time per call (user and system, from /proc) is given beside each rate: the steadier figure when
+other work shares the machine. The machine's load average is printed with the table.
 """
 
 from __future__ import annotations
@@ -46,8 +50,10 @@ def line(message: dict) -> bytes:
 class Server:
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
         self.started = time.perf_counter()
+        # Started in the home, not here: `python -m` puts its working folder first on the path, which in a checkout
+        # would serve that checkout's gateway whatever PYTHONPATH names (`--before`).
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=env, bufsize=0)
+                                        stderr=subprocess.DEVNULL, env=env, bufsize=0, cwd=env["HOME"])
 
     def send(self, data: bytes) -> None:
         self.process.stdin.write(data)
@@ -97,6 +103,7 @@ def one_round(command: list[str], env: dict[str, str], calls: int) -> dict[str, 
         server.send(call(10 + i))
         server.read()
     latencies = []
+    cpu_before = server.cpu_ms()
     start = time.perf_counter()
     for i in range(calls):
         before = time.perf_counter()
@@ -105,13 +112,16 @@ def one_round(command: list[str], env: dict[str, str], calls: int) -> dict[str, 
         latencies.append(time.perf_counter() - before)
         assert "result" in answer, answer
     sequential = calls / (time.perf_counter() - start)
+    sequential_cpu = (server.cpu_ms() - cpu_before) / calls
     payload = b"".join(call(100000 + i) for i in range(calls))
+    cpu_before = server.cpu_ms()
     start = time.perf_counter()
     writer = threading.Thread(target=server.send, args=(payload,))
     writer.start()
     for _ in range(calls):
         server.read()
     pipelined = calls / (time.perf_counter() - start)
+    pipelined_cpu = (server.cpu_ms() - cpu_before) / calls
     writer.join()
     latencies.sort()
     rss = server.peak_rss_mb()
@@ -121,6 +131,8 @@ def one_round(command: list[str], env: dict[str, str], calls: int) -> dict[str, 
         "cold_start_cpu_ms": cold_cpu,
         "sequential_calls_per_s": sequential,
         "pipelined_calls_per_s": pipelined,
+        "sequential_cpu_ms_call": sequential_cpu,
+        "pipelined_cpu_ms_call": pipelined_cpu,
         "p50_ms": latencies[len(latencies) // 2] * 1000,
         "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
         "peak_rss_mb": rss,
@@ -133,6 +145,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--plugins", default="all", help="all (every installed plugin, the default) or a comma list")
     parser.add_argument("--cold-only", action="store_true", help="measure the cold start only (no calls)")
+    parser.add_argument("--before", type=Path, default=None, metavar="TREE",
+                        help="also serve this source tree (a checkout or `git archive` of another commit)")
     options = parser.parse_args()
     plugins = installed_plugins() if options.plugins == "all" else options.plugins.split(",")
     if "hello" not in plugins and not options.cold_only:
@@ -148,6 +162,11 @@ def main() -> None:
         "bare SDK": [python, str(HERE / "servers" / "bare_sdk.py")],
         "plain loop": [python, str(HERE / "servers" / "floor.py")],
     }
+    envs = {name: env for name in servers}
+    if options.before is not None:
+        servers["before"] = [python, "-m", "gateway", "serve"]
+        tree = options.before.resolve()
+        envs["before"] = {**env, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "plugins")])}
     if options.cold_only:
         del servers["plain loop"]  # it lists no tools
     print(f"gateway plugins on: {', '.join(plugins)}", file=sys.stderr)
@@ -156,7 +175,7 @@ def main() -> None:
         # Interleaved, so drift hits all alike; the order flips each round, so going first (cold caches) does too.
         order = list(servers.items()) if round_number % 2 == 0 else list(reversed(servers.items()))
         for name, command in order:
-            results[name].append(one_round(command, env, calls))
+            results[name].append(one_round(command, envs[name], calls))
         print(f"round {round_number + 1}/{options.rounds} done", file=sys.stderr)
     medians = {name: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for name, runs in results.items()}
     keys = list(next(iter(medians.values())))
@@ -164,8 +183,9 @@ def main() -> None:
     for key in keys:
         ratio = medians["gateway"][key] / medians["bare SDK"][key]
         print(f"{key:24}" + "".join(f"{medians[n][key]:14.2f}" for n in servers) + f"{ratio:14.2f}")
-    print(f"\n{options.rounds} rounds, {calls} calls each; medians; gateway plugins on: {', '.join(plugins)}. "
-          "Targets: cold start ratio <= 1.1, throughput ratio >= 1.5.")
+    print(f"\n{options.rounds} rounds, {calls} calls each; medians; gateway plugins on: {', '.join(plugins)}; "
+          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end "
+          f"({os.cpu_count()} cores). Targets: cold start ratio <= 1.1, sequential calls ratio >= 1.0.")
 
 
 if __name__ == "__main__":

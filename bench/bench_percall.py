@@ -27,9 +27,10 @@ Stages (what each holds, as the served process runs them; indented ones are insi
         arguments checked        against the tool's input schema
         context                  the plugin's settings and the call's Context
         refresh check            the plugin's store brought up to date (nothing new: a look)
-        run (loop side)          the hop to a worker thread and back, as the event loop's thread pays it
-          worker: tool             the tool's own function (on the worker thread)
-          worker: masks            the core's masks over its answer (on the worker thread)
+        run (loop side)          the hop to a worker thread and back, as the event loop's thread pays it; for a
+                                 read-only tool quick every time lately, its run on the loop's own thread instead
+          worker: tool             the tool's own function (on the worker thread, or the loop's for a quick tool)
+          worker: masks            the core's masks over its answer (likewise)
         output checked           the data against the tool's output schema
         audit line               the line made, chained, written
       server: result           the answer made the SDK's CallToolResult
@@ -207,9 +208,11 @@ class Served:
         if source is not None:
             env["PYTHONPATH"] = os.pathsep.join([str(source), str(source / "plugins")])
         self.out = out
+        # Started in the home, not here: `python -c` puts its working folder first on the path, which in a checkout
+        # would serve that checkout's gateway whatever PYTHONPATH names.
         self.process = subprocess.Popen(
             [sys.executable, "-c", STAGED, str(out), "staged" if staged else "plain", json.dumps(STAGES)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0, cwd=home)
         self.number = 0
         self.ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                 "clientInfo": {"name": "bench-percall", "version": "1"}})

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import resource as _resource
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
@@ -44,6 +47,13 @@ log = structlog.get_logger("gateway")
 T = TypeVar("T")
 
 PAGE_SIZE = 100
+
+# A read-only tool whose synchronous function answered within QUICK_SECONDS of its thread's CPU, without waiting on
+# anything, each of the last `needed` times runs on the event loop's own thread, not a worker (see `Pace`). `needed`
+# starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took longer after all.
+QUICK_SECONDS = 0.001
+QUICK_STREAK = 8
+QUICK_STREAK_MAX = 1024
 
 
 class NotFound(LookupError):
@@ -99,6 +109,68 @@ class Catalogue:
     hidden: dict[str, str] = attrs.field(factory=dict)
 
 
+# The kernel counts a thread's voluntary context switches (each wait: a disk, a lock, a sleep, a pipe) apart from
+# the times it was taken off its core; Linux only. Elsewhere no function is taken for quick.
+_RUSAGE_THREAD = getattr(_resource, "RUSAGE_THREAD", None)
+
+
+def _waits() -> int:
+    """How many times this thread has waited on something so far."""
+    return _resource.getrusage(_RUSAGE_THREAD).ru_nvcsw if _RUSAGE_THREAD is not None else -1
+
+
+class Pace:
+    """How quickly one read-only tool's function has answered lately: whether its next run may skip the worker.
+
+    A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
+    quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS of its thread's CPU
+    and never waited (no voluntary context switch: no disk read, lock, sleep or pipe that made the thread wait; the
+    times a busy machine took it off its core are not its doing, and do not count) runs on the loop, unless its
+    plugin has other work under way on another thread (a call on a worker, a refresh) that might hold a lock it
+    would wait on: a ping or another call then waits that long, as it waits for the loop's own work. Its deadline
+    holds as on a worker for everything that looks at it (`ctx.deadline.check()`, SQLite work given
+    `ctx.interruptible`), and an answer given after it is replaced by the deadline's sentence. One run on the loop
+    over the bound, or that waited, sends the function back to the workers until it has been quick twice as many
+    times in a row; one that fails there (a function that needs a thread of its own) is run again on a worker,
+    which a read-only function allows, and stays on the workers. Where the kernel does not count waits (not Linux),
+    every run stays on the workers.
+    """
+
+    __slots__ = ("needed", "pinned", "streak")
+
+    def __init__(self) -> None:
+        self.streak = 0  # quick runs in a row
+        self.needed = QUICK_STREAK
+        self.pinned = _RUSAGE_THREAD is None  # failed on the loop once (or no count of waits): the workers' for good
+
+    @property
+    def quick(self) -> bool:
+        return not self.pinned and self.streak >= self.needed
+
+    def timed(self, run: Callable[[], T]) -> T:
+        """`run()`, its time counted in the streak (on whichever thread runs it)."""
+        worked, waited = time.thread_time(), _waits()
+        try:
+            return run()
+        finally:
+            quick = time.thread_time() - worked <= QUICK_SECONDS and _waits() == waited
+            self.streak = self.streak + 1 if quick else 0
+
+    def on_loop(self, run: Callable[[], T]) -> T:
+        """`run()` on the loop's thread; a slow run doubles the streak the next one there needs."""
+        started, worked, waited = time.perf_counter(), time.thread_time(), _waits()
+        try:
+            return run()
+        finally:
+            work, waits = time.thread_time() - worked, _waits() - waited
+            if work > QUICK_SECONDS or waits:
+                self.streak, self.needed = 0, min(self.needed * 2, QUICK_STREAK_MAX)
+                log.info("a quick tool was slow on the event loop: back to the workers", cpu_ms=round(work * 1000, 1),
+                         waits=waits, ms=round((time.perf_counter() - started) * 1000, 1), runs_needed=self.needed)
+            else:
+                self.streak += 1
+
+
 class Gateway:
     """Merges the enabled plugins and runs every call the same way, whoever calls."""
 
@@ -117,6 +189,11 @@ class Gateway:
         # Per plugin: the config its settings were filled from, and those settings (see settings_of).
         self._settings: dict[tuple[str, int], tuple[Config, dict[str, Any]]] = {}
         self.refreshing = Refreshing()
+        # Per read-only tool function: how quickly it answered lately (see Pace).
+        self._paces: dict[Any, Pace] = {}
+        # Per plugin: its functions running on workers now (changed on the loop and on the workers, under the lock).
+        self._working: dict[str, int] = {}
+        self._working_lock = threading.Lock()
 
     # -- configuration and catalogue ------------------------------------------------------------------
 
@@ -392,7 +469,8 @@ class Gateway:
         ctx = self.context(tool.plugin, snapshot, caller, catalogue)
         try:
             still_reading = await self.refresh(tool.plugin, snapshot, caller, ctx)
-            answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin)
+            answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin,
+                                              self._pace(tool))
         except anyio.get_cancelled_exc_class():
             # The host cancelled the call (or its task): no answer leaves, but the call is still written down,
             # since a tool that changes things may have changed something before the cancel reached it.
@@ -417,23 +495,68 @@ class Gateway:
         ]
         return next((note for note in notes if note), None)
 
+    def _busy(self, plugin_name: str) -> bool:
+        """Whether the plugin has work under way on another thread (a call on a worker, a refresh): a quick function
+        of its own might then wait on a lock that work holds, which it must not do on the loop."""
+        if self._working.get(plugin_name):
+            return True
+        refreshes = len(self.registry.get(plugin_name).refreshes)
+        return any(self.refreshing.running(plugin_name if i == 0 else f"{plugin_name}/{i}") for i in range(refreshes))
+
+    def _counted(self, plugin_name: str, run: Callable[[], T]) -> T:
+        """On a worker: `run()`, counted among the plugin's work under way until it returns."""
+        try:
+            return run()
+        finally:
+            with self._working_lock:
+                self._working[plugin_name] -= 1
+
+    async def _in_worker(self, plugin_name: str, run: Callable[[], T]) -> T:
+        """`run()` on a worker, counted as the plugin's work under way (see `_busy`) from now until it returns,
+        whenever that is (a wait cancelled at the deadline leaves it running; one never started leaves the plugin
+        counted busy, which only keeps its quick functions on the workers)."""
+        with self._working_lock:
+            self._working[plugin_name] = self._working.get(plugin_name, 0) + 1
+        return await run_in_worker(partial(self._counted, plugin_name, run))
+
+    def _pace(self, tool: Tool) -> Pace | None:
+        """The tool's Pace when its runs may go on the loop (a read-only tool's synchronous function), else None."""
+        if not tool.read_only:
+            return None
+        pace = self._paces.get(tool.function)
+        if pace is None:
+            if inspect.iscoroutinefunction(tool.function):
+                return None
+            if len(self._paces) >= 4096:  # plugins loaded again and again: the old functions' paces go
+                self._paces.clear()
+            pace = self._paces[tool.function] = Pace()
+        return pace
+
     async def _run(
-        self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str
+        self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str, pace: Pace | None = None
     ) -> tuple[Answer, str]:
         """Run a plugin's function under the call's deadline: a synchronous one on a worker thread (the event
-        loop keeps answering pings and other calls meanwhile), an async one on the loop. Whatever it gives back is
-        masked before it leaves, on the worker when there is one."""
+        loop keeps answering pings and other calls meanwhile), or on the loop when `pace` says it is quick; an async
+        one on the loop. Whatever it gives back is masked before it leaves, on the worker when there is one."""
         deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
         ctx = attrs.evolve(ctx, deadline=deadline)
         bound = partial(function, ctx, **arguments) if wants_context(function) else partial(function, **arguments)
         answer: Answer | None = None
         try:
-            with anyio.move_on_after(deadline.seconds):
-                if inspect.iscoroutinefunction(function):
-                    answer = masked_answer(Answer.of(await bound()))
-                else:
-                    result = await run_in_worker(partial(_answer_of, bound))
-                    answer = masked_answer(Answer.of(await result)) if inspect.isawaitable(result) else result
+            # A quick function on the loop needs no cancel scope: nothing is waited for.
+            quick = pace is not None and pace.quick and not self._busy(plugin)
+            result: Any = _on_loop(pace, bound, deadline, plugin, what) if quick else _NOT_RUN
+            if result is not _NOT_RUN and not inspect.isawaitable(result):
+                answer = result
+            else:
+                with anyio.move_on_after(deadline.seconds):
+                    if inspect.iscoroutinefunction(function):
+                        answer = masked_answer(Answer.of(await bound()))
+                    else:
+                        if result is _NOT_RUN:
+                            run = partial(_answer_of, bound)
+                            result = await self._in_worker(plugin, run if pace is None else partial(pace.timed, run))
+                        answer = masked_answer(Answer.of(await result)) if inspect.isawaitable(result) else result
         except ToolError as error:
             if not deadline.passed():
                 # A gate's refusal keeps its owners for an in-process caller (`gateway access why`), never sent.
@@ -702,6 +825,26 @@ def _answer_of(bound: Any) -> Any:
     """On a worker: the function's answer, masked there too; an awaitable it returned is left to the loop."""
     result = bound()
     return result if inspect.isawaitable(result) else masked_answer(Answer.of(result))
+
+
+_NOT_RUN = object()
+
+
+def _on_loop(pace: Pace, bound: Any, deadline: Deadline, plugin: str, what: str) -> Any:
+    """A quick read-only function's answer, run on the loop's thread; _NOT_RUN when it failed there with anything
+    but a refusal or its deadline (then it is run again on a worker, and kept on the workers: a function may need a
+    thread of its own, and running a read-only one again changes nothing)."""
+    try:
+        return pace.on_loop(partial(_answer_of, bound))
+    except (ToolError, DeadlinePassed):
+        raise
+    except Exception as error:
+        if deadline.passed():
+            raise  # stopped by its deadline (SQLite's interrupt): answered as such, not run again
+        pace.pinned = True
+        log.info("a quick tool failed on the event loop: run again on a worker, and kept there", plugin=plugin,
+                 what=what, error=type(error).__name__)
+        return _NOT_RUN
 
 
 def _resource_dict(item: Resource | Mapping[str, Any], template: ResourceTemplate | None = None) -> dict[str, Any]:

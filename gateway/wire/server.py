@@ -161,11 +161,10 @@ def _knows_icons(ctx: ServerRequestContext[Any]) -> bool:
     return isinstance(version, str) and version >= ICONS_SINCE
 
 
-async def _server_icon_by_revision(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
-    """The gateway's icon in the initialize result only for a revision that knows icons (the SDK sends it to all),
+def _initialize_by_revision(result: Any) -> Any:
+    """The initialize result with the gateway's icon only for a revision that knows icons (the SDK sends it to all),
     and the tasks capability only for the revision whose core has tasks."""
-    result = await call_next(ctx)
-    if ctx.method != "initialize" or not isinstance(result, dict):
+    if not isinstance(result, dict):
         return result
     revision = str(result.get("protocolVersion", ""))
     if revision < ICONS_SINCE:
@@ -178,21 +177,43 @@ async def _server_icon_by_revision(ctx: ServerRequestContext[Any], call_next: An
     return result
 
 
-def _core_tasks(handlers: _Handlers) -> Any:
-    """2025-11-25: a tools/call with a `task` runs as a task. Here and not in the handler, because the SDK shapes a
-    handler's tools/call result as a CallToolResult, which `{"task": ...}` is not; the request is checked against
-    the revision's schema first, as the SDK checks it."""
+def _core_task_params(handlers: _Handlers, ctx: ServerRequestContext[Any]) -> types.CallToolRequestParams | None:
+    """2025-11-25: a tools/call with a `task` runs as a task; its params, checked against the revision's schema as
+    the SDK checks them (None for any other request). Before the handler, because the SDK shapes a handler's
+    tools/call result as a CallToolResult, which `{"task": ...}` is not."""
+    params = ctx.params if isinstance(ctx.params, dict) else None
+    if (params is None or params.get("task") is None or _revision(ctx) != tasking.CORE_REVISION
+            or not handlers.tasks.available):
+        return None
+    validate_client_request("tools/call", tasking.CORE_REVISION, params)
+    return types.CallToolRequestParams.model_validate(params, by_name=False)
 
-    async def core_tasks(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
-        params = ctx.params if isinstance(ctx.params, dict) else None
-        if (ctx.method != "tools/call" or _revision(ctx) != tasking.CORE_REVISION or params is None
-                or params.get("task") is None or not handlers.tasks.available):
+
+def _middleware(handlers: _Handlers, notifier: Notifier | None) -> Any:
+    """The gateway's one middleware, in one frame per request rather than a chain (each layer is a coroutine more
+    for every request): each live connection tracked for the notifier; tools/call as a 2025-11-25 task; the
+    initialize result shaped by revision; and the core's own faults kept from reaching the wire as the SDK's code-0
+    error with the exception's text (`_shielded`)."""
+
+    async def gateway(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
+        method = ctx.method
+        if notifier is not None and getattr(ctx.session, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
+            # Each live connection, to be told of what a refresh brought in. A 2026-07-28 request has no connection
+            # that outlives it: that era hears through subscriptions/listen (the `listen` handler).
+            notifier.connected(ctx.session, _caller(ctx, ""))  # its profile, for what it may hear
+        try:
+            if method == "tools/call":
+                typed = _core_task_params(handlers, ctx)
+                if typed is not None:
+                    return await handlers.call_as_core_task(ctx, typed)
+                return await call_next(ctx)
+            if method == "initialize":
+                return _initialize_by_revision(await call_next(ctx))
             return await call_next(ctx)
-        validate_client_request("tools/call", tasking.CORE_REVISION, params)
-        typed = types.CallToolRequestParams.model_validate(params, by_name=False)
-        return await handlers.call_as_core_task(ctx, typed)
+        except Exception as error:
+            raise _shielded(ctx, error) from None
 
-    return core_tasks
+    return gateway
 
 
 class _Handlers:
@@ -269,8 +290,12 @@ class _Handlers:
             if started is not None:
                 return started
         try:
-            async with progress_of_call(_progress_sender(ctx)):
+            sender = _progress_sender(ctx)
+            if sender is None:  # most calls: no progress to carry, no task group to start for it
                 answer = await self.gateway.call_tool(params.name, params.arguments, _caller(ctx, self.transport))
+            else:
+                async with progress_of_call(sender):
+                    answer = await self.gateway.call_tool(params.name, params.arguments, _caller(ctx, self.transport))
         except NotFound as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
         return _call_result(answer)
@@ -598,9 +623,8 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         on_get_prompt=handlers.get_prompt,
         on_completion=handlers.completion,
     )
-    # We keep no OpenTelemetry (its middleware is per-call cost for nothing here); our one middleware keeps
-    # the core's own faults from reaching the wire as the SDK's code-0 error with the exception's text.
-    server.middleware = [_shield, _server_icon_by_revision, _core_tasks(handlers)]
+    # We keep no OpenTelemetry (its middleware is per-call cost for nothing here): our one middleware is all.
+    server.middleware = [_middleware(handlers, notifier)]
     server.add_request_handler("tasks/get", types.GetTaskRequestParams, handlers.get_task)
     server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, handlers.task_result)
     server.add_request_handler("tasks/list", types.PaginatedRequestParams, handlers.list_tasks)
@@ -608,14 +632,13 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
     server.add_request_handler("tasks/update", UpdateTaskParams, handlers.update_task)
     server.tasks = handlers.tasks
     if notifier is not None:
-        server.middleware.insert(0, _tracking(notifier))
         server.notifying = True
     return server
 
 
 def _task_capabilities(found: types.ServerCapabilities, revision: str | None) -> types.ServerCapabilities:
     """Tasks, declared as each revision defines them: the extension on 2026-07-28 (`server/discover` asks with
-    the revision); `capabilities.tasks` in the handshake's options, which `_server_icon_by_revision` takes out
+    the revision); `capabilities.tasks` in the handshake's options, which `_initialize_by_revision` takes out
     again for every revision but 2025-11-25."""
     if revision in tasking.EXTENSION_REVISIONS:
         return found.model_copy(update={"extensions": {**(found.extensions or {}), tasking.EXTENSION: {}}})
@@ -656,17 +679,6 @@ def _params_problems(error: ValidationError) -> list[dict[str, str]]:
             where = "params." + where if where else "params"
         problems.append({"field": where, "problem": str(item.get("msg", ""))})
     return problems
-
-
-def _tracking(notifier: Notifier) -> Any:
-    async def track(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
-        # Each live connection, to be told of what a refresh brought in. A 2026-07-28 request has no connection
-        # that outlives it: that era hears through subscriptions/listen (the `listen` handler).
-        if getattr(ctx.session, "protocol_version", None) not in MODERN_PROTOCOL_VERSIONS:
-            notifier.connected(ctx.session, _caller(ctx, ""))  # its profile, for what it may hear
-        return await call_next(ctx)
-
-    return track
 
 
 SUBSCRIBED_POLL_SECONDS = 5.0
@@ -788,24 +800,25 @@ async def serving(gateway: Gateway, server: Server[Any], notifier: Notifier, rea
         tasks.cancel_scope.cancel()
 
 
-async def _shield(ctx: ServerRequestContext[Any], call_next: Any) -> Any:
-    try:
-        return await call_next(ctx)
-    except MCPError as error:
+def _shielded(ctx: ServerRequestContext[Any], error: Exception) -> Exception:
+    """What a request's failure is raised as: the SDK's bare -32602s with their cause said, a pydantic error in
+    params as a sentence naming the fields, the core's own faults as an internal error whose details go to the log
+    only; the others as they are."""
+    if isinstance(error, MCPError):
         if error.error.code == INVALID_PARAMS and error.error.message == _SDK_INVALID_PARAMS and not error.error.data:
-            raise MCPError(INVALID_PARAMS, _NOT_INITIALIZED, {"method": ctx.method}) from None
-        raise
-    except ValidationError as error:
+            return MCPError(INVALID_PARAMS, _NOT_INITIALIZED, {"method": ctx.method})
+        return error
+    if isinstance(error, ValidationError):
         problems = _params_problems(error)
         said = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
-        raise MCPError(
+        return MCPError(
             INVALID_PARAMS,
             f"Invalid request parameters for {ctx.method}: {said or 'not what the method takes'}.",
             {"method": ctx.method, "problems": problems},
-        ) from None
-    except Exception:
-        log.error("request failed inside the gateway", method=ctx.method, traceback=traceback.format_exc())
-        raise MCPError(-32603, "Internal error in the gateway; the details are in its log (stderr).") from None
+        )
+    log.error("request failed inside the gateway", method=ctx.method,
+              traceback="".join(traceback.format_exception(error)))
+    return MCPError(-32603, "Internal error in the gateway; the details are in its log (stderr).")
 
 
 async def serve_stdio(gateway: Gateway) -> None:

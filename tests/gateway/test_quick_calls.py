@@ -1,0 +1,179 @@
+"""Read-only tools that answered quickly every time lately run on the event loop's thread, without the hop to a
+worker; anything else keeps the worker, and the deadline, the masks and the audit are the same either way.
+
+Whether a run was quick is a matter of time: the tests set the bound (`QUICK_SECONDS`) so that every run is quick,
+or none is, and never assert a duration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import anyio
+import pytest
+
+from gateway import Tool
+from gateway.engine import core
+from gateway.engine.core import Caller
+from gateway.testing import inline_plugin, make_gateway
+
+LOOP = threading.current_thread().name  # `TestGateway.call` runs each call's loop on this thread
+
+
+def where() -> str:
+    return threading.current_thread().name
+
+
+def where_writing() -> str:
+    return threading.current_thread().name
+
+
+def loop_shy() -> str:
+    """A function that needs a thread without a running event loop (as one that starts a loop of its own does)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return threading.current_thread().name
+    raise RuntimeError("an event loop runs on this thread already")
+
+
+def maybe_spin(ctx, spin: bool = False) -> str:
+    while spin:
+        ctx.deadline.check()
+    return "quick"
+
+
+def leaky() -> dict:
+    return {"card": "card 4111 1111 1111 1111", "where": threading.current_thread().name}
+
+
+HELD = threading.Event()
+HOLDING = threading.Event()
+
+
+def hold() -> str:
+    """A call that keeps a worker busy until the test lets it go."""
+    HOLDING.set()
+    HELD.wait(30)
+    return "let go"
+
+
+def tools() -> list[Tool]:
+    read_only = [Tool.from_function(f, read_only=True) for f in (where, loop_shy, maybe_spin, leaky)]
+    return [*read_only, Tool.from_function(where_writing), Tool.from_function(hold)]
+
+
+def gateway_of(home, timeout: float | None = None):
+    config = {"gateway": {"plugins": ["quick"], **({"call_timeout": timeout} if timeout else {})}}
+    return make_gateway([inline_plugin("quick", tools=tools())], config=config, home=home)
+
+
+@pytest.fixture
+def every_run_quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
+    monkeypatch.setattr(core, "_waits", lambda: 0)  # no run waits on anything
+
+
+def test_a_read_only_tool_quick_every_time_moves_to_the_loop_after_its_streak(gateway_home, every_run_quick):
+    gateway = gateway_of(gateway_home)
+    threads = [gateway.call("where").text for _ in range(core.QUICK_STREAK + 2)]
+    assert all(name.startswith("gateway-worker") for name in threads[:core.QUICK_STREAK])
+    assert threads[core.QUICK_STREAK:] == [LOOP, LOOP]
+
+
+def test_a_writing_tool_always_runs_on_a_worker(gateway_home, every_run_quick):
+    gateway = gateway_of(gateway_home)
+    threads = {gateway.call("where_writing").text for _ in range(core.QUICK_STREAK + 4)}
+    assert all(name.startswith("gateway-worker") for name in threads)
+
+
+def test_a_tool_never_quick_stays_on_the_workers(gateway_home, monkeypatch, every_run_quick):
+    monkeypatch.setattr(core, "QUICK_SECONDS", -1.0)  # its work over the bound every time
+    gateway = gateway_of(gateway_home)
+    threads = {gateway.call("where").text for _ in range(core.QUICK_STREAK + 4)}
+    assert all(name.startswith("gateway-worker") for name in threads)
+
+
+def test_a_slow_run_on_the_loop_sends_the_tool_back_until_it_is_quick_twice_as_long(gateway_home, monkeypatch,
+                                                                                     every_run_quick):
+    gateway = gateway_of(gateway_home)
+    for _ in range(core.QUICK_STREAK):
+        gateway.call("where")
+    monkeypatch.setattr(core, "QUICK_SECONDS", -1.0)  # the next run, on the loop, is slow
+    assert gateway.call("where").text == LOOP
+    monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
+    threads = [gateway.call("where").text for _ in range(2 * core.QUICK_STREAK + 1)]
+    assert all(name.startswith("gateway-worker") for name in threads[:2 * core.QUICK_STREAK])
+    assert threads[-1] == LOOP
+
+
+def test_a_tool_that_waits_on_something_stays_on_the_workers(gateway_home):
+    # A real wait (a sleep, as a disk read or a lock would be), counted by the kernel: whatever its CPU time.
+    import time
+
+    def nap() -> str:
+        time.sleep(0.002)
+        return threading.current_thread().name
+
+    gateway = make_gateway([inline_plugin("napper", tools=[Tool.from_function(nap, read_only=True)])],
+                           config={"gateway": {"plugins": ["napper"]}}, home=gateway_home)
+    threads = {gateway.call("nap").text for _ in range(core.QUICK_STREAK + 4)}
+    assert all(name.startswith("gateway-worker") for name in threads)
+
+
+def test_a_tool_that_fails_on_the_loop_is_answered_from_a_worker_and_stays_there(gateway_home, every_run_quick,
+                                                                                audit_lines):
+    gateway = gateway_of(gateway_home)
+    answers = [gateway.call("loop_shy") for _ in range(core.QUICK_STREAK + 3)]
+    assert not any(answer.is_error for answer in answers)
+    assert all(answer.text.startswith("gateway-worker") for answer in answers)
+    assert [line["outcome"] for line in audit_lines()] == ["ok"] * len(answers)
+
+
+def test_the_deadline_holds_on_the_loop(gateway_home, every_run_quick, audit_lines):
+    gateway = gateway_of(gateway_home, timeout=0.2)
+    for _ in range(core.QUICK_STREAK):
+        assert gateway.call("maybe_spin").text == "quick"
+    answer = gateway.call("maybe_spin", {"spin": True})
+    assert answer.is_error and "took longer than 0.2 s and was stopped" in answer.text
+    assert audit_lines()[-1]["outcome"] == "timeout"
+
+
+def test_an_answer_made_on_the_loop_is_masked_and_audited_like_one_from_a_worker(gateway_home, every_run_quick,
+                                                                                 audit_lines):
+    gateway = gateway_of(gateway_home)
+    answers = [gateway.call("leaky") for _ in range(core.QUICK_STREAK + 1)]
+    assert answers[0].data["where"].startswith("gateway-worker") and answers[-1].data["where"] == LOOP
+    for answer in answers:
+        assert "4111 1111" not in answer.text and "4111 1111" not in str(answer.data)
+        assert answer.data["card"] == "card [card …1111]"
+    lines = audit_lines()
+    assert len(lines) == len(answers) and {line["outcome"] for line in lines} == {"ok"}
+    assert lines[0].keys() == lines[-1].keys()
+
+
+def test_a_quick_tool_keeps_to_the_workers_while_its_plugin_has_a_call_on_one(gateway_home, every_run_quick):
+    gateway = gateway_of(gateway_home)
+    for _ in range(core.QUICK_STREAK):
+        gateway.call("where")
+    caller = Caller("test", "1", "test")
+    HELD.clear()
+    HOLDING.clear()
+
+    async def both() -> tuple[str, str]:
+        async with anyio.create_task_group() as tasks:
+            held: list[str] = []
+
+            async def holding() -> None:
+                held.append((await gateway.call_tool("hold", {}, caller)).text)
+
+            tasks.start_soon(holding)
+            await anyio.to_thread.run_sync(HOLDING.wait, 30)
+            beside = (await gateway.call_tool("where", {}, caller)).text
+            HELD.set()
+        return beside, held[0]
+
+    beside, held = anyio.run(both)
+    assert beside.startswith("gateway-worker") and held == "let go"
+    assert gateway.call("where").text == LOOP  # the plugin's other call is over: back on the loop
