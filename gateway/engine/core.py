@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import resource as _resource
+import signal
 import threading
 import time
 import traceback
@@ -54,6 +55,10 @@ PAGE_SIZE = 100
 QUICK_SECONDS = 0.001
 QUICK_STREAK = 8
 QUICK_STREAK_MAX = 1024
+# A run on the loop still going after LOOP_LIMIT_SECONDS (wall time: what a ping waits) is stopped by a timer signal
+# and run again on a worker: a tool quick until now that meets new data (a stranger's file, a bigger folder) holds
+# the loop that long at most, not for its whole reading.
+LOOP_LIMIT_SECONDS = 0.05
 
 
 class NotFound(LookupError):
@@ -129,7 +134,8 @@ class Pace:
     plugin has other work under way on another thread (a call on a worker, a refresh) that might hold a lock it
     would wait on: a ping or another call then waits that long, as it waits for the loop's own work. Its deadline
     holds as on a worker for everything that looks at it (`ctx.deadline.check()`, SQLite work given
-    `ctx.interruptible`), and an answer given after it is replaced by the deadline's sentence. One run on the loop
+    `ctx.interruptible`), and an answer given after it is replaced by the deadline's sentence; a run on the loop
+    still going after LOOP_LIMIT_SECONDS is stopped by a timer signal and run again on a worker. One run on the loop
     over the bound, or that waited, sends the function back to the workers until it has been quick twice as many
     times in a row; one that fails there (a function that needs a thread of its own) is run again on a worker,
     which a read-only function allows, and stays on the workers. Where the kernel does not count waits (not Linux),
@@ -157,13 +163,18 @@ class Pace:
             self.streak = self.streak + 1 if quick else 0
 
     def on_loop(self, run: Callable[[], T]) -> T:
-        """`run()` on the loop's thread; a slow run doubles the streak the next one there needs."""
+        """`run()` on the loop's thread; a slow run (or one stopped past the limit) doubles the streak the next one
+        there needs."""
         started, worked, waited = time.perf_counter(), time.thread_time(), _waits()
+        overran = False
         try:
             return run()
+        except _LoopOverrun:
+            overran = True
+            raise
         finally:
             work, waits = time.thread_time() - worked, _waits() - waited
-            if work > QUICK_SECONDS or waits:
+            if work > QUICK_SECONDS or waits or overran:
                 self.streak, self.needed = 0, min(self.needed * 2, QUICK_STREAK_MAX)
                 log.info("a quick tool was slow on the event loop: back to the workers", cpu_ms=round(work * 1000, 1),
                          waits=waits, ms=round((time.perf_counter() - started) * 1000, 1), runs_needed=self.needed)
@@ -544,7 +555,7 @@ class Gateway:
         answer: Answer | None = None
         try:
             # A quick function on the loop needs no cancel scope: nothing is waited for.
-            quick = pace is not None and pace.quick and not self._busy(plugin)
+            quick = pace is not None and pace.quick and _can_stop_on_loop() and not self._busy(plugin)
             result: Any = _on_loop(pace, bound, deadline, plugin, what) if quick else _NOT_RUN
             if result is not _NOT_RUN and not inspect.isawaitable(result):
                 answer = result
@@ -830,12 +841,43 @@ def _answer_of(bound: Any) -> Any:
 _NOT_RUN = object()
 
 
-def _on_loop(pace: Pace, bound: Any, deadline: Deadline, plugin: str, what: str) -> Any:
-    """A quick read-only function's answer, run on the loop's thread; _NOT_RUN when it failed there with anything
-    but a refusal or its deadline (then it is run again on a worker, and kept on the workers: a function may need a
-    thread of its own, and running a read-only one again changes nothing)."""
+class _LoopOverrun(BaseException):
+    """Raised into a function run on the loop that is still going after LOOP_LIMIT_SECONDS (a BaseException, so
+    that a plugin's `except Exception` does not take it for one of its own failures)."""
+
+
+def _overrun(_signum: int, _frame: Any) -> None:
+    raise _LoopOverrun
+
+
+def _can_stop_on_loop() -> bool:
+    """Whether a run on this thread can be stopped by a timer signal: Python runs signal handlers on the main
+    thread only (where `gateway serve` runs its loop)."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+def _stopped_past_limit(run: Callable[[], T]) -> T:
+    """`run()`, interrupted by _LoopOverrun when it is still going after LOOP_LIMIT_SECONDS."""
+    previous = signal.signal(signal.SIGALRM, _overrun)
+    signal.setitimer(signal.ITIMER_REAL, LOOP_LIMIT_SECONDS)
     try:
-        return pace.on_loop(partial(_answer_of, bound))
+        return run()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _on_loop(pace: Pace, bound: Any, deadline: Deadline, plugin: str, what: str) -> Any:
+    """A quick read-only function's answer, run on the loop's thread; _NOT_RUN when it ran past LOOP_LIMIT_SECONDS
+    (stopped, then run again on a worker; its streak starts again and must be twice as long) or failed there with
+    anything but a refusal or its deadline (then it is run again on a worker, and kept on the workers: a function
+    may need a thread of its own). Running a read-only function again changes nothing."""
+    try:
+        return pace.on_loop(partial(_stopped_past_limit, partial(_answer_of, bound)))
+    except _LoopOverrun:
+        log.info("a quick tool ran past its limit on the event loop: stopped, run again on a worker", plugin=plugin,
+                 what=what, limit_ms=round(LOOP_LIMIT_SECONDS * 1000))
+        return _NOT_RUN
     except (ToolError, DeadlinePassed):
         raise
     except Exception as error:

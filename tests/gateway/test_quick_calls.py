@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import anyio
 import pytest
@@ -44,6 +45,20 @@ def maybe_spin(ctx, spin: bool = False) -> str:
     return "quick"
 
 
+RUNS: list[str] = []
+
+
+def turns_slow(slow: bool = False) -> str:
+    """Quick, until it meets new data: then, on the loop's thread, pure Python work for up to a minute that looks
+    at no deadline (a stranger's file being read); on a worker it is quick again."""
+    RUNS.append(threading.current_thread().name)
+    if slow and threading.current_thread() is threading.main_thread():
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            pass
+    return threading.current_thread().name
+
+
 def leaky() -> dict:
     return {"card": "card 4111 1111 1111 1111", "where": threading.current_thread().name}
 
@@ -60,7 +75,7 @@ def hold() -> str:
 
 
 def tools() -> list[Tool]:
-    read_only = [Tool.from_function(f, read_only=True) for f in (where, loop_shy, maybe_spin, leaky)]
+    read_only = [Tool.from_function(f, read_only=True) for f in (where, loop_shy, maybe_spin, leaky, turns_slow)]
     return [*read_only, Tool.from_function(where_writing), Tool.from_function(hold)]
 
 
@@ -177,3 +192,19 @@ def test_a_quick_tool_keeps_to_the_workers_while_its_plugin_has_a_call_on_one(ga
     beside, held = anyio.run(both)
     assert beside.startswith("gateway-worker") and held == "let go"
     assert gateway.call("where").text == LOOP  # the plugin's other call is over: back on the loop
+
+
+def test_a_quick_tool_that_turns_slow_on_the_loop_is_stopped_and_answered_from_a_worker(gateway_home,
+                                                                                     every_run_quick, audit_lines):
+    gateway = gateway_of(gateway_home)
+    for _ in range(core.QUICK_STREAK):
+        gateway.call("turns_slow")
+    assert gateway.call("turns_slow").text == LOOP
+    RUNS.clear()
+    answer = gateway.call("turns_slow", {"slow": True})
+    assert not answer.is_error and answer.text.startswith("gateway-worker"), answer.text
+    assert RUNS[0] == LOOP and RUNS[1].startswith("gateway-worker")  # stopped on the loop, run again on a worker
+    assert audit_lines()[-1]["outcome"] == "ok"
+    # Back to the workers until quick twice as long in a row (the run again on a worker was the first of them).
+    threads = [gateway.call("turns_slow").text for _ in range(2 * core.QUICK_STREAK)]
+    assert all(name.startswith("gateway-worker") for name in threads[:-1]) and threads[-1] == LOOP
