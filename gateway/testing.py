@@ -5,6 +5,8 @@
   built from the given plugin modules; ``.call(tool, arguments)`` answers exactly as a host's call would
   (arguments checked, gate, masks, audit), ``.read(uri)``, ``.list_tools()``, ``.list_resources()``.
 - ``audit_lines``: the parsed audit log of ``gateway_home``.
+- ``computer_zone_is``: call it with an IANA name to make that the computer's zone for the test ($TZ, read by
+  the C library and ``gateway.computer_zone``); the zone before is put back after.
 - ``serve_client(home, ...)``: the SDK's own client connected to a real ``gateway serve`` subprocess.
 - ``check_closed_project(home, plugin=..., canary=..., samples=[Sample(kind, route), ...])``: the closed-project
   check a plugin runs on itself (see ``gateway.canary``): a canary in things placed by each route kind is in no
@@ -13,6 +15,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -106,6 +110,23 @@ def gateway_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("GATEWAY_CONFIG", raising=False)
     return home
+
+
+@pytest.fixture
+def computer_zone_is() -> Iterator[Callable[[str], None]]:
+    """Call it with an IANA name ("Europe/Paris") to make that the computer's zone for the rest of the test."""
+    before = os.environ.get("TZ")
+
+    def computer_zone_is(name: str) -> None:
+        os.environ["TZ"] = name
+        time.tzset()
+
+    yield computer_zone_is
+    if before is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
 
 
 @pytest.fixture

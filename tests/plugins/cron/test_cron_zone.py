@@ -4,21 +4,15 @@ zone is taken by its name, not by the offset it has on the day of the call."""
 from __future__ import annotations
 
 import datetime as dt
-import time
-from collections.abc import Iterator
 
 import pytest
 from gateway_cron.schedule import next_run
 
 
 @pytest.fixture
-def in_paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The computer's zone is Europe/Paris ($TZ), for this test alone."""
-    monkeypatch.setenv("TZ", "Europe/Paris")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+def in_paris(computer_zone_is) -> None:  # noqa: ANN001
+    """The computer's zone is Europe/Paris, for this test alone."""
+    computer_zone_is("Europe/Paris")
 
 
 @pytest.mark.parametrize(("evening", "morning"), [

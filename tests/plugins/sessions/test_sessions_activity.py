@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import shlex
 import sqlite3
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import gateway_sessions
@@ -93,25 +91,11 @@ def _sessions(places: dict[str, Path]) -> list[Session]:
     return [through_link, plain, closed]
 
 
-def _computer_zone(monkeypatch: pytest.MonkeyPatch, name: str) -> Iterator[None]:
-    """The computer's zone is `name` ($TZ) while the test runs: agent_week counts days in the computer's zone."""
-    monkeypatch.setenv("TZ", name)
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
 @pytest.fixture
-def in_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def in_utc(computer_zone_is) -> None:  # noqa: ANN001
     """The days below are UTC days: on a contributor's computer in another zone too (a session at 09:00 UTC is
     still the day before in Hawaii)."""
-    yield from _computer_zone(monkeypatch, "UTC")
-
-
-@pytest.fixture
-def in_paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    yield from _computer_zone(monkeypatch, "Europe/Paris")
+    computer_zone_is("UTC")
 
 
 @pytest.fixture
@@ -292,13 +276,13 @@ def test_a_card_number_in_a_path_is_masked_in_every_answer_that_names_the_path(a
 
 
 @pytest.mark.parametrize(("computer", "gateway_zone"), [("Europe/Paris", None), ("UTC", "Europe/Paris")])
-def test_agent_week_cuts_each_day_at_its_own_midnight_in_summer_and_in_winter(worktree, monkeypatch, computer,
+def test_agent_week_cuts_each_day_at_its_own_midnight_in_summer_and_in_winter(worktree, computer_zone_is, computer,
                                                                                gateway_zone):
     """22:30 UTC is 23:30 the same day in Paris in winter (+01:00) and 00:30 the next day in summer (+02:00):
     whatever the season of the day the test runs, one of the two has another offset than today. Paris is the
     computer's zone, or `[gateway] timezone` on a computer in UTC."""
-    for _ in _computer_zone(monkeypatch, computer):
-        _agent_week_in_paris(worktree, gateway_zone)
+    computer_zone_is(computer)
+    _agent_week_in_paris(worktree, gateway_zone)
 
 
 def _agent_week_in_paris(worktree: dict[str, Path], gateway_zone: str | None) -> None:

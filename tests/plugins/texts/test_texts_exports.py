@@ -174,13 +174,9 @@ def test_a_region_changed_reads_the_exports_again(gateway_home: Path) -> None:
 
 
 @pytest.fixture
-def in_paris(monkeypatch: pytest.MonkeyPatch):
-    """The computer's zone is Europe/Paris ($TZ), for this test alone."""
-    monkeypatch.setenv("TZ", "Europe/Paris")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+def in_paris(computer_zone_is) -> None:  # noqa: ANN001
+    """The computer's zone is Europe/Paris, for this test alone."""
+    computer_zone_is("Europe/Paris")
 
 
 def test_in_the_computers_zone_a_text_of_summer_and_one_of_winter_each_show_their_own_hour(

@@ -3,8 +3,6 @@ summer alike: the zone is taken by its name, not by the offset it has on the day
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,13 +21,9 @@ NIGHTS = {
 
 
 @pytest.fixture
-def in_paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The computer's zone is Europe/Paris ($TZ), for this test alone."""
-    monkeypatch.setenv("TZ", "Europe/Paris")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+def in_paris(computer_zone_is) -> None:  # noqa: ANN001
+    """The computer's zone is Europe/Paris, for this test alone."""
+    computer_zone_is("Europe/Paris")
 
 
 def test_a_night_across_midnight_is_cut_at_the_persons_midnight_in_winter_and_in_summer(
