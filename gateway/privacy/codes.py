@@ -401,8 +401,19 @@ def mask_codes(text: str, other_digits: bool = False, named: bool = False) -> st
                 spans.append((start, end))
     if not spans and not named_spans:
         return text
+    spans = [_whole_word(plain, start, end) for start, end in spans]
     masked = apply_edits(text, [(start, end, CODE) for start, end in spans + named_spans])
     return mask_named_codes(masked, other_digits) if named_spans else masked
+
+
+def _whole_word(text: str, start: int, end: int) -> tuple[int, int]:
+    """A code's span widened to the letters and digits glued to it: "K7Q9PL482913" is one code, masked whole,
+    never its digits alone (which would leave half of it, and a "K7Q9PL[code]" that reads as a code again)."""
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return start, end
 
 
 # --- codes named in any text --------------------------------------------------------------------------
