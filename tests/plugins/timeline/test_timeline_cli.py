@@ -151,6 +151,9 @@ def test_watch_keeps_importing_and_marks_recording_as_running(gateway_home: Path
         [sys.executable, "-m", "gateway", "timeline", "import", "activitywatch", str(aw.path), "--watch",
          "--every", "0.2"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Ctrl-C as in a terminal: a test run started in the background (a shell's `&`) ignores SIGINT, and an
+        # ignored signal stays ignored in the children it starts.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 30
