@@ -27,6 +27,9 @@ def _request(arguments):
         "argv": arguments,
         "env": dict(os.environ),
         "cwd": os.getcwd(),
+        # Started as the leader of its own process group (the SDK's client does so, to signal the whole tree):
+        # the served process then leads a group of its own, and signals go to that group.
+        "leader": os.getpgid(0) == os.getpid(),
         # What the interpreter decided from the environment at start-up; the fork server declines when its own
         # differs, since a forked process cannot decide it again.
         "encodings": [sys.getfilesystemencoding(), sys.flags.utf8_mode, sys.stdout.encoding if sys.stdout else None,

@@ -9,7 +9,9 @@ child puts the three descriptors in place, closes every other one, changes direc
 wholly, sets the signal handlers as a fresh interpreter has them, and runs `gateway`'s `__main__` as
 `python -m gateway ARGS...` does, ending through the interpreter's ordinary exit. The fork server reaps its
 children and sends each one's exit code or signal back to its launcher, passes on the signals the launcher
-forwards, and kills a child whose launcher went away (as a killed process would have gone with it).
+forwards, and kills a child whose launcher went away (as a killed process would have gone with it). A launcher
+that leads its own process group (the SDK's client starts its server so, to end the whole tree with one signal)
+has its child lead a new session and group, and the signals go to that group.
 
 It declines (the launcher then execs `python -m gateway` itself) a request whose environment differs from its
 own in what the interpreter or an imported library read at start-up: variables named PYTHON* (PYTHONPATH
@@ -58,6 +60,7 @@ class Request:
     env: dict[str, str]
     cwd: str
     encodings: list[object]
+    leader: bool = False
     connection: socket.socket | None = None
     pid: int = 0
     closing: list[object] = field(default_factory=list)
@@ -115,7 +118,7 @@ def _receive(connection: socket.socket) -> Request:
     try:
         asked = json.loads(body)
         return Request(descriptors, list(asked["argv"]), dict(asked["env"]), str(asked["cwd"]),
-                       list(asked["encodings"]), connection)
+                       list(asked["encodings"]), bool(asked.get("leader")), connection)
     except (ValueError, KeyError, TypeError) as error:
         for descriptor in descriptors:
             os.close(descriptor)
@@ -206,11 +209,11 @@ class ForkServer:
         if not data:  # the launcher is gone (killed): its process goes with it, as an exec'd one would
             self._forget_connection(request)
             if request.pid in self.children:
-                _kill(request.pid, signal.SIGKILL)
+                _kill(request, signal.SIGKILL)
             return
         for line in data.split(b"\n"):
             if line.strip().isdigit() and request.pid in self.children:
-                _kill(request.pid, int(line))
+                _kill(request, int(line))
 
     def _reap(self) -> None:
         try:
@@ -249,8 +252,8 @@ class ForkServer:
             request.connection = None
 
     def shut(self) -> None:
-        for pid in list(self.children):
-            _kill(pid, signal.SIGKILL)
+        for request in list(self.children.values()):
+            _kill(request, signal.SIGKILL)
         with contextlib.suppress(OSError):
             os.unlink(self.path)
 
@@ -265,9 +268,13 @@ class ForkServer:
         self.children.clear()
 
 
-def _kill(pid: int, number: int) -> None:
+def _kill(request: Request, number: int) -> None:
+    """Signal a child: its whole group when its launcher led one (as a group signal would have reached it)."""
     with contextlib.suppress(OSError):
-        os.kill(pid, number)
+        if request.leader:
+            os.killpg(request.pid, number)
+        else:
+            os.kill(request.pid, number)
 
 
 def _fresh_signals() -> None:
@@ -304,6 +311,8 @@ def become(server: ForkServer, request: Request) -> None:
     import time
 
     server.leave_to_child()
+    if request.leader:
+        os.setsid()
     if request.connection is not None:
         request.connection.detach()  # closed with the rest below; never by its object, after the number is reused
         request.connection = None

@@ -38,7 +38,7 @@ _report = {
     "cwd": os.getcwd(),
     "argv": sys.argv,
     "orig_argv": sys.orig_argv[1:],
-    "path": sys.path[:2],
+    "path": list(sys.path)[:2],
     "main": getattr(sys.modules["__main__"], "__file__", None),
     "main_spec": getattr(getattr(sys.modules["__main__"], "__spec__", None), "name", None),
     "descriptors": {d: _target(d) for d in sorted(int(n) for n in os.listdir("/proc/self/fd"))},
@@ -47,6 +47,7 @@ _report = {
     "mask": sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
     "streams": [(s.encoding, s.errors, s.line_buffering) for s in (sys.stdin, sys.stdout, sys.stderr)],
     "ppid": os.getppid(),
+    "pid": os.getpid(),
 }
 with open(os.environ["PROBE_OUT"], "w") as out:
     json.dump(_report, out)
@@ -167,14 +168,54 @@ def test_a_signal_the_test_sends_reaches_the_served_process(fork_server, probed,
         out = tmp_path / f"{len(codes)}.json"
         process = subprocess.Popen(command, env={**probed, "PROBE_OUT": str(out)}, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while not out.exists() and time.monotonic() < deadline:  # the probe is written once plugins load
-            time.sleep(0.05)
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # serving, its signal handlers in place
         process.send_signal(signal.SIGTERM)
         codes.append(process.wait(timeout=60))
         process.stdin.close(), process.stdout.close()
-    assert codes[1] == codes[0]
+    assert codes[1] == codes[0] == 0  # the server ends on SIGTERM as it ends on end of input
     assert json.loads(out.read_text())["ppid"] == server.pid
+
+
+def _serving(command: list[str], env: dict[str, str], out: Path, **options) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(command, env={**env, "PROBE_OUT": str(out)}, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **options)
+    process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n")
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    return process
+
+
+def _gone(pid: int) -> bool:
+    """Whether `pid` has ended, waiting for it up to a minute (a guard against a hang, not a time limit)."""
+    for _ in range(1200):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with open(f"/proc/{pid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_group_signal_and_a_killed_launcher_reach_the_served_process(fork_server, probed, tmp_path):
+    socket_path, _ = fork_server
+    # The SDK's client starts its server as a group leader and ends it with a signal to the group.
+    process = _serving(_launcher(socket_path, "serve"), probed, tmp_path / "a.json", start_new_session=True)
+    os.killpg(process.pid, signal.SIGTERM)
+    assert process.wait(timeout=60) == 0
+    assert _gone(json.loads((tmp_path / "a.json").read_text())["pid"])
+    process.stdin.close(), process.stdout.close()
+    # A launcher killed outright takes its served process with it, as SIGKILL would have taken an exec'd one.
+    process = _serving(_launcher(socket_path, "serve"), probed, tmp_path / "b.json")
+    served = json.loads((tmp_path / "b.json").read_text())["pid"]
+    process.kill()
+    assert process.wait(timeout=60) == -signal.SIGKILL
+    assert _gone(served)
+    process.stdin.close(), process.stdout.close()
 
 
 def test_a_launcher_without_a_fork_server_serves_by_exec(probed, tmp_path, monkeypatch):
