@@ -1,8 +1,9 @@
 """The test suite's fork server for `gateway serve` starts: `python -m tests.forkserver.server SOCKET`.
 
 Starting `gateway serve` is almost all importing the MCP SDK. This process imports, once, what every `gateway`
-start imports (the command line and the server, hence the SDK, pydantic, anyio, structlog), and nothing that
-reads the environment, the home or the time zone when imported; then, single-threaded, it listens on the Unix
+start imports (the command line and the server, hence the SDK, pydantic, anyio, structlog), and nothing more:
+no plugin, nothing that reads the home or the time zone when imported (what reads the environment when imported
+is listed below); then, single-threaded, it listens on the Unix
 socket SOCKET (mode 0600). Each request comes from `tests/forkserver/launcher.py`: the launcher's standard input,
 output and error (SCM_RIGHTS), its arguments, environment and working directory. The fork server forks; the
 child puts the three descriptors in place, closes every other one, changes directory, replaces its environment
@@ -16,9 +17,9 @@ has its child lead a new session and group, and the signals go to that group.
 It declines (the launcher then execs `python -m gateway` itself) a request whose environment differs from its
 own in what the interpreter or an imported library read at start-up: variables named PYTHON* (PYTHONPATH
 excepted: its folders are put on `sys.path` as the interpreter would, when no module they hold was imported
-already), OTEL_*, NO_COLOR and FORCE_COLOR (read by structlog and OpenTelemetry at import), a different
-encoding, or a terminal on a standard stream (structlog's import looks for one). It ends when its standard
-input (a pipe from the test session that started it) closes.
+already), OTEL_*, NO_COLOR, FORCE_COLOR and GATEWAY_LOG_LEVEL (read by OpenTelemetry, structlog and the
+gateway's log set-up when imported), a different encoding, or a terminal on a standard stream (structlog's
+import looks for one). It ends when its standard input (a pipe from the test session that started it) closes.
 
 Forked children share the fork server's string-hash seed (a fresh interpreter picks its own); `random` is
 reseeded in each child by Python itself.
@@ -38,8 +39,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Read at import by libraries a `gateway` start imports (see the module docstring), or by the interpreter.
-IMPORT_TIME_VARIABLES = ("NO_COLOR", "FORCE_COLOR")
+# Read at import by the modules a `gateway` start imports (see the module docstring), or by the interpreter:
+# structlog's defaults (NO_COLOR, FORCE_COLOR), the gateway's log set-up (GATEWAY_LOG_LEVEL), OpenTelemetry.
+IMPORT_TIME_VARIABLES = ("NO_COLOR", "FORCE_COLOR", "GATEWAY_LOG_LEVEL")
 IMPORT_TIME_PREFIXES = ("PYTHON", "OTEL_")
 
 
@@ -223,15 +225,17 @@ class ForkServer:
             pass
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
+            code = os.waitstatus_to_exitcode(status)
+            print(f"forkserver: {pid} ended {code} cpu {usage.ru_utime + usage.ru_stime:.3f}", file=sys.stderr,
+                  flush=True)
             request = self.children.pop(pid, None)
             if request is None or request.connection is None:
                 continue
-            code = os.waitstatus_to_exitcode(status)
             _send(request.connection, {"exit": code} if code >= 0 else {"signal": -code})
             self._forget_connection(request)
 
