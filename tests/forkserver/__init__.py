@@ -23,7 +23,7 @@ VARIABLE = "GATEWAY_TEST_LAUNCHER"
 ROOT = Path(__file__).resolve().parents[2]
 # What the fork server leaves out of its own environment: the requests the suite makes carry none of them, and the
 # fork server declines a request that differs from it in any (see server.py).
-_LEFT_OUT_PREFIXES = ("PYTHON", "OTEL_", "LC_")
+_LEFT_OUT_PREFIXES = ("PYTHON", "_PYTHON", "OTEL_", "LC_")
 _LEFT_OUT = ("LANG", "NO_COLOR", "FORCE_COLOR", "GATEWAY_LOG_LEVEL", VARIABLE)
 
 

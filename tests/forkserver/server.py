@@ -42,7 +42,7 @@ from pathlib import Path
 # Read at import by the modules a `gateway` start imports (see the module docstring), or by the interpreter:
 # structlog's defaults (NO_COLOR, FORCE_COLOR), the gateway's log set-up (GATEWAY_LOG_LEVEL), OpenTelemetry.
 IMPORT_TIME_VARIABLES = ("NO_COLOR", "FORCE_COLOR", "GATEWAY_LOG_LEVEL")
-IMPORT_TIME_PREFIXES = ("PYTHON", "OTEL_")
+IMPORT_TIME_PREFIXES = ("PYTHON", "_PYTHON", "OTEL_")  # _PYTHON_*: sysconfig, for cross builds
 
 
 def _preload() -> None:

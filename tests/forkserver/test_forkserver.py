@@ -233,13 +233,18 @@ def test_a_launcher_without_a_fork_server_serves_by_exec(probed, tmp_path, monke
     assert "launcher.py" not in " ".join(report["orig_argv"])
 
 
-def test_a_request_the_fork_server_cannot_stand_for_is_exec_d(fork_server, probed, tmp_path):
+@pytest.mark.parametrize("variable, value", [
+    ("PYTHONWARNINGS", "error::DeprecationWarning"),  # read by the interpreter as it starts
+    ("GATEWAY_LOG_LEVEL", "debug"),  # read when the gateway's log set-up is imported
+    ("NO_COLOR", "1"),  # read when structlog is imported
+])
+def test_a_request_the_fork_server_cannot_stand_for_is_exec_d(fork_server, probed, tmp_path, variable, value):
     socket_path, server = fork_server
-    warned = {**probed, "PYTHONWARNINGS": "error::DeprecationWarning"}  # read by the interpreter as it starts
-    code, report, _, err = _run(_launcher(socket_path, "serve"), warned, tmp_path / "x", tmp_path / "x.json")
+    code, report, _, err = _run(_launcher(socket_path, "serve"), {**probed, variable: value}, tmp_path / "x",
+                                tmp_path / "x.json")
     assert code == 0, err
     assert report["ppid"] != server.pid
-    assert report["env"]["PYTHONWARNINGS"] == "error::DeprecationWarning"
+    assert report["env"][variable] == value
 
 
 def test_serve_client_through_the_fork_server_answers(fork_server, probed, monkeypatch, tmp_path):
