@@ -22,6 +22,13 @@ def _exec_gateway(arguments):
     os.execv(sys.executable, [sys.executable, "-m", "gateway", *arguments])
 
 
+def _ignored():
+    """The signals this process was started with ignored (an exec keeps them so), SIGPIPE and SIGXFSZ aside:
+    the interpreter ignores those itself, whatever it was given."""
+    return [int(number) for number in signal.valid_signals()
+            if number not in (signal.SIGPIPE, signal.SIGXFSZ) and signal.getsignal(number) == signal.SIG_IGN]
+
+
 def _request(arguments):
     return json.dumps({
         "argv": arguments,
@@ -30,6 +37,9 @@ def _request(arguments):
         # Started as the leader of its own process group (the SDK's client does so, to signal the whole tree):
         # the served process then leads a group of its own, and signals go to that group.
         "leader": os.getpgid(0) == os.getpid(),
+        # What an exec would have kept: the signals ignored and the signal mask.
+        "ignored": _ignored(),
+        "blocked": sorted(int(number) for number in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
         # What the interpreter decided from the environment at start-up; the fork server declines when its own
         # differs, since a forked process cannot decide it again.
         "encodings": [sys.getfilesystemencoding(), sys.flags.utf8_mode, sys.stdout.encoding if sys.stdout else None,
@@ -76,8 +86,9 @@ def main():
         except OSError:
             pass
 
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
+    for number in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(number) != signal.SIG_IGN:  # an ignored one would have been ignored by the exec'd process
+            signal.signal(number, forward)
     for answer in answers:
         if "exit" in answer:
             os._exit(answer["exit"])

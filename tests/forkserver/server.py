@@ -63,6 +63,8 @@ class Request:
     cwd: str
     encodings: list[object]
     leader: bool = False
+    ignored: list[int] = field(default_factory=list)
+    blocked: list[int] = field(default_factory=list)
     connection: socket.socket | None = None
     pid: int = 0
     closing: list[object] = field(default_factory=list)
@@ -120,7 +122,8 @@ def _receive(connection: socket.socket) -> Request:
     try:
         asked = json.loads(body)
         return Request(descriptors, list(asked["argv"]), dict(asked["env"]), str(asked["cwd"]),
-                       list(asked["encodings"]), bool(asked.get("leader")), connection)
+                       list(asked["encodings"]), bool(asked.get("leader")), [int(n) for n in asked.get("ignored", [])],
+                       [int(n) for n in asked.get("blocked", [])], connection)
     except (ValueError, KeyError, TypeError) as error:
         for descriptor in descriptors:
             os.close(descriptor)
@@ -281,8 +284,9 @@ def _kill(request: Request, number: int) -> None:
             os.kill(request.pid, number)
 
 
-def _fresh_signals() -> None:
-    """The signal handlers and mask a fresh CPython process starts with."""
+def _fresh_signals(ignored: list[int], blocked: list[int]) -> None:
+    """The signal handlers and mask a fresh CPython process starts with, when exec'd by a process that ignored
+    `ignored` and blocked `blocked` (an exec keeps both; the interpreter leaves an ignored SIGINT ignored)."""
     for number in signal.valid_signals():
         if number in (signal.SIGKILL, signal.SIGSTOP):
             continue
@@ -291,7 +295,10 @@ def _fresh_signals() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for number in ignored:
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(number, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _fresh_streams(encoding: str, errors: str) -> None:
@@ -320,7 +327,7 @@ def become(server: ForkServer, request: Request) -> None:
     if request.connection is not None:
         request.connection.detach()  # closed with the rest below; never by its object, after the number is reused
         request.connection = None
-    _fresh_signals()
+    _fresh_signals(request.ignored, request.blocked)
     for target, descriptor in enumerate(request.descriptors):
         os.dup2(descriptor, target, inheritable=True)
     os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 65536)

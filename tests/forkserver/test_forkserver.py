@@ -91,14 +91,18 @@ def _launcher(socket_path: Path, *arguments: str) -> list[str]:
     return [*shlex.split(forkserver.launcher_prefix(socket_path)), *arguments]
 
 
-def _run(command: list[str], env: dict[str, str], folder: Path, out: Path) -> tuple[int, dict, str, str]:
-    """Run `command` with files for its stdin, stdout and stderr; its exit code, the probe's report, and output."""
+def _run(command: list[str], env: dict[str, str], folder: Path, out: Path,
+         ignoring: tuple[signal.Signals, ...] = ()) -> tuple[int, dict, str, str]:
+    """Run `command` with files for its stdin, stdout and stderr (and the signals `ignoring` ignored, as a parent
+    may leave them); its exit code, the probe's report, and its output."""
     folder.mkdir(exist_ok=True)
     (folder / "in").write_bytes(b"")
     with open(folder / "in", "rb") as stdin, open(folder / "out", "wb") as stdout, \
             open(folder / "err", "wb") as stderr:
         code = subprocess.run(command, env={**env, "PROBE_OUT": str(out)}, cwd=folder, stdin=stdin,
-                              stdout=stdout, stderr=stderr, timeout=120).returncode
+                              stdout=stdout, stderr=stderr, timeout=120,
+                              preexec_fn=(lambda: [signal.signal(n, signal.SIG_IGN) for n in ignoring]) if ignoring
+                              else None).returncode
     report = json.loads(out.read_text()) if out.exists() else {}
     return code, report, (folder / "out").read_text(), (folder / "err").read_text()
 
@@ -109,12 +113,14 @@ def _kinds(descriptors: dict[str, str | None], folder: Path) -> list[str]:
                   for d, target in descriptors.items())
 
 
+@pytest.mark.parametrize("ignoring", [(), (signal.SIGINT, signal.SIGUSR1)], ids=["none-ignored", "some-ignored"])
 def test_the_forked_process_is_the_exec_d_one_with_the_request_s_descriptors_and_environment(
-        fork_server, probed, tmp_path):
+        fork_server, probed, tmp_path, ignoring):
     socket_path, server = fork_server
     real_code, real, _, real_err = _run([sys.executable, "-m", "gateway", "serve"], probed, tmp_path / "real",
-                                        tmp_path / "real.json")
-    code, forked, _, err = _run(_launcher(socket_path, "serve"), probed, tmp_path / "forked", tmp_path / "forked.json")
+                                        tmp_path / "real.json", ignoring)
+    code, forked, _, err = _run(_launcher(socket_path, "serve"), probed, tmp_path / "forked", tmp_path / "forked.json",
+                                ignoring)
     assert real and forked, (real_err, err)
     assert (code, real_code) == (0, 0), (err, real_err)
 
