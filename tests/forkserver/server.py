@@ -7,7 +7,8 @@ is listed below); then, single-threaded, it listens on the Unix
 socket SOCKET (mode 0600). Each request comes from `tests/forkserver/launcher.py`: the launcher's standard input,
 output and error (SCM_RIGHTS), its arguments, environment and working directory. The fork server forks; the
 child puts the three descriptors in place, closes every other one, changes directory, replaces its environment
-wholly, sets the signal handlers as a fresh interpreter has them, and runs `gateway`'s `__main__` as
+wholly, sets the signal handlers and mask as a fresh interpreter exec'd by the launcher has them (the signals
+the launcher was started with ignored stay ignored), and runs `gateway`'s `__main__` as
 `python -m gateway ARGS...` does, ending through the interpreter's ordinary exit. The fork server reaps its
 children and sends each one's exit code or signal back to its launcher, passes on the signals the launcher
 forwards, and kills a child whose launcher went away (as a killed process would have gone with it). A launcher
@@ -15,11 +16,12 @@ that leads its own process group (the SDK's client starts its server so, to end 
 has its child lead a new session and group, and the signals go to that group.
 
 It declines (the launcher then execs `python -m gateway` itself) a request whose environment differs from its
-own in what the interpreter or an imported library read at start-up: variables named PYTHON* (PYTHONPATH
-excepted: its folders are put on `sys.path` as the interpreter would, when no module they hold was imported
-already), OTEL_*, NO_COLOR, FORCE_COLOR and GATEWAY_LOG_LEVEL (read by OpenTelemetry, structlog and the
-gateway's log set-up when imported), a different encoding, or a terminal on a standard stream (structlog's
-import looks for one). It ends when its standard input (a pipe from the test session that started it) closes.
+own in what the interpreter or an imported library read at start-up: variables named PYTHON* or _PYTHON*
+(PYTHONPATH excepted: its folders are put on `sys.path` as the interpreter would, when no module they hold was
+imported already and they hold no sitecustomize or usercustomize), OTEL_*, NO_COLOR, FORCE_COLOR and
+GATEWAY_LOG_LEVEL (read by OpenTelemetry, structlog and the gateway's log set-up when imported), a different
+encoding, or a terminal on a standard stream (structlog's import looks for one). It ends when its standard input
+(a pipe from the test session that started it) closes.
 
 Forked children share the fork server's string-hash seed (a fresh interpreter picks its own); `random` is
 reseeded in each child by Python itself.
@@ -96,6 +98,8 @@ def _declined(request: Request) -> str | None:
             module = name.split(".", 1)[0]
             if module in sys.modules:
                 return f"PYTHONPATH holds {module}, already imported"
+            if module in ("sitecustomize", "usercustomize"):  # the interpreter would run it as it starts
+                return f"PYTHONPATH holds {module}"
     return None
 
 
