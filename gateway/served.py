@@ -60,7 +60,7 @@ async def serve_client(
 
     `config`: run `gateway --config CONFIG serve`, as a host pointed at a config elsewhere does. When the
     environment variable GATEWAY_TEST_LAUNCHER is set (a command prefix, split as a shell would), it replaces
-    `python -m gateway` in the command: the test suite sets it to a launcher that starts the same program faster.
+    `python -m gateway` in the command: the test suite sets it to a faster launcher of the same program.
     """
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
