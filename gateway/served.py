@@ -5,6 +5,7 @@ plugin) and `gateway.canary` (the closed-project kit), which both re-export it."
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
@@ -57,7 +58,9 @@ async def serve_client(
 ) -> AsyncIterator[Any]:
     """The SDK's own client, talking to a real `gateway serve` subprocess whose home is `home`.
 
-    `config`: run `gateway --config CONFIG serve`, as a host pointed at a config elsewhere does.
+    `config`: run `gateway --config CONFIG serve`, as a host pointed at a config elsewhere does. When the
+    environment variable GATEWAY_TEST_LAUNCHER is set (a command prefix, split as a shell would), it replaces
+    `python -m gateway` in the command: the test suite sets it to a faster launcher of the same program.
     """
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -65,7 +68,9 @@ async def serve_client(
 
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), **(extra_env or {})}
     chosen = ["--config", str(config)] if config is not None else []
-    params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", *chosen, "serve"], env=env)
+    launcher = os.environ.get("GATEWAY_TEST_LAUNCHER")
+    command = shlex.split(launcher) if launcher else [sys.executable, "-m", "gateway"]
+    params = StdioServerParameters(command=command[0], args=[*command[1:], *chosen, "serve"], env=env)
     # The SDK's default for the server's stderr is whatever sys.stderr was when mcp.client.stdio was first
     # imported: under click's CliRunner that is a stream with no descriptor, and every later launch fails.
     async with Client(

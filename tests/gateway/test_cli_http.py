@@ -7,7 +7,6 @@ import os
 import selectors
 import socket
 import subprocess
-import sys
 
 import anyio
 import httpx2
@@ -17,6 +16,7 @@ from click.testing import CliRunner
 from gateway.api.context import home_environment
 from gateway.commands.cli import main
 from gateway.testing import folders_of, write_config
+from tests.forkserver import gateway_command
 from tests.plugins.fresh_helpers import claude_session, open_projects
 
 
@@ -28,7 +28,7 @@ def free_port() -> int:
 
 def start(home, port: int) -> subprocess.Popen:
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
-    return subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--http", f"127.0.0.1:{port}"],
+    return subprocess.Popen(gateway_command("serve", "--http", f"127.0.0.1:{port}"),
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 

@@ -32,6 +32,7 @@ from gateway.api.context import home_environment
 from gateway.api.refresh import Refresh, Refreshed
 from gateway.engine.registry import Lifecycle, lifecycle_of
 from gateway.testing import folders_of, installed_plugin, make_gateway, read_audit, serve_client, write_config
+from tests.forkserver import gateway_command
 
 
 class Greeting(BaseModel):
@@ -325,7 +326,6 @@ def test_startup_and_shutdown_fire_once_each_under_a_real_http_server(gateway_ho
     import signal
     import socket
     import subprocess
-    import sys
     import time
 
     from gateway.api.context import home_environment
@@ -336,7 +336,7 @@ def test_startup_and_shutdown_fire_once_each_under_a_real_http_server(gateway_ho
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "gateway", "serve", "--http", f"127.0.0.1:{port}"],
+        gateway_command("serve", "--http", f"127.0.0.1:{port}"),
         env={"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **env},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
@@ -362,14 +362,13 @@ def test_sigterm_ends_a_stdio_server_with_its_shutdown_hooks(gateway_home, tmp_p
     import os
     import signal
     import subprocess
-    import sys
 
     from gateway.api.context import home_environment
 
     env = installed_plugin(tmp_path / "site", "life", LIFECYCLE_PLUGIN)
     write_config(gateway_home, {"gateway": {"plugins": ["life"]}})
     process = subprocess.Popen(
-        [sys.executable, "-m", "gateway", "serve"],
+        gateway_command("serve"),
         env={"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **env},
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 
 import anyio
@@ -15,6 +14,7 @@ import pytest
 from gateway.api.context import home_environment
 from gateway.testing import folders_of, read_audit, write_config
 from gateway.wire.http import parse_address
+from tests.forkserver import gateway_command
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "web-host", "version": "1"}}}
@@ -37,7 +37,7 @@ def http_server(tmp_path_factory: pytest.TempPathFactory):
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
     stderr = gateway_home.parent / "stderr"  # a file, not a pipe: nobody reads it while the module's tests run
     log = stderr.open("wb")
-    process = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--http", f"127.0.0.1:{port}"],
+    process = subprocess.Popen(gateway_command("serve", "--http", f"127.0.0.1:{port}"),
                                env=env, stdout=subprocess.DEVNULL, stderr=log)
     deadline = time.monotonic() + 120  # a guard against a hang: a loaded machine takes seconds to start a server
     while True:

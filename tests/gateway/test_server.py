@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import anyio
 import pytest
@@ -21,6 +20,7 @@ from gateway.testing import (
     write_config,
 )
 from gateway.wire.server import INSTRUCTIONS, build_server
+from tests.forkserver import gateway_command
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ class Raw:
     def __init__(self, home, extra_env=None):
         env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), **(extra_env or {})}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gateway", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            gateway_command("serve"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=env,
         )
 

@@ -10,7 +10,6 @@ import functools
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from gateway_mail.demo import write_maildir, write_organizer
 
 from gateway.api.context import home_environment
 from gateway.testing import write_config
+from tests.forkserver import gateway_command
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "mcp-schema"
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
@@ -66,7 +66,7 @@ class RawClient:
     def __init__(self, home: Path, revision: str, capabilities: dict[str, Any] | None = None) -> None:
         env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
         self.capabilities = capabilities or {}  # the client's, sent with each 2026-07-28 request
-        self.process = subprocess.Popen([sys.executable, "-m", "gateway", "serve"], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen(gateway_command("serve"), stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.revision = revision
         self.messages: Queue[dict[str, Any]] = Queue()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import pytest
 
 from gateway.testing import installed_plugin, serve_client, write_config
 
@@ -29,6 +30,9 @@ def loaded_modules() -> dict:
 def register_tools(gateway):
     return [loaded_modules]
 '''
+
+# What a fresh interpreter imported is the point here: `gateway` is exec'd, never forked by the suite's fork server.
+pytestmark = pytest.mark.usefixtures("real_exec")
 
 BUILT_INS = ["sessions", "cron", "timeline", "mail", "spam"]
 # What each built-in imports only when one of its tools runs.

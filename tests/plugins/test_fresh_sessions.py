@@ -52,6 +52,7 @@ def _watches_of_server(home: Path) -> int | None:
 
 
 @pytest.mark.parametrize("notifications", ["inotify", "stats"])
+@pytest.mark.usefixtures("real_exec")  # reads the server's /proc (its command line, environment, descriptors)
 def test_a_session_written_while_connected_is_found_by_the_next_search(gateway_home, notifications):
     home = gateway_home
     write_config(home, {"gateway": {"plugins": ["sessions"]}}, open_projects(home))

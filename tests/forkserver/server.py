@@ -1,0 +1,372 @@
+"""The test suite's fork server for `gateway serve` starts: `python -m tests.forkserver.server SOCKET`.
+
+Starting `gateway serve` is almost all importing the MCP SDK. This process imports, once, what every `gateway`
+start imports (the command line and the server, hence the SDK, pydantic, anyio, structlog), and nothing more:
+no plugin, nothing that reads the home or the time zone when imported (what reads the environment when imported
+is listed below); then, single-threaded, it listens on the Unix
+socket SOCKET (mode 0600). Each request comes from `tests/forkserver/launcher.py`: the launcher's standard input,
+output and error (SCM_RIGHTS), its arguments, environment and working directory. The fork server forks; the
+child puts the three descriptors in place, closes every other one, changes directory, replaces its environment
+wholly, sets the signal handlers and mask as a fresh interpreter exec'd by the launcher has them (the signals
+the launcher was started with ignored stay ignored), and runs `gateway`'s `__main__` as
+`python -m gateway ARGS...` does, ending through the interpreter's ordinary exit. The fork server reaps its
+children and sends each one's exit code or signal back to its launcher, passes on the signals the launcher
+forwards, and kills a child whose launcher went away (as a killed process would have gone with it). A launcher
+that leads its own process group (the SDK's client starts its server so, to end the whole tree with one signal)
+has its child lead a new session and group, and the signals go to that group.
+
+It declines (the launcher then execs `python -m gateway` itself) a request whose environment differs from its
+own in what the interpreter or an imported library read at start-up: variables named PYTHON* or _PYTHON*
+(PYTHONPATH excepted: its folders are put on `sys.path` as the interpreter would, when no module they hold was
+imported already and they hold no sitecustomize or usercustomize), OTEL_*, NO_COLOR, FORCE_COLOR and
+GATEWAY_LOG_LEVEL (read by OpenTelemetry, structlog and the gateway's log set-up when imported), a different
+encoding, or a terminal on a standard stream (structlog's import looks for one). It ends when its standard input
+(a pipe from the test session that started it) closes.
+
+Forked children share the fork server's string-hash seed (a fresh interpreter picks its own); `random` is
+reseeded in each child by Python itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Read at import by the modules a `gateway` start imports (see the module docstring), or by the interpreter:
+# structlog's defaults (NO_COLOR, FORCE_COLOR), the gateway's log set-up (GATEWAY_LOG_LEVEL), OpenTelemetry.
+IMPORT_TIME_VARIABLES = ("NO_COLOR", "FORCE_COLOR", "GATEWAY_LOG_LEVEL")
+IMPORT_TIME_PREFIXES = ("PYTHON", "_PYTHON", "OTEL_")  # _PYTHON_*: sysconfig, for cross builds
+
+
+def _preload() -> None:
+    gc.disable()
+    import gateway.commands.cli  # noqa: F401
+    import gateway.commands.start  # noqa: F401
+    import gateway.wire.server  # noqa: F401
+
+    gc.freeze()  # the child's collector need not walk what it was given
+    gc.enable()
+
+
+@dataclass
+class Request:
+    descriptors: list[int]
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    encodings: list[object]
+    leader: bool = False
+    ignored: list[int] = field(default_factory=list)
+    blocked: list[int] = field(default_factory=list)
+    connection: socket.socket | None = None
+    pid: int = 0
+    closing: list[object] = field(default_factory=list)
+
+
+def _encodings() -> list[object]:
+    return [sys.getfilesystemencoding(), sys.flags.utf8_mode, sys.stdout.encoding, sys.stdout.errors]
+
+
+def _declined(request: Request) -> str | None:
+    """Why this process cannot stand for a fresh interpreter started as `request` asks, or None."""
+    own = os.environ
+    for key in set(request.env) | set(own):
+        if key == "PYTHONPATH":
+            continue
+        read_at_start = key in IMPORT_TIME_VARIABLES or key.startswith(IMPORT_TIME_PREFIXES)
+        if read_at_start and request.env.get(key) != own.get(key):
+            return f"{key} differs"
+    if request.encodings != _encodings():
+        return "encoding differs"
+    if any(os.isatty(d) for d in request.descriptors):
+        return "a terminal"
+    for folder in _python_path(request):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            module = name.split(".", 1)[0]
+            if module in sys.modules:
+                return f"PYTHONPATH holds {module}, already imported"
+            if module in ("sitecustomize", "usercustomize"):  # the interpreter would run it as it starts
+                return f"PYTHONPATH holds {module}"
+    return None
+
+
+def _python_path(request: Request) -> list[str]:
+    value = request.env.get("PYTHONPATH", "")
+    return [os.path.join(request.cwd, part) for part in value.split(os.pathsep) if part]
+
+
+def _receive(connection: socket.socket) -> Request:
+    connection.settimeout(30)
+    head, descriptors, _, _ = socket.recv_fds(connection, 4, 3)
+    if len(descriptors) != 3 or len(head) != 4:
+        for descriptor in descriptors:
+            os.close(descriptor)
+        raise OSError("a request without its three descriptors")
+    (size,) = struct.unpack("!I", head)
+    body = b""
+    while len(body) < size:
+        chunk = connection.recv(size - len(body))
+        if not chunk:
+            break
+        body += chunk
+    connection.settimeout(None)
+    try:
+        asked = json.loads(body)
+        return Request(descriptors, list(asked["argv"]), dict(asked["env"]), str(asked["cwd"]),
+                       list(asked["encodings"]), bool(asked.get("leader")), [int(n) for n in asked.get("ignored", [])],
+                       [int(n) for n in asked.get("blocked", [])], connection)
+    except (ValueError, KeyError, TypeError) as error:
+        for descriptor in descriptors:
+            os.close(descriptor)
+        raise OSError(f"an unreadable request: {error}") from error
+
+
+def _send(connection: socket.socket, message: dict[str, object]) -> None:
+    with contextlib.suppress(OSError):
+        connection.sendall(json.dumps(message).encode() + b"\n")
+
+
+class ForkServer:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.selector = selectors.DefaultSelector()
+        self.children: dict[int, Request] = {}
+        self.by_connection: dict[socket.socket, Request] = {}
+        self.wake_read, self.wake_write = os.pipe()
+        os.set_blocking(self.wake_read, False)
+        os.set_blocking(self.wake_write, False)
+        signal.set_wakeup_fd(self.wake_write)
+        signal.signal(signal.SIGCHLD, lambda number, frame: None)
+        signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        previous = os.umask(0o177)
+        try:
+            self.listener.bind(path)
+        finally:
+            os.umask(previous)
+        os.chmod(path, 0o600)
+        self.listener.listen(64)
+        self.selector.register(self.listener, selectors.EVENT_READ, "listen")
+        self.selector.register(self.wake_read, selectors.EVENT_READ, "wake")
+        self.selector.register(0, selectors.EVENT_READ, "parent")
+
+    def serve(self) -> Request | None:
+        """Serve until the parent goes away (None), or, in a forked child, return the request it is to run."""
+        while True:
+            for key, _ in self.selector.select():
+                if key.data == "listen":
+                    child = self._accept()
+                    if child is not None:
+                        return child
+                elif key.data == "wake":
+                    self._reap()
+                elif key.data == "parent":
+                    if not os.read(0, 4096):
+                        return None
+                else:
+                    self._from_launcher(key.fileobj)  # type: ignore[arg-type]
+
+    def _accept(self) -> Request | None:
+        connection, _ = self.listener.accept()
+        try:
+            request = _receive(connection)
+        except OSError as error:
+            print(f"forkserver: {error}", file=sys.stderr, flush=True)
+            connection.close()
+            return None
+        why = _declined(request)
+        if why is not None:
+            print(f"forkserver: declined {request.argv}: {why}", file=sys.stderr, flush=True)
+            _send(connection, {"declined": why})
+            self._close_request(request)
+            return None
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            return request
+        request.pid = pid
+        print(f"forkserver: {pid} runs {request.argv}", file=sys.stderr, flush=True)
+        for descriptor in request.descriptors:
+            os.close(descriptor)
+        request.descriptors = []
+        self.children[pid] = request
+        self.by_connection[connection] = request
+        self.selector.register(connection, selectors.EVENT_READ, "launcher")
+        _send(connection, {"pid": pid})
+        return None
+
+    def _from_launcher(self, connection: socket.socket) -> None:
+        request = self.by_connection[connection]
+        try:
+            data = connection.recv(4096)
+        except OSError:
+            data = b""
+        if not data:  # the launcher is gone (killed): its process goes with it, as an exec'd one would
+            self._forget_connection(request)
+            if request.pid in self.children:
+                _kill(request, signal.SIGKILL)
+            return
+        for line in data.split(b"\n"):
+            if line.strip().isdigit() and request.pid in self.children:
+                _kill(request, int(line))
+
+    def _reap(self) -> None:
+        try:
+            while os.read(self.wake_read, 4096):
+                pass
+        except BlockingIOError:
+            pass
+        while True:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            code = os.waitstatus_to_exitcode(status)
+            print(f"forkserver: {pid} ended {code} cpu {usage.ru_utime + usage.ru_stime:.3f}", file=sys.stderr,
+                  flush=True)
+            request = self.children.pop(pid, None)
+            if request is None or request.connection is None:
+                continue
+            _send(request.connection, {"exit": code} if code >= 0 else {"signal": -code})
+            self._forget_connection(request)
+
+    def _forget_connection(self, request: Request) -> None:
+        if request.connection is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(request.connection)
+            self.by_connection.pop(request.connection, None)
+            request.connection.close()
+            request.connection = None
+
+    def _close_request(self, request: Request) -> None:
+        for descriptor in request.descriptors:
+            os.close(descriptor)
+        request.descriptors = []
+        if request.connection is not None:
+            request.connection.close()
+            request.connection = None
+
+    def shut(self) -> None:
+        for request in list(self.children.values()):
+            _kill(request, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+    def leave_to_child(self) -> None:
+        """In a forked child: let go of everything the fork server holds (the descriptors are closed later)."""
+        signal.set_wakeup_fd(-1)
+        self.selector.close()
+        self.listener.detach()
+        for connection in list(self.by_connection):
+            connection.detach()
+        self.by_connection.clear()
+        self.children.clear()
+
+
+def _kill(request: Request, number: int) -> None:
+    """Signal a child: its whole group when its launcher led one (as a group signal would have reached it)."""
+    with contextlib.suppress(OSError):
+        if request.leader:
+            os.killpg(request.pid, number)
+        else:
+            os.kill(request.pid, number)
+
+
+def _fresh_signals(ignored: list[int], blocked: list[int]) -> None:
+    """The signal handlers and mask a fresh CPython process starts with, when exec'd by a process that ignored
+    `ignored` and blocked `blocked` (an exec keeps both; the interpreter leaves an ignored SIGINT ignored)."""
+    for number in signal.valid_signals():
+        if number in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(number, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    for number in ignored:
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(number, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _fresh_streams(encoding: str, errors: str) -> None:
+    """sys.stdin, stdout and stderr made over descriptors 0, 1 and 2 as the interpreter makes them at start-up."""
+    import io
+
+    def stream(descriptor: int, mode: str, errors: str, line_buffering: bool) -> io.TextIOWrapper:
+        raw = io.open(descriptor, mode + "b", buffering=-1, closefd=False)  # noqa: UP020, SIM115 (lives as long as the process)
+        return io.TextIOWrapper(raw, encoding=encoding, errors=errors, line_buffering=line_buffering,
+                                write_through=False)
+
+    sys.stdin = sys.__stdin__ = stream(0, "r", errors, False)
+    sys.stdout = sys.__stdout__ = stream(1, "w", errors, os.isatty(1))
+    sys.stderr = sys.__stderr__ = stream(2, "w", "backslashreplace", True)
+
+
+def become(server: ForkServer, request: Request) -> None:
+    """In the forked child: become `python -m gateway ARGV...` started with the request's stdio, env and cwd."""
+    import locale
+    import runpy
+    import time
+
+    server.leave_to_child()
+    if request.leader:
+        os.setsid()
+    if request.connection is not None:
+        request.connection.detach()  # closed with the rest below; never by its object, after the number is reused
+        request.connection = None
+    _fresh_signals(request.ignored, request.blocked)
+    for target, descriptor in enumerate(request.descriptors):
+        os.dup2(descriptor, target, inheritable=True)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 65536)
+    os.chdir(request.cwd)
+    os.environ.clear()
+    os.environ.update(request.env)
+    time.tzset()
+    with contextlib.suppress(locale.Error):
+        locale.setlocale(locale.LC_CTYPE, "")
+    _fresh_streams(str(request.encodings[2]), str(request.encodings[3]))
+    # `python -m` puts the working directory first on sys.path, then PYTHONPATH's folders.
+    sys.path[0] = os.getcwd()
+    sys.path[1:1] = _python_path(request)
+    sys.orig_argv = [sys.executable, "-m", "gateway", *request.argv]
+    sys.argv = ["-m", *request.argv]
+    if "multiprocessing.process" in sys.modules:
+        sys.modules["multiprocessing.process"].ORIGINAL_DIR = os.getcwd()  # type: ignore[attr-defined]
+    runpy.run_module("gateway", run_name="__main__", alter_sys=True)
+
+
+def main() -> None:
+    path = sys.argv[1]
+    _preload()
+    server = ForkServer(path)
+    try:
+        request = server.serve()
+    except SystemExit:
+        request = None
+    if request is None:
+        server.shut()
+        return
+    become(server, request)
+
+
+if __name__ == "__main__":
+    if Path(sys.argv[0]).name == "server.py" and len(sys.argv) != 2:
+        sys.exit("usage: python -m tests.forkserver.server SOCKET")
+    main()
