@@ -74,6 +74,7 @@ CASES = [
 
 
 LONG_QUERY = "where did I paste code 408271 for the staging login yesterday"
+GLUED_QUERY = "code K7Q9PL482917"  # masked whole: its digits alone once left "K7Q9PL" in the audit line
 
 
 def _line(session_id: str, text: str, minute: int) -> str:
@@ -142,11 +143,12 @@ def test_no_search_finds_a_masked_value_and_no_answer_or_audit_line_holds_one(ga
                 for secret in never_shown:
                     assert secret not in _everything(read), (session_id, secret)
             assert await _hits(client, LONG_QUERY) is not None
+            await _hits(client, GLUED_QUERY)  # a code whose digits are glued to letters
 
     anyio.run(attack)
     # The searches typed digits that are codes: the audit log keeps them masked.
     logged = json.dumps(read_audit(gateway_home), ensure_ascii=False)
-    for code in ("731904", "582617", "639418", "482913", "752083", "831906", "408271"):
+    for code in ("731904", "582617", "639418", "482913", "752083", "831906", "408271", "K7Q9PL", "482917"):
         assert code not in logged
     searches = [e["arguments"]["query"] for e in read_audit(gateway_home) if e.get("tool") == "rousseau_search_sessions"]
     assert "[code]" in searches and "narwhal" in searches
