@@ -16,6 +16,7 @@ import anyio
 import mcp_types as types
 import structlog
 from mcp.server import Server
+from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
@@ -25,7 +26,7 @@ from mcp.shared.subscriptions import (
     ResourceUpdated,
     event_to_notification,
 )
-from mcp_types.methods import serialize_server_result, validate_client_request
+from mcp_types.methods import CACHEABLE_METHODS, serialize_server_result, validate_client_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field, ValidationError
 
@@ -581,6 +582,13 @@ class _Handlers:
         return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
 
 
+# 2026-07-28's freshness hints, said for every cacheable result rather than left to the SDK's defaults: what these
+# answers list and read is the person's own data, so a cache may keep it only for the same authorization (a token,
+# a profile) ("private"); and every call reads it fresh (each plugin refreshes before it answers, the config and
+# manifest are read again when they change), so no answer is promised fresh for any time at all (0 ms).
+CACHE_HINTS = {method: CacheHint(ttl_ms=0, scope="private") for method in CACHEABLE_METHODS}
+
+
 class _GatewayServer(Server[Any]):
     """The SDK's server, with what the gateway declares of notifications, through the SDK's public methods: with a
     notifier, resources' listChanged is on whoever asks for the options (the HTTP session manager asks with none),
@@ -622,6 +630,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         on_list_prompts=handlers.list_prompts,
         on_get_prompt=handlers.get_prompt,
         on_completion=handlers.completion,
+        cache_hints=CACHE_HINTS,
     )
     # We keep no OpenTelemetry (its middleware is per-call cost for nothing here): our one middleware is all.
     server.middleware = [_middleware(handlers, notifier)]

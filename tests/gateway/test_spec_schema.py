@@ -33,6 +33,8 @@ RESULT_OF = {"initialize": "InitializeResult", "server/discover": "DiscoverResul
              "resources/templates/list": "ListResourceTemplatesResult", "resources/read": "ReadResourceResult",
              "prompts/list": "ListPromptsResult", "prompts/get": "GetPromptResult"}
 
+CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read",
+             "prompts/list"}
 
 CORE_TASKS = "2025-11-25"
 TASK_RESULT_OF = {"tasks/get": "GetTaskResult", "tasks/list": "ListTasksResult", "tasks/cancel": "CancelTaskResult",
@@ -182,6 +184,12 @@ def test_every_message_validates_against_the_revisions_schema(home: Path, revisi
         if "result" in message and method in RESULT_OF:
             found += [f"{method}: {p}" for p in problems(revision, RESULT_OF[method], message["result"])]
     assert not found, f"{len(found)} messages break the {revision} schema:\n" + "\n".join(found[:20])
+    if revision == MODERN:
+        # The person's data: a cache keeps it for the same authorization only, and nothing is promised fresh.
+        hints = {(method, message["result"].get("cacheScope"), message["result"].get("ttlMs"))
+                 for method, message in client.seen if "result" in message and method in CACHEABLE}
+        assert {method for method, _, _ in hints} == CACHEABLE
+        assert {(scope, ttl) for _, scope, ttl in hints} == {("private", 0)}
 
 
 def test_a_wrong_answer_is_caught_by_the_check() -> None:
