@@ -154,8 +154,9 @@ def _html_parser() -> type:
                 return
             if tag in _MARKED_TAGS:
                 self.marks.append(f"html:{tag}")
-            names = {name for name, _value in attrs}
-            self.marks.extend(f"html:{tag}:{key}" for key in ("src", "href") if key in names)
+            for name, _value in attrs:  # the marks become a set: an attribute given twice counts once
+                if name == "src" or name == "href":
+                    self.marks.append(f"html:{tag}:{name}")
 
         def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
             if tag not in _HIDDEN_TAGS:
@@ -216,16 +217,10 @@ def words(text: str, prefix: str = "") -> list[str]:
     """Lower-cased words of 3 to 12 characters; longer ones as `skip:` tokens (their first letter and length).
 
     Each distinct word once (tokens are a set): the text is lower-cased once and its repeats skipped."""
-    out = []
-    for match in set(WORD.findall(text.lower())):
-        word = match.strip(".!-'")
-        length = len(word)
-        if length < 3:
-            continue
-        if length > 12:
-            out.append(f"{prefix}skip:{word[0]} {length // 10 * 10}")
-        else:
-            out.append(prefix + word)
+    # A match starts with a letter or digit, so only its end can hold what is stripped (after a final `!`).
+    found = {match.rstrip(".!-'") for match in set(WORD.findall(text.lower()))}
+    out = [prefix + word for word in found if 2 < len(word) < 13]
+    out.extend(f"{prefix}skip:{word[0]} {len(word) // 10 * 10}" for word in found if len(word) > 12)
     return out
 
 
