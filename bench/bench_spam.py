@@ -21,7 +21,8 @@ Then, side by side and interleaved (so both meet the same load):
   from nothing (the stream's first 99%); again with nothing changed (the last evaluation and model taken as they
   are); again with the last 1% added as new mail (dated after the rest); again with every message scored (the last evaluation taken out of the facts store, as after a change at the stream's start).
   First over --train-runs interleaved runs (medians, ratio and the load average: the machine may be shared), then
-  once more beside the same work in this process.
+  once more beside the same work in this process. The CPU figures count the training's pool of processes too (this
+  process adopts what the command leaves behind, Linux's child subreaper, and waits for it).
 - classifying one message per process, as a delivery rule does, with each model trained on the whole stream:
   the lean command judging in its own process (`--here`: the console script, `python -I -S deliver.py`,
   `python -m spamfilter.classify`), the same commands handing the message to the long-lived classifier
@@ -151,11 +152,11 @@ def _one_pass_training(messages: list[tuple[str, bytes, float]], data: Path) -> 
 
 
 def _gateway_train(messages: list[tuple[str, bytes, float]], home: Path, env: dict[str, str],
-                   times: list[float] | None = None) -> float:
+                   times: list[float] | None = None, reap: bool = False) -> float:
     """Messages/s of `gateway spam train` on a Maildir of the stream (spam in Junk, ham in INBOX), start-up included;
     the Maildir is written on the first call in a home (a later call with more messages adds the ones it lacks, as
     new mail), and a later call trains again (its facts store warm).
-    `times`, when given, gets (wall seconds, CPU seconds of the process and its pool)."""
+    `times`, when given, gets (wall seconds, CPU seconds of the process, and of its pool with `reap`: `_timed`)."""
     import tomli_w
 
     root = home / "Mail"
@@ -174,7 +175,8 @@ def _gateway_train(messages: list[tuple[str, bytes, float]], home: Path, env: di
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(tomli_w.dumps({"gateway": {"plugins": ["mail", "spam"]}, "plugins": {
             "mail": {"accounts": [{"name": "bench", "maildir": str(root)}]}, "spam": {}}}))
-    wall, cpu, _done = _timed([str(Path(sys.executable).with_name("gateway")), "spam", "train"], env, check=True)
+    wall, cpu, _done = _timed([str(Path(sys.executable).with_name("gateway")), "spam", "train"], env, check=True,
+                              reap=reap)
     if times is not None:
         times.extend((wall, cpu))
     return len(messages) / wall
@@ -223,6 +225,7 @@ def training_pairs(messages: list[tuple[str, bytes, float]], binary: str | None,
     first = messages[:len(messages) - max(1, len(messages) // 100)]
     rates: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
     loads = [os.getloadavg()[0]]
+    reaping = _subreaper(True)
     for _ in range(runs):
         work = Path(tempfile.mkdtemp(prefix="bench-spam-train-"))
         try:
@@ -236,7 +239,7 @@ def training_pairs(messages: list[tuple[str, bytes, float]], binary: str | None,
                     _drop_kept_evaluation(home)
                 chosen = first if kind in kinds[:2] else messages
                 times: list[float] = []
-                _gateway_train(chosen, home, env, times)
+                _gateway_train(chosen, home, env, times, reap=reaping)
                 rates[kind].append((len(chosen) / times[0], len(chosen) / times[1]))
             if binary:
                 (work / "files").mkdir()
@@ -247,11 +250,13 @@ def training_pairs(messages: list[tuple[str, bytes, float]], binary: str | None,
         finally:
             shutil.rmtree(work, ignore_errors=True)
         loads.append(os.getloadavg()[0])
+    if reaping:
+        _subreaper(False)
     print(f"\ntraining the whole stream, {runs} interleaved runs, messages/s of wall time and of CPU time (load "
           f"average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores)")
     # From nothing, the messages are read by a pool whose processes are the forkserver's children, not the
-    # command's: their CPU is not in the command's rusage, so that run's CPU figure would be too low.
-    counted = set(kinds[1:])
+    # command's: their CPU is counted only when this process could adopt and wait for them (`_subreaper`).
+    counted = set(kinds if reaping else kinds[1:])
     for kind in kinds:
         if rates[kind]:
             walls, cpus = [r[0] for r in rates[kind]], [r[1] for r in rates[kind]]
@@ -269,15 +274,42 @@ def training_pairs(messages: list[tuple[str, bytes, float]], binary: str | None,
                   f"(pairwise wall {', '.join(f'{a[0] / b[0]:.2f}' for a, b in zip(ours, theirs, strict=True))})")
 
 
-def _timed(command: list[str], env: dict[str, str] | None,
-           check: bool = False) -> tuple[float, float, subprocess.CompletedProcess]:
-    """(wall seconds, CPU seconds of the child and its children, the result) of one process."""
+def _subreaper(on: bool) -> bool:
+    """Make this process the reaper of its descendants' orphans (Linux's PR_SET_CHILD_SUBREAPER), or stop; whether it
+    could. The training command's pool runs in the forkserver's children, and the forkserver is left behind when the
+    command exits: reparented here, they are waited for, and their CPU lands in this process's children's rusage."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(36, int(on), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _reap_orphans(bound: float = 30.0) -> None:
+    """Wait for every descendant left behind by the last command (a subreaper's adopted forkserver and pool)."""
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.01)
+
+
+def _timed(command: list[str], env: dict[str, str] | None, check: bool = False,
+           reap: bool = False) -> tuple[float, float, subprocess.CompletedProcess]:
+    """(wall seconds, CPU seconds of the child and its children, the result) of one process; with `reap` (this
+    process a subreaper, no other child running), the CPU of what it left behind too (its pool)."""
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=check)
     wall = time.perf_counter() - start
+    if reap:
+        _reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
 

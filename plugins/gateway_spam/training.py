@@ -20,7 +20,7 @@ from spamfilter.score import STAMP as SCORE_STAMP
 
 from gateway import clip, mask, usable_cores
 from gateway_spam import corpus, evaluation
-from gateway_spam.kept import Kept, identity_of, signature
+from gateway_spam.kept import Kept, identity_of, signature, stored
 from gateway_spam.model import LEGACY, Model
 from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens_of
 
@@ -174,8 +174,17 @@ def facts_of(place: corpus.Place) -> tuple[str, str, float | None, set[str] | No
         return key, digest, None, None
 
 
-def _facts_of_batch(places: list[corpus.Place]) -> list[tuple | None]:
-    return [facts_of(place) for place in places]
+def _sent(facts: tuple | None) -> tuple[tuple | None, bytes | None]:
+    """Facts as `read_all` gives them: the tokens as the store keeps them (`kept.stored`), with their identity."""
+    if facts is None or facts[3] is None:
+        return facts, None
+    text, source = stored(facts[3])
+    return (*facts[:3], text), source
+
+
+def _facts_of_batch(places: list[corpus.Place]) -> list[tuple[tuple | None, bytes | None]]:
+    """What a pool process sends back for its batch: each message's facts, `_sent`."""
+    return [_sent(facts_of(place)) for place in places]
 
 
 def _workers() -> int:
@@ -185,10 +194,11 @@ def _workers() -> int:
 
 def read_all(places: list[corpus.Place], kept: Kept | None = None, from_kept: bool = True,
              identities: bool = False) -> Iterator[tuple[corpus.Place, tuple | None, bytes | None]]:
-    """Each place with its facts (`facts_of`) and, with `identities`, the identity of its tokens as the store keeps
-    them (`kept.identity`; None when not asked, or when it is to be worked out from the tokens), in their order:
-    those `kept` holds for the file as it is taken from it (unless `from_kept` is false: the caller chose places it
-    lacks), the others read (by a pool of processes when there are many) and given to `kept`."""
+    """Each place with its facts (`facts_of`, the tokens as the text the store keeps, `kept.stored`: `Sample` splits
+    it when asked) and, with `identities`, the identity of its tokens as the store keeps them (`kept.identity`; None
+    when not asked or not readable), in their order: those `kept` holds for the file as it is taken from it (unless
+    `from_kept` is false: the caller chose places it lacks), the others read (by a pool of processes when there are
+    many) and given to `kept`."""
     known = kept.rows(identities=identities) if kept is not None and from_kept else {}
     found: dict[int, tuple] = {}
     unread: list[tuple[int, tuple[int, int] | None]] = []
@@ -206,15 +216,16 @@ def read_all(places: list[corpus.Place], kept: Kept | None = None, from_kept: bo
             row = found.pop(number)
             yield place, row[2], row[3] if identities else None
             continue
-        _place, facts = next(read)
+        _place, (facts, source) = next(read)
         stat = stats.get(number)
         if stat is not None:
             kept.put(str(place.path), stat, facts)
-        yield place, facts, None
+        yield place, facts, source if identities else None
 
 
-def _read_all(places: list[corpus.Place]) -> Iterator[tuple[corpus.Place, tuple | None]]:
-    """Each place with its facts (`facts_of`), in their order: read by a pool of processes when there are many.
+def _read_all(places: list[corpus.Place]) -> Iterator[tuple[corpus.Place, tuple[tuple | None, bytes | None]]]:
+    """Each place with its facts and their tokens' identity (`_sent`), in their order: read by a pool of processes
+    when there are many.
 
     The pool has a process per core (POOL_LIMIT at most), each given POOL_CHUNK messages at a time; it ends with
     the reading. A process that dies (a crash in a C extension, the kernel's out-of-memory killer) breaks the pool:
@@ -223,7 +234,7 @@ def _read_all(places: list[corpus.Place]) -> Iterator[tuple[corpus.Place, tuple 
     workers = _workers()
     if len(places) < POOL_FROM or workers < 2:
         for place in places:
-            yield place, facts_of(place)
+            yield place, _sent(facts_of(place))
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor

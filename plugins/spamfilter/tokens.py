@@ -26,7 +26,10 @@ LEAKING = re.compile(
     re.IGNORECASE,
 )
 ADDRESS_HEADERS = ("from", "to", "cc", "reply-to", "sender")
-WORD = re.compile(r"[^\W_][\w'$.!\-]*[\w$!]|[^\W_]", re.UNICODE)
+# A word starts with a letter or digit and ends with one, `$` or `!`. Only words of 3 characters and more are
+# kept (`words`), so the pattern matches no shorter ones: a 1- or 2-character match would have left the scan at the
+# same place, so every longer word found is the same.
+WORD = re.compile(r"[^\W_][\w'$.!\-]+[\w$!]", re.UNICODE)
 URL = re.compile(r"(?:https?|ftp)://([^\s\"'<>/?#]+)([^\s\"'<>]*)", re.IGNORECASE)
 ADDRESS = re.compile(r"([\w.+'-]+)@([\w-]+(?:\.[\w-]+)+)")
 MAX_TEXT = 200_000  # characters of text read from one message: the rest says nothing more
@@ -86,7 +89,20 @@ def is_mail(raw: bytes) -> bool:
 
 
 def header_text(message: Message, name: str) -> str:
-    value = message.get(name)
+    """The first `name` header's text, its encoded words decoded ("" when there is none)."""
+    return _decoded(message.get(name))
+
+
+def _first_headers(message: Message) -> dict[str, tuple[str, str]]:
+    """Each header name (lower-cased) with its first (name, value) as parsed: one pass over the headers for the
+    dozen names `tokens_of` asks for, where `Message.get` goes through all of them for each."""
+    first: dict[str, tuple[str, str]] = {}
+    for name, value in message.raw_items():
+        first.setdefault(name.lower(), (name, value))
+    return first
+
+
+def _decoded(value: object) -> str:
     if value is None:
         return ""
     try:
@@ -138,8 +154,9 @@ def _html_parser() -> type:
                 return
             if tag in _MARKED_TAGS:
                 self.marks.append(f"html:{tag}")
-            names = {name for name, _value in attrs}
-            self.marks.extend(f"html:{tag}:{key}" for key in ("src", "href") if key in names)
+            for name, _value in attrs:  # the marks become a set: an attribute given twice counts once
+                if name == "src" or name == "href":
+                    self.marks.append(f"html:{tag}:{name}")
 
         def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
             if tag not in _HIDDEN_TAGS:
@@ -200,16 +217,10 @@ def words(text: str, prefix: str = "") -> list[str]:
     """Lower-cased words of 3 to 12 characters; longer ones as `skip:` tokens (their first letter and length).
 
     Each distinct word once (tokens are a set): the text is lower-cased once and its repeats skipped."""
-    out = []
-    for match in set(WORD.findall(text.lower())):
-        word = match.strip(".!-'")
-        length = len(word)
-        if length < 3:
-            continue
-        if length > 12:
-            out.append(f"{prefix}skip:{word[0]} {length // 10 * 10}")
-        else:
-            out.append(prefix + word)
+    # A match starts with a letter or digit, so only its end can hold what is stripped (after a final `!`).
+    found = {match.rstrip(".!-'") for match in set(WORD.findall(text.lower()))}
+    out = [prefix + word for word in found if 2 < len(word) < 13]
+    out.extend(f"{prefix}skip:{word[0]} {len(word) // 10 * 10}" for word in found if len(word) > 12)
     return out
 
 
@@ -246,17 +257,23 @@ def tokens(raw: bytes) -> set[str]:
 def tokens_of(message: Message) -> set[str]:
     """The set of tokens of a message already parsed (from bytes without their leaking headers: `stripped`)."""
     found: list[str] = []
-    subject = header_text(message, "subject")
+    first = _first_headers(message)
+    fetched = message.policy.header_fetch_parse
+
+    def text(name: str) -> str:  # header_text(message, name), from the one pass over the headers
+        header = first.get(name)
+        return "" if header is None else _decoded(fetched(*header))
+
+    subject = text("subject")
     found.extend(words(subject, "subject:"))
     found.extend(f"subject-char:{c}" for c in set(subject) if c in "!$%*?" or (c.isupper() and subject.isupper()))
     for name in ADDRESS_HEADERS:
-        found.extend(address_tokens(name, header_text(message, name)))
-    names = {k.lower() for k in message}
-    found.extend(f"header:{k[:30]}" for k in names if not LEAKING.match(k))
+        found.extend(address_tokens(name, text(name)))
+    found.extend(f"header:{k[:30]}" for k in first if not LEAKING.match(k))
     for name in ("x-mailer", "user-agent", "content-type", "list-id", "precedence", "mime-version"):
-        if name in names:
-            found.extend(words(header_text(message, name), f"{name}:"))
-    message_id = header_text(message, "message-id")
+        if name in first:
+            found.extend(words(text(name), f"{name}:"))
+    message_id = text("message-id")
     found.append("message-id:" + (message_id.rpartition("@")[2].strip("> ").lower()[:40] if "@" in message_id
                                   else "none"))
     bodies, marks = texts(message)
