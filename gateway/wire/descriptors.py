@@ -160,6 +160,26 @@ class Sink:
             with suppress(OSError):
                 fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags)
 
+    @property
+    def never_waits(self) -> bool:
+        """Whether `write_now` can be used: a non-blocking pipe or socket, or a client already gone."""
+        return self.saved_flags is not None or self.broken
+
+    def write_now(self, data: bytes) -> int:
+        """Write what the pipe or socket takes at once, without waiting; how many bytes are gone (all of them when the
+        client has gone: those are dropped). Only where `never_waits`."""
+        if self.broken:
+            return len(data)
+        assert self.fd is not None and self.saved_flags is not None
+        try:
+            return os.write(self.fd, data)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:
+            self.broken = True
+            log.debug("stdio_write_failed", error=type(exc).__name__)
+            return len(data)
+
     async def write(self, data: bytes) -> None:
         if self.broken:
             return
