@@ -87,7 +87,7 @@ def gateway_of(home, timeout: float | None = None):
 @pytest.fixture
 def every_run_quick(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
-    monkeypatch.setattr(core, "_waits", lambda: 0)  # no run waits on anything
+    monkeypatch.setattr(core, "_spent", lambda: (time.thread_time(), 0))  # no run waits on anything
 
 
 def test_a_read_only_tool_quick_every_time_moves_to_the_loop_after_its_streak(gateway_home, every_run_quick):
