@@ -454,9 +454,8 @@ class _Wire:
         return _refusal_line(refused)
 
     async def _reply(self, data: bytes) -> None:
-        left = self.write_at_once(data)
-        if left is None or left:
-            await _put(self.reply_send, data if left is None else left)
+        if not self.write_at_once(data):
+            await _put(self.reply_send, data)
 
     # -- end of input -----------------------------------------------------------------------------
 
@@ -496,21 +495,22 @@ class _Wire:
 
     # -- output -----------------------------------------------------------------------------------
 
-    def write_at_once(self, item: SessionMessage | bytes) -> bytes | None:
-        """Write `item` now, from the task that gives it, when nothing can be ahead of it or join it: the writer is
-        waiting with nothing queued, no other call is unanswered, and the pipe takes bytes without waiting. Returns
-        what the pipe did not take (b"" when it took all), which the caller queues for the writer, first in line
-        since nothing else is queued; None when nothing was done, and the item goes through the writer's queue.
+    def write_at_once(self, item: SessionMessage | bytes) -> bool:
+        """Hand `item` to the sink's writer thread now, from the task that gives it, when nothing can be ahead of it
+        or join it: the writer task waits with nothing queued, the writer thread has written all it was given, and
+        no other call is unanswered. False (nothing done) otherwise: the item goes through the writer's queue.
 
         A lone call's answer then leaves in the turn of the event loop that made it, instead of two turns later
-        (the queue's own yield, then the writer's wake-up); answers that can be batched still are."""
-        if self.owed.total() > 1 or not self.sink.never_waits or self.writer_done.is_set():
-            return None
+        (the queue's own yield, then the writer task's wake-up); answers that can be batched still are."""
+        if self.owed.total() > 1 or not self.sink.idle or self.writer_done.is_set():
+            return False
         waiting = self.out_recv.statistics()
         if waiting.current_buffer_used or not waiting.tasks_waiting_receive:
-            return None  # something is queued, or the writer holds an item it has not written yet
+            return False  # something is queued, or the writer task holds an item it has not handed on yet
         data = self._encode(item)
-        return data[self.sink.write_now(data):] if data else b""
+        if data:
+            self.sink.write_now(data)
+        return True
 
     async def write_loop(self) -> None:
         try:
@@ -581,16 +581,14 @@ class _Answers:
     def send_nowait(self, item: SessionMessage) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
-        left = self._wire.write_at_once(item)
-        if left is None or left:
-            self._queue.send_nowait(item if left is None else left)
+        if not self._wire.write_at_once(item):
+            self._queue.send_nowait(item)
 
     async def send(self, item: SessionMessage) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
-        left = self._wire.write_at_once(item)
-        if left is None or left:
-            await _put(self._queue, item if left is None else left)
+        if not self._wire.write_at_once(item):
+            await _put(self._queue, item)
 
     def close(self) -> None:
         self._closed = True
@@ -663,8 +661,9 @@ async def stdio_transport(
                 # Stop reading, then let the writer flush what the server already answered, briefly.
                 reading.cancel()
                 wire.write_stream.close()
-                with anyio.move_on_after(_FLUSH_TIMEOUT, shield=True):
+                with anyio.move_on_after(_FLUSH_TIMEOUT, shield=True) as flushing:
                     await wire.writer_done.wait()
+                    await sink.drain(max(0.0, flushing.deadline - anyio.current_time()))
                 tg.cancel_scope.cancel()
     finally:
         if sink is not None:
