@@ -49,10 +49,13 @@ T = TypeVar("T")
 
 PAGE_SIZE = 100
 
-# A read-only tool whose synchronous function answered within QUICK_SECONDS of its thread's CPU, without waiting on
-# anything, each of the last `needed` times runs on the event loop's own thread, not a worker (see `Pace`). `needed`
-# starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took longer after all.
+# A read-only tool whose synchronous function answered quickly, without waiting on anything, each of the last `needed`
+# times runs on the event loop's own thread, not a worker (see `Pace`). Quick: at most QUICK_SECONDS of its thread's
+# CPU, or, for a tool that usually takes longer, at most twice its usual time and never over QUICK_FACTOR times
+# QUICK_SECONDS. `needed` starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took
+# longer after all.
 QUICK_SECONDS = 0.001
+QUICK_FACTOR = 5
 QUICK_STREAK = 8
 QUICK_STREAK_MAX = 1024
 # A run on the loop still going after LOOP_LIMIT_SECONDS (wall time: what a ping waits) is stopped by a timer signal
@@ -134,7 +137,10 @@ class Pace:
 
     A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
     quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS of its thread's CPU
-    and never waited (no voluntary context switch: no disk read, lock, sleep or pipe that made the thread wait; the
+    (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times QUICK_SECONDS: a mail
+    search that always takes 3 ms is as safe on the loop as a lookup of 1 ms, and a run that takes twice its usual
+    time says it met something new) and never waited (no voluntary context switch: no disk read, lock, sleep or
+    pipe that made the thread wait; the
     times a busy machine took it off its core are not its doing, and do not count) runs on the loop, unless its
     plugin has other work under way on another thread (a call on a worker, a refresh) that might hold a lock it
     would wait on: a ping or another call then waits that long, as it waits for the loop's own work. Its deadline
@@ -147,16 +153,24 @@ class Pace:
     every run stays on the workers.
     """
 
-    __slots__ = ("needed", "pinned", "streak")
+    __slots__ = ("needed", "pinned", "streak", "usual")
 
     def __init__(self) -> None:
         self.streak = 0  # quick runs in a row
         self.needed = QUICK_STREAK
         self.pinned = _RUSAGE_THREAD is None  # failed on the loop once (or no count of waits): the workers' for good
+        self.usual: float | None = None  # the CPU time its runs usually take (a moving average), seconds
 
     @property
     def quick(self) -> bool:
         return not self.pinned and self.streak >= self.needed
+
+    def _was_quick(self, work: float, waited: bool) -> bool:
+        """Whether a run that took `work` seconds of CPU was quick (see QUICK_SECONDS), its time then made part of the
+        usual one."""
+        usual, self.usual = self.usual, work if self.usual is None else 0.75 * self.usual + 0.25 * work
+        bound = QUICK_SECONDS if usual is None else max(QUICK_SECONDS, min(QUICK_FACTOR * QUICK_SECONDS, 2 * usual))
+        return work <= bound and not waited
 
     def timed(self, run: Callable[[], T]) -> T:
         """`run()`, its time counted in the streak (on whichever thread runs it)."""
@@ -165,7 +179,7 @@ class Pace:
             return run()
         finally:
             now, waits = _spent()
-            self.streak = self.streak + 1 if now - worked <= QUICK_SECONDS and waits == waited else 0
+            self.streak = self.streak + 1 if self._was_quick(now - worked, waits != waited) else 0
 
     def on_loop(self, run: Callable[[], T]) -> T:
         """`run()` on the loop's thread; a slow run (or one stopped past the limit) doubles the streak the next one
@@ -180,7 +194,7 @@ class Pace:
         finally:
             now, waits_now = _spent()
             work, waits = now - worked, waits_now - waited
-            if work > QUICK_SECONDS or waits or overran:
+            if not self._was_quick(work, bool(waits)) or overran:
                 self.streak, self.needed = 0, min(self.needed * 2, QUICK_STREAK_MAX)
                 log.info("a quick tool was slow on the event loop: back to the workers", cpu_ms=round(work * 1000, 1),
                          waits=waits, ms=round((time.perf_counter() - started) * 1000, 1), runs_needed=self.needed)
