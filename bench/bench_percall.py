@@ -37,7 +37,9 @@ Stages (what each holds, as the served process runs them; indented ones are insi
     SDK: result shaped       the result dumped and checked against the revision's schema
     SDK: response            the JSON-RPC response made and queued
     wire: encode             the response serialised (model_dump_json)
-    wire: write              the write to the pipe
+    wire: write              the hand-over to the transport's writer thread (whose own write is in the whole
+                             process's time); a lone call's answer is serialised and handed over from inside
+                             "SDK: response", and counted there
 
 The rest (the event loop, anyio's streams and tasks, the middleware) is the whole process's time less the stages'.
 A clock costs about a microsecond each time it is read; the staged server's total shows how much they add.
