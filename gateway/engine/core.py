@@ -123,13 +123,11 @@ _RUSAGE_THREAD = getattr(_resource, "RUSAGE_THREAD", None)
 
 
 def _spent() -> tuple[float, int]:
-    """This thread's CPU time so far (user and system, in seconds) and how many times it has waited on something: one
-    getrusage, a tenth of what `time.thread_time()` costs on some virtual machines. Without the count of waits (not
-    Linux), the thread's CPU time and -1."""
-    if _RUSAGE_THREAD is None:
-        return time.thread_time(), -1
-    usage = _resource.getrusage(_RUSAGE_THREAD)
-    return usage.ru_utime + usage.ru_stime, usage.ru_nvcsw
+    """This thread's CPU time so far (seconds) and how many times it has waited on something (-1 where the kernel does
+    not count it). The CPU time is the thread clock's, not getrusage's: for the running thread, getrusage gives the
+    time counted at the last clock tick or switch (steps of 4 ms on a kernel of 250 ticks a second), which would
+    take a quick run for a slow one now and then."""
+    return time.thread_time(), _resource.getrusage(_RUSAGE_THREAD).ru_nvcsw if _RUSAGE_THREAD is not None else -1
 
 
 class Pace:
