@@ -6,6 +6,10 @@ the SDK's version does badly for a long-lived gateway:
 
 * input is read in large chunks from a watched descriptor and split here, not one worker-thread hop
   per line, and the answers that are ready together go out in one write;
+* a lone call's answer is handed to the writer thread (`descriptors.Sink`) in the turn of the event loop that
+  made it, and the loop's thread goes back to waiting on the input while that thread writes;
+* the server sees the client's first request before it is served (`first_request`), so that a
+  handshake-era connection is served without the SDK's relay task (`gateway.wire.seams`);
 * every frame the SDK would drop in silence (not JSON, not UTF-8, too long, too deep, a batch, a bad
   id...) gets a JSON-RPC error, so a client sees a reason instead of waiting for its own timeout;
 * at most MAX_IN_FLIGHT requests are unanswered at once: past that, what the client sends next is held here in
