@@ -7,6 +7,8 @@
                                                                                   # without Xapian's fsyncs)
     .venv/bin/python bench/bench_mail_served.py --work DIR --repeat 20
     .venv/bin/python bench/bench_mail_served.py --work DIR --profile DIR/served.prof   # where a warm call's time goes
+    .venv/bin/python bench/bench_mail_served.py --work DIR --before TREE   # another source tree served too, in turns
+                                                                           # (`git archive COMMIT | tar -x -C TREE`)
 
 Each of QUERIES (22 kinds: words common and rare, a phrase, a prefix, AND/OR/NOT, from:, to:, list:, attachment:,
 date ranges, flags) is written as a user of each tool writes it. In every round each query is asked of each of the
@@ -98,15 +100,19 @@ finally:
 class Gateway:
     """`gateway serve` on stdio, spoken to one JSON-RPC line at a time."""
 
-    def __init__(self, home: Path, profile: Path | None) -> None:
+    def __init__(self, home: Path, profile: Path | None, tree: Path | None = None) -> None:
         from gateway.api.context import home_environment
 
         env = {**os.environ, **home_environment(home)}
+        if tree is not None:  # another source tree's gateway, with its plugins
+            env["PYTHONPATH"] = os.pathsep.join([str(tree.resolve()), str(tree.resolve() / "plugins")])
         command = [sys.executable, "-m", "gateway", "serve"]
         if profile is not None:
             command = [sys.executable, "-c", PROFILED, str(profile)]
+        # Started in the home, not here: `python -m` puts its working folder first on the path, which in a checkout
+        # would serve that checkout's gateway whatever PYTHONPATH names (`--before`).
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=env, bufsize=0)
+                                        stderr=subprocess.DEVNULL, env=env, bufsize=0, cwd=home)
         self.number = 0
         self._ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                  "clientInfo": {"name": "bench-mail-served", "version": "1"}})
@@ -254,6 +260,8 @@ def main() -> None:
     parser.add_argument("--no-mu", action="store_true")
     parser.add_argument("--no-notmuch", action="store_true")
     parser.add_argument("--profile", type=Path, default=None, help="run gateway serve under yappi into FILE")
+    parser.add_argument("--before", type=Path, default=None, metavar="TREE",
+                        help="also serve this source tree (a checkout or `git archive` of another commit), in turns")
     options = parser.parse_args()
 
     work, home = options.work, options.work / "home"
@@ -266,13 +274,15 @@ def main() -> None:
     queries, rare = QUERIES, RARE
 
     tools: dict[str, object] = {"ours": Gateway(home, options.profile)}
+    if options.before is not None:
+        tools["before"] = Gateway(home, None, options.before)
     muhome = options.muhome or work / "mu"
     if not options.no_mu and shutil.which("mu") and (muhome / "xapian").is_dir():
         tools["mu server"] = Mu(muhome)
     config = work / "notmuch-config"
     if not options.no_notmuch and config.is_file() and Path("/usr/bin/python3").exists():
         tools["notmuch2"] = Notmuch(config)
-    column = {"ours": 0, "notmuch2": 1, "mu server": 2}
+    column = {"ours": 0, "before": 0, "notmuch2": 1, "mu server": 2}
     names = list(tools)
     times: dict[str, dict[str, list[float]]] = {name: {q[0]: [] for q in queries} for name in names}
     cpu: dict[str, dict[str, list[float]]] = {name: {q[0]: [] for q in queries} for name in names}

@@ -28,7 +28,9 @@ Stages (what each holds, as the served process runs them; indented ones are insi
         context                  the plugin's settings and the call's Context
         refresh check            the plugin's store brought up to date (nothing new: a look)
         run (loop side)          the hop to a worker thread and back, as the event loop's thread pays it; for a
-                                 read-only tool quick every time lately, its run on the loop's own thread instead
+                                 read-only tool quick every time lately, what its run on the loop's own thread costs
+                                 around the tool (the tool and masks, counted below, are taken out of every stage
+                                 around them)
           worker: tool             the tool's own function (on the worker thread, or the loop's for a quick tool)
           worker: masks            the core's masks over its answer (likewise)
         output checked           the data against the tool's output schema
@@ -37,7 +39,9 @@ Stages (what each holds, as the served process runs them; indented ones are insi
     SDK: result shaped       the result dumped and checked against the revision's schema
     SDK: response            the JSON-RPC response made and queued
     wire: encode             the response serialised (model_dump_json)
-    wire: write              the write to the pipe
+    wire: write              the hand-over to the transport's writer thread (whose own write is in the whole
+                             process's time); a lone call's answer is serialised and handed over from inside
+                             "SDK: response", and counted there
 
 The rest (the event loop, anyio's streams and tasks, the middleware) is the whole process's time less the stages'.
 A clock costs about a microsecond each time it is read; the staged server's total shows how much they add.
@@ -77,15 +81,23 @@ def clock(label, level, function):
         active = getattr(local, "levels", None)
         if active is None:
             active = local.levels = []
+            local.labels = []
         if active and max(active) >= level:
             return None
         active.append(level)
+        local.labels.append(label)
         return time.thread_time_ns()
 
     def leave(began):
         if began is not None:
-            add(label, time.thread_time_ns() - began)
+            spent = time.thread_time_ns() - began
+            add(label, spent)
             local.levels.remove(level)
+            local.labels.remove(label)
+            if label == "worker: tool and masks":
+                # A quick tool run on the loop's own thread: its time is its own, not that of the stages around it.
+                for around in local.labels:
+                    add(around, -spent)
 
     if inspect.iscoroutinefunction(function):
         @functools.wraps(function)

@@ -189,15 +189,38 @@ class AuditLog:
         self._fd, self._month, self._path, self._held = fd, month, str(path), (held.st_ino, held.st_dev)
         return fd
 
+    def _locked(self, moment: datetime) -> tuple[int, int]:
+        """The month's file, open and locked (LOCK_EX), and its size: one stat of its path under the lock both checks
+        that the open file is still the one there (not deleted, moved or replaced) and, the lock held, gives its
+        size, where opening it first and asking its size apart would cost two calls to the kernel more per line."""
+        month = f"{moment.year:04d}-{moment.month:02d}"
+        if self._fd is not None and month == self._month:
+            fd = self._fd
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                on_disk = os.stat(self._path, follow_symlinks=False)
+            except OSError:
+                on_disk = None
+            if on_disk is not None and (on_disk.st_ino, on_disk.st_dev) == self._held:
+                return fd, on_disk.st_size
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            self.close()
+        fd = self._open(moment)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            return fd, os.fstat(fd).st_size
+        except OSError:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            raise
+
     def write(self, entry: Mapping[str, Any]) -> None:
         """Append one line; raises AuditError when it cannot be written (then nothing may be given)."""
         moment = datetime.now(UTC)
         record = {"time": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"), **entry}
         try:
-            fd = self._open(moment)
-            fcntl.flock(fd, fcntl.LOCK_EX)  # read the last line, hash it, append: one writer at a time
+            # Read the last line, hash it, append: one writer at a time, under the lock.
+            fd, size = self._locked(moment)
             try:
-                size = os.fstat(fd).st_size
                 record["prev"] = self._end_hash if size == self._end and size else self._last_hash(fd, moment, size)
                 line = (_LINE.encode(record) + "\n").encode()
                 # One write of one whole line: O_APPEND keeps lines whole with several writers.

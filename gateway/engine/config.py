@@ -234,19 +234,22 @@ Stamp = tuple[Any, ...]
 
 
 def stat_stamp(path: Path) -> Stamp:
-    """What tells a file's versions apart (or that it is absent, a broken link, unreachable)."""
+    """What tells a file's versions apart (or that it is absent, a broken link, unreachable): the file a link leads to
+    is the one stamped. One call to the kernel for a plain file or an absent one (a link takes two): each call is
+    looked at again on every tools/call, and some machines make each cost tens of microseconds."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
-        try:
-            os.lstat(path)
-        except FileNotFoundError:
-            return ("absent",)
-        except OSError as error:
-            return ("error", error.errno)
-        return ("broken link",)
+        return ("absent",)
     except OSError as error:
         return ("error", error.errno)
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return ("broken link",)
+        except OSError as error:
+            return ("error", error.errno)
     return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev, st.st_ctime_ns, st.st_mode)
 
 

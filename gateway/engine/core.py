@@ -49,10 +49,13 @@ T = TypeVar("T")
 
 PAGE_SIZE = 100
 
-# A read-only tool whose synchronous function answered within QUICK_SECONDS of its thread's CPU, without waiting on
-# anything, each of the last `needed` times runs on the event loop's own thread, not a worker (see `Pace`). `needed`
-# starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took longer after all.
+# A read-only tool whose synchronous function answered quickly, without waiting on anything, each of the last `needed`
+# times runs on the event loop's own thread, not a worker (see `Pace`). Quick: at most QUICK_SECONDS of its thread's
+# CPU, or, for a tool that usually takes longer, at most twice its usual time and never over QUICK_FACTOR times
+# QUICK_SECONDS. `needed` starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took
+# longer after all.
 QUICK_SECONDS = 0.001
+QUICK_FACTOR = 5
 QUICK_STREAK = 8
 QUICK_STREAK_MAX = 1024
 # A run on the loop still going after LOOP_LIMIT_SECONDS (wall time: what a ping waits) is stopped by a timer signal
@@ -119,9 +122,12 @@ class Catalogue:
 _RUSAGE_THREAD = getattr(_resource, "RUSAGE_THREAD", None)
 
 
-def _waits() -> int:
-    """How many times this thread has waited on something so far."""
-    return _resource.getrusage(_RUSAGE_THREAD).ru_nvcsw if _RUSAGE_THREAD is not None else -1
+def _spent() -> tuple[float, int]:
+    """This thread's CPU time so far (seconds) and how many times it has waited on something (-1 where the kernel does
+    not count it). The CPU time is the thread clock's, not getrusage's: for the running thread, getrusage gives the
+    time counted at the last clock tick or switch (steps of 4 ms on a kernel of 250 ticks a second), which would
+    take a quick run for a slow one now and then."""
+    return time.thread_time(), _resource.getrusage(_RUSAGE_THREAD).ru_nvcsw if _RUSAGE_THREAD is not None else -1
 
 
 class Pace:
@@ -129,7 +135,10 @@ class Pace:
 
     A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
     quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS of its thread's CPU
-    and never waited (no voluntary context switch: no disk read, lock, sleep or pipe that made the thread wait; the
+    (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times QUICK_SECONDS: a mail
+    search that always takes 3 ms is as safe on the loop as a lookup of 1 ms, and a run that takes twice its usual
+    time says it met something new) and never waited (no voluntary context switch: no disk read, lock, sleep or
+    pipe that made the thread wait; the
     times a busy machine took it off its core are not its doing, and do not count) runs on the loop, unless its
     plugin has other work under way on another thread (a call on a worker, a refresh) that might hold a lock it
     would wait on: a ping or another call then waits that long, as it waits for the loop's own work. Its deadline
@@ -142,30 +151,38 @@ class Pace:
     every run stays on the workers.
     """
 
-    __slots__ = ("needed", "pinned", "streak")
+    __slots__ = ("needed", "pinned", "streak", "usual")
 
     def __init__(self) -> None:
         self.streak = 0  # quick runs in a row
         self.needed = QUICK_STREAK
         self.pinned = _RUSAGE_THREAD is None  # failed on the loop once (or no count of waits): the workers' for good
+        self.usual: float | None = None  # the CPU time its runs usually take (a moving average), seconds
 
     @property
     def quick(self) -> bool:
         return not self.pinned and self.streak >= self.needed
 
+    def _was_quick(self, work: float, waited: bool) -> bool:
+        """Whether a run that took `work` seconds of CPU was quick (see QUICK_SECONDS), its time then made part of the
+        usual one."""
+        usual, self.usual = self.usual, work if self.usual is None else 0.75 * self.usual + 0.25 * work
+        bound = QUICK_SECONDS if usual is None else max(QUICK_SECONDS, min(QUICK_FACTOR * QUICK_SECONDS, 2 * usual))
+        return work <= bound and not waited
+
     def timed(self, run: Callable[[], T]) -> T:
         """`run()`, its time counted in the streak (on whichever thread runs it)."""
-        worked, waited = time.thread_time(), _waits()
+        worked, waited = _spent()
         try:
             return run()
         finally:
-            quick = time.thread_time() - worked <= QUICK_SECONDS and _waits() == waited
-            self.streak = self.streak + 1 if quick else 0
+            now, waits = _spent()
+            self.streak = self.streak + 1 if self._was_quick(now - worked, waits != waited) else 0
 
     def on_loop(self, run: Callable[[], T]) -> T:
         """`run()` on the loop's thread; a slow run (or one stopped past the limit) doubles the streak the next one
         there needs."""
-        started, worked, waited = time.perf_counter(), time.thread_time(), _waits()
+        started, (worked, waited) = time.perf_counter(), _spent()
         overran = False
         try:
             return run()
@@ -173,8 +190,9 @@ class Pace:
             overran = True
             raise
         finally:
-            work, waits = time.thread_time() - worked, _waits() - waited
-            if work > QUICK_SECONDS or waits or overran:
+            now, waits_now = _spent()
+            work, waits = now - worked, waits_now - waited
+            if not self._was_quick(work, bool(waits)) or overran:
                 self.streak, self.needed = 0, min(self.needed * 2, QUICK_STREAK_MAX)
                 log.info("a quick tool was slow on the event loop: back to the workers", cpu_ms=round(work * 1000, 1),
                          waits=waits, ms=round((time.perf_counter() - started) * 1000, 1), runs_needed=self.needed)
@@ -846,8 +864,19 @@ class _LoopOverrun(BaseException):
     that a plugin's `except Exception` does not take it for one of its own failures)."""
 
 
-def _overrun(_signum: int, _frame: Any) -> None:
-    raise _LoopOverrun
+class _Alarm:
+    """The timer signal's state: whether a run on the loop is under way (its alarm is ours), and the handler that was
+    in place before ours, which gets every other alarm."""
+
+    armed = False
+    previous: Any = None
+
+
+def _overrun(signum: int, frame: Any) -> None:
+    if _Alarm.armed:
+        raise _LoopOverrun
+    if callable(_Alarm.previous):
+        _Alarm.previous(signum, frame)
 
 
 def _can_stop_on_loop() -> bool:
@@ -857,14 +886,19 @@ def _can_stop_on_loop() -> bool:
 
 
 def _stopped_past_limit(run: Callable[[], T]) -> T:
-    """`run()`, interrupted by _LoopOverrun when it is still going after LOOP_LIMIT_SECONDS."""
-    previous = signal.signal(signal.SIGALRM, _overrun)
+    """`run()`, interrupted by _LoopOverrun when it is still going after LOOP_LIMIT_SECONDS.
+
+    The handler is put in place once and left there (setting a handler costs tens of microseconds, more than a quick
+    tool's run): an alarm that comes while no run is under way goes to the handler that was there before, if any."""
+    if signal.getsignal(signal.SIGALRM) is not _overrun:
+        _Alarm.previous = signal.signal(signal.SIGALRM, _overrun)
+    _Alarm.armed = True
     signal.setitimer(signal.ITIMER_REAL, LOOP_LIMIT_SECONDS)
     try:
         return run()
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+        _Alarm.armed = False
 
 
 def _on_loop(pace: Pace, bound: Any, deadline: Deadline, plugin: str, what: str) -> Any:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import stat
 import sys
 import threading
 from contextlib import suppress
 from functools import partial
+from queue import SimpleQueue
 from typing import Any, BinaryIO, cast
 
 import anyio
@@ -24,6 +26,8 @@ log = structlog.get_logger()
 
 # Large reads keep the syscall count per message low when a client pipelines; a pipe rarely holds more.
 READ_CHUNK = 256 * 1024
+# The writer thread holds at most about this much before a batched write waits for it (a client slow to read).
+_HIGH_WATER = 1024 * 1024
 
 _claimed: set[int] = set()
 _claim_lock = threading.Lock()
@@ -136,14 +140,76 @@ class Source:
         return chunk
 
 
+class _Writer:
+    """A thread of its own that writes what it is handed to a pipe or socket, in order.
+
+    Why a thread: a call's answer written by the event loop's thread wakes the client, which on a busy machine
+    often takes that thread's core at once; the loop's thread, still busy with the call's last steps, then waits in
+    the run queue, and the client's next request finds it there rather than asleep, so it waits for its turn instead
+    of being woken. A thread that does nothing but write goes back to sleep as soon as it has written, and the loop's
+    thread is asleep, waiting on its input, when the next request comes. (The SDK's own stdio transport writes from a
+    worker thread too.)
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.broken = False
+        self.pending = 0  # bytes handed over and not written yet
+        self._queue: SimpleQueue[bytes | None] = SimpleQueue()
+        self._drained = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="gateway-stdout", daemon=True)
+        self._thread.start()
+
+    def put(self, data: bytes) -> None:
+        with self._drained:
+            self.pending += len(data)
+        self._queue.put(data)
+
+    def _run(self) -> None:
+        while (data := self._queue.get()) is not None:
+            if not self.broken:
+                self._write(data)
+            with self._drained:
+                self.pending -= len(data)
+                self._drained.notify_all()
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view and not self.broken:
+                try:
+                    view = view[os.write(self.fd, view):]
+                except BlockingIOError:
+                    # The descriptor is non-blocking: wait until the client reads, looking now and then whether the
+                    # transport gave up on it.
+                    select.select([], [self.fd], [], 0.5)
+        except (OSError, ValueError) as exc:
+            # The client has gone: what comes next is dropped, never left waiting.
+            self.broken = True
+            log.debug("stdio_write_failed", error=type(exc).__name__)
+
+    def wait_drained(self, at_most: int, timeout: float | None = None) -> bool:
+        """Block until at most `at_most` bytes are still to write (False when `timeout` passed first)."""
+        with self._drained:
+            return self._drained.wait_for(lambda: self.pending <= at_most or self.broken, timeout)
+
+    def stop(self) -> None:
+        """End the thread, dropping what it still holds (within half a second when it waits on the client)."""
+        self.broken = True
+        self._queue.put(None)
+        self._thread.join(1.0)
+
+
 class Sink:
-    """Whole buffers to the output: non-blocking writes on a pipe or socket, a worker thread otherwise."""
+    """Whole buffers to the output, in order: a writer thread of its own on a pipe or socket (non-blocking, so that a
+    client that stops reading holds only that thread), a worker thread per write otherwise."""
 
     def __init__(self, stdout: int | BinaryIO) -> None:
         self.fd = fd_of(stdout)
         self.file = None if self.fd is not None else stdout
         self.broken = False
         self.saved_flags: int | None = None
+        self._writer: _Writer | None = None
         if self.fd is not None:
             if not isinstance(stdout, int):
                 # Whatever the caller's file object still buffers must precede our frames.
@@ -151,28 +217,31 @@ class Sink:
                     stdout.flush()
             mode = os.fstat(self.fd).st_mode
             if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-                # Non-blocking, so a client slow to read stalls only this task, not the event loop.
                 self.saved_flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
                 fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags | os.O_NONBLOCK)
+                self._writer = _Writer(self.fd)
 
-    def restore(self) -> None:
-        if self.saved_flags is not None and self.fd is not None:
-            with suppress(OSError):
-                fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags)
+    @property
+    def idle(self) -> bool:
+        """Whether `write_now` may be used: a pipe or socket, with nothing still to write."""
+        return self._writer is not None and not self._writer.pending
+
+    def write_now(self, data: bytes) -> None:
+        """Hand `data` to the writer thread without waiting (only when `idle`: what it holds stays small)."""
+        assert self._writer is not None
+        self._writer.put(data)
 
     async def write(self, data: bytes) -> None:
+        """Write `data` after everything before it; returns once little enough is left to write (back-pressure)."""
+        if self._writer is not None:
+            self._writer.put(data)
+            if self._writer.pending > _HIGH_WATER:
+                await anyio.to_thread.run_sync(self._writer.wait_drained, _HIGH_WATER, abandon_on_cancel=True)
+            return
         if self.broken:
             return
         try:
-            if self.saved_flags is not None:
-                assert self.fd is not None
-                view = memoryview(data)
-                while view:
-                    try:
-                        view = view[os.write(self.fd, view) :]
-                    except BlockingIOError:
-                        await anyio.wait_writable(self.fd)
-            elif self.fd is not None:
+            if self.fd is not None:
                 await anyio.to_thread.run_sync(_write_all, self.fd, data)
             else:
                 await anyio.to_thread.run_sync(_write_flush, self.file, data)
@@ -180,6 +249,20 @@ class Sink:
             # The client has gone: keep consuming answers so the server never blocks, but drop them.
             self.broken = True
             log.debug("stdio_write_failed", error=type(exc).__name__)
+
+    async def drain(self, timeout: float) -> None:
+        """Wait until the writer thread has written what it holds, for at most `timeout` seconds."""
+        if self._writer is not None and self._writer.pending:
+            await anyio.to_thread.run_sync(partial(self._writer.wait_drained, 0, timeout), abandon_on_cancel=True)
+
+    def restore(self) -> None:
+        """Stop the writer thread (what it still holds is dropped) and give the descriptor its flags back."""
+        if self._writer is not None:
+            self._writer.stop()
+            self._writer = None
+        if self.saved_flags is not None and self.fd is not None:
+            with suppress(OSError):
+                fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags)
 
 
 def _write_all(fd: int, data: bytes) -> None:

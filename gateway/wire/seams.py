@@ -7,10 +7,18 @@ so that an upgrade that changes it fails a test loudly instead of the gateway qu
 - uvicorn: the HTTP protocol class the gateway bounds (`gateway.wire.http.bounded_protocol`) subclasses uvicorn's h11
   protocol, which uvicorn lets a server choose (`Config(http=...)`), and reads its connection set, its current
   request cycle and its transport and loop, as `H11_ATTRIBUTES` lists.
+- the MCP SDK: `Server.run` serves a connection through `serve_dual_era_loop`, which reads the client's first
+  request to choose the protocol era, then hands every message on through a relay task of its own (a task switch
+  and a turn of the event loop more per message). The stdio transport already knows the first request without
+  taking it from the stream (`gateway.wire.transport.first_request`), so a handshake-era connection is served by
+  what that loop would choose, `mcp.server.runner._serve_legacy_stream`, in the server's lifespan, as `Server.run`
+  does, minus the relay; the era is chosen by `mcp.server.runner._has_modern_envelope`, as the SDK chooses it.
+  `problems_serving_without_relay` says what of this is no longer so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 # What bounded_protocol reads or overrides of uvicorn's H11Protocol.
@@ -35,4 +43,61 @@ def h11_shape_problems() -> list[str]:
                                                                                                       None))]
     problems += [f"H11Protocol no longer sets self.{name}" for name in H11_ATTRIBUTES if f"self.{name} =" not in source
                  and f"self.{name}:" not in source]
+    return problems
+
+
+def opens_modern_era(request: Any) -> bool:
+    """Whether a connection whose first request is `request` (a JSONRPCRequest) serves the 2026-07-28 era, as the
+    SDK's `serve_dual_era_loop` decides it."""
+    from mcp.server import runner
+
+    return request.method != "initialize" and runner._has_modern_envelope(request.params)  # noqa: SLF001
+
+
+def serve_handshake_era(server: Any, read_stream: Any, write_stream: Any, init_options: Any) -> Awaitable[None]:
+    """Serve a handshake-era connection as `Server.run` would (its lifespan entered, the SDK's handshake-era loop,
+    the write stream closed at the end), without the relay task `serve_dual_era_loop` puts before it. Only for a
+    connection whose first request does not open the modern era (`opens_modern_era`)."""
+    from mcp.server import runner
+
+    async def serve() -> None:
+        async with server.lifespan(server) as state:
+            try:
+                await runner._serve_legacy_stream(  # noqa: SLF001 - the one place the SDK's era loop is reached
+                    server, read_stream, write_stream, lifespan_state=state, session_id=None,
+                    init_options=init_options, raise_exceptions=False)
+            finally:
+                await write_stream.aclose()
+
+    return serve()
+
+
+def problems_serving_without_relay() -> list[str]:
+    """What `serve_handshake_era` and `opens_modern_era` count on in the SDK and it no longer has ([] when all is
+    there): the functions and their parameters, `Server.run` entering the lifespan around `serve_dual_era_loop`,
+    and that loop choosing the era by the first request's envelope and serving the handshake era with
+    `_serve_legacy_stream`."""
+    import inspect
+
+    from mcp.server import runner
+    from mcp.server.lowlevel.server import Server
+
+    problems = []
+    legacy = getattr(runner, "_serve_legacy_stream", None)
+    if legacy is None or not inspect.iscoroutinefunction(legacy):
+        return ["mcp.server.runner._serve_legacy_stream is gone"]
+    wanted = ["server", "read_stream", "write_stream", "lifespan_state", "session_id", "init_options",
+              "raise_exceptions"]
+    if list(inspect.signature(legacy).parameters) != wanted:
+        problems.append(f"_serve_legacy_stream takes {list(inspect.signature(legacy).parameters)}, not {wanted}")
+    if not callable(getattr(runner, "_has_modern_envelope", None)):
+        problems.append("mcp.server.runner._has_modern_envelope is gone")
+    run = inspect.getsource(Server.run)
+    if "self.lifespan(self)" not in run or "serve_dual_era_loop(" not in run:
+        problems.append("Server.run no longer enters self.lifespan(self) around serve_dual_era_loop")
+    dual = inspect.getsource(runner.serve_dual_era_loop)
+    for said in ('opening.method != "initialize" and _has_modern_envelope(opening.params)', "_serve_legacy_stream(",
+                 "_serve_modern_stream(", "await write_stream.aclose()"):
+        if said not in dual:
+            problems.append(f"serve_dual_era_loop no longer has {said!r}")
     return problems

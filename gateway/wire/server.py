@@ -41,6 +41,7 @@ from gateway.engine.registry import lifecycle_of
 from gateway.engine.tokens import TOKEN_SCOPE_KEY, TokenStore
 from gateway.gate.access import Gate
 from gateway.privacy import mask_secrets
+from gateway.wire import seams
 from gateway.wire import tasks as tasking
 from gateway.wire.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyListens
 from gateway.wire.progress import progress_of_call
@@ -805,8 +806,21 @@ async def serving(gateway: Gateway, server: Server[Any], notifier: Notifier, rea
     """Run `server` on the streams with the notifier bound to this loop."""
     async with notifying(gateway, notifier), _tasks_running(server), anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_sigterm, tasks.cancel_scope)
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await _run(server, read_stream, write_stream)
         tasks.cancel_scope.cancel()
+
+
+async def _run(server: Server[Any], read_stream: Any, write_stream: Any) -> None:
+    """`server.run` on the streams; on the stdio transport's, a handshake-era connection (every host's today) is
+    served without the SDK's relay task, a task switch less per message (gateway.wire.seams)."""
+    from gateway.wire.transport import first_request
+
+    options = server.create_initialization_options()
+    opening = await first_request(read_stream)
+    if opening is not None and not seams.opens_modern_era(opening):
+        await seams.serve_handshake_era(server, read_stream, write_stream, options)
+    else:
+        await server.run(read_stream, write_stream, options)
 
 
 def _shielded(ctx: ServerRequestContext[Any], error: Exception) -> Exception:

@@ -6,6 +6,10 @@ the SDK's version does badly for a long-lived gateway:
 
 * input is read in large chunks from a watched descriptor and split here, not one worker-thread hop
   per line, and the answers that are ready together go out in one write;
+* a lone call's answer is handed to the writer thread (`descriptors.Sink`) in the turn of the event loop that
+  made it, and the loop's thread goes back to waiting on the input while that thread writes;
+* the server sees the client's first request before it is served (`first_request`), so that a
+  handshake-era connection is served without the SDK's relay task (`gateway.wire.seams`);
 * every frame the SDK would drop in silence (not JSON, not UTF-8, too long, too deep, a batch, a bad
   id...) gets a JSON-RPC error, so a client sees a reason instead of waiting for its own timeout;
 * at most MAX_IN_FLIGHT requests are unanswered at once: past that, what the client sends next is held here in
@@ -22,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import weakref
 from collections import Counter, deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -45,7 +50,7 @@ from pydantic import ValidationError
 from gateway.wire import descriptors
 from gateway.wire.descriptors import Sink, Source, claim, release
 
-__all__ = ["MAX_DEPTH", "MAX_IN_FLIGHT", "MAX_LINE", "stdio_transport"]
+__all__ = ["MAX_DEPTH", "MAX_IN_FLIGHT", "MAX_LINE", "first_request", "stdio_transport"]
 
 log = structlog.get_logger()
 
@@ -78,6 +83,11 @@ _JSON_SPACE = b" \t\r\n"
 # An escaped UTF-16 surrogate; only then can the decoded text hold a lone one, which cannot be re-encoded.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _MISSING = object()
+# How many messages may come before the client's first request and still leave it to decide how the connection is
+# served (`first_request`); the SDK keeps as many for its own choice.
+_OPENING_LEAD = 8
+# The wire behind each read stream this transport yields, for `first_request`.
+_wires: weakref.WeakKeyDictionary[Any, _Wire] = weakref.WeakKeyDictionary()
 
 class _Refused(Exception):
     """A frame answered with an error instead of being forwarded."""
@@ -179,7 +189,7 @@ class _Wire:
             _INBOUND_SLACK
         )
         out_send, self.out_recv = anyio.create_memory_object_stream[SessionMessage | bytes](_OUTBOUND_SLACK)
-        self.write_stream = out_send
+        self.write_stream = _Answers(self, out_send)
         # Our own refusals go through the same writer as the server's answers: one owner of the
         # descriptor, so frames never interleave, and one batching for both.
         self.reply_send = out_send.clone()
@@ -194,6 +204,11 @@ class _Wire:
         self.held_bytes = 0
         self.held_requests = 0
         self.writer_done = anyio.Event()
+        # The client's first request, once read (still on its way to the server), or None when input ended before
+        # one or _OPENING_LEAD other messages came first; `opened` is set then (see `first_request`).
+        self.opening: JSONRPCRequest | None = None
+        self.opened = anyio.Event()
+        self._lead = 0
         # The SDK takes only int or str ids: a fractional one travels under a string alias of ours and is
         # put back in the answer. alias -> the client's id.
         self.aliases: dict[str, float] = {}
@@ -213,6 +228,7 @@ class _Wire:
                 # The server stopped reading before end of input; nothing left to serve.
                 log.debug("stdio_server_stopped_reading")
             finally:
+                self.opened.set()
                 self.in_send.close()
                 self.reply_send.close()
 
@@ -272,6 +288,11 @@ class _Wire:
         if message is None:
             return
         inner = message.message
+        if not self.opened.is_set():
+            self._lead += 1
+            if isinstance(inner, JSONRPCRequest) or self._lead > _OPENING_LEAD:
+                self.opening = inner if isinstance(inner, JSONRPCRequest) else None
+                self.opened.set()
         if isinstance(inner, JSONRPCResponse | JSONRPCError):
             # An answer to the server's own request: a call may be waiting on it, so it never waits.
             await _put(self.in_send, message)
@@ -437,7 +458,8 @@ class _Wire:
         return _refusal_line(refused)
 
     async def _reply(self, data: bytes) -> None:
-        await _put(self.reply_send, data)
+        if not self.write_at_once(data):
+            await _put(self.reply_send, data)
 
     # -- end of input -----------------------------------------------------------------------------
 
@@ -476,6 +498,23 @@ class _Wire:
             self.aliases.pop(request_id, None)
 
     # -- output -----------------------------------------------------------------------------------
+
+    def write_at_once(self, item: SessionMessage | bytes) -> bool:
+        """Hand `item` to the sink's writer thread now, from the task that gives it, when nothing can be ahead of it
+        or join it: the writer task waits with nothing queued, the writer thread has written all it was given, and
+        no other call is unanswered. False (nothing done) otherwise: the item goes through the writer's queue.
+
+        A lone call's answer then leaves in the turn of the event loop that made it, instead of two turns later
+        (the queue's own yield, then the writer task's wake-up); answers that can be batched still are."""
+        if self.owed.total() > 1 or not self.sink.idle or self.writer_done.is_set():
+            return False
+        waiting = self.out_recv.statistics()
+        if waiting.current_buffer_used or not waiting.tasks_waiting_receive:
+            return False  # something is queued, or the writer task holds an item it has not handed on yet
+        data = self._encode(item)
+        if data:
+            self.sink.write_now(data)
+        return True
 
     async def write_loop(self) -> None:
         try:
@@ -532,6 +571,54 @@ class _Wire:
         return data + b"\n"
 
 
+class _Answers:
+    """The stream the server sends its messages to (the shape of anyio's memory object send stream that the SDK
+    uses: `send`, `send_nowait`, `close`, `aclose`, `async with`): each is written at once when nothing is ahead
+    of it (`_Wire.write_at_once`), else queued for the writer. A send that writes at once does not yield to the
+    event loop first, as a queue's send does."""
+
+    def __init__(self, wire: _Wire, queue: MemoryObjectSendStream[SessionMessage | bytes]) -> None:
+        self._wire = wire
+        self._queue = queue
+        self._closed = False
+
+    def send_nowait(self, item: SessionMessage) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if not self._wire.write_at_once(item):
+            self._queue.send_nowait(item)
+
+    async def send(self, item: SessionMessage) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if not self._wire.write_at_once(item):
+            await _put(self._queue, item)
+
+    def close(self) -> None:
+        self._closed = True
+        self._queue.close()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def __aenter__(self) -> _Answers:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self.close()
+
+
+async def first_request(read_stream: Any) -> JSONRPCRequest | None:
+    """The client's first request on a read stream `stdio_transport` yielded, once it has been read; it is not taken
+    from the stream (the server still gets it, in its order). None when input ended before any, when more than a
+    few other messages came before it, or when the stream is not this transport's."""
+    wire = _wires.get(read_stream)
+    if wire is None:
+        return None
+    await wire.opened.wait()
+    return wire.opening
+
+
 @asynccontextmanager
 async def stdio_transport(
     stdin: int | BinaryIO | None = None,
@@ -567,6 +654,7 @@ async def stdio_transport(
         source = Source(stdin, READ_CHUNK)  # read here at each start: tests and benches change it
         sink = Sink(stdout)
         wire = _Wire(source, sink, max_line, max_depth, drain_timeout, max_in_flight)
+        _wires[wire.read_stream] = wire
         async with anyio.create_task_group() as tg:
             reading = anyio.CancelScope()
             tg.start_soon(wire.read_loop, reading)
@@ -577,8 +665,9 @@ async def stdio_transport(
                 # Stop reading, then let the writer flush what the server already answered, briefly.
                 reading.cancel()
                 wire.write_stream.close()
-                with anyio.move_on_after(_FLUSH_TIMEOUT, shield=True):
+                with anyio.move_on_after(_FLUSH_TIMEOUT, shield=True) as flushing:
                     await wire.writer_done.wait()
+                    await sink.drain(max(0.0, flushing.deadline - anyio.current_time()))
                 tg.cancel_scope.cancel()
     finally:
         if sink is not None:

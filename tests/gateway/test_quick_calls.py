@@ -87,7 +87,7 @@ def gateway_of(home, timeout: float | None = None):
 @pytest.fixture
 def every_run_quick(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
-    monkeypatch.setattr(core, "_waits", lambda: 0)  # no run waits on anything
+    monkeypatch.setattr(core, "_spent", lambda: (time.thread_time(), 0))  # no run waits on anything
 
 
 def test_a_read_only_tool_quick_every_time_moves_to_the_loop_after_its_streak(gateway_home, every_run_quick):
@@ -208,3 +208,20 @@ def test_a_quick_tool_that_turns_slow_on_the_loop_is_stopped_and_answered_from_a
     # Back to the workers until quick twice as long in a row (the run again on a worker was the first of them).
     threads = [gateway.call("turns_slow").text for _ in range(2 * core.QUICK_STREAK)]
     assert all(name.startswith("gateway-worker") for name in threads[:-1]) and threads[-1] == LOOP
+
+
+def test_a_tool_that_usually_takes_longer_is_quick_while_it_keeps_to_its_usual_time() -> None:
+    pace, base = core.Pace(), core.QUICK_SECONDS
+    assert not pace._was_quick(3 * base, False)  # its first run: only the base bound holds
+    assert pace._was_quick(3 * base, False)  # then its usual time is known: twice that, under the cap
+    assert not pace._was_quick(3 * base, True)  # a run that waited on something never is
+    assert not pace._was_quick(core.QUICK_FACTOR * base + base, False)  # never past the cap
+    assert pace._was_quick(0.5 * base, False)  # under the base bound always is
+
+
+def test_a_run_twice_as_long_as_the_tools_usual_is_not_quick() -> None:
+    pace, base = core.Pace(), core.QUICK_SECONDS
+    for _ in range(20):
+        pace._was_quick(1.5 * base, False)
+    assert pace._was_quick(2.9 * base, False)
+    assert not pace._was_quick(4 * base, False)  # over twice its usual 1.5 (and the usual moves only slowly)

@@ -8,7 +8,12 @@ import inspect
 from pydantic import Field
 
 import gateway.wire.server
-from gateway.wire.seams import explicit_field_attributes, h11_shape_problems
+from gateway.wire.seams import (
+    explicit_field_attributes,
+    h11_shape_problems,
+    opens_modern_era,
+    problems_serving_without_relay,
+)
 
 
 def test_pydantic_says_which_attributes_a_field_was_given() -> None:
@@ -26,3 +31,24 @@ def test_the_server_replaces_no_method_of_the_sdks_objects() -> None:
     assert "method-assign" not in source and "__pydantic_serializer__" not in source
     assert "._" not in "".join(line.split("#")[0] for line in source.splitlines()
                                if "server." in line and "self._" not in line)
+
+
+def test_the_sdk_still_serves_the_handshake_era_as_the_gateway_does_without_its_relay() -> None:
+    # `gateway serve` reaches the SDK's handshake-era loop directly (no relay task per message); this fails when the
+    # SDK's own choice of era, or the loop it runs for the handshake, changes shape.
+    assert problems_serving_without_relay() == []
+
+
+def test_the_era_is_chosen_by_the_first_requests_envelope() -> None:
+    from mcp.shared.inbound import PROTOCOL_VERSION_META_KEY
+    from mcp.types import JSONRPCRequest
+
+    def request(method: str, params: dict | None) -> JSONRPCRequest:
+        return JSONRPCRequest(jsonrpc="2.0", id=1, method=method, params=params)
+
+    enveloped = {"_meta": {PROTOCOL_VERSION_META_KEY: "2026-07-28"}}
+    assert opens_modern_era(request("tools/list", enveloped))
+    assert not opens_modern_era(request("initialize", enveloped))
+    assert not opens_modern_era(request("initialize", {"protocolVersion": "2025-06-18"}))
+    assert not opens_modern_era(request("tools/list", {"_meta": {"progressToken": 1}}))
+    assert not opens_modern_era(request("ping", None))
