@@ -27,7 +27,7 @@ log = structlog.get_logger()
 # Large reads keep the syscall count per message low when a client pipelines; a pipe rarely holds more.
 READ_CHUNK = 256 * 1024
 # The writer thread holds at most about this much before a batched write waits for it (a client slow to read).
-_HIGH_WATER = 1024 * 1024
+_HIGH_WATER = 64 * 1024
 
 _claimed: set[int] = set()
 _claim_lock = threading.Lock()
