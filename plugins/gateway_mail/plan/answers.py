@@ -112,7 +112,8 @@ _spans: GateMemo[tuple[list[dict[str, Any]], int, list[str]]] = GateMemo(gates=3
 
 
 def _ties_key(ties: Mapping[str, frozenset[str]]) -> tuple:
-    return tuple(sorted((a, tuple(sorted(p))) for a, p in ties.items()))
+    key = getattr(ties, "key", None)  # a TieMap (projects.tie_map) carries it, made once per read of the store
+    return key if key is not None else tuple(sorted((a, tuple(sorted(p))) for a, p in ties.items()))
 
 
 def _task_owners(tasks: Collection, ties: Mapping[str, frozenset[str]], gate: Gate) -> tasks_store.Owners:
@@ -195,11 +196,11 @@ _HEADERS = {"now": "Next steps, the next first", "today": "Due today, overdue, o
 def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | None, limit: int) -> Answer:
     tz, now = _clock(ctx)
     tasks = tasks_store.collection(ctx)
-    owners = _task_owners(tasks, projects.tie_map(ctx), ctx.gate)
+    ties = projects.tie_map(ctx)
+    owners = _task_owners(tasks, ties, ctx.gate)
     wanted = projects.project_named(ctx, project).id if project else None
     if task_list is not None and task_list not in tasks.folders():
         raise ToolError(f"no task list {task_list!r:.80}; the lists are: {', '.join(tasks.folders()) or '(none)'}")
-    ties = projects.tie_map(ctx)
     key = (str(tasks.root), tasks.generation, _ties_key(ties), now.replace(second=0, microsecond=0),
            zone.zone_name(tz), view, task_list, wanted)
     kept_items, left_out, next_kept = _views.get(ctx.gate, lambda: _view(ctx, tasks, owners, now, tz, view,

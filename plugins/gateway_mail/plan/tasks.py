@@ -169,8 +169,14 @@ def _moment(value: date | None, tz: tzinfo, end_of_day: bool = False) -> datetim
     return moment + timedelta(days=1) - timedelta(seconds=1) if end_of_day else moment
 
 
+# The C locale's names, which strftime's %a and %b give (the gateway never sets LC_TIME), written out: a plan's
+# reasons are made for every task shown, and strftime costs several microseconds a call.
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
 def _day(moment: datetime) -> str:
-    return f"{moment:%a} {moment.day} {moment:%b}"
+    return f"{_WEEKDAYS[moment.weekday()]} {moment.day} {_MONTHS[moment.month - 1]}"
 
 
 def _urgency(due: datetime | None, now: datetime) -> int:
@@ -187,10 +193,15 @@ def _due_words(due: datetime | None, timed: bool, now: datetime) -> tuple[int, s
     urgency = _urgency(due, now)
     if due is None:
         return urgency, ""
-    at = f" at {due:%H:%M}" if timed else ""
-    words = {0: f"overdue since {_day(due)}{at}", 1: f"due today{at}", 2: f"due {_day(due)}{at}",
-             3: f"due {due:%Y-%m-%d}"}[urgency]
-    return urgency, words
+    at = f" at {due.hour:02d}:{due.minute:02d}" if timed else ""
+    if urgency == 0:
+        return urgency, f"overdue since {_day(due)}{at}"
+    if urgency == 1:
+        return urgency, f"due today{at}"
+    if urgency == 2:
+        return urgency, f"due {_day(due)}{at}"
+    # strftime's %Y (glibc's) does not pad a year before 1000 as this would: such a year keeps strftime
+    return urgency, f"due {due.year}-{due.month:02d}-{due.day:02d}" if due.year >= 1000 else f"due {due:%Y-%m-%d}"
 
 
 def prepare(items: tuple[Item, ...], tz: tzinfo) -> list[Prepared]:
