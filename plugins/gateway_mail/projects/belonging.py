@@ -44,13 +44,13 @@ class _Watched:
     """A tie store kept open, its ties, and the maps made of them per set of known projects.
 
     SQLite's `PRAGMA data_version` changes whenever another connection (this process's tie tools, another process)
-    commits to the file, and the connection is used for nothing else: when it is unchanged, so are the ties. The
-    open connection holds the file's inode, so a store deleted and made again is a different (device, inode)."""
+    commits to the store, and this connection is used for nothing else: when it is unchanged, so are the ties. The
+    file's device, inode, size and time are compared too: a store deleted and made again (the open connection holds
+    the old inode, so the new one differs), a checkpoint, or a file written over by other means is opened anew."""
 
     def __init__(self, path: Path) -> None:
         self.ties = Ties.at(path)
-        status = os.stat(path)
-        self.file = (status.st_dev, status.st_ino)
+        self.file = _file_signature(os.stat(path))
         self.pid = os.getpid()
         self.version: int | None = None
         self.rows: list[tuple[str, str]] = []
@@ -67,6 +67,10 @@ class _Watched:
                 self.maps.clear()
             found = self.maps[known] = _projects_of(self.rows, known)
         return found
+
+
+def _file_signature(status: os.stat_result) -> tuple[int, int, int, int]:
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
 _watched: OrderedDict[str, _Watched] = OrderedDict()
@@ -90,7 +94,7 @@ def tie_map_at(path: Path, gate: Gate) -> TieMap:
                 status = os.stat(path)
             except FileNotFoundError:
                 status = None
-            if status is None or (status.st_dev, status.st_ino) != watched.file:
+            if status is None or _file_signature(status) != watched.file:
                 del _watched[str(path)]
                 watched.ties.close()
                 watched = None
