@@ -257,9 +257,10 @@ def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | 
     wanted = projects.project_named(ctx, project).id if project else None
     if task_list is not None and task_list not in tasks.folders():
         raise ToolError(f"no task list {task_list!r:.80}; the lists are: {', '.join(tasks.folders()) or '(none)'}")
-    key = (str(tasks.root), tasks.generation, _ties_key(ties), now.replace(second=0, microsecond=0),
-           zone.zone_name(tz), view, task_list, wanted)
-    kept_items, left_out, next_kept = _views.get(ctx.gate, lambda: _view(ctx, tasks, owners, now, tz, view,
+    plan = tasks_store.ranking(ctx, tasks, now, tz)
+    # Kept for as long as the ranking holds (its `since` tells it from another): a list's view changes with it.
+    key = (str(tasks.root), tasks.generation, _ties_key(ties), plan.since, zone.zone_name(tz), view, task_list, wanted)
+    kept_items, left_out, next_kept = _views.get(ctx.gate, lambda: _view(ctx, plan, owners, plan.since, tz, view,
                                                                           task_list, wanted), key)
     pairs = _tasks_shown(ctx, kept_items[:limit], tasks, ties, owners, tz)
     shown = [task for task, _ in pairs]
@@ -282,12 +283,12 @@ def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | 
     return Answer("\n".join(lines), data, given=[t["address"] for t in shown], left_out=left_out)
 
 
-def _view(ctx: Context, tasks: Collection, owners: tasks_store.Owners, now: datetime, tz: tzinfo, view: str,
+def _view(ctx: Context, plan: tasks_store.Ranking, owners: tasks_store.Owners, now: datetime, tz: tzinfo, view: str,
           task_list: str | None, wanted: str | None) -> tuple[list[tasks_store.Ranked], int, bool]:
-    """A view's tasks that may be given, how many were left out, and whether the very next step is kept."""
+    """A view's tasks that may be given, how many were left out, and whether the very next step is kept (at `now`,
+    any moment the ranking holds: the views do not change within it)."""
     allows = _allows(ctx)
-    plan = tasks_store.ranked(ctx, tasks, now, tz)
-    scope = [e for e in plan if tasks_store.in_view(e, view, now, tz)
+    scope = [e for e in plan.entries if tasks_store.in_view(e, view, now, tz)
              and (task_list is None or e.item.collection == task_list)
              and (wanted is None or wanted in owners(e.item))]
     next_kept = view == "now" and bool(scope) and not allows(owners(scope[0].item))
