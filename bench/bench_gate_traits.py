@@ -189,7 +189,7 @@ def child(data: Path, home: Path, repeat: int) -> None:
             cpu.append(spent)
         figures[f"search_mail {words!r}"] = {"times": times, "cpu": cpu, "hits": len(answer.data["hits"]),
                                              "left_out": answer.data["left_out"]}
-    _meet(home, "first-tasks")  # each side's first reading of the tasks beside the other's, not its first search
+    _meet(home, "tasks-first")  # each side's first reading of the tasks beside the other's, not its first search
     begun, calls, spent = time.perf_counter(), 0, time.process_time()
     while True:
         calls += 1
