@@ -12,6 +12,8 @@ from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
+from attrs import frozen
+
 from gateway import Answer, Context, Gate, GateMemo, ToolError, left_out_sentence, plural
 from gateway_mail import zone
 from gateway_mail.plan import events as events_store
@@ -112,7 +114,8 @@ _spans: GateMemo[tuple[list[dict[str, Any]], int, list[str]]] = GateMemo(gates=3
 
 
 def _ties_key(ties: Mapping[str, frozenset[str]]) -> tuple:
-    return tuple(sorted((a, tuple(sorted(p))) for a, p in ties.items()))
+    key = getattr(ties, "key", None)  # a TieMap (projects.tie_map) carries it, made once per read of the store
+    return key if key is not None else tuple(sorted((a, tuple(sorted(p))) for a, p in ties.items()))
 
 
 def _task_owners(tasks: Collection, ties: Mapping[str, frozenset[str]], gate: Gate) -> tasks_store.Owners:
@@ -174,18 +177,72 @@ def priority_level(priority: int) -> str:
 
 
 def _task_lines(number: int, task: dict[str, Any]) -> list[str]:
-    lines = [f"{number}. {task['title']}  ({task['address']})", f"   Why: {task['why']}"]
+    return [f"{number}. {_task_heading(task)}", f"   Why: {task['why']}", *_task_details(task)]
+
+
+def _task_heading(task: dict[str, Any]) -> str:
+    return f"{task['title']}  ({task['address']})"
+
+
+def _task_details(task: dict[str, Any]) -> list[str]:
+    """A task's lines after its reasons (none of them depends on the time)."""
     details = [f"Due: {task['due']}" if task.get("due") else "", f"Starts: {task['start']}" if task.get("start") else "",
                f"Priority: {task['priority_level']} ({task['priority']})" if task.get("priority") else "",
                f"List: {task['list']}",
                f"Projects: {', '.join(task['projects'])}" if task["projects"] else "",
                f"Tags: {', '.join(task['tags'])}" if task.get("tags") else ""]
-    lines.append("   " + " · ".join(d for d in details if d))
+    lines = ["   " + " · ".join(d for d in details if d)]
     if task.get("parent"):
         lines.append(f"   Step of: {task['parent']}")
     if task.get("waits_on"):
         lines.append(f"   Waits on: {', '.join(task['waits_on'])}")
     return lines
+
+
+@frozen
+class _Shown:
+    """A task as an answer shows it, all but its reasons (`why`, which move with the time): the fields before and
+    after them, its heading and its lines after them. The same while its file, its owners, the gate and the zone
+    are (`_shown_tasks`)."""
+
+    item: Item
+    before: dict[str, Any]
+    after: dict[str, Any]
+    heading: str
+    details: list[str]
+
+    @classmethod
+    def of(cls, item: Item, task: dict[str, Any]) -> _Shown:
+        names = list(task)
+        at = names.index("why")
+        return cls(item, {n: task[n] for n in names[:at]}, {n: task[n] for n in names[at + 1:]}, _task_heading(task),
+                   _task_details(task))
+
+    def task(self, why: str) -> dict[str, Any]:
+        """The task's fields, in `_task`'s order; its lists are copies (the remembered ones are never handed out)."""
+        return {**self.before, "why": why,
+                **{n: v.copy() if type(v) is list else v for n, v in self.after.items()}}
+
+
+# The shown part of each task shown once, per gate, task collection, ties and zone: a warm list pays for the
+# reasons alone (by an item's id, the item kept to check it is the same one).
+_shown_tasks: GateMemo[dict[int, _Shown]] = GateMemo(dict, gates=8)
+
+
+def _tasks_shown(ctx: Context, entries: list[tasks_store.Ranked], tasks: Collection,
+                 ties: Mapping[str, frozenset[str]], owners: tasks_store.Owners, tz: tzinfo,
+                 ) -> list[tuple[dict[str, Any], _Shown]]:
+    """The entries as `_task` gives them, each with its remembered `_Shown` (for its lines)."""
+    known = _shown_tasks.of(ctx.gate, (str(tasks.root), tasks.generation, _ties_key(ties), zone.zone_name(tz)))
+    by_uid, allows, found = None, None, []
+    for entry in entries:
+        shown = known.get(id(entry.item))
+        if shown is None or shown.item is not entry.item:
+            if by_uid is None:
+                by_uid, allows = _uids(tasks), _allows(ctx)
+            shown = known[id(entry.item)] = _Shown.of(entry.item, _task(ctx, entry, owners, tz, by_uid, allows))
+        found.append((shown.task(entry.why), shown))
+    return found
 
 
 _HEADERS = {"now": "Next steps, the next first", "today": "Due today, overdue, or starting today",
@@ -195,23 +252,24 @@ _HEADERS = {"now": "Next steps, the next first", "today": "Due today, overdue, o
 def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | None, limit: int) -> Answer:
     tz, now = _clock(ctx)
     tasks = tasks_store.collection(ctx)
-    owners = _task_owners(tasks, projects.tie_map(ctx), ctx.gate)
+    ties = projects.tie_map(ctx)
+    owners = _task_owners(tasks, ties, ctx.gate)
     wanted = projects.project_named(ctx, project).id if project else None
     if task_list is not None and task_list not in tasks.folders():
         raise ToolError(f"no task list {task_list!r:.80}; the lists are: {', '.join(tasks.folders()) or '(none)'}")
-    ties = projects.tie_map(ctx)
-    key = (str(tasks.root), tasks.generation, _ties_key(ties), now.replace(second=0, microsecond=0),
-           zone.zone_name(tz), view, task_list, wanted)
-    kept_items, left_out, next_kept = _views.get(ctx.gate, lambda: _view(ctx, tasks, owners, now, tz, view,
+    plan = tasks_store.ranking(ctx, tasks, now, tz)
+    # Kept for as long as the ranking holds (its `since` tells it from another): a list's view changes with it.
+    key = (str(tasks.root), tasks.generation, _ties_key(ties), plan.since, zone.zone_name(tz), view, task_list, wanted)
+    kept_items, left_out, next_kept = _views.get(ctx.gate, lambda: _view(ctx, plan, owners, plan.since, tz, view,
                                                                           task_list, wanted), key)
-    by_uid, allows = _uids(tasks), _allows(ctx)
-    shown = [_task(ctx, e, owners, tz, by_uid, allows) for e in kept_items[:limit]]
+    pairs = _tasks_shown(ctx, kept_items[:limit], tasks, ties, owners, tz)
+    shown = [task for task, _ in pairs]
     more = max(len(kept_items) - limit, 0)
     lines = [f"{_HEADERS[view]} ({zone.zone_name(tz)}, now {now:%a %d %b %H:%M}):"]
     if next_kept:
         lines.append(KEPT_NEXT)
-    for number, task in enumerate(shown, start=1):
-        lines.extend(_task_lines(number, task))
+    for number, (task, parts) in enumerate(pairs, start=1):
+        lines.extend((f"{number}. {parts.heading}", f"   Why: {task['why']}", *parts.details))
     if not shown:
         lines.append("No open task here." if not left_out else "No open task that may be given.")
     if more:
@@ -225,12 +283,12 @@ def tasks_answer(ctx: Context, view: str, project: str | None, task_list: str | 
     return Answer("\n".join(lines), data, given=[t["address"] for t in shown], left_out=left_out)
 
 
-def _view(ctx: Context, tasks: Collection, owners: tasks_store.Owners, now: datetime, tz: tzinfo, view: str,
+def _view(ctx: Context, plan: tasks_store.Ranking, owners: tasks_store.Owners, now: datetime, tz: tzinfo, view: str,
           task_list: str | None, wanted: str | None) -> tuple[list[tasks_store.Ranked], int, bool]:
-    """A view's tasks that may be given, how many were left out, and whether the very next step is kept."""
+    """A view's tasks that may be given, how many were left out, and whether the very next step is kept (at `now`,
+    any moment the ranking holds: the views do not change within it)."""
     allows = _allows(ctx)
-    plan = tasks_store.ranked(ctx, tasks, now, tz)
-    scope = [e for e in plan if tasks_store.in_view(e, view, now, tz)
+    scope = [e for e in plan.entries if tasks_store.in_view(e, view, now, tz)
              and (task_list is None or e.item.collection == task_list)
              and (wanted is None or wanted in owners(e.item))]
     next_kept = view == "now" and bool(scope) and not allows(owners(scope[0].item))

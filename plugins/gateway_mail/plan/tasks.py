@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta, tzinfo
@@ -169,8 +170,14 @@ def _moment(value: date | None, tz: tzinfo, end_of_day: bool = False) -> datetim
     return moment + timedelta(days=1) - timedelta(seconds=1) if end_of_day else moment
 
 
+# The C locale's names, which strftime's %a and %b give (the gateway never sets LC_TIME), written out: a plan's
+# reasons are made for every task shown, and strftime costs several microseconds a call.
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
 def _day(moment: datetime) -> str:
-    return f"{moment:%a} {moment.day} {moment:%b}"
+    return f"{_WEEKDAYS[moment.weekday()]} {moment.day} {_MONTHS[moment.month - 1]}"
 
 
 def _urgency(due: datetime | None, now: datetime) -> int:
@@ -187,10 +194,15 @@ def _due_words(due: datetime | None, timed: bool, now: datetime) -> tuple[int, s
     urgency = _urgency(due, now)
     if due is None:
         return urgency, ""
-    at = f" at {due:%H:%M}" if timed else ""
-    words = {0: f"overdue since {_day(due)}{at}", 1: f"due today{at}", 2: f"due {_day(due)}{at}",
-             3: f"due {due:%Y-%m-%d}"}[urgency]
-    return urgency, words
+    at = f" at {due.hour:02d}:{due.minute:02d}" if timed else ""
+    if urgency == 0:
+        return urgency, f"overdue since {_day(due)}{at}"
+    if urgency == 1:
+        return urgency, f"due today{at}"
+    if urgency == 2:
+        return urgency, f"due {_day(due)}{at}"
+    # strftime's %Y (glibc's) does not pad a year before 1000 as this would: such a year keeps strftime
+    return urgency, f"due {due.year}-{due.month:02d}-{due.day:02d}" if due.year >= 1000 else f"due {due:%Y-%m-%d}"
 
 
 def prepare(items: tuple[Item, ...], tz: tzinfo) -> list[Prepared]:
@@ -237,16 +249,60 @@ def _dated_ancestor(item: Item, by_uid: Mapping[str, Item]) -> Item | None:
     return None
 
 
+@frozen
+class Ranking:
+    """The plan as ranked at `since`, which holds until `until`: no task's rank, view or reasons changes before."""
+
+    entries: list[Ranked]
+    since: datetime
+    until: datetime
+
+    def holds(self, now: datetime) -> bool:
+        return self.since <= now < self.until
+
+
+def holds_until(prepared: list[Prepared], now: datetime, tz: tzinfo) -> datetime:
+    """The first moment after `now` at which `rank`, `in_view` or a reason could say something else: the next start
+    or due time to come (a start passed makes a task ready, a due time passed makes it overdue), or the next
+    midnight in the person's zone (how many days away each date is, what is today). Compared as `rank` compares."""
+    try:
+        soonest = zone.day_start(now.date() + timedelta(days=1), tz)
+    except OverflowError:  # the last day a date can hold: no midnight after it
+        return _FAR
+    for p in prepared:
+        if p.start is not None and now < p.start < soonest:
+            soonest = p.start
+        if p.due is not None and now <= p.due < soonest:
+            soonest = p.due
+    return soonest
+
+
 _prepared: GateMemo[list[Prepared]] = GateMemo(gates=4)
-_ranks: GateMemo[list[Ranked]] = GateMemo(gates=4)
+_rankings: dict[tuple[str, int, str], Ranking] = {}
+_rankings_lock = threading.Lock()
+
+
+def ranking(ctx: Context, tasks: Collection, now: datetime, tz: tzinfo) -> Ranking:
+    """The plan, worked out once per collection generation and zone and kept for as long as it holds (`Ranking`):
+    ranked again at the next due or start time or midnight, not every minute (the gate does not change it)."""
+    generation = (str(tasks.root), tasks.generation, zone.zone_name(tz))
+    with _rankings_lock:
+        kept = _rankings.get(generation)
+    if kept is not None and kept.holds(now):
+        return kept
+    with vdir.bulk():
+        prepared = _prepared.get(None, lambda: prepare(tasks.items, tz), generation)
+        made = Ranking(rank(prepared, now), now, holds_until(prepared, now, tz))
+    with _rankings_lock:
+        if generation not in _rankings and len(_rankings) >= 4:
+            _rankings.pop(next(iter(_rankings)))
+        _rankings[generation] = made
+    return made
 
 
 def ranked(ctx: Context, tasks: Collection, now: datetime, tz: tzinfo) -> list[Ranked]:
-    """The plan, worked out once per collection generation and minute (the gate does not change it)."""
-    generation = (str(tasks.root), tasks.generation, zone.zone_name(tz))
-    with vdir.bulk():
-        prepared = _prepared.get(None, lambda: prepare(tasks.items, tz), generation)
-        return _ranks.get(None, lambda: rank(prepared, now), (*generation, now.replace(second=0, microsecond=0)))
+    """The plan at `now` (`ranking`)."""
+    return ranking(ctx, tasks, now, tz).entries
 
 
 def in_view(entry: Ranked, view: str, now: datetime, tz: tzinfo) -> bool:

@@ -10,6 +10,7 @@ treats a project taken out of the manifest that way).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 from gateway import Context, Project
 
@@ -58,12 +59,12 @@ def tagged(refids: Iterable[str] = (), categories: Iterable[str] = ()) -> frozen
 
 
 def tie_map(ctx: Context) -> Mapping[str, frozenset[str]]:
-    """For every address tied to a project, the projects it is tied to (one read of the tie store per call)."""
-    from gateway_mail.projects.belonging import tied_projects
-    from gateway_mail.projects.ties import Ties
+    """For every address tied to a project, the projects it is tied to (the tie store read again only when a tie
+    was made since the last read: `belonging.tie_map_at`). Shared between calls: read it, never change it."""
+    from gateway_mail.projects.belonging import tie_map_at
+    from gateway_mail.projects.ties import FILE_NAME
 
-    with Ties.open(ctx) as ties:
-        return tied_projects(ties, ctx.gate)
+    return tie_map_at(Path(ctx.folders.data) / FILE_NAME, ctx.gate)
 
 
 def tied_projects(ctx: Context, address: str, ties: Mapping[str, frozenset[str]] | None = None) -> frozenset[str]:
