@@ -2,14 +2,15 @@
 `python -m tests.forkserver.server SOCKET`.
 
 Starting `gateway` is almost all importing the MCP SDK. This process imports, once, what every `gateway` start
-imports (the command line and the server, hence the SDK, pydantic, anyio, structlog), and nothing more: no
-plugin, nothing that reads the home or the time zone when imported (what reads the environment when imported
-is listed below); then, single-threaded, it listens on the Unix socket SOCKET (mode 0600). Each request comes
-from `tests/forkserver/launcher.py`: the launcher's standard input, output and error (SCM_RIGHTS), its
-arguments, environment, working directory and umask. The fork server forks; the child puts the three
-descriptors in place, closes every other one, changes directory, takes the launcher's umask, replaces its
-environment wholly, sets the signal handlers and mask as a fresh interpreter exec'd by the launcher has them
-(the signals the launcher was started with ignored stay ignored), and runs `gateway`'s `__main__` as
+imports (the command line and the server, hence the SDK, pydantic, anyio, structlog) and what every `serve`
+imports once it runs (the event loop's backend, the stdio framing, SQLite), and nothing more: no plugin,
+nothing that reads the home or the time zone when imported (what reads the environment when imported is listed
+below); then, single-threaded, it listens on the Unix socket SOCKET (mode 0600). Each request comes from
+`tests/forkserver/launcher.py`: the launcher's standard input, output and error (SCM_RIGHTS), its arguments,
+environment, working directory and umask. The fork server forks; the child puts the three descriptors in
+place, closes every other one, changes directory, takes the launcher's umask, replaces its environment wholly,
+sets the signal handlers and mask as a fresh interpreter exec'd by the launcher has them (the signals the
+launcher was started with ignored stay ignored), and runs `gateway`'s `__main__` as
 `python -m gateway ARGS...` does, ending through the interpreter's ordinary exit. The fork server reaps its
 children and sends each one's exit code or signal back to its launcher, passes on the signals the launcher
 forwards, and kills a child whose launcher went away (as a killed process would have gone with it). A launcher
@@ -59,9 +60,18 @@ MADE_AGAIN = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
 
 def _preload() -> None:
     gc.disable()
+    # What every `gateway` start imports, and what every `serve` imports once it runs (the event loop's backend,
+    # the stdio framing, the tools' schemas, SQLite): modules that read nothing of the environment when imported.
+    import sqlite3  # noqa: F401
+
+    import anyio._backends._asyncio  # noqa: F401
+
+    import gateway.api.schemas  # noqa: F401
     import gateway.commands.cli  # noqa: F401
     import gateway.commands.start  # noqa: F401
+    import gateway.wire.descriptors  # noqa: F401
     import gateway.wire.server  # noqa: F401
+    import gateway.wire.transport  # noqa: F401
 
     gc.freeze()  # the child's collector need not walk what it was given
     gc.enable()
