@@ -157,7 +157,7 @@ def test_the_forked_process_is_the_exec_d_one_with_the_request_s_descriptors_and
 SCRIPT = """
 import json, os, sys
 main = sys.modules["__main__"]
-report = {"path0": sys.path[0], "argv": sys.argv, "orig_argv": sys.orig_argv[1:], "file": main.__file__,
+report = {"path0": list(sys.path)[0], "argv": sys.argv, "orig_argv": sys.orig_argv[1:], "file": main.__file__,
           "spec": repr(main.__spec__), "name": __name__, "ppid": os.getppid(), "umask": os.umask(0o022)}
 with open(os.environ["PROBE_OUT"], "w") as out:
     json.dump(report, out)
