@@ -28,6 +28,7 @@ from gateway_mail.mail import sample
 
 from gateway.api.context import home_environment
 from gateway.testing import folders_of, write_config
+from tests.forkserver import gateway_command
 
 # The SDK's client warns that ping is gone from the 2026-07-28 revision; these clients speak the older ones.
 pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")
@@ -248,7 +249,7 @@ def test_doctor_names_the_messages_read_in_part(hostile: Hostile) -> None:
         return await client.call_tool("porch", {})
 
     hostile.play(touch)  # the index is up to date
-    done = subprocess.run([sys.executable, "-m", "gateway", "doctor"], env=hostile.env, capture_output=True,
+    done = subprocess.run(gateway_command("doctor"), env=hostile.env, capture_output=True,
                           text=True, timeout=120)
     said = [line for line in done.stdout.splitlines() if line.startswith("WARNING  mail:")]
     assert len(said) == 1, done.stdout

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 from gateway_mail.mail import index, sample
 
 from gateway.testing import folders_of, serve_client, write_config
+from tests.forkserver import gateway_command
 
 CANARY = "marshwortshortcutcanary"
 KEPT = "fenwortclosedcanary"
@@ -105,7 +105,7 @@ def test_merged_search_tables_answer_the_same_and_keep_the_closed_message(gatewa
             before_merge = index.segments(connection)
             connection.close()
             before = {q: await client.call_tool("search_mail", {"query": q, "limit": 50}) for q in queries}
-            done = subprocess.run([sys.executable, "-m", "gateway", "mail", "index", "--full"], capture_output=True,
+            done = subprocess.run(gateway_command("mail", "index", "--full"), capture_output=True,
                                   text=True, env=dict(os.environ), timeout=120)
             assert done.returncode == 0, done.stderr[-2000:]
             connection = index.connect(index.index_path(cache))

@@ -14,7 +14,6 @@ import base64
 import os
 import sqlite3
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pytest
 from gateway.api.context import home_environment
 from gateway.testing import write_config
 from tests.adversarial.organizer_attack import Server, assert_bounded, attack, settle_idle, sparse, text_of
+from tests.forkserver import gateway_command
 
 pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")  # served under the handshake era: it answers
 
@@ -187,7 +187,7 @@ def test_doctor_names_the_files_read_by_their_summary_and_those_that_could_not_b
     seen = attack(served, [("agenda", {}), ("list_tasks", {}), ("search_contacts", {"query": "Ada"})])
     assert not any(answer.is_error for answer in seen.answers)
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(served.home)}
-    doctor = subprocess.run([sys.executable, "-m", "gateway", "doctor"], env=env, capture_output=True, text=True,
+    doctor = subprocess.run(gateway_command("doctor"), env=env, capture_output=True, text=True,
                             timeout=110)
     said = doctor.stdout
     warnings = [line for line in said.splitlines() if line.startswith("WARNING  mail:")]

@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -23,6 +22,7 @@ from gateway_papers import sample, store
 
 from gateway.api.context import home_environment
 from gateway.testing import read_audit, serve_client, write_config
+from tests.forkserver import gateway_command
 from tests.plugins.papers import hostile
 
 CANARY = "okapicanary"
@@ -47,7 +47,7 @@ async def _call(client, tool: str, arguments: dict) -> tuple[bool, str]:
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gateway", *args], capture_output=True, text=True, timeout=300,
+    return subprocess.run(gateway_command(*args), capture_output=True, text=True, timeout=300,
                           env={"PATH": os.environ.get("PATH", ""), **home_environment(home)})
 
 

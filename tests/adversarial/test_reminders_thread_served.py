@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from gateway.api.context import home_environment
 from gateway.testing import serve_client, write_config
+from tests.forkserver import gateway_command
 
 CANARY = "narwhalremindcanary"
 PARIS = ZoneInfo("Europe/Paris")
@@ -130,7 +130,7 @@ def test_a_closed_message_in_a_thread_keeps_the_thread_from_every_answer(gateway
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gateway", *args], capture_output=True, text=True, timeout=300,
+    return subprocess.run(gateway_command(*args), capture_output=True, text=True, timeout=300,
                           env={"PATH": os.environ.get("PATH", ""), **home_environment(home)})
 
 

@@ -12,7 +12,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from gateway_spam.tokens import stripped, tokens
 
 from gateway.api.context import home_environment
 from gateway.testing import folders_of, serve_client, write_config
+from tests.forkserver import gateway_command
 
 ADA = "Ada Example <ada@example.org>"
 LAWYER = "Lee Counsel <lee@firm.example.com>"
@@ -75,7 +75,7 @@ def _next_mail(root: Path, sender: str, words: tuple[str, ...], extra: str, mess
 
 def _gateway(home: Path, *arguments: str) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
-    return subprocess.run([sys.executable, "-m", "gateway", *arguments], env=env, capture_output=True, text=True,
+    return subprocess.run(gateway_command(*arguments), env=env, capture_output=True, text=True,
                           timeout=300)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from gateway_spam.tools import review_budget
 
 from gateway.api.context import home_environment
 from gateway.testing import serve_client, write_config
+from tests.forkserver import gateway_command
 
 RECENT = 100_000
 
@@ -60,7 +60,7 @@ HOSTILE = {
 
 def _gateway(home: Path, *arguments: str) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
-    return subprocess.run([sys.executable, "-m", "gateway", *arguments], env=env, capture_output=True, text=True,
+    return subprocess.run(gateway_command(*arguments), env=env, capture_output=True, text=True,
                           timeout=300)
 
 

@@ -11,7 +11,6 @@ import re
 import sqlite3
 import stat
 import subprocess
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ from gateway_timeline.importers.jsonl import ingest_lines
 from gateway_timeline.store import Store
 
 from gateway.testing import home_environment, serve_client, write_config
+from tests.forkserver import gateway_command
 from tests.plugins.timeline.timeline_awdb import WINDOW, AWDatabase
 from tests.plugins.timeline.timeline_helpers import (
     WEEK_MS,
@@ -488,7 +488,7 @@ def test_the_store_and_its_folder_are_made_0600_and_0700_with_the_wal_and_shm_fi
     source.write_text("\n".join(lines_of([envelope(now - timedelta(minutes=3), "app.focus", "Code", "x")])))
     write_config(gateway_home, gateway_config())
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
-    done = subprocess.run([sys.executable, "-m", "gateway", "timeline", "ingest", str(source)], env=env,
+    done = subprocess.run(gateway_command("timeline", "ingest", str(source)), env=env,
                           capture_output=True, text=True, timeout=120, umask=0o022)
     assert done.returncode == 0, done.stderr
     path = home_store(gateway_home)

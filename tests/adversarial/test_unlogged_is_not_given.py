@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 
 from gateway.api.context import home_environment
 from gateway.testing import folders_of, installed_plugin, read_audit, serve_client, write_config
+from tests.forkserver import gateway_command
 
 # Invented secrets, each in a form the context-free masks know (valid check digits where they have one).
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
@@ -173,7 +173,7 @@ def test_nothing_is_given_while_the_audit_log_cannot_be_written(leaky_home, brea
         assert (home / "elsewhere.jsonl").read_text() == ""  # the link was not followed
 
     result = subprocess.run(
-        [sys.executable, "-m", "gateway", "doctor"], capture_output=True, text=True, timeout=60,
+        gateway_command("doctor"), capture_output=True, text=True, timeout=60,
         env={"PATH": os.environ.get("PATH", ""), **home_environment(home), **env},
     )
     assert result.returncode != 0 and "audit log" in result.stdout

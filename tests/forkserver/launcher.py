@@ -1,11 +1,14 @@
-"""What a test starts in place of `python -m gateway ARGS...`: `python -I -S launcher.py SOCKET ARGS...`.
+"""What a test starts in place of `python -m gateway ARGS...`: `python -I -S launcher.py SOCKET ARGS...`; and
+in place of `python SCRIPT ARGS...`: `python -I -S launcher.py SOCKET --script SCRIPT ARGS...` (a script of
+the suite's own, such as a test server, that imports what a `gateway` start imports).
 
-It hands its standard input, output and error (SCM_RIGHTS), its arguments, environment and working directory to
-the suite's fork server listening on SOCKET, which forks a `gateway` process that has already imported the SDK.
-It then holds none of those three descriptors itself (so a pipe's end closes when the served process closes
-it), forwards SIGTERM and SIGINT to the served process, and ends as it ended: with its exit code, or by the same
-signal. When no fork server answers, or it declines the request, the launcher becomes `python -m gateway ARGS...`
-itself (exec), so a test never depends on the fork server being there.
+It hands its standard input, output and error (SCM_RIGHTS), its arguments, environment, working directory and
+umask to the suite's fork server listening on SOCKET, which forks a `gateway` process that has already
+imported the SDK. It then holds none of those three descriptors itself (so a pipe's end closes when the served
+process closes it), forwards SIGTERM and SIGINT to the served process, and ends as it ended: with its exit
+code, or by the same signal. When no fork server answers, or it declines the request, the launcher becomes
+`python -m gateway ARGS...` (or `python SCRIPT ARGS...`) itself (exec), so a test never depends on the fork
+server being there.
 
 Only built-in modules and the few it names are imported, so that it starts in a few milliseconds.
 """
@@ -18,8 +21,9 @@ import struct
 import sys
 
 
-def _exec_gateway(arguments):
-    os.execv(sys.executable, [sys.executable, "-m", "gateway", *arguments])
+def _exec(script, arguments):
+    head = [script] if script is not None else ["-m", "gateway"]
+    os.execv(sys.executable, [sys.executable, *head, *arguments])
 
 
 def _ignored():
@@ -29,11 +33,19 @@ def _ignored():
             if number not in (signal.SIGPIPE, signal.SIGXFSZ) and signal.getsignal(number) == signal.SIG_IGN]
 
 
-def _request(arguments):
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _request(script, arguments):
     return json.dumps({
+        "script": script,
         "argv": arguments,
         "env": dict(os.environ),
         "cwd": os.getcwd(),
+        "umask": _umask(),  # an exec keeps it (a test may set it: subprocess.run(umask=...))
         # Started as the leader of its own process group (the SDK's client does so, to signal the whole tree):
         # the served process then leads a group of its own, and signals go to that group.
         "leader": os.getpgid(0) == os.getpid(),
@@ -61,10 +73,13 @@ def _lines(connection):
 
 def main():
     path, arguments = sys.argv[1], sys.argv[2:]
+    script = None
+    if arguments[:1] == ["--script"] and len(arguments) >= 2:
+        script, arguments = arguments[1], arguments[2:]
     try:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         connection.connect(path)
-        body = _request(arguments)
+        body = _request(script, arguments)
         socket.send_fds(connection, [struct.pack("!I", len(body))], [0, 1, 2])
         connection.sendall(body)
         answers = _lines(connection)
@@ -72,7 +87,7 @@ def main():
     except (OSError, ValueError):
         first = None
     if first is None or "pid" not in first:
-        _exec_gateway(arguments)  # no fork server, or it declined: the real exec
+        _exec(script, arguments)  # no fork server, or it declined: the real exec
 
     # The served process has the three descriptors now; holding them here would keep its pipes open.
     null = os.open(os.devnull, os.O_RDWR)

@@ -1,27 +1,34 @@
-"""The test suite's fork server for `gateway serve` starts: `python -m tests.forkserver.server SOCKET`.
+"""The test suite's fork server for `gateway` starts (`serve` and the other commands the tests run):
+`python -m tests.forkserver.server SOCKET`.
 
-Starting `gateway serve` is almost all importing the MCP SDK. This process imports, once, what every `gateway`
-start imports (the command line and the server, hence the SDK, pydantic, anyio, structlog), and nothing more:
-no plugin, nothing that reads the home or the time zone when imported (what reads the environment when imported
-is listed below); then, single-threaded, it listens on the Unix
-socket SOCKET (mode 0600). Each request comes from `tests/forkserver/launcher.py`: the launcher's standard input,
-output and error (SCM_RIGHTS), its arguments, environment and working directory. The fork server forks; the
-child puts the three descriptors in place, closes every other one, changes directory, replaces its environment
-wholly, sets the signal handlers and mask as a fresh interpreter exec'd by the launcher has them (the signals
-the launcher was started with ignored stay ignored), and runs `gateway`'s `__main__` as
+Starting `gateway` is almost all importing the MCP SDK. This process imports, once, what every `gateway` start
+imports (the command line and the server, hence the SDK, pydantic, anyio, structlog) and what every `serve`
+imports once it runs (the event loop's backend, the stdio framing, SQLite), and nothing more: no plugin,
+nothing that reads the home or the time zone when imported (what reads the environment when imported is listed
+below); then, single-threaded, it listens on the Unix socket SOCKET (mode 0600). Each request comes from
+`tests/forkserver/launcher.py`: the launcher's standard input, output and error (SCM_RIGHTS), its arguments,
+environment, working directory and umask. The fork server forks; the child puts the three descriptors in
+place, closes every other one, changes directory, takes the launcher's umask, replaces its environment wholly,
+sets the signal handlers and mask as a fresh interpreter exec'd by the launcher has them (the signals the
+launcher was started with ignored stay ignored), and runs `gateway`'s `__main__` as
 `python -m gateway ARGS...` does, ending through the interpreter's ordinary exit. The fork server reaps its
 children and sends each one's exit code or signal back to its launcher, passes on the signals the launcher
 forwards, and kills a child whose launcher went away (as a killed process would have gone with it). A launcher
-that leads its own process group (the SDK's client starts its server so, to end the whole tree with one signal)
-has its child lead a new session and group, and the signals go to that group.
+that leads its own process group (the SDK's client starts its server so, to end the whole tree with one
+signal) has its child lead a new session and group, and the signals go to that group.
 
-It declines (the launcher then execs `python -m gateway` itself) a request whose environment differs from its
-own in what the interpreter or an imported library read at start-up: variables named PYTHON* or _PYTHON*
-(PYTHONPATH excepted: its folders are put on `sys.path` as the interpreter would, when no module they hold was
-imported already and they hold no sitecustomize or usercustomize), OTEL_*, NO_COLOR, FORCE_COLOR and
-GATEWAY_LOG_LEVEL (read by OpenTelemetry, structlog and the gateway's log set-up when imported), a different
-encoding, or a terminal on a standard stream (structlog's import looks for one). It ends when its standard input
-(a pipe from the test session that started it) closes.
+A request may name a script instead (`python SCRIPT ARGS...`: a test server of the suite's own, such as
+`tests/gateway/echo_server.py`, importing no more than a `gateway` start): the child then runs that file as
+the interpreter runs a script, its folder first on `sys.path`.
+
+It declines (the launcher then execs `python -m gateway`, or the script, itself) a request whose environment
+differs from its own in what the interpreter or an imported library read at start-up: variables named PYTHON*
+or _PYTHON* (PYTHONPATH excepted: its folders, and a script's own, are put on `sys.path` as the interpreter
+would, when no module they hold was imported already and they hold no sitecustomize or usercustomize; and the
+two made again in the child, PYTHONUNBUFFERED and PYTHONDONTWRITEBYTECODE), OTEL_*,
+NO_COLOR, FORCE_COLOR and GATEWAY_LOG_LEVEL (read by OpenTelemetry, structlog and the gateway's log set-up
+when imported), a different encoding, or a terminal on a standard stream (structlog's import looks for one).
+It ends when its standard input (a pipe from the test session that started it) closes.
 
 Forked children share the fork server's string-hash seed (a fresh interpreter picks its own); `random` is
 reseeded in each child by Python itself.
@@ -45,13 +52,26 @@ from pathlib import Path
 # structlog's defaults (NO_COLOR, FORCE_COLOR), the gateway's log set-up (GATEWAY_LOG_LEVEL), OpenTelemetry.
 IMPORT_TIME_VARIABLES = ("NO_COLOR", "FORCE_COLOR", "GATEWAY_LOG_LEVEL")
 IMPORT_TIME_PREFIXES = ("PYTHON", "_PYTHON", "OTEL_")  # _PYTHON_*: sysconfig, for cross builds
+# Read by the interpreter as it starts, but what they decide is made again in each child: its standard streams
+# (PYTHONUNBUFFERED: stdout and stderr written through, unbuffered) and sys.dont_write_bytecode. Only
+# `sys.flags` keeps the fork server's values.
+MADE_AGAIN = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
 
 
 def _preload() -> None:
     gc.disable()
+    # What every `gateway` start imports, and what every `serve` imports once it runs (the event loop's backend,
+    # the stdio framing, the tools' schemas, SQLite): modules that read nothing of the environment when imported.
+    import sqlite3  # noqa: F401
+
+    import anyio._backends._asyncio  # noqa: F401
+
+    import gateway.api.schemas  # noqa: F401
     import gateway.commands.cli  # noqa: F401
     import gateway.commands.start  # noqa: F401
+    import gateway.wire.descriptors  # noqa: F401
     import gateway.wire.server  # noqa: F401
+    import gateway.wire.transport  # noqa: F401
 
     gc.freeze()  # the child's collector need not walk what it was given
     gc.enable()
@@ -67,6 +87,8 @@ class Request:
     leader: bool = False
     ignored: list[int] = field(default_factory=list)
     blocked: list[int] = field(default_factory=list)
+    umask: int | None = None
+    script: str | None = None  # None: `python -m gateway ARGV...`; else `python SCRIPT ARGV...`
     connection: socket.socket | None = None
     pid: int = 0
     closing: list[object] = field(default_factory=list)
@@ -80,7 +102,7 @@ def _declined(request: Request) -> str | None:
     """Why this process cannot stand for a fresh interpreter started as `request` asks, or None."""
     own = os.environ
     for key in set(request.env) | set(own):
-        if key == "PYTHONPATH":
+        if key == "PYTHONPATH" or key in MADE_AGAIN:
             continue
         read_at_start = key in IMPORT_TIME_VARIABLES or key.startswith(IMPORT_TIME_PREFIXES)
         if read_at_start and request.env.get(key) != own.get(key):
@@ -89,7 +111,12 @@ def _declined(request: Request) -> str | None:
         return "encoding differs"
     if any(os.isatty(d) for d in request.descriptors):
         return "a terminal"
-    for folder in _python_path(request):
+    folders = _python_path(request)
+    if request.script is not None:
+        if not os.path.isfile(os.path.join(request.cwd, request.script)):
+            return "no such script"  # the interpreter says so itself
+        folders = [_script_folder(request), *folders]
+    for folder in folders:
         try:
             names = os.listdir(folder)
         except OSError:
@@ -97,10 +124,15 @@ def _declined(request: Request) -> str | None:
         for name in names:
             module = name.split(".", 1)[0]
             if module in sys.modules:
-                return f"PYTHONPATH holds {module}, already imported"
+                return f"{folder} holds {module}, already imported"
             if module in ("sitecustomize", "usercustomize"):  # the interpreter would run it as it starts
-                return f"PYTHONPATH holds {module}"
+                return f"{folder} holds {module}"
     return None
+
+
+def _script_folder(request: Request) -> str:
+    """The folder `python SCRIPT` puts first on sys.path: the script's own, links resolved."""
+    return os.path.dirname(os.path.realpath(os.path.join(request.cwd, str(request.script))))
 
 
 def _python_path(request: Request) -> list[str]:
@@ -127,7 +159,9 @@ def _receive(connection: socket.socket) -> Request:
         asked = json.loads(body)
         return Request(descriptors, list(asked["argv"]), dict(asked["env"]), str(asked["cwd"]),
                        list(asked["encodings"]), bool(asked.get("leader")), [int(n) for n in asked.get("ignored", [])],
-                       [int(n) for n in asked.get("blocked", [])], connection)
+                       [int(n) for n in asked.get("blocked", [])],
+                       int(asked["umask"]) if asked.get("umask") is not None else None,
+                       str(asked["script"]) if asked.get("script") is not None else None, connection)
     except (ValueError, KeyError, TypeError) as error:
         for descriptor in descriptors:
             os.close(descriptor)
@@ -305,14 +339,19 @@ def _fresh_signals(ignored: list[int], blocked: list[int]) -> None:
     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-def _fresh_streams(encoding: str, errors: str) -> None:
-    """sys.stdin, stdout and stderr made over descriptors 0, 1 and 2 as the interpreter makes them at start-up."""
+def _fresh_streams(encoding: str, errors: str, buffered: bool) -> None:
+    """sys.stdin, stdout and stderr made over descriptors 0, 1 and 2 as the interpreter makes them at start-up
+    (`buffered` false: as PYTHONUNBUFFERED makes them, stdout and stderr with no buffer, all written
+    through)."""
     import io
 
     def stream(descriptor: int, mode: str, errors: str, line_buffering: bool) -> io.TextIOWrapper:
-        raw = io.open(descriptor, mode + "b", buffering=-1, closefd=False)  # noqa: UP020, SIM115 (lives as long as the process)
-        return io.TextIOWrapper(raw, encoding=encoding, errors=errors, line_buffering=line_buffering,
-                                write_through=False)
+        unbuffered = not buffered and mode == "w"
+        size = 0 if unbuffered else -1
+        raw = io.open(descriptor, mode + "b", buffering=size, closefd=False)  # noqa: UP020, SIM115 (lives as long as the process)
+        # Unbuffered, stdin too is written through (as the interpreter makes it).
+        return io.TextIOWrapper(raw, encoding=encoding, errors=errors, write_through=not buffered,
+                                line_buffering=line_buffering and buffered)
 
     sys.stdin = sys.__stdin__ = stream(0, "r", errors, False)
     sys.stdout = sys.__stdout__ = stream(1, "w", errors, os.isatty(1))
@@ -320,7 +359,8 @@ def _fresh_streams(encoding: str, errors: str) -> None:
 
 
 def become(server: ForkServer, request: Request) -> None:
-    """In the forked child: become `python -m gateway ARGV...` started with the request's stdio, env and cwd."""
+    """In the forked child: become `python -m gateway ARGV...` (or `python SCRIPT ARGV...`) started with the
+    request's stdio, env, cwd and umask."""
     import locale
     import runpy
     import time
@@ -336,19 +376,29 @@ def become(server: ForkServer, request: Request) -> None:
         os.dup2(descriptor, target, inheritable=True)
     os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 65536)
     os.chdir(request.cwd)
+    if request.umask is not None:
+        os.umask(request.umask)
     os.environ.clear()
     os.environ.update(request.env)
     time.tzset()
     with contextlib.suppress(locale.Error):
         locale.setlocale(locale.LC_CTYPE, "")
-    _fresh_streams(str(request.encodings[2]), str(request.encodings[3]))
-    # `python -m` puts the working directory first on sys.path, then PYTHONPATH's folders.
-    sys.path[0] = os.getcwd()
+    _fresh_streams(str(request.encodings[2]), str(request.encodings[3]),
+                   buffered=not request.env.get("PYTHONUNBUFFERED"))
+    sys.dont_write_bytecode = bool(request.env.get("PYTHONDONTWRITEBYTECODE"))
+    # `python -m` puts the working directory first on sys.path, `python SCRIPT` the script's folder; then
+    # PYTHONPATH's folders.
+    sys.path[0] = os.getcwd() if request.script is None else _script_folder(request)
     sys.path[1:1] = _python_path(request)
-    sys.orig_argv = [sys.executable, "-m", "gateway", *request.argv]
-    sys.argv = ["-m", *request.argv]
     if "multiprocessing.process" in sys.modules:
         sys.modules["multiprocessing.process"].ORIGINAL_DIR = os.getcwd()  # type: ignore[attr-defined]
+    if request.script is not None:
+        sys.orig_argv = [sys.executable, request.script, *request.argv]
+        sys.argv = [request.script, *request.argv]
+        runpy.run_path(request.script, run_name="__main__")
+        return
+    sys.orig_argv = [sys.executable, "-m", "gateway", *request.argv]
+    sys.argv = ["-m", *request.argv]
     runpy.run_module("gateway", run_name="__main__", alter_sys=True)
 
 

@@ -45,7 +45,9 @@ _report = {
     "handlers": {s.name: re.sub(" at 0x[0-9a-f]+", "", str(signal.getsignal(s))) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD,
                                                              signal.SIGPIPE, signal.SIGHUP, signal.SIGUSR1)},
     "mask": sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
-    "streams": [(s.encoding, s.errors, s.line_buffering) for s in (sys.stdin, sys.stdout, sys.stderr)],
+    "streams": [(s.encoding, s.errors, s.line_buffering, s.write_through, type(s.buffer).__name__)
+                for s in (sys.stdin, sys.stdout, sys.stderr)],
+    "dont_write_bytecode": sys.dont_write_bytecode,
     "ppid": os.getppid(),
     "pid": os.getpid(),
 }
@@ -92,15 +94,15 @@ def _launcher(socket_path: Path, *arguments: str) -> list[str]:
 
 
 def _run(command: list[str], env: dict[str, str], folder: Path, out: Path,
-         ignoring: tuple[signal.Signals, ...] = ()) -> tuple[int, dict, str, str]:
+         ignoring: tuple[signal.Signals, ...] = (), umask: int = -1) -> tuple[int, dict, str, str]:
     """Run `command` with files for its stdin, stdout and stderr (and the signals `ignoring` ignored, as a parent
-    may leave them); its exit code, the probe's report, and its output."""
+    may leave them, and `umask` when not -1); its exit code, the probe's report, and its output."""
     folder.mkdir(exist_ok=True)
     (folder / "in").write_bytes(b"")
     with open(folder / "in", "rb") as stdin, open(folder / "out", "wb") as stdout, \
             open(folder / "err", "wb") as stderr:
         code = subprocess.run(command, env={**env, "PROBE_OUT": str(out)}, cwd=folder, stdin=stdin,
-                              stdout=stdout, stderr=stderr, timeout=120,
+                              stdout=stdout, stderr=stderr, timeout=120, umask=umask,
                               preexec_fn=(lambda: [signal.signal(n, signal.SIG_IGN) for n in ignoring]) if ignoring
                               else None).returncode
     report = json.loads(out.read_text()) if out.exists() else {}
@@ -113,10 +115,13 @@ def _kinds(descriptors: dict[str, str | None], folder: Path) -> list[str]:
                   for d, target in descriptors.items())
 
 
-@pytest.mark.parametrize("ignoring", [(), (signal.SIGINT, signal.SIGUSR1)], ids=["none-ignored", "some-ignored"])
+@pytest.mark.parametrize("ignoring, unbuffered", [((), False), ((signal.SIGINT, signal.SIGUSR1), True)],
+                         ids=["none-ignored", "some-ignored-and-unbuffered"])
 def test_the_forked_process_is_the_exec_d_one_with_the_request_s_descriptors_and_environment(
-        fork_server, probed, tmp_path, ignoring):
+        fork_server, probed, tmp_path, ignoring, unbuffered):
     socket_path, server = fork_server
+    if unbuffered:  # read by the interpreter as it starts, made again by the fork server in its child
+        probed = {**probed, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     real_code, real, _, real_err = _run([sys.executable, "-m", "gateway", "serve"], probed, tmp_path / "real",
                                         tmp_path / "real.json", ignoring)
     code, forked, _, err = _run(_launcher(socket_path, "serve"), probed, tmp_path / "forked", tmp_path / "forked.json",
@@ -131,8 +136,12 @@ def test_the_forked_process_is_the_exec_d_one_with_the_request_s_descriptors_and
     real["env"].pop("PROBE_OUT"), forked["env"].pop("PROBE_OUT")
     assert forked["env"] == real["env"]
     assert forked["cwd"] == str(tmp_path / "forked") and real["cwd"] == str(tmp_path / "real")
-    for key in ("argv", "orig_argv", "main", "main_spec", "handlers", "mask", "streams"):
+    for key in ("argv", "orig_argv", "main", "main_spec", "handlers", "mask", "streams",
+                "dont_write_bytecode"):
         assert forked[key] == real[key], key
+    assert real["dont_write_bytecode"] is unbuffered
+    written = [True, "FileIO"] if unbuffered else [False, "BufferedWriter"]  # (written through, under it)
+    assert real["streams"][1][3:] == real["streams"][2][3:] == written
     assert forked["path"] == [str(tmp_path / "forked"), str(tmp_path / "site")]
     assert real["path"] == [str(tmp_path / "real"), str(tmp_path / "site")]
     # The request's three files are what it holds (the server moves them aside from 0 and 1 while it serves, in
@@ -141,6 +150,42 @@ def test_the_forked_process_is_the_exec_d_one_with_the_request_s_descriptors_and
         assert str(tmp_path / "forked" / name) in forked["descriptors"].values(), forked["descriptors"]
     assert _kinds(forked["descriptors"], tmp_path / "forked") == _kinds(real["descriptors"], tmp_path / "real")
     assert not any(str(socket_path.parent) in (t or "") for t in forked["descriptors"].values())
+
+
+# A script of the suite's own run through the launcher (`--script`), as the test servers are: what it is given
+# (its umask too: `gateway` sets its own as it starts, so the probe above cannot see the launcher's).
+SCRIPT = """
+import json, os, sys
+main = sys.modules["__main__"]
+report = {"path0": list(sys.path)[0], "argv": sys.argv, "orig_argv": sys.orig_argv[1:], "file": main.__file__,
+          "spec": repr(main.__spec__), "name": __name__, "ppid": os.getppid(), "umask": os.umask(0o022)}
+with open(os.environ["PROBE_OUT"], "w") as out:
+    json.dump(report, out)
+print("said", *sys.argv[1:])
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def test_a_script_runs_as_the_interpreter_runs_it(fork_server, probed, tmp_path):
+    socket_path, server = fork_server
+    folder = tmp_path / "linked"
+    (tmp_path / "scripts").mkdir()
+    folder.symlink_to(tmp_path / "scripts")  # the interpreter puts the script's real folder on sys.path
+    (folder / "probe_script.py").write_text(SCRIPT)
+    script = str(folder / "probe_script.py")
+    real = _run([sys.executable, script, "3", "a word"], probed, tmp_path / "real", tmp_path / "r.json",
+                umask=0o027)
+    forked = _run([*_launcher(socket_path, "--script", script), "3", "a word"], probed, tmp_path / "forked",
+                  tmp_path / "f.json", umask=0o027)
+    assert forked[1].pop("ppid") == server.pid and real[1].pop("ppid") != server.pid
+    assert forked[1] == real[1]
+    assert real[1]["path0"] == str(tmp_path / "scripts") and real[1]["umask"] == 0o027
+    assert (forked[0], forked[2], forked[3]) == (real[0], real[2], real[3]) == (3, "said 3 a word\n", "")
+    absent = str(tmp_path / "absent.py")  # declined: the interpreter's own words
+    real = _run([sys.executable, absent], probed, tmp_path / "real", tmp_path / "r2.json")
+    forked = _run(_launcher(socket_path, "--script", absent), probed, tmp_path / "forked",
+                  tmp_path / "f2.json")
+    assert forked[0] == real[0] == 2 and forked[3] == real[3] and "can't open file" in real[3]
 
 
 def test_a_crash_reaches_the_test_as_its_signal_and_the_fork_server_serves_on(fork_server, probed, tmp_path):

@@ -7,7 +7,6 @@ import inspect
 import json
 import re
 import subprocess
-import sys
 import typing
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from gateway.api import schemas
 from gateway.api.context import home_environment
 from gateway.engine.registry import BUILT_IN_ORDER
 from gateway.testing import inline_plugin, make_gateway, serve_client, write_config
+from tests.forkserver import gateway_command
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILT_INS = (*BUILT_IN_ORDER, "hello")
@@ -149,7 +149,7 @@ def test_doctor_names_a_broken_mail_account_that_once_passed_it(gateway_home, tm
     maildir = tmp_path / "Mail"
     write_config(gateway_home, {"gateway": {"plugins": ["mail"]}, "plugins": {"mail": {"accounts": [
         {"name": "home", "maildir": str(maildir)}, {"name": "work", "maildr": str(maildir)}]}}})
-    run = subprocess.run([sys.executable, "-m", "gateway", "doctor"], capture_output=True, text=True, timeout=120,
+    run = subprocess.run(gateway_command("doctor"), capture_output=True, text=True, timeout=120,
                          env={"PATH": "/usr/bin:/bin", **home_environment(gateway_home)})
     assert run.returncode != 0
     assert "[plugins.mail] accounts[1]: missing 'maildir' (required)" in run.stdout

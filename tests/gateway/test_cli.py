@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from gateway.commands.cli import main, parse_since
 from gateway.testing import write_config
+from tests.forkserver import gateway_command
 
 
 @pytest.fixture
@@ -135,10 +136,9 @@ def test_setup_prints_for_each_host_and_refuses_unknown_ones(run):
 
 def test_demo_tours_a_home_of_invented_data(gateway_home, tmp_path):
     import subprocess
-    import sys
 
     target = tmp_path / "demo"
-    result = subprocess.run([sys.executable, "-m", "gateway", "demo", str(target)], capture_output=True,
+    result = subprocess.run(gateway_command("demo", str(target)), capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "→ initialize: gateway" in result.stdout and "→ tools/list:" in result.stdout

@@ -13,9 +13,12 @@ import pytest
 
 from gateway.api.context import home_environment
 from gateway.testing import write_config
+from tests.forkserver import gateway_command
 
 # A config naming a plugin that is not installed: the core warns about it when it merges the catalogue.
-COMMAND = [sys.executable, "-m", "gateway", "call", "hello", '{"name": "Ada"}']
+ARGUMENTS = ("call", "hello", '{"name": "Ada"}')
+# On a terminal the fork server would decline it (tests/forkserver/server.py): a real exec there.
+COMMAND = [sys.executable, "-m", "gateway", *ARGUMENTS]
 
 
 @pytest.fixture
@@ -59,7 +62,8 @@ def test_a_warning_on_a_terminal_is_a_readable_line(environment):
 
 
 def test_a_warning_kept_by_a_host_is_a_json_line(environment):
-    result = subprocess.run(COMMAND, env=environment, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(gateway_command(*ARGUMENTS), env=environment, capture_output=True, text=True,
+                            timeout=60)
     assert result.returncode == 0 and result.stdout.strip() == "Hello, Ada!"
     lines = [json.loads(line) for line in result.stderr.splitlines() if line.strip()]
     assert [line["event"] for line in lines] == ["catalogue problem"]
@@ -67,8 +71,8 @@ def test_a_warning_kept_by_a_host_is_a_json_line(environment):
 
 
 def test_the_format_can_be_chosen_by_hand(environment):
-    result = subprocess.run(COMMAND, env={**environment, "GATEWAY_LOG_FORMAT": "console"}, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(gateway_command(*ARGUMENTS), env={**environment, "GATEWAY_LOG_FORMAT": "console"},
+                            capture_output=True, text=True, timeout=60)
     assert "[warning" in result.stderr and not result.stderr.lstrip().startswith("{")
 
 

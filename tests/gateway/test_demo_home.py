@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
 from gateway.api.items import ToolError
 from gateway.commands.demo import MARKER, demo_home
+from tests.forkserver import gateway_command
 
 
 def test_the_demo_refuses_a_folder_holding_what_it_did_not_make(gateway_home, tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "thesis.txt").write_text("the person's own words")
-    result = subprocess.run([sys.executable, "-m", "gateway", "demo", str(mine)], capture_output=True, text=True,
+    result = subprocess.run(gateway_command("demo", str(mine)), capture_output=True, text=True,
                             timeout=60)
     assert result.returncode != 0
     assert "already holds files the demo did not make" in result.stderr

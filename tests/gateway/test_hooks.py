@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 import os
 import subprocess
-import sys
 import textwrap
 import tomllib
 
@@ -170,7 +169,7 @@ def test_hook_register_commands(gateway_home, tmp_path):
     env = installed_plugin(tmp_path / "site", "loud", COMMAND_PLUGIN)
     write_config(gateway_home, {"gateway": {"plugins": ["loud"]}, "plugins": {"loud": {"greeting": "Hi"}}})
     run = subprocess.run(
-        [sys.executable, "-m", "gateway", "shout", "ada"], capture_output=True, text=True, timeout=60,
+        gateway_command("shout", "ada"), capture_output=True, text=True, timeout=60,
         env={"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **env},
     )
     assert run.returncode == 0, run.stderr
@@ -553,7 +552,7 @@ def test_hook_detect(gateway_home, tmp_path):
     env = installed_plugin(tmp_path / "site", "words", DETECTING_PLUGIN)
     write_config(gateway_home, {"gateway": {"plugins": []}, "plugins": {"words": {"greeting": "Hi"}}})
     run = subprocess.run(
-        [sys.executable, "-m", "gateway", "setup", "--detect", "--write"], capture_output=True, text=True,
+        gateway_command("setup", "--detect", "--write"), capture_output=True, text=True,
         timeout=60, env={"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **env},
     )
     assert run.returncode == 0, run.stderr

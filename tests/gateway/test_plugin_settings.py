@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import tomli_w
@@ -13,6 +12,7 @@ import tomli_w
 from gateway import Answer, Context, Tool
 from gateway.api.context import home_environment
 from gateway.testing import inline_plugin, make_gateway, write_config
+from tests.forkserver import gateway_command
 
 
 def peek(ctx: Context) -> Answer:
@@ -57,7 +57,7 @@ def test_a_command_reads_another_plugins_table_from_the_config_given_with_dash_d
     elsewhere = tmp_path / "elsewhere.toml"
     elsewhere.write_text(tomli_w.dumps({"gateway": {"plugins": ["peeker"]}, "plugins": {"other": {"where": "there"}}}))
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home), **extra}
-    run = subprocess.run([sys.executable, "-m", "gateway", "--config", str(elsewhere), "peek"], env=env,
+    run = subprocess.run(gateway_command("--config", str(elsewhere), "peek"), env=env,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[('where', 'there')]"

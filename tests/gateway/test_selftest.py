@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gateway.api.context import home_environment
 from gateway.testing import installed_plugin, write_config
+from tests.forkserver import gateway_command
 
 SECRET = "marmaladetruth"  # in the person's own notes: the selftest must never read or print it
 PROJECTS = [
@@ -59,7 +59,7 @@ def tree(home: Path) -> dict[str, tuple[int, int]]:
 
 def selftest(home: Path, scratch: Path, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), "TMPDIR": str(scratch), **(extra or {})}
-    return subprocess.run([sys.executable, "-m", "gateway", "selftest"], env=env, capture_output=True, text=True,
+    return subprocess.run(gateway_command("selftest"), env=env, capture_output=True, text=True,
                           timeout=300)
 
 

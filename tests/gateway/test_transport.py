@@ -11,7 +11,6 @@ import json
 import os
 import queue
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.server import Server
 
 from gateway.wire.transport import stdio_transport
+from tests.forkserver import script_command
 
 ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 BATCH_MESSAGE = "Invalid Request: batches are not supported (one JSON-RPC message per line)"
@@ -57,6 +57,12 @@ def nested(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
+def inherited_environment() -> dict[str, str]:
+    """The test's environment without its locale, as the suite's `gateway` starts have it: the fork server
+    (tests/forkserver) stands for the interpreter only when their encodings agree. The frames are bytes."""
+    return {key: value for key, value in os.environ.items() if key != "LANG" and not key.startswith("LC_")}
+
+
 class Raw:
     """The echo server as a subprocess, spoken to in raw bytes; every stdout line is checked to be a frame."""
 
@@ -66,11 +72,11 @@ class Raw:
         self.stderr_path = tmp_path / f"stderr-{time.monotonic_ns()}.txt"
         self.stderr_file = self.stderr_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, str(ECHO_SERVER), *args],
+            script_command(ECHO_SERVER, *args),
             stdin=stdin if stdin is not None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr_file,
-            env={**os.environ, **(env or {})},
+            env={**inherited_environment(), **(env or {})},
             bufsize=0,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
@@ -149,6 +155,10 @@ class Raw:
         return self.stderr_path.read_text(errors="replace")
 
     def memory_kib(self, field: str) -> int:
+        """A field of the server's /proc status: the test asks for the real exec (`real_exec`), since a server
+        forked by the suite's fork server is not the launcher's pid."""
+        command = Path(f"/proc/{self.proc.pid}/cmdline").read_bytes().split(b"\0")
+        assert command[1] == str(ECHO_SERVER).encode(), command
         for entry in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
             if entry.startswith(field + ":"):
                 return int(entry.split()[1])
@@ -274,6 +284,7 @@ def test_line_over_max_line_gets_parse_error_and_the_next_line_is_served(shared:
     shared.assert_alive()
 
 
+@pytest.mark.usefixtures("real_exec")  # reads the server's /proc
 def test_line_over_max_line_is_never_buffered_whole(tmp_path: Path) -> None:
     # With a 1 MiB limit, a 9 MiB line must cost about 1 MiB of memory, not 9.
     server = Raw(tmp_path, "--max-line", str(MIB)).handshake()
@@ -661,7 +672,9 @@ def test_reading_pauses_while_max_in_flight_requests_are_unanswered() -> None:
 
 
 def _client(mode: str) -> Client:
-    return Client(StdioServerParameters(command=sys.executable, args=[str(ECHO_SERVER)]), mode=mode)  # type: ignore[arg-type]
+    command = script_command(ECHO_SERVER)
+    parameters = StdioServerParameters(command=command[0], args=command[1:])
+    return Client(parameters, mode=mode)  # type: ignore[arg-type]
 
 
 def test_sdk_client_legacy_session() -> None:

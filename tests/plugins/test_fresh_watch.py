@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from gateway.api.context import home_environment
 from gateway.commands.watch import read_heartbeat, watch
 from gateway.engine.core import make_gateway_from_environment
 from gateway.testing import folders_of, write_config
+from tests.forkserver import gateway_command
 from tests.plugins.fresh_helpers import claude_session, open_projects
 
 
@@ -70,7 +70,7 @@ def test_doctor_lists_each_source_found_or_not_and_what_is_stale(gateway_home):
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
 
     def doctor() -> str:
-        done = subprocess.run([sys.executable, "-m", "gateway", "doctor"], env=env, capture_output=True, text=True,
+        done = subprocess.run(gateway_command("doctor"), env=env, capture_output=True, text=True,
                               timeout=120)
         return done.stdout
 
@@ -81,10 +81,10 @@ def test_doctor_lists_each_source_found_or_not_and_what_is_stale(gateway_home):
     assert "-        timeline: no ActivityWatch database at " in first
     assert "gateway watch is not running" in first
     assert "ok       file notifications (inotify): a call whose sources did not change reads nothing" in first
-    off = subprocess.run([sys.executable, "-m", "gateway", "doctor"], env={**env, "GATEWAY_FILE_NOTIFICATIONS": "0"},
+    off = subprocess.run(gateway_command("doctor"), env={**env, "GATEWAY_FILE_NOTIFICATIONS": "0"},
                          capture_output=True, text=True, timeout=120).stdout
     assert "-        file notifications unavailable (GATEWAY_FILE_NOTIFICATIONS=0): each call stats its sources" in off
-    once = subprocess.run([sys.executable, "-m", "gateway", "watch", "--once"], env=env, capture_output=True,
+    once = subprocess.run(gateway_command("watch", "--once"), env=env, capture_output=True,
                           text=True, timeout=120)
     assert once.returncode == 0 and "sessions: 1 new" in once.stderr
     assert f"ok       sessions: Claude Code transcripts (1) at {claude_root}" in doctor()

@@ -20,6 +20,7 @@ from gateway_cron.cli import commands
 
 from gateway import Folders, PluginHost
 from gateway.testing import folders_of, make_gateway, serve_client, write_config
+from tests.forkserver import gateway_command
 
 CANARY = "okapicanary"
 PROJECTS = [{"id": "vault", "name": "Vault", "ai": False, "paths": ["/home/ada/src/vault"]}]
@@ -228,7 +229,7 @@ def test_gateway_cron_is_a_command_of_the_gateway(cron_home: Path):
 
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(cron_home)}
     run = subprocess.run(
-        [sys.executable, "-m", "gateway", "cron", "add", "tea", "0 16 * * *", "Brew tea", "--deliver", "log"],
+        gateway_command("cron", "add", "tea", "0 16 * * *", "Brew tea", "--deliver", "log"),
         env=env,
         capture_output=True,
         text=True,

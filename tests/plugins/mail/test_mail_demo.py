@@ -4,16 +4,17 @@ contacts, notes, find and a project's page; never the closed project's words."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 from gateway_mail.demo import CLOSED_WORD, add_account
 
+from tests.forkserver import gateway_command
+
 
 def test_the_demo_tours_the_porch_and_search_and_keeps_the_closed_project(gateway_home: Path, tmp_path: Path) -> None:
     target = tmp_path / "demo"
-    result = subprocess.run([sys.executable, "-m", "gateway", "demo", str(target)], capture_output=True, text=True,
+    result = subprocess.run(gateway_command("demo", str(target)), capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr
     out = result.stdout[result.stdout.index("tools/call porch"):]  # the mail plugin's part of the tour

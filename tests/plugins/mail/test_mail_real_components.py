@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from maildirs.testing import DOVECOT, dovecot, login, server_state
 
 from gateway.api.context import home_environment
 from gateway.testing import serve_client, write_config
+from tests.forkserver import gateway_command
 
 INSTALL = "apt-get install dovecot-imapd isync"
 MBSYNC = shutil.which("mbsync")
@@ -119,10 +119,10 @@ def test_mail_synchronised_by_mbsync_from_dovecot_and_a_draft_pushed_back(gatewa
 
         write_config(gateway_home, sample.config(local), projects=sample.PROJECTS)
         env = {**os.environ, **home_environment(gateway_home)}
-        indexed = subprocess.run([sys.executable, "-m", "gateway", "mail", "index"], env=env, capture_output=True,
+        indexed = subprocess.run(gateway_command("mail", "index"), env=env, capture_output=True,
                                  text=True, timeout=120)
         assert indexed.returncode == 0 and "4 messages indexed" in indexed.stdout, indexed.stdout + indexed.stderr
-        listed = subprocess.run([sys.executable, "-m", "gateway", "mail", "accounts"], env=env, capture_output=True,
+        listed = subprocess.run(gateway_command("mail", "accounts"), env=env, capture_output=True,
                                 text=True, timeout=60)
         assert {"  Archive/2026: 1 message", "  INBOX: 3 messages"} <= set(listed.stdout.splitlines())
 

@@ -9,6 +9,7 @@ from gateway_sessions.cli import commands
 
 from gateway import Folders, PluginHost
 from gateway.testing import write_config
+from tests.forkserver import gateway_command
 from tests.plugins.sessions.sessions_helpers import FIXTURES, NOTES, PEARS, PLUMS, SUBAGENT, place_fixtures
 
 
@@ -60,7 +61,6 @@ def test_a_path_needs_one_agent_and_an_unknown_id_is_named(gateway_home: Path):
 def test_gateway_sessions_import_runs_as_a_command_of_the_gateway(gateway_home: Path):
     import os
     import subprocess
-    import sys
 
     from gateway.api.context import home_environment
 
@@ -68,7 +68,7 @@ def test_gateway_sessions_import_runs_as_a_command_of_the_gateway(gateway_home: 
     place_fixtures(gateway_home)
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
     run = subprocess.run(
-        [sys.executable, "-m", "gateway", "sessions", "import", "claude-code"],
+        gateway_command("sessions", "import", "claude-code"),
         env=env,
         capture_output=True,
         text=True,
@@ -151,7 +151,6 @@ def test_list_and_show_of_an_empty_store_say_how_to_fill_it(gateway_home: Path):
 def test_a_store_that_is_not_a_database_is_said_in_a_sentence_not_a_traceback(gateway_home: Path):
     import os
     import subprocess
-    import sys
 
     from gateway.api.context import home_environment
     from gateway.testing import folders_of
@@ -162,7 +161,7 @@ def test_a_store_that_is_not_a_database_is_said_in_a_sentence_not_a_traceback(ga
     store_file.parent.mkdir(parents=True, exist_ok=True)
     store_file.write_bytes(bytes(range(256)) * 400)  # garbage, not SQLite
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
-    run = subprocess.run([sys.executable, "-m", "gateway", "sessions", "import"], env=env, capture_output=True,
+    run = subprocess.run(gateway_command("sessions", "import"), env=env, capture_output=True,
                          text=True, timeout=60)
     assert run.returncode == 1
     assert "Traceback" not in run.stderr + run.stdout

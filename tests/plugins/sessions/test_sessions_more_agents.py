@@ -12,6 +12,7 @@ from gateway_sessions.importers import aider, amp, cline, continue_, copilot, cu
 from gateway_sessions.importing import import_agent
 from gateway_sessions.refresh import look
 
+from tests.forkserver import gateway_command
 from tests.plugins.sessions.more_agents import (
     AIDER_FILE,
     AMP_THREAD,
@@ -282,7 +283,6 @@ def test_goose_database_gives_sessions_with_editor_commands_as_verbs(gateway_hom
 def test_doctor_says_where_each_new_agent_found_its_files_and_that_it_is_read_by_the_next_call(gateway_home):
     import os
     import subprocess
-    import sys
 
     from gateway.api.context import home_environment
     from gateway.testing import write_config
@@ -295,7 +295,7 @@ def test_doctor_says_where_each_new_agent_found_its_files_and_that_it_is_read_by
     for place in (place_copilot, place_qwen, place_continue, place_amp):
         place(gateway_home)
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
-    said = subprocess.run([sys.executable, "-m", "gateway", "doctor"], env=env, capture_output=True, text=True,
+    said = subprocess.run(gateway_command("doctor"), env=env, capture_output=True, text=True,
                           timeout=120).stdout
     home = gateway_home
     for name, count, place in (

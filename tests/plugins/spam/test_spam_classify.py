@@ -14,6 +14,7 @@ from gateway_spam.model import Model
 from gateway_spam.tokens import stripped, tokens
 from spamfilter import classify, store
 
+from tests.forkserver import gateway_command
 from tests.plugins.spam.classify_helpers import CUTOFFS, rule_environment, train_sample
 
 _env = rule_environment
@@ -55,7 +56,7 @@ def test_the_command_imports_nothing_of_the_gateway_and_agrees_with_gateway_spam
     lean = subprocess.run([sys.executable, "-c", probe, str(message)], env=_env(gateway_home),
                           capture_output=True, text=True, timeout=60)
     assert lean.stdout.splitlines()[-1].startswith("[] "), lean.stdout + lean.stderr
-    served = subprocess.run([sys.executable, "-m", "gateway", "spam", "classify", str(message)],
+    served = subprocess.run(gateway_command("spam", "classify", str(message)),
                             env=_env(gateway_home), capture_output=True, text=True, timeout=120)
     module = subprocess.run([sys.executable, "-m", "spamfilter.classify", str(message)], env=_env(gateway_home),
                             capture_output=True, text=True, timeout=60)
@@ -70,9 +71,9 @@ def test_what_is_not_mail_is_refused_with_its_own_code(trained, gateway_home: Pa
                                                        content: bytes) -> None:
     path = tmp_path / "not-mail"
     path.write_bytes(content)
-    for command in (["-m", "spamfilter.classify", str(path)], ["-m", "gateway", "spam", "classify", str(path)]):
-        done = subprocess.run([sys.executable, *command], env=_env(gateway_home), capture_output=True, text=True,
-                              timeout=120)
+    for command in ([sys.executable, "-m", "spamfilter.classify", str(path)],
+                    gateway_command("spam", "classify", str(path))):
+        done = subprocess.run(command, env=_env(gateway_home), capture_output=True, text=True, timeout=120)
         assert done.returncode == classify.NOT_MAIL == 4 and done.stdout == "", (command, done)
         assert "not a mail message" in done.stderr
 

@@ -16,6 +16,7 @@ from gateway_spam.tokens import stripped, tokens
 
 from gateway.commands.watch import CALLER, refresh_all
 from gateway.testing import folders_of, make_gateway
+from tests.forkserver import gateway_command
 
 
 def _settings(home: Path, root: Path) -> dict:
@@ -155,7 +156,6 @@ def test_spam_review_answers_alike_with_the_store_and_without(gateway_home: Path
 
 def test_gateway_watch_once_reads_the_spam_corpus_as_a_person_runs_it(gateway_home: Path) -> None:
     import subprocess
-    import sys
 
     from gateway.api.context import home_environment
     from gateway.testing import write_config
@@ -166,7 +166,7 @@ def test_gateway_watch_once_reads_the_spam_corpus_as_a_person_runs_it(gateway_ho
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
 
     def once() -> str:
-        done = subprocess.run([sys.executable, "-m", "gateway", "watch", "--once"], env=env, capture_output=True,
+        done = subprocess.run(gateway_command("watch", "--once"), env=env, capture_output=True,
                               text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         return next(line for line in done.stderr.splitlines() if " spam: " in line)

@@ -6,7 +6,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from gateway_spam import sample
 from gateway.api.context import home_environment
 from gateway.engine.core import NotFound
 from gateway.testing import folders_of, make_gateway
+from tests.forkserver import gateway_command
 
 
 def _gateway(home: Path, **spam):
@@ -210,14 +210,14 @@ def test_classify_prints_the_verdict_and_exits_for_a_mail_pipeline(gateway_home:
     ham = sample.message("Ada <ada@example.org>", "Garden tuesday", "plumtree harvest compost orchard", 2e9, "h@e")
 
     def classify(raw: bytes) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "gateway", "spam", "classify", "-"], input=raw, env=env,
+        return subprocess.run(gateway_command("spam", "classify", "-"), input=raw, env=env,
                               capture_output=True, timeout=60)
 
     verdict = classify(spam)
     assert verdict.returncode == 0 and verdict.stdout.decode().startswith("spam "), verdict.stderr
     verdict = classify(ham)
     assert verdict.returncode == 1 and verdict.stdout.decode().startswith("ham ")
-    why = subprocess.run([sys.executable, "-m", "gateway", "spam", "why", str(gateway_home / "nothing")], env=env,
+    why = subprocess.run(gateway_command("spam", "why", str(gateway_home / "nothing")), env=env,
                          capture_output=True, timeout=60)
     assert why.returncode != 0
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from gateway_time import sample
 
 from gateway.api.context import home_environment
 from gateway.testing import make_gateway
+from tests.forkserver import gateway_command
 from tests.plugins.time.hostile import write_hostile
 
 
@@ -91,7 +91,7 @@ def test_hostile_pdfs_fail_alone_and_doctor_names_them(gateway_home: Path, made:
     assert f"{len(hostile)} invoice files could not be read (gateway doctor names them)." in answer.text
     assert "lol" not in answer.text and "laughs" not in answer.text  # the agent is told how many, not which
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
-    doctor = subprocess.run([sys.executable, "-m", "gateway", "doctor"], env=env, capture_output=True, text=True,
+    doctor = subprocess.run(gateway_command("doctor"), env=env, capture_output=True, text=True,
                             timeout=120)
     said = doctor.stdout + doctor.stderr
     lines = {name: next((line for line in said.split("; ") if str(path) in line), "") for name, path in hostile.items()}

@@ -7,7 +7,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 from gateway_timeline.store import Store, envelope_of
 
 from gateway.testing import home_environment, write_config
+from tests.forkserver import gateway_command
 from tests.plugins.timeline.timeline_awdb import AFK, WINDOW, AWDatabase, window_events
 from tests.plugins.timeline.timeline_helpers import envelope, home_store, lines_of
 
@@ -23,7 +23,7 @@ from tests.plugins.timeline.timeline_helpers import envelope, home_store, lines_
 def gateway(home: Path, *arguments: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
     return subprocess.run(
-        [sys.executable, "-m", "gateway", *arguments], input=stdin, capture_output=True, text=True, env=env,
+        gateway_command(*arguments), input=stdin, capture_output=True, text=True, env=env,
         timeout=60,
     )
 
@@ -85,7 +85,7 @@ def test_relative_store_and_database_settings_are_taken_from_the_config_folder(g
     elsewhere.mkdir()
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
     done = subprocess.run(  # run from another folder: the working directory must not matter
-        [sys.executable, "-m", "gateway", "timeline", "import", "activitywatch"], capture_output=True, text=True,
+        gateway_command("timeline", "import", "activitywatch"), capture_output=True, text=True,
         env=env, cwd=elsewhere, timeout=60,
     )
     assert done.returncode == 0, done.stderr
@@ -148,8 +148,8 @@ def test_watch_keeps_importing_and_marks_recording_as_running(gateway_home: Path
     aw.add(AFK, [(now - timedelta(minutes=5), 300, {"status": "not-afk"})])
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(gateway_home)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "gateway", "timeline", "import", "activitywatch", str(aw.path), "--watch",
-         "--every", "0.2"],
+        gateway_command("timeline", "import", "activitywatch", str(aw.path), "--watch",
+         "--every", "0.2"),
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         # Ctrl-C as in a terminal: a test run started in the background (a shell's `&`) ignores SIGINT, and an
         # ignored signal stays ignored in the children it starts.
