@@ -20,6 +20,7 @@ code messages, and codes spelled out in words, are `codes.mask_named_codes`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # The labels are re-exported (`X as X`): callers import them from here.
 from types import ModuleType
@@ -40,7 +41,9 @@ __all__ = ["MASKS_VERSION", "clip", "mask", "mask_secrets", "mask_typed"]
 # 3: a code after its word outside code messages ("Code 731904", "My code is 482913", "ABX-482"), codes
 # spelled out in words, superscript and circled digits, a card or IBAN across a tab or a line break, a bare
 # AWS secret key after its label or beside its access key id.
-MASKS_VERSION = 3
+# 4: a code's digits glued to letters mask the whole word; a text whose codes were masked is masked again until
+# nothing changes (what the first pass uncovered: digits left standing alone, a placeholder naming the next code).
+MASKS_VERSION = 4
 
 # A glance at the UTF-8 bytes: digits become "0", capitals "A", small letters "a", spaces, tabs, line
 # breaks, dashes and every non-ASCII byte (Unicode spaces among them) vanish, the rest becomes ".". A card
@@ -108,6 +111,10 @@ def mask(text: str) -> str:
 
     A message that gives a password comes back as one sentence saying so, none of its words kept.
     """
+    return _mask(text, 0)
+
+
+def _mask(text: str, depth: int) -> str:
     if not text:
         return text
     codes, links = _FORMS or _forms()
@@ -130,8 +137,8 @@ def mask(text: str) -> str:
     code_message, named = codes.read_code_words(low_bytes, digit_count)
     if code_message:
         # A code message loses every link (with whatever the other masks left in it), then its codes.
-        return codes.mask_codes(links.mask_links(masked, every=True), other_digits, named)
-    return codes.mask_named_codes(masked, other_digits) if named else masked
+        return _settled(_mask, codes.mask_codes(links.mask_links(masked, every=True), other_digits, named), depth)
+    return _settled(_mask, codes.mask_named_codes(masked, other_digits), depth) if named else masked
 
 
 def mask_typed(text: str) -> str:
@@ -141,6 +148,10 @@ def mask_typed(text: str) -> str:
     Dates, times, amounts and rooms stay, as they do in a code message; so do numbers of 3 digits or
     fewer, and of more than 8.
     """
+    return _mask_typed(text, 0)
+
+
+def _mask_typed(text: str, depth: int) -> str:
     masked = mask(text)
     if not masked:
         return masked
@@ -148,7 +159,22 @@ def mask_typed(text: str) -> str:
     digits, data = _glance(masked)
     if data.translate(_SHAPE, _SHAPE_DROP).count(b"0") < 4:  # no code has fewer digits
         return masked
-    return codes.mask_codes(masked, digits is not masked)
+    return _settled(_mask_typed, codes.mask_codes(masked, digits is not masked), depth)
+
+
+# Masking codes can make a text another pass would mask further: a code masked with the letters glued to it
+# ("482913OTPDE75-5121-...") leaves the next word's digits standing alone, where they now read as a card; the
+# placeholder's own word ("[code] 8 2 9 1 3") names the digits after it. What a text gives is what masking it again
+# would give, so a text whose codes were masked is masked once more, until nothing changes (a few times at most:
+# each pass only masks more, and a placeholder stays as it is).
+SETTLE_PASSES = 3
+
+
+def _settled(again: Callable[[str, int], str], masked: str, depth: int) -> str:
+    if depth >= SETTLE_PASSES:
+        return masked
+    more = again(masked, depth + 1)
+    return masked if more == masked else more
 
 
 # The code and link forms (most of the masks' patterns) are compiled when mask() first runs, not when the gateway
