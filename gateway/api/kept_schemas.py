@@ -75,6 +75,7 @@ class KeptSchemas:
         self.changed = False
         self._signatures: dict[str, Signature] = {}
         self._environment: tuple | None = None
+        self._packages: dict[tuple[str, int], tuple[str, ...]] = {}
         self._read()
 
     # --- the file ---
@@ -139,6 +140,22 @@ class KeptSchemas:
             return None
         return entry.get("described")
 
+    def files_of(self, function: Callable[..., Any], hints: dict[str, Any]) -> list[str]:
+        """The files a function's description was read from: the loaded modules of its top-level package, the module
+        of each class its hints name (outside Python's own library), and the code that writes schemas."""
+        top = function.__module__.partition(".")[0]
+        known = (top, len(sys.modules))
+        if known not in self._packages:  # asked again when more modules are loaded
+            self._packages[known] = _package_files(top)
+        files = list(self._packages[known])
+        stdlib = _stdlib_folders()
+        for name in {*_modules_named(hints.values()), *_WRITERS}:
+            module = sys.modules.get(name)
+            where = getattr(module, "__file__", None)
+            if isinstance(where, str) and not where.startswith(stdlib):
+                files.append(where)
+        return files
+
     def keep(self, key: str, identity: tuple, described: dict[str, Any], files: Iterable[str]) -> None:
         """Keep a description, with the signatures of the files it depends on (unless one changed just now)."""
         now = time.time_ns()
@@ -200,22 +217,8 @@ def key_of(function: Callable[..., Any], tool: str, with_schema: bool, fast: boo
     return f"{function.__module__}:{qualified}", identity
 
 
-def files_of(function: Callable[..., Any], hints: dict[str, Any]) -> list[str]:
-    """The files a function's description was read from: the loaded modules of its top-level package, the module of
-    each class its hints name (outside Python's own library), and the code that writes schemas."""
-    files = list(_package_files(function.__module__.partition(".")[0], len(sys.modules)))
-    stdlib = _stdlib_folders()
-    for name in {*_modules_named(hints.values()), *_WRITERS}:
-        module = sys.modules.get(name)
-        where = getattr(module, "__file__", None)
-        if isinstance(where, str) and not where.startswith(stdlib):
-            files.append(where)
-    return files
-
-
-@functools.lru_cache(maxsize=64)
-def _package_files(top: str, _loaded: int) -> tuple[str, ...]:
-    """The files of the loaded modules of a top-level package (asked again when more modules are loaded)."""
+def _package_files(top: str) -> tuple[str, ...]:
+    """The files of the loaded modules of a top-level package."""
     prefix = f"{top}."
     found = []
     for name, module in list(sys.modules.items()):

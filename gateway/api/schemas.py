@@ -179,7 +179,7 @@ def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = Tru
             copied = marshal.loads(marshal.dumps(plain))
         except ValueError:  # a default or a bound that is not plain data: described again next time
             return described
-        kept.keep(*found, copied, kept_schemas.files_of(function, hints))
+        kept.keep(*found, copied, kept.files_of(function, hints))
     return described
 
 
