@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import inspect
 import marshal
 import os
 import sys
@@ -198,23 +199,22 @@ def keeping(path: Path | None) -> Iterator[KeptSchemas | None]:
 def key_of(function: Callable[..., Any], tool: str, with_schema: bool, fast: bool) -> tuple[str, tuple] | None:
     """Where a function's description is kept, and what must be equal for it to be given again; None when the
     function is not a plain module-level one (its description is then never kept)."""
-    target = getattr(function, "__wrapped__", function)
+    target = inspect.unwrap(function)  # what `inspect.signature` reads the parameters of
     if not isinstance(function, types.FunctionType) or not isinstance(target, types.FunctionType):
         return None
-    qualified = function.__qualname__
-    if "<locals>" in qualified or "__signature__" in function.__dict__:
+    if "<locals>" in function.__qualname__ + target.__qualname__ or "__signature__" in function.__dict__:
         return None
     code = target.__code__
     try:
-        identity = (tool, with_schema, fast, repr(function.__annotations__), repr(target.__annotations__),
-                    repr(target.__defaults__), repr(target.__kwdefaults__), code.co_argcount,
-                    code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
-                    code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + 2])
+        written = [repr(function.__annotations__), repr(target.__annotations__), repr(target.__defaults__),
+                   repr(target.__kwdefaults__)]
     except Exception:  # a default whose repr fails: described each time
         return None
-    if " at 0x" in identity[3] + identity[4] + identity[5] + identity[6]:
+    if any(" at 0x" in text for text in written):
         return None  # an object known only by its address is not the same object next time
-    return f"{function.__module__}:{qualified}", identity
+    layout = (code.co_filename, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
+              code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + 2])
+    return f"{function.__module__}:{function.__qualname__}", (tool, with_schema, fast, *written, *layout)
 
 
 def _package_files(top: str) -> tuple[str, ...]:
