@@ -231,7 +231,8 @@ def _package_files(top: str) -> tuple[str, ...]:
 
 def _modules_named(annotations: Iterable[Any]) -> set[str]:
     """The modules of every class and metadata object in these annotations, their arguments, and the fields of the
-    shapes they name (TypedDicts, dataclasses, attrs classes, pydantic models), at any depth."""
+    shapes they name (TypedDicts, dataclasses, attrs classes, pydantic models), at any depth. The gateway's own
+    classes (`Answer`, a `Context`) are not looked into: their module's file stands for them."""
     found: set[str] = set()
     seen: set[int] = set()
     pending = list(annotations)
@@ -251,7 +252,7 @@ def _modules_named(annotations: Iterable[Any]) -> set[str]:
             continue
         kind = item if isinstance(item, type) else type(item)
         found.add(getattr(kind, "__module__", "") or "")
-        if isinstance(item, type):
+        if isinstance(item, type) and not kind.__module__.startswith("gateway."):  # the gateway's own: its file
             pending.extend(_fields_of(item))
     return found
 

@@ -179,7 +179,8 @@ def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = Tru
             copied = marshal.loads(marshal.dumps(plain))
         except ValueError:  # a default or a bound that is not plain data: described again next time
             return described
-        kept.keep(*found, copied, kept.files_of(function, hints))
+        read = {name: hint for name, hint in hints.items() if name != described.context}
+        kept.keep(*found, copied, kept.files_of(function, read))
     return described
 
 
