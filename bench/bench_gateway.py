@@ -1,7 +1,7 @@
 """Side by side, one run, same client: the gateway (every installed plugin on), a bare SDK server, and a plain loop.
 
     .venv/bin/python bench/bench_gateway.py [--rounds 5] [--calls 2000] [--plugins all|hello,...] [--cold-only]
-                                            [--before TREE]
+                                            [--before TREE] [--instructions]
 
 Reports medians over interleaved rounds: cold start to the tools/list answer (wall time, and the server's CPU
 time, user and system, read from /proc when the answer arrives: the steadier figure on a shared machine), sequential and pipelined
@@ -9,7 +9,12 @@ tools/call throughput, p50/p99 latency of sequential calls, peak RSS; and the ra
 By default the gateway serves with every installed plugin on (the built-ins sessions, cron and timeline, and
 any other, mail and spam once installed), as a person's gateway does; the calls go to the example plugin's
 `hello`. `--plugins hello` measures the example plugin alone; `--cold-only` measures only the cold start;
-`--before TREE` serves another source tree too (`git archive COMMIT | tar -x -C TREE`), in the same rounds.
+`--before TREE` serves another source tree too (`git archive COMMIT | tar -x -C TREE`), in the same rounds; both
+trees are then served from PYTHONPATH, so that they compare alike.
+`--instructions` counts instead the machine instructions of one start to the tools/list answer and exit, under
+valgrind's cachegrind (no cache simulation; `PYTHONHASHSEED=0`): the same count under any load, so that a change of
+a few milliseconds shows on a shared machine where CPU time varies by a tenth from one start to the next. Each server
+is started once first, unmeasured, so that what a start keeps for the next (the tool schemas) is there.
 The server's CPU time per call (user and system, from /proc) is given beside each rate: the steadier figure when
 other work shares the machine. The machine's load average is printed with the table.
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -139,6 +145,47 @@ def one_round(command: list[str], env: dict[str, str], calls: int) -> dict[str, 
     }
 
 
+def instructions(command: list[str], env: dict[str, str]) -> float:
+    """Machine instructions (millions) of one start to the tools/list answer and its exit, counted by cachegrind."""
+    measured = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", *command]
+    process = subprocess.Popen(measured, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**env, "PYTHONHASHSEED": "0"}, bufsize=0, cwd=env["HOME"])
+    for message in (INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}):
+        process.stdin.write(line(message))
+        if "id" in message:
+            answer = json.loads(process.stdout.readline())
+            assert "result" in answer, answer
+    process.stdin.close()
+    said = process.stderr.read().decode(errors="replace")
+    process.wait(600)
+    found = [text for text in said.splitlines() if "I refs:" in text or "I   refs:" in text]
+    if not found:
+        raise SystemExit(f"valgrind gave no count:\n{said[-2000:]}")
+    return int(found[0].rsplit(":", 1)[1].strip().replace(",", "")) / 1e6
+
+
+def count_instructions(servers: dict[str, list[str]], envs: dict[str, dict[str, str]]) -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    for name, command in servers.items():
+        one_round(command, envs[name], 0)  # what a first start keeps for the next
+    counted: dict[str, float] = {}
+    workers = [threading.Thread(target=lambda n=name, c=command: counted.__setitem__(n, instructions(c, envs[n])))
+               for name, command in servers.items()]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    print(f"{'':24}" + "".join(f"{name:>14}" for name in servers) + f"{'gateway/SDK':>14}")
+    print(f"{'start_instructions_M':24}" + "".join(f"{counted[n]:14.1f}" for n in servers)
+          + f"{counted['gateway'] / counted['bare SDK']:14.3f}")
+    if "before" in counted:
+        print(f"\nbefore/SDK {counted['before'] / counted['bare SDK']:.3f}; gateway/before "
+              f"{counted['gateway'] / counted['before']:.3f}")
+    print("\nOne start each to the tools/list answer and exit, under cachegrind (instructions do not depend on the "
+          "load). Target: cold start ratio <= 1.1.")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
@@ -147,6 +194,8 @@ def main() -> None:
     parser.add_argument("--cold-only", action="store_true", help="measure the cold start only (no calls)")
     parser.add_argument("--before", type=Path, default=None, metavar="TREE",
                         help="also serve this source tree (a checkout or `git archive` of another commit)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the instructions of one start each under valgrind, instead of timing rounds")
     options = parser.parse_args()
     plugins = installed_plugins() if options.plugins == "all" else options.plugins.split(",")
     if "hello" not in plugins and not options.cold_only:
@@ -167,8 +216,15 @@ def main() -> None:
         servers["before"] = [python, "-m", "gateway", "serve"]
         tree = options.before.resolve()
         envs["before"] = {**env, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "plugins")])}
-    if options.cold_only:
+        # This tree is then served the same way, from PYTHONPATH: two more folders searched for each of the ~800
+        # modules a start imports cost about half a percent, which would otherwise count against the other tree.
+        here = HERE.parent
+        envs["gateway"] = {**env, "PYTHONPATH": os.pathsep.join([str(here), str(here / "plugins")])}
+    if options.cold_only or options.instructions:
         del servers["plain loop"]  # it lists no tools
+    if options.instructions:
+        count_instructions(servers, envs)
+        return
     print(f"gateway plugins on: {', '.join(plugins)}", file=sys.stderr)
     results: dict[str, list[dict[str, float]]] = {name: [] for name in servers}
     for round_number in range(options.rounds):

@@ -7,6 +7,7 @@ import contextvars
 import copy
 import functools
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -51,8 +52,14 @@ class Folders:
         """
         for base in (self.data, self.state, self.cache):
             for folder in (base, base / "plugins", base / "plugins" / plugin):
-                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-                if folder.stat().st_mode & 0o077:
+                try:
+                    found = os.stat(folder)
+                except FileNotFoundError:
+                    found = None
+                if found is None or not stat.S_ISDIR(found.st_mode):  # made, or refused as mkdir refuses it
+                    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    found = folder.stat()
+                if found.st_mode & 0o077:
                     os.chmod(folder, 0o700)
 
 

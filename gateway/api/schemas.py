@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import marshal
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -157,7 +158,52 @@ def _is_plain(annotation: Any) -> bool:
 
 
 def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = True) -> Described:
-    """Describe `function` as the tool named `tool`; raises SchemaError naming the parameter it cannot describe."""
+    """Describe `function` as the tool named `tool`; raises SchemaError naming the parameter it cannot describe.
+
+    While a plugin loads, a description kept from an earlier start is given again when nothing it was read from
+    has changed (`gateway.api.kept_schemas`), and a new one is kept.
+    """
+    from gateway.api import kept_schemas
+
+    kept = kept_schemas.active()
+    found = kept_schemas.key_of(function, tool, with_schema, FAST_SCHEMAS) if kept is not None else None
+    if found is not None:
+        entry = kept.lookup(*found)
+        if entry is not None:
+            return _described_again(function, tool, marshal.loads(marshal.dumps(entry)))
+    described, hints = _describe(function, tool, with_schema)
+    if found is not None:
+        plain = {"schema": described.schema, "output": described.output, "context": described.context,
+                 "converted": tuple(described.converters)}
+        try:
+            copied = marshal.loads(marshal.dumps(plain))
+        except ValueError:  # a default or a bound that is not plain data: described again next time
+            return described
+        read = {name: hint for name, hint in hints.items() if name != described.context}
+        kept.keep(*found, copied, kept.files_of(function, read))
+    return described
+
+
+def _described_again(function: Callable[..., Any], tool: str, entry: dict[str, Any]) -> Described:
+    converters = {name: _Converter(function, tool, name) for name in entry["converted"]}
+    return Described(schema=entry["schema"], context=entry["context"], converters=converters, output=entry["output"])
+
+
+class _Converter:
+    """A parameter's pydantic conversion, made when a call first needs it (a description given again made none)."""
+
+    def __init__(self, function: Callable[..., Any], tool: str, name: str) -> None:
+        self.function, self.tool, self.name = function, tool, name
+        self.convert: Callable[[Any], Any] | None = None
+
+    def __call__(self, value: Any) -> Any:
+        if self.convert is None:
+            annotation, _words = _descriptions(_hints(self.function, self.tool)[self.name])
+            self.convert = _adapter(annotation)[0].validate_python
+        return self.convert(value)
+
+
+def _describe(function: Callable[..., Any], tool: str, with_schema: bool) -> tuple[Described, dict[str, Any]]:
     context = context_parameter(function)
     hints = _hints(function, tool) if with_schema else {}
     properties: dict[str, Any] = {}
@@ -199,7 +245,7 @@ def describe(function: Callable[..., Any], tool: str, *, with_schema: bool = Tru
         except SchemaError:
             hints = {}
     return Described(schema=schema, context=context, converters=converters,
-                     output=output_schema(hints.get("return"), tool))
+                     output=output_schema(hints.get("return"), tool)), hints
 
 
 # --- what a tool answers -------------------------------------------------------------------------------------
@@ -453,6 +499,19 @@ def _json_default(adapter: Any, default: Any, tool: str, name: str) -> Any:
         raise SchemaError(f"tool {tool}: the default of parameter {name!r} cannot be said in JSON ({error})") from None
 
 
+def _first_parameter(function: Callable[..., Any]) -> str | None:
+    """The name of the function's first parameter, as `inspect.signature` gives it (read from the code object of a
+    plain function, which is quicker)."""
+    if isinstance(function, types.FunctionType) and not {"__wrapped__", "__signature__"} & function.__dict__.keys():
+        code = function.__code__
+        if code.co_argcount:
+            return code.co_varnames[0]
+        if code.co_flags & inspect.CO_VARARGS:  # after the keyword-only names in the code's own order
+            return code.co_varnames[code.co_kwonlyargcount]
+        return code.co_varnames[0] if code.co_kwonlyargcount or code.co_flags & inspect.CO_VARKEYWORDS else None
+    return next(iter(inspect.signature(function).parameters), None)
+
+
 def calling(function: Callable[..., Any], described: Described) -> Callable[..., Any]:
     """`function` as the core calls tools, ``f(ctx, **arguments)`` or ``f(**arguments)``, converting arguments.
 
@@ -460,8 +519,7 @@ def calling(function: Callable[..., Any], described: Described) -> Callable[...,
     whose arguments pydantic converts after the check (a ``date`` from its ISO string), is wrapped.
     """
     context, converters = described.context, described.converters
-    first = next(iter(inspect.signature(function).parameters), None)
-    if not converters and context in (None, first):
+    if not converters and (context is None or context == _first_parameter(function)):
         return function
 
     def convert(arguments: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,6 @@ definitions in. No lock file: everything is given as it is, and `gateway doctor`
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -136,6 +135,8 @@ def changed(lock: Lock, current: Mapping[str, Mapping[str, Mapping[str, Any]]]) 
 
 def difference(lock: Lock, current: Mapping[str, Mapping[str, Mapping[str, Any]]], plugin: str) -> str:
     """What changed in a plugin's definitions since the lock, as a unified diff of their JSON."""
+    import difflib  # only when a definition changed: not on every start
+
     lines: list[str] = []
     for kind, key in changed(lock, {plugin: current.get(plugin, {})}).get(plugin, []):
         before = lock.definition_of(plugin, kind, key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import email.parser
 import importlib.metadata
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -23,6 +24,7 @@ import structlog
 from gateway.api import hookspecs
 from gateway.api.context import Folders, PluginHost
 from gateway.api.items import Prompt, Resource, ResourceTemplate, Tool
+from gateway.api.kept_schemas import keeping
 from gateway.api.refresh import Refresh
 from gateway.api.settings import filled, is_settings_model, table_problem
 from gateway.engine import startup
@@ -30,6 +32,8 @@ from gateway.engine import startup
 GROUP = "gateway.plugins"
 DISTRIBUTION = "mcp-gateway"
 # The built-in plugins, in the order used when no config chooses; the others follow by name.
+# A plugin name that can name a file of its own (its kept schemas).
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 BUILT_IN_ORDER = ("sessions", "cron", "timeline", "mail", "spam", "texts", "ledger", "time", "papers")
 
 log = structlog.get_logger("gateway.engine.registry")
@@ -215,25 +219,36 @@ class Registry:
             log.warning("plugin folders cannot be made private", plugin=name, error=str(error))
         folders = self.folders.for_plugin(name)
         try:
-            plugin.settings_model = self._settings_model(name, PluginHost(name, folders, filled(None, settings)))
-            host = PluginHost(name=name, folders=folders, settings=plugin.settings_for(settings))
-            plugin.tools = [attrs.evolve(t, plugin=name) for t in self._call(name, "register_tools", host, Tool)]
-            plugin.resources = [
-                attrs.evolve(r, plugin=name) for r in self._call(name, "register_resources", host, Resource)
-            ]
-            plugin.templates = [
-                attrs.evolve(t, plugin=name)
-                for t in self._call(name, "register_resource_templates", host, ResourceTemplate)
-            ]
-            plugin.prompts = [attrs.evolve(p, plugin=name) for p in self._call(name, "register_prompts", host, Prompt)]
-            plugin.refreshes = [
-                attrs.evolve(r, plugin=name) for r in self._call(name, "register_refresh", host, Refresh)
-            ]
+            with keeping(self._kept_schemas(name)):
+                self._register(plugin, name, folders, settings)
         except Exception as error:
             self._unregister(name)
             plugin.error = f"failed while registering: {type(error).__name__}: {error}"
             log.error("plugin failed to register", plugin=name, traceback=traceback.format_exc())
         return plugin
+
+    def _kept_schemas(self, name: str) -> Path | None:
+        """Where the plugin's tool schemas are kept between starts (`gateway.api.kept_schemas`)."""
+        if not _SAFE_NAME.fullmatch(name):
+            return None
+        return self.folders.cache / "schemas" / f"{name}.marshal"
+
+    def _register(self, plugin: Plugin, name: str, folders: Folders, settings: Mapping[str, Any]) -> None:
+        """Ask the plugin for its settings model, then for its tools, resources, templates, prompts and refreshes."""
+        plugin.settings_model = self._settings_model(name, PluginHost(name, folders, filled(None, settings)))
+        host = PluginHost(name=name, folders=folders, settings=plugin.settings_for(settings))
+        plugin.tools = [attrs.evolve(t, plugin=name) for t in self._call(name, "register_tools", host, Tool)]
+        plugin.resources = [
+            attrs.evolve(r, plugin=name) for r in self._call(name, "register_resources", host, Resource)
+        ]
+        plugin.templates = [
+            attrs.evolve(t, plugin=name)
+            for t in self._call(name, "register_resource_templates", host, ResourceTemplate)
+        ]
+        plugin.prompts = [attrs.evolve(p, plugin=name) for p in self._call(name, "register_prompts", host, Prompt)]
+        plugin.refreshes = [
+            attrs.evolve(r, plugin=name) for r in self._call(name, "register_refresh", host, Refresh)
+        ]
 
     def _unregister(self, name: str) -> None:
         module = self.manager.get_plugin(name)
