@@ -58,11 +58,14 @@ class Server:
         self.started = time.perf_counter()
         # Started in the home, not here: `python -m` puts its working folder first on the path, which in a checkout
         # would serve that checkout's gateway whatever PYTHONPATH names (`--before`).
+        # Buffered both ways, as a host's client reads (an unbuffered pipe's readline reads a byte a call: the
+        # tools/list answer of every built-in cost this process tens of thousands of reads), each send flushed.
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=env, bufsize=0, cwd=env["HOME"])
+                                        stderr=subprocess.DEVNULL, env=env, cwd=env["HOME"])
 
     def send(self, data: bytes) -> None:
         self.process.stdin.write(data)
+        self.process.stdin.flush()
 
     def read(self) -> dict:
         return json.loads(self.process.stdout.readline())
