@@ -5,7 +5,7 @@ One server for the module, its Maildir holding the sample world and one hostile 
 450,000 one-byte attachments, a 20 MB text, HTML hiding card numbers across table cells and line ends, a card in
 the sender's name and in an attachment's name, and a Subject encoded twice to smuggle a `Bcc:` into a reply.
 Each test's calls come from one client while a second client pings the server; every ping must be answered
-within a second (a liveness bound, far above a ping's usual milliseconds), and the server's peak memory must stay
+within two seconds (a liveness bound, far above a ping's usual milliseconds), and the server's peak memory must stay
 within 300 MB of what it was idle.
 """
 
@@ -34,7 +34,8 @@ from tests.forkserver import gateway_command
 pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")
 
 PEAK_ABOVE_IDLE_MB = 300
-PING_WITHIN_SECONDS = 1.0  # liveness, not speed: a ping is answered in milliseconds when the loop is free
+PING_WITHIN_SECONDS = 2.0  # liveness, not speed: a ping is answered in milliseconds when the loop is free; a parser
+# that holds the interpreter holds it for seconds (1 s was met by a healthy server at load 9 and more on two cores)
 BOMB_PARTS = 450_000
 LONG_LINE = b"All work and no play makes a long message for the gateway.\r\n"
 LONG_LINES = 340_000  # 20 MB of text
