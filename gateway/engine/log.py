@@ -75,6 +75,18 @@ class _Stderr:
     log = debug = info = warn = warning = error = err = critical = exception = fatal = msg
 
 
+_QUIET_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
+
+
+def _threshold(level: str | None = None) -> int:
+    name = (level or os.environ.get("GATEWAY_LOG_LEVEL") or "warning").upper()
+    return getattr(logging, name, logging.WARNING)
+
+
+def _dropped(*_args: Any, **_fields: Any) -> None:
+    return None
+
+
 _render: _Render | None = None
 
 
@@ -161,18 +173,6 @@ class Logger:
 
             self._logger = structlog.get_logger(self._name) if self._name else structlog.get_logger()
         return getattr(self._logger, attribute)
-
-
-_QUIET_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
-
-
-def _threshold(level: str | None = None) -> int:
-    name = (level or os.environ.get("GATEWAY_LOG_LEVEL") or "warning").upper()
-    return getattr(logging, name, logging.WARNING)
-
-
-def _dropped(*_args: Any, **_fields: Any) -> None:
-    return None
 
 
 def get_logger(name: str | None = None) -> Logger:
