@@ -119,20 +119,28 @@ def configure(level: str | None = None) -> None:
 
 
 class _SetUpWhenImported:
-    """A finder at the head of ``sys.meta_path`` that lets structlog be imported as usual, then sets it up (unless
-    something else did) before the importer gets it; it leaves the path once it has done so."""
+    """A finder at the head of ``sys.meta_path`` that lets structlog be found as usual, and sets it up (unless
+    something else did) as soon as it is imported, before the importer gets it; it leaves the path then. (A
+    spec only looked up, never imported, leaves it in place.)"""
+
+    def __init__(self) -> None:
+        self._finding = False
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if name != "structlog":
+        if name != "structlog" or self._finding:
             return None
-        _stop_watching()
-        spec = importlib.util.find_spec(name)  # as the finders after this one find it
+        self._finding = True
+        try:
+            spec = importlib.util.find_spec(name)  # as the finders after this one find it
+        finally:
+            self._finding = False
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run = spec.loader.exec_module
 
         def exec_module(module: ModuleType) -> None:
             run(module)
+            _stop_watching()
             if not module.is_configured():
                 configure()
 
