@@ -218,7 +218,12 @@ def main() -> None:
     if options.before is not None:
         servers["before"] = [python, "-m", "gateway", "serve"]
         tree = options.before.resolve()
-        envs["before"] = {**env, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "plugins")])}
+        # A home of its own: what a start keeps for the next (the tool schemas, keyed by the files they were read
+        # from) would otherwise be kept by one tree and found stale by the other, each start describing every tool.
+        other_home = Path(tempfile.mkdtemp(prefix="gateway-bench-before-"))
+        write_config(other_home, {"gateway": {"plugins": plugins}})
+        envs["before"] = {**env, **home_environment(other_home),
+                          "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "plugins")])}
         # This tree is then served the same way, from PYTHONPATH: two more folders searched for each of the ~800
         # modules a start imports cost about half a percent, which would otherwise count against the other tree.
         here = HERE.parent

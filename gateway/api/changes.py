@@ -50,9 +50,9 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import structlog
+from gateway.engine.log import get_logger
 
-log = structlog.get_logger("gateway.api.changes")
+log = get_logger("gateway.api.changes")
 
 RECHECK_S = 10.0
 DISABLE = "GATEWAY_FILE_NOTIFICATIONS"  # "0": stat as without notifications (a test, a file system that lies)

@@ -20,8 +20,9 @@ import types
 import xml.etree.ElementTree as ElementTree
 from typing import Any
 
-import structlog
 from attrs import frozen
+
+from gateway.engine.log import get_logger
 
 ICON_FILE = "icon.svg"
 MIME_TYPE = "image/svg+xml"
@@ -31,7 +32,7 @@ SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 # The gateway's own icon, for the server's Implementation info.
 GATEWAY_PACKAGE = "gateway"
 
-log = structlog.get_logger("gateway.api.icons")
+log = get_logger("gateway.api.icons")
 
 # Words that have no place in an inert picture, looked for in the text as written (any case) before it is parsed:
 # scripts, HTML islands, entity declarations (which could expand or point outside), CSS imports.

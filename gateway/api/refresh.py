@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import structlog
 from attrs import field, frozen
+
+from gateway.engine.log import get_logger
 
 if TYPE_CHECKING:
     from gateway.api.context import Context
 
-log = structlog.get_logger("gateway.api.refresh")
+log = get_logger("gateway.api.refresh")
 
 DEFAULT_BUDGET_MS = 300
 STILL_READING = (

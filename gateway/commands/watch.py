@@ -16,12 +16,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import structlog
-
 from gateway.api.refresh import Refresh
 from gateway.engine.core import Caller, Gateway
+from gateway.engine.log import get_logger
 
-log = structlog.get_logger("gateway.commands.watch")
+log = get_logger("gateway.commands.watch")
 
 HEARTBEAT = "watch.json"
 CALLER = Caller(client="gateway watch", transport="watch")

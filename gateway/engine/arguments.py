@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
 from gateway.api.items import Answer, Tool, ToolError
 from gateway.api.wording import format_checker, rule_words, short, where
+from gateway.engine.log import get_logger
 
-log = structlog.get_logger("gateway.engine.arguments")
+log = get_logger("gateway.engine.arguments")
 
 _validators: dict[int, Any] = {}
 _fast: dict[int, Any] = {}

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 
 import anyio
 import attrs
-import structlog
 
 from gateway.api.context import Context, Folders
 from gateway.api.cursors import decode_cursor, encode_cursor
@@ -36,6 +35,7 @@ from gateway.engine.arguments import check_arguments, check_output
 from gateway.engine.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
 from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp
 from gateway.engine.lock import LOCK_FILE
+from gateway.engine.log import get_logger
 from gateway.engine.registry import HookFailed, Plugin, Registry
 from gateway.gate.access import Gate, Manifest
 from gateway.gate.traits import Traits
@@ -43,7 +43,7 @@ from gateway.privacy import mask
 from gateway.privacy.masks import mask_typed
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
 
-log = structlog.get_logger("gateway")
+log = get_logger("gateway")
 
 T = TypeVar("T")
 

@@ -19,7 +19,6 @@ from typing import Any
 
 import attrs
 import pluggy
-import structlog
 
 from gateway.api import hookspecs
 from gateway.api.context import Folders, PluginHost
@@ -28,6 +27,7 @@ from gateway.api.kept_schemas import keeping
 from gateway.api.refresh import Refresh
 from gateway.api.settings import filled, is_settings_model, table_problem
 from gateway.engine import startup
+from gateway.engine.log import get_logger
 
 GROUP = "gateway.plugins"
 DISTRIBUTION = "mcp-gateway"
@@ -36,7 +36,7 @@ DISTRIBUTION = "mcp-gateway"
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 BUILT_IN_ORDER = ("sessions", "cron", "timeline", "mail", "spam", "texts", "ledger", "time", "papers")
 
-log = structlog.get_logger("gateway.engine.registry")
+log = get_logger("gateway.engine.registry")
 
 
 @attrs.define

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import secrets
 
+from gateway.privacy.text import LazyPattern
+
 # Every character that some reader takes for the end of a line, plus the other control characters.
-_LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
-_SPACES = re.compile(r"\s{2,}")
+_LINE_BREAKS = LazyPattern(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+_SPACES = LazyPattern(r"\s{2,}")
 
 
 def new_mark() -> str:

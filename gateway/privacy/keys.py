@@ -18,68 +18,68 @@ from __future__ import annotations
 
 import re
 
-from gateway.privacy.text import Edit, apply_edits, find_all, lower_same_length
+from gateway.privacy.text import Edit, LazyPattern, apply_edits, find_all, lower_same_length
 
 # Most patterns open on a literal, which `re` searches for fast; the boundary is checked just after it.
 # A mask's bracket counts as a letter at every boundary: a number glued to a code stays glued once the code
 # reads "[code]", so that masking again finds nothing new.
 
-_GITHUB = re.compile(
+_GITHUB = LazyPattern(
     r"g(?<![A-Za-z0-9_\]]g)(?:h[pousr]_[A-Za-z0-9]{20,255}|ithub_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_\[])"
 )
-_STRIPE = re.compile(r"(?<![A-Za-z0-9_\]])[sr]k_(?:live|test)_[0-9A-Za-z]{16,}")
-_ANTHROPIC = re.compile(r"sk-(?<![A-Za-z0-9_\]-]sk-)ant-[A-Za-z0-9_-]{20,}")
-_OPENAI = re.compile(
+_STRIPE = LazyPattern(r"(?<![A-Za-z0-9_\]])[sr]k_(?:live|test)_[0-9A-Za-z]{16,}")
+_ANTHROPIC = LazyPattern(r"sk-(?<![A-Za-z0-9_\]-]sk-)ant-[A-Za-z0-9_-]{20,}")
+_OPENAI = LazyPattern(
     r"sk-(?<![A-Za-z0-9_\]-]sk-)(?:proj-|svcacct-|admin-)?(?=[A-Za-z_-]{0,256}[0-9])[A-Za-z0-9_-]{20,}"
 )
-_SLACK = re.compile(r"x(?<![A-Za-z0-9_\]-]x)(?:ox[abprse]-[0-9A-Za-z-]{10,}|app-[0-9]-[0-9A-Za-z-]{10,})")
-_AWS_KEY = re.compile(r"A(?<![A-Za-z0-9\]]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9\[])")
-_GOOGLE = re.compile(r"A(?<![A-Za-z0-9_\]-]A)Iza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_\[-])")
-_HUGGING_FACE = re.compile(
+_SLACK = LazyPattern(r"x(?<![A-Za-z0-9_\]-]x)(?:ox[abprse]-[0-9A-Za-z-]{10,}|app-[0-9]-[0-9A-Za-z-]{10,})")
+_AWS_KEY = LazyPattern(r"A(?<![A-Za-z0-9\]]A)(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9\[])")
+_GOOGLE = LazyPattern(r"A(?<![A-Za-z0-9_\]-]A)Iza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_\[-])")
+_HUGGING_FACE = LazyPattern(
     r"h(?<![A-Za-z0-9_\]]h)f_(?=[A-Za-z0-9]{0,64}[A-Z])(?=[A-Za-z0-9]{0,64}[a-z])[A-Za-z0-9]{30,64}(?![A-Za-z0-9_\[])"
 )
-_NPM = re.compile(r"n(?<![A-Za-z0-9_\]]n)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9_\[])")
-_GITLAB = re.compile(
+_NPM = LazyPattern(r"n(?<![A-Za-z0-9_\]]n)pm_[A-Za-z0-9]{36}(?![A-Za-z0-9_\[])")
+_GITLAB = LazyPattern(
     r"g(?<![A-Za-z0-9_\]-]g)l(?:pat|dt|rt|ptt|cbt|oas|soat|ffct|imt|agent)-[0-9A-Za-z_-]{20,}(?:\.[0-9A-Za-z_-]+)*"
 )
-_AWS_SECRET = re.compile(
+_AWS_SECRET = LazyPattern(
     r"((?i:secret)[ _-]?(?i:access)[ _-]?(?i:key)(?: \[[^\]\n]{0,32}\])?[\"']?[ \t]*[:=]?[ \t]*[\"']?)"
     r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
 _AWS_LABEL = r"\1[secret: AWS secret key]"
 # A secret key without its label, beside its access key id (a credentials file or a CSV row, a pasted pair):
 # 40 characters of base64 with both cases, within so many characters of the id.
-_AWS_SECRET_ALONE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_AWS_SECRET_CHARS = re.compile(r"[A-Za-z0-9/+=]")
+_AWS_SECRET_ALONE = LazyPattern(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET_CHARS = LazyPattern(r"[A-Za-z0-9/+=]")
 _AWS_NEAR = 120
-_JWT = re.compile(r"eyJ(?<![A-Za-z0-9_\]-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
-_PRIVATE_KEY = re.compile(
+_JWT = LazyPattern(r"eyJ(?<![A-Za-z0-9_\]-]eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+_PRIVATE_KEY = LazyPattern(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
     re.DOTALL,
 )
 # A ':' after a quote (JSON) or after a name that may hold a secret (YAML, headers); the class first
 # turns most colons away at once.
-_COLON_HINT = re.compile(
+_COLON_HINT = LazyPattern(
     r":(?<=[\"'dDyYnNtT\]]:)(?:(?<=[\"'\]]:)|(?<=ssword:)|(?<=SSWORD:)|(?<=sswd:)|(?<=uthorization:)"
     r"|(?<=UTHORIZATION:)|(?<=[kK]ey:)|(?<=KEY:)|(?<=[tT]oken:)|(?<=TOKEN:)|(?<=[sS]ecret:)|(?<=SECRET:))"
 )
-_BEARER_HINT = re.compile(r"earer(?<=[Bb]earer)")
-_DASH_TOKEN_HINT = re.compile(
+_BEARER_HINT = LazyPattern(r"earer(?<=[Bb]earer)")
+_DASH_TOKEN_HINT = LazyPattern(
     r"-(?:(?<=sk-)|(?<=xox[abprse]-)|(?<=xapp-)|----BEGIN|(?<=gl[a-z][a-z]-)|(?<=gl[a-z]{3}-)|(?<=gl[a-z]{4}-)"
     r"|(?<=glagent-)|(?=access-key))"
 )
-_A_TOKEN_HINT = re.compile(r"A(?:KIA|SIA|Iza)")
-_JWT_HINT = re.compile(r"J(?<=eyJ)")
+_A_TOKEN_HINT = LazyPattern(r"A(?:KIA|SIA|Iza)")
+_JWT_HINT = LazyPattern(r"J(?<=eyJ)")
 
-_AUTH_HEADER = re.compile(
+_AUTH_HEADER = LazyPattern(
     r"(authorization[\"']?\s*[:=]\s*[\"']?(bearer|basic|token|bot)\s+)(?![\[$<{])[A-Za-z0-9._~+/=-]{8,}",
     re.IGNORECASE,
 )
-_BEARER = re.compile(r"(bearer\s+)(?![\[$<{])[A-Za-z0-9._~+/-]{20,}=*", re.IGNORECASE)
+_BEARER = LazyPattern(r"(bearer\s+)(?![\[$<{])[A-Za-z0-9._~+/-]{20,}=*", re.IGNORECASE)
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _ASSIGNMENT_WORDS = ("pass", "pwd", "secret", "key", "token", "sig")
-_ASSIGNMENT_TAIL = re.compile(r"[a-z0-9_.-]{0,24}[\"']?[ \t]*[:=]")
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT_TAIL = LazyPattern(r"[a-z0-9_.-]{0,24}[\"']?[ \t]*[:=]")
+_ASSIGNMENT = LazyPattern(
     r"""
     (?P<name>["']?(?:[a-z0-9]+[_.-])*
         (?:(?P<pw>password|passwd|passphrase|pwd)
@@ -90,12 +90,12 @@ _ASSIGNMENT = re.compile(
     """,
     re.VERBOSE | re.IGNORECASE,
 )
-_QUERY_SECRET = re.compile(
+_QUERY_SECRET = LazyPattern(
     r"((?:[a-z0-9]+[_.-])*(?:access_token|refresh_token|id_token|auth_token|client_secret|api_key|apikey|token"
     r"|signature|sig|password|passwd|pwd|security-token)=)[^&#\s\"'<>\[\]]{8,}",
     re.IGNORECASE,
 )
-_PLAIN_NAME = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PLAIN_NAME = LazyPattern(r"[A-Za-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _PLACEHOLDER_START = ("[", "$", "%", "{", "<", "(", "`", "*")
 _NOT_VALUES = frozenset({"none", "null", "nil", "true", "false", "undefined", "..."})
 

@@ -19,7 +19,6 @@ code messages, and codes spelled out in words, are `codes.mask_named_codes`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 # The labels are re-exported (`X as X`): callers import them from here.
@@ -29,7 +28,7 @@ from typing import Any
 from gateway.privacy.keys import mask_keys
 from gateway.privacy.numbers import mask_numbers
 from gateway.privacy.secret_links import mask_secret_links
-from gateway.privacy.text import ascii_digits, may_hold_other_digits
+from gateway.privacy.text import LazyPattern, ascii_digits, may_hold_other_digits
 
 __all__ = ["MASKS_VERSION", "clip", "mask", "mask_secrets", "mask_typed"]
 
@@ -56,7 +55,7 @@ _SHAPE_DROP = b" \t\r\n-" + bytes(range(128, 256))
 
 # An IBAN in small letters: two letters glued to two digits, then (spaces dropped) mostly digits. Written
 # to open on "00", rare in a shape, which the search skips to; "a" is everywhere.
-_SMALL_IBAN_SHAPE = re.compile(rb"00(?<=[Aa]a00)(?:[Aa]{0,4}0{8}|[Aa]?0{10})")
+_SMALL_IBAN_SHAPE = LazyPattern(rb"00(?<=[Aa]a00)(?:[Aa]{0,4}0{8}|[Aa]?0{10})")
 # A card with dots or slashes ("." in the shape): 4 4 4 4 (or 19 digits), or 4 6 5 and 4 6 4.
 _MARKED_CARD_SHAPES = (b"0000.0000.0000.0", b"0000.000000.0000")
 

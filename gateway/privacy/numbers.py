@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from gateway.privacy.text import Edit, apply_edits, plain_copy
+from gateway.privacy.text import Edit, LazyPattern, apply_edits, plain_copy
 
 # How the masks of this module open: a code next to one is no code of its own (see `codes`).
 MASK_PREFIXES = ("[IBAN …", "[card …", "[NIR …")
@@ -37,32 +37,32 @@ _IBAN_REGISTRY = (
 _IBAN_LENGTHS = {entry[:2]: int(entry[2:]) for entry in _IBAN_REGISTRY.split()}
 # These read the plain copy. Where a long number is: a digit, then 11 more letters or digits with small
 # gaps (phone numbers have fewer).
-_NUMBER_CLUSTER = re.compile(r"[0-9](?<![0-9][0-9])(?<![0-9][ -][0-9])(?:[ -]{0,3}+[0-9A-Z]){11,}+")
-_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9\]][A-Z])[A-Z][0-9]{2}(?: {0,3}[0-9A-Z]){11,30}")
-_NIR = re.compile(
+_NUMBER_CLUSTER = LazyPattern(r"[0-9](?<![0-9][0-9])(?<![0-9][ -][0-9])(?:[ -]{0,3}+[0-9A-Z]){11,}+")
+_IBAN = LazyPattern(r"[A-Z](?<![A-Za-z0-9\]][A-Z])[A-Z][0-9]{2}(?: {0,3}[0-9A-Z]){11,30}")
+_NIR = LazyPattern(
     r"[1-478](?<![0-9A-Za-z\]][1-478])(?<![0-9\]] [1-478])(?: {0,2}[0-9AB]){14}(?![0-9A-Za-z\[])(?! [0-9\[])"
 )
 # A number's groups in table cells or wrapped at a line's end: in the plain copy a tab, and a line break
 # alone (spaces and tabs around it), read as spaces; a blank line still parts two numbers.
-_BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
-_NIR_LAYOUT = re.compile(r"[0-9]{5}(?:[0-9]{2}|2[AB])[0-9]{8}")
+_BLANK_LINE = LazyPattern(r"\n[ \t\r]*\n\s*")
+_NIR_LAYOUT = LazyPattern(r"[0-9]{5}(?:[0-9]{2}|2[AB])[0-9]{8}")
 # A run of digit groups; its last group is left out when a word or a mask's label is glued to it (`2633\n482913code`:
 # the card before it still is one), so masking what follows first or last finds the same card.
-_CARD_RUN = re.compile(r"[0-9](?<![0-9A-Za-z\]][0-9])(?:[ -]{0,3}[0-9]){12,}+")
-_DIGIT_GROUP = re.compile(r"[0-9]+")
-_IBAN_BEFORE = re.compile(r"[A-Za-z]{2}[0-9]{2}[ -]{1,3}$")
+_CARD_RUN = LazyPattern(r"[0-9](?<![0-9A-Za-z\]][0-9])(?:[ -]{0,3}[0-9]){12,}+")
+_DIGIT_GROUP = LazyPattern(r"[0-9]+")
+_IBAN_BEFORE = LazyPattern(r"[A-Za-z]{2}[0-9]{2}[ -]{1,3}$")
 # An IBAN in small letters or with dashes (see the docstring): read in groups of four only.
-_LOOSE_IBAN = re.compile(
+_LOOSE_IBAN = LazyPattern(
     r"[A-Za-z](?<![A-Za-z0-9\]][A-Za-z])[A-Za-z][0-9]{2}(?:([ -]{1,2})[0-9A-Za-z]{4}(?:\1[0-9A-Za-z]{4}){1,6}"
     r"(?:\1[0-9A-Za-z]{1,3})?|[0-9A-Za-z]{11,30})(?![0-9A-Za-z\[])"
 )
 # Where one may start, found from its check digits: digits are rare in text, letters everywhere.
-_LOOSE_IBAN_DIGITS = re.compile(r"[0-9]{2}(?<=[A-Za-z]{2}[0-9]{2})")
+_LOOSE_IBAN_DIGITS = LazyPattern(r"[0-9]{2}(?<=[A-Za-z]{2}[0-9]{2})")
 # A card written with dots or slashes, the same mark between every group.
-_MARKED_CARD = re.compile(
+_MARKED_CARD = LazyPattern(
     r"[2-6](?<![0-9A-Za-z.\]/][2-6])[0-9]{3}([./])[0-9]{3,6}(?:\1[0-9]{1,5}){1,3}(?![0-9A-Za-z\[]|[./][0-9])"
 )
-_IBAN_GOES_ON = re.compile(r" {0,3}[0-9A-Za-z\[]")
+_IBAN_GOES_ON = LazyPattern(r" {0,3}[0-9A-Za-z\[]")
 
 
 def _lines_joined(plain: str) -> str:

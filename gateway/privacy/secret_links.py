@@ -13,25 +13,25 @@ from __future__ import annotations
 
 import re
 
-from gateway.privacy.text import find_all
+from gateway.privacy.text import LazyPattern, find_all
 
 URL_PASSWORD = "[secret: password]"
 
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 # After "://": a user, ":", a password (no space, slash or bracket; "@" allowed, as the last "@" before
 # the host ends it, as URL parsers read it), "@" and a host with no "@" left in it.
-_CREDENTIALS = re.compile(
+_CREDENTIALS = LazyPattern(
     r"([^\s:/?#@\[\]<>\"'`]{0,128}):([^\s/?#\[\]<>\"'`]{1,256}?)@(?=[^\s@/?#\[\]<>\"'`]*(?:[/?#\s\[\]<>\"'`]|$))"
 )
-_TOKEN_USER = re.compile(r"([A-Za-z0-9_~.-]{20,256})@(?=[A-Za-z0-9.-])")
+_TOKEN_USER = LazyPattern(r"([A-Za-z0-9_~.-]{20,256})@(?=[A-Za-z0-9.-])")
 _PLACEHOLDER_START = ("$", "{", "<", "%(", "%s", "[", "(")
 _PLACEHOLDER_WORDS = frozenset({"password", "passwd", "pass", "pwd", "pw", "secret", "xxx", "..."})
 
-_SLACK_WEBHOOK = re.compile(
+_SLACK_WEBHOOK = LazyPattern(
     r"(?:https?://)?(?<![A-Za-z0-9.-])hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{8,}",
     re.IGNORECASE,
 )
-_DISCORD_WEBHOOK = re.compile(
+_DISCORD_WEBHOOK = LazyPattern(
     r"(?:https?://)?(?<![A-Za-z0-9.-])(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v[0-9]{1,2})?"
     r"/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{20,}",
     re.IGNORECASE,

@@ -5,6 +5,29 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
+
+
+class LazyPattern:
+    """A regular expression compiled when it is first used, not when its module is imported.
+
+    The masks hold about sixty patterns, a dozen milliseconds of `re` compiling together, while an ordinary text
+    (a tool's description, which every listing masks) reaches only a few of them. On first use each of the
+    compiled pattern's methods and attributes is copied onto this object, so that later uses find it directly.
+    """
+
+    _SAME = ("search", "match", "fullmatch", "sub", "subn", "finditer", "findall", "split", "scanner", "pattern",
+             "flags", "groups", "groupindex")
+
+    def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
+        self._source = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = re.compile(*self._source)
+        for same in self._SAME:
+            setattr(self, same, getattr(compiled, same))
+        return getattr(compiled, name)
+
 
 # Numbers and codes are looked for in a plain copy of the text, each character in its place: spaces of any
 # width (the zero-width ones HTML mail leaves between characters too) become " ", dashes "-", the marks
@@ -13,7 +36,7 @@ import unicodedata
 _WIDE_SPACES = "\u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200E))) + "\u202f\u205f\u3000\u2060\ufeff"
 _WIDE_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
 _PLAIN_CHARS = {**dict.fromkeys(_WIDE_SPACES, " "), **dict.fromkeys(_WIDE_DASHES, "-")}
-_NOT_PLAIN = re.compile(f"[{_WIDE_SPACES}{_WIDE_DASHES}\u2500-\u257f\u00b7\u2022]")
+_NOT_PLAIN = LazyPattern(f"[{_WIDE_SPACES}{_WIDE_DASHES}\u2500-\u257f\u00b7\u2022]")
 
 
 # Digits of other scripts and forms, told by the first two or three bytes of their UTF-8 (a test checks every
@@ -37,7 +60,7 @@ _OTHER_DIGIT_STARTS = {
 }
 # One pattern per first byte, each opening on it as a literal (which `re` finds fast), tried only when
 # that byte is in the text; a translate that keeps nothing else tells which (usually none).
-_OTHER_DIGIT_PATTERNS = {lead: re.compile(start) for lead, start in _OTHER_DIGIT_STARTS.items()}
+_OTHER_DIGIT_PATTERNS = {lead: LazyPattern(start) for lead, start in _OTHER_DIGIT_STARTS.items()}
 _NOT_A_DIGIT_LEAD = bytes(byte for byte in range(256) if byte not in _OTHER_DIGIT_STARTS)
 # Without the forms of digits (superscripts, circled digits), whose first bytes (0xC2, 0xE2) typographic
 # signs share: for `mask_secrets`, which leaves those forms to `mask`.
@@ -50,8 +73,8 @@ DIGIT_FORMS = (
     "\U00010a40-\U00010a43\U00010e60-\U00010e68\U00011052-\U0001105a\U0001f100-\U0001f10a"
 )
 # Two patterns of one class each: an alternation of the two would cost `re` far more on every character.
-_OTHER_DECIMAL = re.compile(r"[^\D0-9]")
-_DIGIT_FORM = re.compile(f"[{DIGIT_FORMS}]")
+_OTHER_DECIMAL = LazyPattern(r"[^\D0-9]")
+_DIGIT_FORM = LazyPattern(f"[{DIGIT_FORMS}]")
 
 
 def may_hold_other_digits(data: bytes, forms: bool = True) -> bool:

@@ -20,9 +20,10 @@ from typing import Any, BinaryIO, cast
 
 import anyio
 import anyio.to_thread
-import structlog
 
-log = structlog.get_logger()
+from gateway.engine.log import get_logger
+
+log = get_logger()
 
 # Large reads keep the syscall count per message low when a client pipelines; a pipe rarely holds more.
 READ_CHUNK = 256 * 1024

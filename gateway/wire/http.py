@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import click
-import structlog
 
 from gateway.engine.core import Gateway
+from gateway.engine.log import get_logger
 from gateway.engine.tokens import DEFAULT_NAME, TOKEN_SCOPE_KEY, TokenStore
 
-log = structlog.get_logger("gateway.wire.http")
+log = get_logger("gateway.wire.http")
 
 # Connections open at once. Past it, the one idle the longest is closed to make room; when none is idle (all are
 # busy with a request), the new one is closed. Kept well below the usual limit of 1,024 open files.

@@ -25,11 +25,11 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-import structlog
 
 from gateway.api.refresh import Refreshed
+from gateway.engine.log import get_logger
 
-log = structlog.get_logger("gateway.wire.notify")
+log = get_logger("gateway.wire.notify")
 
 LIST_CHANGED_GAP = 20.0  # seconds between two list_changed: three a minute at most
 MAX_LISTENS = 64  # listen streams open at once in a process (a few hosts, each with a few)

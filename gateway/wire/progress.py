@@ -17,12 +17,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import structlog
 
 from gateway.api.context import reporting_progress
+from gateway.engine.log import get_logger
 from gateway.privacy import clip
 
-log = structlog.get_logger("gateway.wire.progress")
+log = get_logger("gateway.wire.progress")
 
 MIN_INTERVAL = 0.1  # seconds between two notifications of one call: ten a second at most
 MESSAGE_LIMIT = 200  # characters of a progress message, after masking

@@ -14,7 +14,6 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-import structlog
 from mcp.server import Server
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
@@ -37,6 +36,7 @@ from gateway.api.items import Answer, ToolError
 from gateway.api.refresh import Refreshed
 from gateway.engine.core import PAGE_SIZE, Caller, Gateway, NotFound
 from gateway.engine.lock import digest, tool_definition
+from gateway.engine.log import get_logger
 from gateway.engine.registry import lifecycle_of
 from gateway.engine.tokens import TOKEN_SCOPE_KEY, TokenStore
 from gateway.gate.access import Gate
@@ -46,7 +46,7 @@ from gateway.wire import tasks as tasking
 from gateway.wire.notify import LIST_CHANGED, MAX_LISTENED_URIS, Notifier, TooManyListens
 from gateway.wire.progress import progress_of_call
 
-log = structlog.get_logger("gateway.wire.server")
+log = get_logger("gateway.wire.server")
 
 INSTRUCTIONS = (
     "This is the gateway to what the person keeps on their own computer (past agent sessions, scheduled "

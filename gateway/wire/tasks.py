@@ -31,15 +31,15 @@ from typing import Any
 import anyio
 import anyio.abc
 import attrs
-import structlog
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
 from gateway.api.context import ProgressReport, reporting_progress
+from gateway.engine.log import get_logger
 from gateway.privacy import clip
 from gateway.wire.progress import Send, progress_of_call
 
-log = structlog.get_logger("gateway.wire.tasks")
+log = get_logger("gateway.wire.tasks")
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 CORE_REVISION = "2025-11-25"  # the one revision with tasks in its core

@@ -35,7 +35,6 @@ from typing import Any, BinaryIO, cast
 
 import anyio
 import anyio.lowlevel
-import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp.types import (
@@ -47,12 +46,13 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+from gateway.engine.log import get_logger
 from gateway.wire import descriptors
 from gateway.wire.descriptors import Sink, Source, claim, release
 
 __all__ = ["MAX_DEPTH", "MAX_IN_FLIGHT", "MAX_LINE", "first_request", "stdio_transport"]
 
-log = structlog.get_logger()
+log = get_logger()
 
 MAX_LINE = 8 * 1024 * 1024
 MAX_DEPTH = 64

@@ -15,10 +15,13 @@ metadata and tags name; an account by its name, its `open` directive's metadata 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from gateway import GateMemo, Traits
+
+if TYPE_CHECKING:  # the store is opened when a tool first runs, not when the gateway starts
+    import sqlite3
 
 _verdicts: GateMemo[Verdicts] = GateMemo(gates=4)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired
 
-import structlog
 from pydantic import Field
 from typing_extensions import TypedDict  # pydantic reads a TypedDict from here before Python 3.12
 
@@ -32,7 +31,6 @@ from gateway_sessions.resume import resume_command
 if TYPE_CHECKING:  # the store and the rendering are imported when a tool first runs, not when the gateway starts
     from gateway_sessions import store
 
-log = structlog.get_logger("gateway_sessions")
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
@@ -134,7 +132,11 @@ _STALE = (
 def _bring_up_to_date(path: Any) -> None:
     """Mask the store again with this version's masks (the first call after an upgrade; one transaction)."""
 
+    import structlog  # here, not at import: a start that lists tools does not need it
+
     from gateway_sessions import store
+
+    log = structlog.get_logger("gateway_sessions")
 
     def say(sentence: str) -> None:
         log.warning("sessions_store_upgrade", progress=sentence)

@@ -89,3 +89,34 @@ def test_a_traceback_reads_as_python_prints_it_on_a_terminal(monkeypatch, capsys
         log.configure()
     err = capsys.readouterr().err
     assert "plugin failed" in err and "\n  line 1\nBoom" in err and "\\n" not in err
+
+
+def logged_by(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+                          env={**os.environ, "GATEWAY_LOG_FORMAT": "json"})
+
+
+def test_structlog_is_imported_when_a_line_is_first_logged_and_not_for_a_dropped_one():
+    done = logged_by(
+        "import sys; from gateway.engine.log import get_logger; log = get_logger('gateway.test');"
+        "log.debug('dropped', n=1); log.info('dropped too'); print('structlog' in sys.modules);"
+        "log.warning('kept', n=2); print('structlog' in sys.modules)")
+    assert done.stdout.split() == ["False", "True"]
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [(line["event"], line["level"], line["n"]) for line in lines] == [("kept", "warning", 2)]
+
+
+def test_a_plugin_importing_structlog_itself_logs_to_stderr_not_to_the_protocol():
+    """structlog's own default writes to stdout: the gateway sets it up as it is imported, whoever imports it."""
+    done = logged_by(
+        "import importlib.util, sys, gateway.engine.log; assert 'structlog' not in sys.modules;"
+        "assert importlib.util.find_spec('structlog') is not None;"  # looked up only: still set up when imported
+        "import structlog; structlog.get_logger('gateway_plugin').warning('plugin said', k='v')")
+    assert done.stdout == ""
+    [line] = [json.loads(line) for line in done.stderr.splitlines()]
+    assert line["event"] == "plugin said" and line["k"] == "v" and line["level"] == "warning"
+
+
+def test_structlog_imported_before_the_gateway_is_set_up_too():
+    done = logged_by("import structlog, gateway.engine.log; structlog.get_logger().error('early', k=1)")
+    assert done.stdout == "" and json.loads(done.stderr)["event"] == "early"
