@@ -136,8 +136,9 @@ def _mask(text: str, depth: int) -> str:
     code_message, named = codes.read_code_words(low_bytes, digit_count)
     if code_message:
         # A code message loses every link (with whatever the other masks left in it), then its codes.
-        return _settled(_mask, codes.mask_codes(links.mask_links(masked, every=True), other_digits, named), depth)
-    return _settled(_mask, codes.mask_named_codes(masked, other_digits), depth) if named else masked
+        linked = links.mask_links(masked, every=True)
+        return _settled(_mask, linked, codes.mask_codes(linked, other_digits, named), depth)
+    return _settled(_mask, masked, codes.mask_named_codes(masked, other_digits), depth) if named else masked
 
 
 def mask_typed(text: str) -> str:
@@ -158,19 +159,19 @@ def _mask_typed(text: str, depth: int) -> str:
     digits, data = _glance(masked)
     if data.translate(_SHAPE, _SHAPE_DROP).count(b"0") < 4:  # no code has fewer digits
         return masked
-    return _settled(_mask_typed, codes.mask_codes(masked, digits is not masked), depth)
+    return _settled(_mask_typed, masked, codes.mask_codes(masked, digits is not masked), depth)
 
 
 # Masking codes can make a text another pass would mask further: a code masked with the letters glued to it
 # ("482913OTPDE75-5121-...") leaves the next word's digits standing alone, where they now read as a card; the
 # placeholder's own word ("[code] 8 2 9 1 3") names the digits after it. What a text gives is what masking it again
 # would give, so a text whose codes were masked is masked once more, until nothing changes (a few times at most:
-# each pass only masks more, and a placeholder stays as it is).
+# each pass only masks more, and a placeholder stays as it is). A text where no code was masked is given as it is.
 SETTLE_PASSES = 3
 
 
-def _settled(again: Callable[[str, int], str], masked: str, depth: int) -> str:
-    if depth >= SETTLE_PASSES:
+def _settled(again: Callable[[str, int], str], before: str, masked: str, depth: int) -> str:
+    if depth >= SETTLE_PASSES or masked == before:
         return masked
     more = again(masked, depth + 1)
     return masked if more == masked else more
