@@ -9,9 +9,11 @@
     .venv/bin/python bench/bench_mail_served.py --work DIR --profile DIR/served.prof   # where a warm call's time goes
     .venv/bin/python bench/bench_mail_served.py --work DIR --before TREE   # another source tree served too, in turns
                                                                            # (`git archive COMMIT | tar -x -C TREE`)
+    .venv/bin/python bench/bench_mail_served.py --work DIR --only cheapside,zqxjvbnonexistent   # a few kinds only
 
 Each of QUERIES (22 kinds: words common and rare, a phrase, a prefix, AND/OR/NOT, from:, to:, list:, attachment:,
-date ranges, flags) is written as a user of each tool writes it. In every round each query is asked of each of the
+date ranges, flags) is written as a user of each tool writes it; a word in no message (NO_MATCH) is asked too and
+reported apart, outside the median of the 22. In every round each query is asked of each of the
 three, the order of the three turned from one query to the next:
 
 - ours: `tools/call search_mail` (limit 20) written as one JSON-RPC line to `gateway serve`'s stdin and timed to its
@@ -30,6 +32,9 @@ clock ticks). On a machine shared with other work, the wall time of a call that 
 holds the waits for a core, which the CPU time does not. An index made before 2026-12-02 is searched through many
 FTS5 segments: `gateway mail index --full` (with the work folder's home) merges them once, as the mail plugin's
 bulk refresh now does.
+
+Before the rounds, a digest of our answers to every query asked (their text and structured content, as the warm-up
+got them) is printed for each gateway served: a change to the search that keeps every answer byte for byte keeps it.
 
 The figure per tool is the median over the queries of each query's median (ratios ours/theirs beside). With
 `--profile FILE`, `gateway serve` runs under yappi (`pip install yappi`; every thread, CPU time) and the profile is
@@ -77,6 +82,9 @@ QUERIES = [
     ("newsletter OR unsubscribe", "newsletter OR unsubscribe", "newsletter OR unsubscribe"),
     (RARE, RARE, RARE),
 ]
+# A word in no message: what a search costs when it finds nothing (asked in every round, outside the 22's median).
+NO_MATCH = "zqxjvbnonexistent"
+EXTRA = [(NO_MATCH, NO_MATCH, NO_MATCH)]
 
 
 # `gateway serve` under yappi (every thread: a tool's body runs on a worker thread, which cProfile would not see),
@@ -116,6 +124,7 @@ class Gateway:
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, env=env, cwd=home)
         self.number = 0
+        self.answers: list = []  # each search's text and structured content, for the digest
         self._ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                  "clientInfo": {"name": "bench-mail-served", "version": "1"}})
         self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -143,6 +152,7 @@ class Gateway:
         if result.get("isError"):
             raise RuntimeError(f"{query!r}: {result['content'][0]['text']}")
         data = result["structuredContent"]
+        self.answers.append([[c.get("text") for c in result["content"]], data])
         return took, len(data["hits"]), f"{'>' if data['more'] else ''}{data['total']}"
 
     def close(self) -> None:
@@ -266,6 +276,9 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=None, help="run gateway serve under yappi into FILE")
     parser.add_argument("--before", type=Path, default=None, metavar="TREE",
                         help="also serve this source tree (a checkout or `git archive` of another commit), in turns")
+    parser.add_argument("--only", default=None, metavar="QUERIES",
+                        help="only these queries (ours as written, separated by commas; e.g. 'cheapside,"
+                             f"{NO_MATCH}'), each round")
     options = parser.parse_args()
 
     work, home = options.work, options.work / "home"
@@ -275,7 +288,13 @@ def main() -> None:
     write_config(home, {"gateway": {"plugins": ["mail"]}, "plugins": {"mail": {"accounts": [
         {"name": "bench", "maildir": str(root), "addresses": ["pat@example.org"],
          "authserv_id": "mx.example.org"}]}}}, projects=[{"id": "closed", "ai": False, "senders": ["@example.com"]}])
-    queries, rare = QUERIES, RARE
+    queries, rare = QUERIES + EXTRA, RARE
+    if options.only:
+        wanted = [q.strip() for q in options.only.split(",") if q.strip()]
+        unknown = [q for q in wanted if q not in {row[0] for row in queries}]
+        if unknown:
+            parser.error(f"--only: not queries of this bench: {', '.join(unknown)}")
+        queries = [row for row in queries if row[0] in wanted]
 
     tools: dict[str, object] = {"ours": Gateway(home, options.profile)}
     if options.before is not None:
@@ -300,6 +319,14 @@ def main() -> None:
                 except RuntimeError as error:
                     if "longer than" not in str(error) or attempt == 5:
                         raise
+    # The answers of the warm-up (every query once): the same digest before and after a change to the search means
+    # byte-identical answers, text and structured content, for every query asked.
+    import hashlib
+
+    for name in names:
+        if isinstance(tools[name], Gateway):
+            digest = hashlib.sha256(json.dumps(tools[name].answers, sort_keys=True, ensure_ascii=False).encode())
+            print(f"answers' digest, {name} ({len(tools[name].answers)} queries): {digest.hexdigest()[:16]}")
     if options.profile is not None:
         import signal
 
@@ -330,13 +357,15 @@ def main() -> None:
         cells = " ".join(f"{statistics.median(times[n][row[0]]) * 1000:7.2f} /{statistics.median(cpu[n][row[0]]) * 1000:6.2f}"
                          f" ({found[n][row[0]]:>6})" for n in names)
         print(f"  {row[0][:38]:38} {cells}")
-    medians = {n: statistics.median(statistics.median(t) for t in times[n].values()) for n in names}
+    # The 22 kinds' median (the no-match query said apart, unless it is all --only asked for).
+    counted = [row[0] for row in queries if row not in EXTRA] or [row[0] for row in queries]
+    medians = {n: statistics.median(statistics.median(times[n][q]) for q in counted) for n in names}
     line = "median of the queries' medians: " + ", ".join(f"{n} {medians[n] * 1000:.2f} ms" for n in names)
     ratios = [f"ours/{n} {medians['ours'] / medians[n]:.2f}" for n in names if n != "ours"]
     print(line + (f" ({', '.join(ratios)})" if ratios else ""))
     # CPU per call from each thread's scheduler count, read around the call: the figure the load moves least.
     # notmuch's child also reads its query line and writes its answer: its CPU holds that, not only the search.
-    spent = {n: statistics.median(statistics.median(t) for t in cpu[n].values()) for n in names}
+    spent = {n: statistics.median(statistics.median(cpu[n][q]) for q in counted) for n in names}
     print("median of the queries' CPU medians (the server's process, per call): "
           + ", ".join(f"{n} {spent[n] * 1000:.2f} ms" for n in names)
           + "".join(f" (ours/{n} {spent['ours'] / spent[n]:.2f})" for n in names if n != "ours" and spent[n]))
@@ -344,9 +373,11 @@ def main() -> None:
           "wall time also holds the wait for other work): "
           + ", ".join(f"{n} {used[n] * 1000:.2f} ms" for n in names)
           + "".join(f" (ours/{n} {used['ours'] / used[n]:.2f})" for n in names if n != "ours" and used[n]))
-    rare_line = ", ".join(f"{n} {statistics.median(times[n][rare]) * 1000:.2f} ms wall, "
-                          f"{statistics.median(cpu[n][rare]) * 1000:.2f} ms CPU" for n in names)
-    print(f"rare word {rare!r}: {rare_line} (target for ours: <= 1 ms)")
+    for word, what in ((rare, "rare word"), (NO_MATCH, "no match")):
+        if word in times[names[0]]:
+            said = ", ".join(f"{n} {statistics.median(times[n][word]) * 1000:.2f} ms wall, "
+                             f"{statistics.median(cpu[n][word]) * 1000:.2f} ms CPU" for n in names)
+            print(f"{what} {word!r}: {said}" + (" (target for ours: <= 1 ms)" if word == rare else ""))
     if options.profile:
         print(f"profile of gateway serve: {options.profile} (python -m pstats {options.profile})")
 

@@ -119,6 +119,39 @@ def _hit(ctx: Context, row: Any, zone: Any = None) -> dict[str, Any]:
     return hit
 
 
+# A character `one_line` keeps as it is (neither a space nor a control): a page's fields joined by it are looked at
+# in one search, and no two of them run into a match (a field begins and ends with no space, looked at apart).
+_BETWEEN_FIELDS = "|"
+
+
+def page_hits(ctx: Context, found: list[tuple[Any, ...]], zone: Any) -> list[dict[str, Any]]:
+    """The hits of a page read as plain tuples (columns `HIT_NAMES`), each what `_hit` makes of its row: the page's
+    folders, senders and subjects looked at for line ends in one search, not three a hit, and no row made a dict
+    first. Any field that is not already its own one line takes `_hit`'s way."""
+    hits, fields = [], []
+    for (_id, account, folder, sub, filename, flags, message_id, date, sender, sender_name, subject, auth,
+         encrypted) in found:
+        shown_from = f"{sender_name} <{sender}>" if sender_name else sender
+        if message_id:
+            address = f"mid:{message_id}"
+        else:
+            address = address_of({"message_id": message_id, "account": account, "sub": sub, "filename": filename})
+        hit = {"address": address, "date": parse.timestamp(date, zone), "account": account, "folder": folder,
+               "flags": flags, "from": shown_from, "subject": subject}
+        if auth == parse.FORGED:
+            hit["forged"] = True
+        if encrypted:
+            hit["encrypted"] = True
+        hits.append(hit)
+        fields += (folder, shown_from, subject)
+    if not all(type(text) is str and text and len(text) <= FIELD_LIMIT and not text[0].isspace()
+               and not text[-1].isspace() for text in fields) or _NOT_ONE_LINE.search(_BETWEEN_FIELDS.join(fields)):
+        for hit in hits:
+            for key in ("folder", "from", "subject"):
+                hit[key] = on_one_line(ctx, hit[key], FIELD_LIMIT)
+    return hits
+
+
 def _hit_lines(hit: dict[str, Any]) -> list[str]:
     lines = [hit["address"], f"  Date: {hit['date']}", f"  From: {hit['from']}", f"  Subject: {hit['subject']}",
              f"  Folder: {hit['account']}/{hit['folder']}" + (f"  Flags: {hit['flags']}" if hit["flags"] else "")]
@@ -332,12 +365,10 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         zone = _zone(ctx)
         search = statements(zone, query, where, values, days, closed, blocked_json, shield_json)
         try:
-            # Plain tuples made dicts: a hit reads its row by name a dozen times, and sqlite3.Row finds a name by
-            # comparing it with each column's.
+            # Plain tuples, unpacked by page_hits (sqlite3.Row finds a name by comparing it with each column's).
             page = mail.connection.cursor()
             page.row_factory = None
-            rows = [dict(zip(HIT_NAMES, found, strict=True))
-                    for found in page.execute(search.page_sql, [*search.arguments, limit])]
+            rows = page.execute(search.page_sql, [*search.arguments, limit]).fetchall()
             total, more = len(rows), False
             if len(rows) >= limit:
                 # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
@@ -348,7 +379,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
                 raise
             # SQLite's own words name its parser's insides: the person is told what to write instead.
             raise ToolError(f"the query cannot be read as a search{_READ_AGAIN}") from error
-        hits = [_hit(ctx, row, zone) for row in rows]
+        hits = page_hits(ctx, rows, zone)
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
     if total == len(hits) and not more:
