@@ -124,6 +124,12 @@ def _hit(ctx: Context, row: Any, zone: Any = None) -> dict[str, Any]:
 _BETWEEN_FIELDS = "|"
 
 
+# Messages' times as page_hits last wrote them, by date and zone (a zone's rules do not change within a process:
+# zoneinfo keeps each zone's rules once read); a datetime made and written out was over a quarter of a hit's cost.
+_times: dict[tuple[float, Any], str] = {}
+_TIMES_KEPT = 4096
+
+
 def page_hits(ctx: Context, found: list[tuple[Any, ...]], zone: Any) -> list[dict[str, Any]]:
     """The hits of a page read as plain tuples (columns `HIT_NAMES`), each what `_hit` makes of its row: the page's
     folders, senders and subjects looked at for line ends in one search, not three a hit, and no row made a dict
@@ -136,7 +142,12 @@ def page_hits(ctx: Context, found: list[tuple[Any, ...]], zone: Any) -> list[dic
             address = f"mid:{message_id}"
         else:
             address = address_of({"message_id": message_id, "account": account, "sub": sub, "filename": filename})
-        hit = {"address": address, "date": parse.timestamp(date, zone), "account": account, "folder": folder,
+        moment = _times.get((date, zone))
+        if moment is None:
+            if len(_times) >= _TIMES_KEPT:
+                _times.clear()
+            moment = _times[(date, zone)] = parse.timestamp(date, zone)
+        hit = {"address": address, "date": moment, "account": account, "folder": folder,
                "flags": flags, "from": shown_from, "subject": subject}
         if auth == parse.FORGED:
             hit["forged"] = True
@@ -278,11 +289,31 @@ COUNT_MATCHES = "SELECT count(*) FROM (SELECT rowid FROM messages_fts WHERE mess
 _COUNT_LEFT_OUT = " AND rowid NOT IN (SELECT value FROM json_each(?))"
 
 
+# Statements already made, by everything they are made from: only those of a search without days and without
+# `date:`, the two whose values follow the clock (a Search is a frozen value, its lists never changed by a caller).
+_statements: dict[tuple[Any, ...], Search] = {}
+_STATEMENTS_KEPT = 256
+
+
 def statements(zone: Any, query: str, where: str, values: list[Any], days: int | None,
                closed: str, blocked: str, shielded: str = NOTHING) -> Search:
     """search_mail's statements for `query` within the scope `where`/`values` (see `_scope`), with the kept
     (`closed`), blocked and shielded JSON lists; `zone` is the person's, in which dates are read. A list that is
     empty (`NOTHING`) has no condition in them: the same rows, without SQLite's look into it for each row."""
+    if days is not None or "date:" in query.lower():
+        return _statements_of(zone, query, where, values, days, closed, blocked, shielded)
+    key = (zone, query, where, *values, "\x00", closed, blocked, shielded)
+    found = _statements.get(key)
+    if found is None:
+        found = _statements_of(zone, query, where, values, days, closed, blocked, shielded)
+        if len(_statements) >= _STATEMENTS_KEPT:
+            _statements.clear()
+        _statements[key] = found
+    return found
+
+
+def _statements_of(zone: Any, query: str, where: str, values: list[Any], days: int | None,
+                   closed: str, blocked: str, shielded: str) -> Search:
     from gateway_mail.mail.query import plan
 
     asked = plan(query, zone)

@@ -146,7 +146,7 @@ def own_folder(folder: str) -> bool:
 _watched: dict[str, list[Any]] = {}
 
 
-def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account]) -> None:
+def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account], key: str) -> None:
     """The index brought up to the Maildirs before a call reads it: skipped whole (not one stat) when no folder of
     any account had an event since the last call's refresh, for the same accounts; else the refresh's stat pass.
 
@@ -156,7 +156,6 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
     """
     from gateway import Changes, merged, toward
 
-    key = str(index.index_path(ctx.folders.cache))
     signature = tuple((a.name, str(a.maildir), a.authserv_id) for a in found)
     entry = _watched.get(key)
     if entry is None:
@@ -192,13 +191,13 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
 def opened(ctx: Context) -> Iterator[Mail]:
     found = accounts(ctx.settings, ctx.folders.config)
     windows_of(ctx.settings.get("admin_windows", []))  # a wrong window is said on every call, not only the Porch's
-    shielding = shield.shield_of(ctx.settings, Path(ctx.folders.data))
+    shielding = shield.shield_of(ctx.settings, ctx.folders.data)
     path = index.index_path(ctx.folders.cache)
     connection = index.thread_connection(path)
     with ctx.interruptible(connection):
-        _refreshed(ctx, connection, found)
+        _refreshed(ctx, connection, found, str(path))
         key = (str(path), index.generation(connection))
-        verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(Path(ctx.folders.data)), found)
+        verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(ctx.folders.data), found)
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
         kept = shield.NONE
         if shielding.on:

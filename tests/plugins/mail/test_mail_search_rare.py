@@ -156,3 +156,26 @@ def answer_zone(home: Path):
     from gateway import computer_zone
 
     return computer_zone()
+
+
+def test_statements_kept_are_the_statements_made_again(monkeypatch) -> None:
+    """The statements kept by what they are made from are those made anew, for every query, scope, list and zone;
+    a search whose values follow the clock (days, a date) is made anew each time, never kept."""
+    monkeypatch.setattr(answers, "_statements", {})
+    monkeypatch.setattr(answers, "_STATEMENTS_KEPT", 10_000)
+    lists = ["[]", "[3, 5]", '["ann@example.com"]']
+    for _round in range(2):
+        for words in QUERIES:
+            for where, values, days in SCOPES:
+                for zone in ZONES:
+                    for kept, blocked, shielded in ((lists[0],) * 3, (lists[1], lists[2], lists[1])):
+                        made = answers.statements(zone, words, where, values, days, kept, blocked, shielded)
+                        again = answers._statements_of(zone, words, where, values, days, kept, blocked, shielded)
+                        if days is None and "date:" not in words:
+                            assert made == again, (words, where)
+                        else:  # the clock moved between the two: only the statements' text is the same
+                            assert (made.sql, made.page_sql, made.count_sql) == (again.sql, again.page_sql,
+                                                                                 again.count_sql)
+    undated = [words for words in QUERIES if "date:" not in words]
+    assert len(answers._statements) == len(undated) * (len(SCOPES) - 1) * len(ZONES) * 2  # days and dates: none
+    assert all(isinstance(search, answers.Search) for search in answers._statements.values())
