@@ -160,6 +160,38 @@ class Gateway:
         self.process.wait(timeout=60)
 
 
+class Echo(Gateway):
+    """A cheap `hello` call, the floor under every search: `gateway serve` with only the example plugin on (in a home
+    of its own), or the bare SDK server of bench_gateway.py (`bench/servers/bare_sdk.py`), asked in the same rounds."""
+
+    def __init__(self, bare: bool) -> None:  # not Gateway.__init__: another server, in a home of its own
+        import tempfile
+
+        from gateway.api.context import home_environment
+        from gateway.served import write_config
+
+        home = Path(tempfile.mkdtemp(prefix="bench-mail-floor-"))
+        write_config(home, {"gateway": {"plugins": ["hello"]}})
+        command = ([sys.executable, str(Path(__file__).resolve().parent / "servers" / "bare_sdk.py")] if bare
+                   else [sys.executable, "-m", "gateway", "serve"])
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env={**os.environ, **home_environment(home)},
+                                        cwd=home)
+        self.number = 0
+        self.answers = []
+        self._ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "bench-mail-served", "version": "1"}})
+        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def search(self, query: str) -> tuple[float, int, str]:
+        started = time.perf_counter()
+        answer = self._ask("tools/call", {"name": "hello", "arguments": {"name": "Ada"}})
+        took = time.perf_counter() - started
+        if answer["result"].get("isError"):
+            raise RuntimeError(f"hello: {answer['result']['content'][0]['text']}")
+        return took, 0, "-"
+
+
 class Mu:
     """`mu server`, mu4e's long-lived process, spoken to in its s-expression protocol."""
 
@@ -279,6 +311,9 @@ def main() -> None:
     parser.add_argument("--only", default=None, metavar="QUERIES",
                         help="only these queries (ours as written, separated by commas; e.g. 'cheapside,"
                              f"{NO_MATCH}'), each round")
+    parser.add_argument("--floor", action="store_true",
+                        help="also ask, in the same rounds, a `hello` call of `gateway serve` (only the example plugin "
+                             "on) and of the bare SDK server: the floor a search's wall stands on")
     options = parser.parse_args()
 
     work, home = options.work, options.work / "home"
@@ -302,10 +337,13 @@ def main() -> None:
     muhome = options.muhome or work / "mu"
     if not options.no_mu and shutil.which("mu") and (muhome / "xapian").is_dir():
         tools["mu server"] = Mu(muhome)
+    if options.floor:
+        tools["hello (gateway)"] = Echo(bare=False)
+        tools["hello (bare SDK)"] = Echo(bare=True)
     config = work / "notmuch-config"
     if not options.no_notmuch and config.is_file() and Path("/usr/bin/python3").exists():
         tools["notmuch2"] = Notmuch(config)
-    column = {"ours": 0, "before": 0, "notmuch2": 1, "mu server": 2}
+    column = {"ours": 0, "before": 0, "notmuch2": 1, "mu server": 2, "hello (gateway)": 0, "hello (bare SDK)": 0}
     names = list(tools)
     times: dict[str, dict[str, list[float]]] = {name: {q[0]: [] for q in queries} for name in names}
     cpu: dict[str, dict[str, list[float]]] = {name: {q[0]: [] for q in queries} for name in names}
@@ -324,7 +362,7 @@ def main() -> None:
     import hashlib
 
     for name in names:
-        if isinstance(tools[name], Gateway):
+        if type(tools[name]) is Gateway:
             digest = hashlib.sha256(json.dumps(tools[name].answers, sort_keys=True, ensure_ascii=False).encode())
             print(f"answers' digest, {name} ({len(tools[name].answers)} queries): {digest.hexdigest()[:16]}")
     if options.profile is not None:

@@ -289,7 +289,7 @@ COUNT_MATCHES = "SELECT count(*) FROM (SELECT rowid FROM messages_fts WHERE mess
 _COUNT_LEFT_OUT = " AND rowid NOT IN (SELECT value FROM json_each(?))"
 
 
-# Statements already made, by everything they are made from: only those of a search without days and without
+# Statements already made, by everything they are made from (the total's bound too): only those of a search without days and without
 # `date:`, the two whose values follow the clock (a Search is a frozen value, its lists never changed by a caller).
 _statements: dict[tuple[Any, ...], Search] = {}
 _STATEMENTS_KEPT = 256
@@ -302,7 +302,7 @@ def statements(zone: Any, query: str, where: str, values: list[Any], days: int |
     empty (`NOTHING`) has no condition in them: the same rows, without SQLite's look into it for each row."""
     if days is not None or "date:" in query.lower():
         return _statements_of(zone, query, where, values, days, closed, blocked, shielded)
-    key = (zone, query, where, *values, "\x00", closed, blocked, shielded)
+    key = (zone, query, where, *values, "\x00", closed, blocked, shielded, TOTAL_BOUND)
     found = _statements.get(key)
     if found is None:
         found = _statements_of(zone, query, where, values, days, closed, blocked, shielded)

@@ -179,3 +179,8 @@ def test_statements_kept_are_the_statements_made_again(monkeypatch) -> None:
     undated = [words for words in QUERIES if "date:" not in words]
     assert len(answers._statements) == len(undated) * (len(SCOPES) - 1) * len(ZONES) * 2  # days and dates: none
     assert all(isinstance(search, answers.Search) for search in answers._statements.values())
+    # The total's bound is in what they are made from: another bound, other statements.
+    before = answers.statements(UTC, "harvest", "1", [], None, "[]", "[]", "[]")
+    monkeypatch.setattr(answers, "TOTAL_BOUND", 7)
+    assert answers.statements(UTC, "harvest", "1", [], None, "[]", "[]", "[]").count_arguments[-1] == 8
+    assert before.count_arguments[-1] != 8
