@@ -97,13 +97,15 @@ class Mail:
     def closed_json(self) -> str:
         return self.verdicts.closed_json
 
+    # No blocked sender and no shielded message, the usual case, are the empty list written without json.dumps (the
+    # same "[]" it writes), which search_mail then leaves out of its statements.
     @property
     def blocked_json(self) -> str:
-        return json.dumps(sorted(self.blocked_senders))
+        return json.dumps(sorted(self.blocked_senders)) if self.blocked_senders else "[]"
 
     @property
     def shield_json(self) -> str:
-        return shield.hidden_json(self.shielded)
+        return shield.hidden_json(self.shielded) if self.shielded.hostile or self.shielded.unjudged else "[]"
 
     def is_shielded(self, row: Any) -> bool:
         return row["id"] in self.shielded.ids

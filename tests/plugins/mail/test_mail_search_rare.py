@@ -184,3 +184,15 @@ def test_statements_kept_are_the_statements_made_again(monkeypatch) -> None:
     monkeypatch.setattr(answers, "TOTAL_BOUND", 7)
     assert answers.statements(UTC, "harvest", "1", [], None, "[]", "[]", "[]").count_arguments[-1] == 8
     assert before.count_arguments[-1] != 8
+
+
+def test_the_lists_of_blocked_senders_and_shielded_messages_are_written_as_json_writes_them() -> None:
+    from gateway_mail.mail import shield, store
+
+    for blocked in (frozenset(), frozenset({"b@example.org", "a@example.net"})):
+        for hidden in (shield.NONE, shield.Hidden(frozenset({9, 3})), shield.Hidden(unjudged=frozenset({4})),
+                       shield.Hidden(frozenset({2}), frozenset({1}))):
+            mail = store.Mail(None, [], None, None, blocked, shielded=hidden)
+            assert mail.blocked_json == json.dumps(sorted(blocked))
+            assert mail.shield_json == shield.hidden_json(hidden)
+            assert json.loads(mail.shield_json) == sorted(hidden.ids)
