@@ -10,6 +10,8 @@
     .venv/bin/python bench/bench_mail_served.py --work DIR --before TREE   # another source tree served too, in turns
                                                                            # (`git archive COMMIT | tar -x -C TREE`)
     .venv/bin/python bench/bench_mail_served.py --work DIR --only cheapside,zqxjvbnonexistent   # a few kinds only
+    .venv/bin/python bench/bench_mail_served.py --work DIR --floor        # hello calls beside: the SDK's floor
+    .venv/bin/python bench/bench_mail_served.py --work DIR --in-process --before TREE   # the tool's function alone
 
 Each of QUERIES (22 kinds: words common and rare, a phrase, a prefix, AND/OR/NOT, from:, to:, list:, attachment:,
 date ranges, flags) is written as a user of each tool writes it; a word in no message (NO_MATCH) is asked too and
@@ -192,6 +194,55 @@ class Echo(Gateway):
         return took, 0, "-"
 
 
+# search_mail's own function alone, in a process of its own on the work folder's home (run with a tree's PYTHONPATH
+# for --before): its CPU time (this thread's clock) per call, back to back ("hot": the code and the index's pages
+# in the processor's caches) and with other work between two calls ("cold": 100,000 floats sorted, as a served
+# process runs the SDK, the core and JSON between two searches). The cold figure is what a served call pays.
+IN_PROCESS = r"""
+import asyncio, json, random, statistics, sys, time
+from pathlib import Path
+import gateway_mail
+from gateway.engine.core import Caller
+from gateway.testing import make_gateway
+from gateway_mail.mail import answers
+home, queries, rounds = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
+gateway = make_gateway([gateway_mail], home=home, config=json.loads(sys.argv[4]), projects=json.loads(sys.argv[5]))
+seen = {}
+search = answers.search_answer
+answers.search_answer = lambda ctx, *rest: seen.__setitem__("ctx", ctx) or search(ctx, *rest)
+junk, found = [random.random() for _ in range(100_000)], {}
+for query in queries:
+    for kind in ("hot", "cold"):
+        # A call's context of its own for each batch: the call's deadline (a context's) would stop a long batch.
+        asyncio.run(gateway.call_tool("search_mail", {"query": query}, Caller("bench", "1", "direct")))
+        ctx, times = seen["ctx"], []
+        for _ in range(rounds):
+            if kind == "cold":
+                sorted(junk)
+            started = time.thread_time_ns()
+            search(ctx, query, None, None, None, 20)
+            times.append(time.thread_time_ns() - started)
+        found[f"{query} {kind}"] = statistics.median(times) / 1e6
+print(json.dumps(found))
+"""
+
+
+def in_process(home: Path, tree: Path | None, queries: list[str], rounds: int, config: dict,
+               projects: list) -> dict[str, float]:
+    """search_mail's function alone, hot and cold (see IN_PROCESS), in ms of CPU, for this tree or `tree`."""
+    from gateway.api.context import home_environment
+
+    env = {**os.environ, **home_environment(home)}
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree.resolve()), str(tree.resolve() / "plugins")])
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS, str(home), json.dumps(queries), str(rounds),
+                           json.dumps(config), json.dumps(projects)], env=env, cwd=home, capture_output=True,
+                          text=True)
+    if done.returncode:
+        raise RuntimeError(f"in process: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 class Mu:
     """`mu server`, mu4e's long-lived process, spoken to in its s-expression protocol."""
 
@@ -314,15 +365,19 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true",
                         help="also ask, in the same rounds, a `hello` call of `gateway serve` (only the example plugin "
                              "on) and of the bare SDK server: the floor a search's wall stands on")
+    parser.add_argument("--in-process", action="store_true",
+                        help="only time search_mail's own function in process, hot and cold (see IN_PROCESS), for "
+                             "the rare word and the no-match query (or --only's), this tree and --before's")
     options = parser.parse_args()
 
     work, home = options.work, options.work / "home"
     root = home / "Mail" / "bench"
     from gateway.served import write_config
 
-    write_config(home, {"gateway": {"plugins": ["mail"]}, "plugins": {"mail": {"accounts": [
-        {"name": "bench", "maildir": str(root), "addresses": ["pat@example.org"],
-         "authserv_id": "mx.example.org"}]}}}, projects=[{"id": "closed", "ai": False, "senders": ["@example.com"]}])
+    config = {"gateway": {"plugins": ["mail"]}, "plugins": {"mail": {"accounts": [
+        {"name": "bench", "maildir": str(root), "addresses": ["pat@example.org"], "authserv_id": "mx.example.org"}]}}}
+    projects = [{"id": "closed", "ai": False, "senders": ["@example.com"]}]
+    write_config(home, config, projects=projects)
     queries, rare = QUERIES + EXTRA, RARE
     if options.only:
         wanted = [q.strip() for q in options.only.split(",") if q.strip()]
@@ -330,6 +385,17 @@ def main() -> None:
         if unknown:
             parser.error(f"--only: not queries of this bench: {', '.join(unknown)}")
         queries = [row for row in queries if row[0] in wanted]
+    if options.in_process:
+        asked = [row[0] for row in queries] if options.only else [RARE, NO_MATCH]
+        rounds = max(options.repeat, 50)
+        trees = {"ours": None} if options.before is None else {"ours": None, "before": options.before}
+        print(f"search_mail's function alone, in process, median CPU ms of {rounds} calls each (hot: back to back; "
+              f"cold: 100,000 floats sorted between two calls); load {os.getloadavg()[0]:.1f}")
+        for name, tree in trees.items():
+            found = in_process(home, tree, asked, rounds, config, projects)
+            print(f"  {name:8}" + "; ".join(f"{query}: hot {found[query + ' hot']:.3f}, cold {found[query + ' cold']:.3f}"
+                                        for query in asked))
+        return
 
     tools: dict[str, object] = {"ours": Gateway(home, options.profile)}
     if options.before is not None:
