@@ -35,7 +35,7 @@ ROW = st.tuples(
     FIELD, FIELD, FIELD, st.sampled_from([parse.FORGED, parse.PASS, ""]), st.sampled_from([0, 1]))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(rows=st.lists(ROW, max_size=6), zone=st.sampled_from(ZONES))
 def test_a_pages_hits_are_what_hit_makes_of_each_row(rows: list[tuple], zone) -> None:
     long_way = [answers._hit(CTX, dict(zip(answers.HIT_NAMES, row, strict=True)), zone) for row in rows]
@@ -85,7 +85,7 @@ def _same_rows_with_and_without_the_empty_lists(connection, ids: list[int], pick
                                           *[" [ ]" if value == "[]" else value for value in lists])
                 assert short.page_sql.count("json_each") == sum(value != "[]" for value in lists)
                 assert long.page_sql.count("json_each") == 3
-                for limit in (1, 7, 1000):
+                for limit in (1, 1000):
                     assert (connection.execute(short.page_sql, [*short.arguments, limit]).fetchall()
                             == connection.execute(long.page_sql, [*long.arguments, limit]).fetchall()), (words, where)
                     assert ([r[0] for r in connection.execute(short.sql, [*short.arguments, limit])]
