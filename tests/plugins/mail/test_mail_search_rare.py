@@ -83,8 +83,6 @@ def _same_rows_with_and_without_the_empty_lists(connection, ids: list[int], pick
                 short = answers.statements(UTC, words, where, values, days, *lists)
                 long = answers.statements(UTC, words, where, values, days,
                                           *[" [ ]" if value == "[]" else value for value in lists])
-                assert short.page_sql.count("json_each") == sum(value != "[]" for value in lists)
-                assert long.page_sql.count("json_each") == 3
                 for limit in (1, 1000):
                     assert (connection.execute(short.page_sql, [*short.arguments, limit]).fetchall()
                             == connection.execute(long.page_sql, [*long.arguments, limit]).fetchall()), (words, where)
@@ -92,6 +90,9 @@ def _same_rows_with_and_without_the_empty_lists(connection, ids: list[int], pick
                             == [r[0] for r in connection.execute(long.sql, [*long.arguments, limit])])
                 assert (connection.execute(short.count_sql, short.count_arguments).fetchone()
                         == connection.execute(long.count_sql, long.count_arguments).fetchone()), (words, where, lists)
+                # The rows alike, and the shortcut taken: no look into an empty list, all three the long way.
+                assert short.page_sql.count("json_each") == sum(value != "[]" for value in lists)
+                assert long.page_sql.count("json_each") == 3
                 compared += 1
     return compared
 
