@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from spamfilter import tokens as tokenizer
 
@@ -144,3 +144,30 @@ def _marks_before(html: str) -> set[str]:
 
 def _text_before(html: str) -> str:
     return _parsed_before(html)[0]
+
+
+# Text made of what the URL and boundary patterns care about: their starts in any case (and a letter that folds to
+# one of theirs), their `://` and `=` glued or apart, quotes, spaces and line ends that end them.
+_URL_PIECES = st.sampled_from(["https://", "HTTP://", "ftp://", "httpſ://", "xhttp://", "http", "HTTPS", "ftp", "s",
+                               "ſ", "://", ":/", "//", ":", "/", "a.b", "example.com", "x", "?q=1", "#", " ", "\n",
+                               '"', "'", "<", ">", "@", "é"])
+_BOUNDARY_PIECES = st.sampled_from([b"boundary", b"BOUNDARY", b"Boundary", b"=", b" ", b"\n", b"\r\n", b'"', b";",
+                                    b"abc", b"--", b"x" * 150, b"message/rfc822", b"MESSAGE/RFC822", b"\xff"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_URL_PIECES, max_size=40).map("".join))
+@example("see https://example.com/a and ftp://example.org, HTTPS:///x http://a https://b")
+def test_urls_are_found_where_the_pattern_scanning_everywhere_finds_them(text: str) -> None:
+    found = tokenizer._urls(text)
+    assert [(m.span(), m.groups()) for m in found] == [(m.span(), m.groups()) for m in tokenizer.URL.finditer(text)]
+    assert tokenizer._outside(text, found) == tokenizer.URL.sub(" ", text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_BOUNDARY_PIECES, max_size=40).map(b"".join))
+def test_boundaries_are_found_where_the_pattern_scanning_everywhere_finds_them(raw: bytes) -> None:
+    found = tokenizer._matches_at(tokenizer._BOUNDARY, raw, raw.lower(), b"boundary", (0,))
+    assert [(m.span(), m.groups()) for m in found] == [(m.span(), m.groups()) for m in
+                                                        tokenizer._BOUNDARY.finditer(raw)]
+    assert raw.lower().count(b"message/rfc822") == len(tokenizer._ENCLOSED.findall(raw))
