@@ -171,3 +171,43 @@ def test_boundaries_are_found_where_the_pattern_scanning_everywhere_finds_them(r
     assert [(m.span(), m.groups()) for m in found] == [(m.span(), m.groups()) for m in
                                                         tokenizer._BOUNDARY.finditer(raw)]
     assert raw.lower().count(b"message/rfc822") == len(tokenizer._ENCLOSED.findall(raw))
+
+
+def test_a_message_file_is_read_whole_up_to_the_bound_and_no_further(tmp_path) -> None:
+    from spamfilter import MAX_MESSAGE, read_message
+
+    small = tmp_path / "small"
+    small.write_bytes(b"Subject: hi\n\nbody\n")
+    assert read_message(small) == b"Subject: hi\n\nbody\n"
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert read_message(empty) == b""
+    large = tmp_path / "large"
+    large.write_bytes(b"x" * (MAX_MESSAGE + 10))
+    assert read_message(large) == b"x" * MAX_MESSAGE
+    try:
+        read_message(tmp_path)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("a folder was read as a message")
+
+
+def test_a_message_that_grows_while_it_is_read_is_read_on_to_its_end(tmp_path, monkeypatch) -> None:
+    """The file's size is taken first; bytes written after that are read too (up to the bound), as before."""
+    import os
+
+    import spamfilter
+
+    path = tmp_path / "growing"
+    path.write_bytes(b"Subject: a\n\n")
+    real_fstat = os.fstat
+
+    def grown(descriptor: int) -> os.stat_result:
+        found = real_fstat(descriptor)
+        with open(path, "ab") as more:
+            more.write(b"y" * 200_000)
+        return found
+
+    monkeypatch.setattr(spamfilter.os, "fstat", grown)
+    assert spamfilter.read_message(path) == b"Subject: a\n\n" + b"y" * 200_000
