@@ -86,7 +86,26 @@ def parse(raw: bytes) -> Message:
     parts = sum(raw.count(b"\n--" + boundary) for boundary in boundaries)
     if parts > MAX_PARTS:
         raise Unreadable(f"more than {MAX_PARTS} MIME parts")
-    return email.message_from_bytes(raw)  # compat32, the default: the policy module costs a start-up 10 ms more
+    # compat32, the default: the policy module costs a start-up 10 ms more
+    return email.message_from_bytes(raw, _class=_Parsed)
+
+
+class _Parsed(Message):
+    """A message (and each of its parts) as the standard library parses it, each header's parameters parsed once:
+    the tokenizer asks a part for several of its Content-Type's (its charset twice, a name), and a hostile header
+    of thousands of parameters cost tens of milliseconds each time. Kept by the header's value, so a header
+    changed since is parsed anew; each caller is given its own list."""
+
+    def _get_params_preserve(self, failobj: Any, header: str) -> Any:
+        value = self.get(header)
+        if not isinstance(value, str):  # missing (the caller's failobj), or a Header object set by a program
+            return super()._get_params_preserve(failobj, header)
+        kept = self.__dict__.setdefault("_parameters", {})
+        key = (header.lower(), value)
+        found = kept.get(key)
+        if found is None:
+            found = kept[key] = super()._get_params_preserve(failobj, header)
+        return list(found)
 
 
 # Headers every delivered message has at least one of; a file with none of them in its header block is not mail.

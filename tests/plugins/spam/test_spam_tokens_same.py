@@ -211,3 +211,37 @@ def test_a_message_that_grows_while_it_is_read_is_read_on_to_its_end(tmp_path, m
 
     monkeypatch.setattr(spamfilter.os, "fstat", grown)
     assert spamfilter.read_message(path) == b"Subject: a\n\n" + b"y" * 200_000
+
+
+def test_a_parts_parameters_kept_once_parsed_are_the_standard_librarys_and_follow_a_changed_header() -> None:
+    import email
+
+    made = tokens_hostile.messages()
+    made["many parameters"] = (b"From: a@example.org\nSubject: p\nMIME-Version: 1.0\nContent-Type: text/plain; "
+                               + b"; ".join(b"p%d=%d" % (n, n) for n in range(3000))
+                               + b"; charset=ISO-8859-1; name*=utf-8''%C3%A9t%C3%A9.txt\n\nbody\n")
+    for name, raw in made.items():
+        try:
+            kept = tokenizer.parse(raw)
+        except tokenizer.Unreadable:
+            continue
+        plain = email.message_from_bytes(raw)
+        for ours, theirs in zip(kept.walk(), plain.walk(), strict=True):
+            for _ in range(2):  # the second time from what was kept
+                assert ours.get_params() == theirs.get_params(), name
+                assert ours.get_params(unquote=False) == theirs.get_params(unquote=False), name
+                assert ours.get_param("charset") == theirs.get_param("charset"), name
+                assert ours.get_content_charset() == theirs.get_content_charset(), name
+                assert ours.get_filename() == theirs.get_filename(), name
+                assert ours.get_params(header="content-disposition") == \
+                    theirs.get_params(header="content-disposition"), name
+            given = ours.get_params(unquote=False)
+            if given is not None:
+                given.clear()  # a caller's list is its own
+            assert ours.get_params() == theirs.get_params(), name
+    message = tokenizer.parse(b"Content-Type: text/plain; charset=us-ascii\n\nx\n")
+    assert message.get_content_charset() == "us-ascii"
+    message.set_param("charset", "utf-8")
+    assert message.get_content_charset() == "utf-8"
+    del message["content-type"]
+    assert message.get_content_charset() is None and message.get_params() is None
