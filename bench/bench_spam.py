@@ -254,8 +254,9 @@ def training_pairs(messages: list[tuple[str, bytes, float]], binary: str | None,
         _subreaper(False)
     print(f"\ntraining the whole stream, {runs} interleaved runs, messages/s of wall time and of CPU time (load "
           f"average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores)")
-    # From nothing, the messages are read by a pool whose processes are the forkserver's children, not the
-    # command's: their CPU is counted only when this process could adopt and wait for them (`_subreaper`).
+    # From nothing, the messages are read by a pool: forked by the command (its children, counted in its rusage), or,
+    # in a process running other threads, the forkserver's children, counted only when this process could adopt and
+    # wait for them (`_subreaper`).
     counted = set(kinds if reaping else kinds[1:])
     for kind in kinds:
         if rates[kind]:
@@ -276,8 +277,9 @@ def training_pairs(messages: list[tuple[str, bytes, float]], binary: str | None,
 
 def _subreaper(on: bool) -> bool:
     """Make this process the reaper of its descendants' orphans (Linux's PR_SET_CHILD_SUBREAPER), or stop; whether it
-    could. The training command's pool runs in the forkserver's children, and the forkserver is left behind when the
-    command exits: reparented here, they are waited for, and their CPU lands in this process's children's rusage."""
+    could. A training pool made by the forkserver (in a process running other threads) runs in its children, and the
+    forkserver is left behind when the command exits: reparented here, they are waited for, and their CPU lands in
+    this process's children's rusage."""
     import ctypes
 
     try:

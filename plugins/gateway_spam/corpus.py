@@ -23,7 +23,7 @@ from typing import Any
 
 from attrs import define
 from maildirs import Account, folders, messages
-from spamfilter import MAX_MESSAGE
+from spamfilter import read_message
 
 from gateway_spam import labels
 from gateway_spam.tokens import header_text, parse
@@ -112,8 +112,7 @@ labels_path, read_labels, write_label = labels.labels_path, labels.read_labels, 
 
 def read_raw(path: Path) -> bytes | None:
     try:
-        with open(path, "rb") as handle:
-            return handle.read(MAX_MESSAGE)
+        return read_message(path)
     except OSError:
         return None
 

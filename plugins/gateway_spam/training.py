@@ -6,6 +6,7 @@ A dry run reads and evaluates the same way and writes no file (its job file asid
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -223,6 +224,27 @@ def read_all(places: list[corpus.Place], kept: Kept | None = None, from_kept: bo
         yield place, facts, source if identities else None
 
 
+def _pool_context(multiprocessing: Any) -> Any:
+    """How the pool's processes are made: forked from this process when it runs no other thread (the training
+    command, a job's own process), so that they start at once with what it has imported; else by the fork server
+    (a server's refresh: a fork copies other threads' locks as they are, held or not), which imports this module
+    once for all of them."""
+    import threading
+
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["__main__", __name__])
+    return context
+
+
+def _worker_started() -> None:
+    """A pool process's first step: the cycle collector on (a forked process has its parent's setting; parsing
+    leaves cycles, each FeedParser one), never walking what the process was given at its start."""
+    gc.freeze()
+    gc.enable()
+
+
 def _read_all(places: list[corpus.Place]) -> Iterator[tuple[corpus.Place, tuple[tuple | None, bytes | None]]]:
     """Each place with its facts and their tokens' identity (`_sent`), in their order: read by a pool of processes
     when there are many.
@@ -240,10 +262,9 @@ def _read_all(places: list[corpus.Place]) -> Iterator[tuple[corpus.Place, tuple[
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["__main__", __name__])
     batches = [places[start:start + POOL_CHUNK] for start in range(0, len(places), POOL_CHUNK)]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(multiprocessing),
+                             initializer=_worker_started) as pool:
         pending = [pool.submit(_facts_of_batch, batch) for batch in batches]
         try:
             for batch, future in zip(batches, pending, strict=True):
@@ -316,6 +337,10 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
         return loaded
 
     kept = Kept(settings.get("cache"))
+    # From here on nothing made is a cycle worth finding (the counts' hundreds of thousands of pairs, the tokens'
+    # sets): the cycle collector, left on, walked them again and again (a sixth of this process's CPU).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         earlier = kept.stream(SCORE_STAMP)
         online = evaluation.online(samples, (lambda done: progress("evaluating online and training", done, total))
@@ -347,6 +372,8 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
                                                                            online)), model.trained_at)
     finally:
         kept.close()
+        if collecting:
+            gc.enable()
     write_evaluation(data, result)
     result["written"] = [*written, evaluation_path(data).name]
     return result

@@ -59,12 +59,11 @@ def data_folder() -> str:
 
 
 def _read(file: str) -> bytes:
-    from spamfilter import MAX_MESSAGE
+    from spamfilter import MAX_MESSAGE, read_message
 
     if file == "-":
         return sys.stdin.buffer.read(MAX_MESSAGE)
-    with open(file, "rb") as handle:
-        return handle.read(MAX_MESSAGE)
+    return read_message(file)
 
 
 def _line(file: str, judged: Judged) -> tuple[int, str]:

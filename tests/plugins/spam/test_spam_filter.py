@@ -210,3 +210,52 @@ def test_the_written_out_score_is_the_formula_to_the_last_digit() -> None:
         counts = [(f"t{n}", rng.randint(0, spam_total), rng.randint(0, ham_total)) for n in range(rng.randint(0, 700))]
         counts = [c for c in counts if c[1] or c[2]]
         assert score.combine(counts, spam_total, ham_total)[:2] == combine(counts, spam_total, ham_total)
+
+
+_FORKED_POOL = """
+import json, sys
+from gateway_spam import training
+
+settings = json.loads(sys.argv[1])
+training.POOL_FROM, training.POOL_CHUNK, training._workers = 10**9, 4, lambda: 2
+alone, alone_counts = training.gather(settings)
+made = []
+chosen = training._pool_context
+training._pool_context = lambda multiprocessing: made.append(chosen(multiprocessing)) or made[-1]
+training.POOL_FROM = 1
+pooled, pooled_counts = training.gather(settings)
+same = [(s.key, s.label, s.when, sorted(s.tokens)) for s in pooled] == \\
+    [(s.key, s.label, s.when, sorted(s.tokens)) for s in alone]
+print(json.dumps({"methods": [m.get_start_method() for m in made], "same": same, "messages": len(pooled),
+                  "counts": pooled_counts == alone_counts}))
+"""
+
+
+def test_a_process_of_one_thread_forks_its_pool_and_reads_what_one_process_reads(tmp_path: Path) -> None:
+    """The training command's and a job's process: the pool forked from it (nothing imported again), the same
+    samples as read without a pool. (Run in a process of its own: the test runner has threads of its own.)"""
+    import json
+    import subprocess
+    import sys
+
+    root = tmp_path / "Mail"
+    sample.write_mailbox(root, messages=30)
+    data = tmp_path / "data"
+    data.mkdir()
+    settings = {"spam_folders": ["Junk"], "ham_folders": ["INBOX", "Archive"], "data": str(data),
+                "config": str(tmp_path), "mail_accounts": [{"name": "personal", "maildir": str(root)}]}
+    done = subprocess.run([sys.executable, "-c", _FORKED_POOL, json.dumps(settings)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found == {"methods": ["fork"], "same": True, "messages": 30 + 3, "counts": True}
+
+
+def test_a_process_running_other_threads_takes_its_pool_from_the_fork_server(monkeypatch) -> None:
+    import multiprocessing
+    import threading
+
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert training._pool_context(multiprocessing).get_start_method() == "forkserver"
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    assert training._pool_context(multiprocessing).get_start_method() == "fork"

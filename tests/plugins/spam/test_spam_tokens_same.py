@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from spamfilter import tokens as tokenizer
 
@@ -144,3 +144,104 @@ def _marks_before(html: str) -> set[str]:
 
 def _text_before(html: str) -> str:
     return _parsed_before(html)[0]
+
+
+# Text made of what the URL and boundary patterns care about: their starts in any case (and a letter that folds to
+# one of theirs), their `://` and `=` glued or apart, quotes, spaces and line ends that end them.
+_URL_PIECES = st.sampled_from(["https://", "HTTP://", "ftp://", "httpſ://", "xhttp://", "http", "HTTPS", "ftp", "s",
+                               "ſ", "://", ":/", "//", ":", "/", "a.b", "example.com", "x", "?q=1", "#", " ", "\n",
+                               '"', "'", "<", ">", "@", "é"])
+_BOUNDARY_PIECES = st.sampled_from([b"boundary", b"BOUNDARY", b"Boundary", b"=", b" ", b"\n", b"\r\n", b'"', b";",
+                                    b"abc", b"--", b"x" * 150, b"message/rfc822", b"MESSAGE/RFC822", b"\xff"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_URL_PIECES, max_size=40).map("".join))
+@example("see https://example.com/a and ftp://example.org, HTTPS:///x http://a https://b")
+def test_urls_are_found_where_the_pattern_scanning_everywhere_finds_them(text: str) -> None:
+    found = tokenizer._urls(text)
+    assert [(m.span(), m.groups()) for m in found] == [(m.span(), m.groups()) for m in tokenizer.URL.finditer(text)]
+    assert tokenizer._outside(text, found) == tokenizer.URL.sub(" ", text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_BOUNDARY_PIECES, max_size=40).map(b"".join))
+def test_boundaries_are_found_where_the_pattern_scanning_everywhere_finds_them(raw: bytes) -> None:
+    found = tokenizer._matches_at(tokenizer._BOUNDARY, raw, raw.lower(), b"boundary", (0,))
+    assert [(m.span(), m.groups()) for m in found] == [(m.span(), m.groups()) for m in
+                                                        tokenizer._BOUNDARY.finditer(raw)]
+    assert raw.lower().count(b"message/rfc822") == len(tokenizer._ENCLOSED.findall(raw))
+
+
+def test_a_message_file_is_read_whole_up_to_the_bound_and_no_further(tmp_path) -> None:
+    from spamfilter import MAX_MESSAGE, read_message
+
+    small = tmp_path / "small"
+    small.write_bytes(b"Subject: hi\n\nbody\n")
+    assert read_message(small) == b"Subject: hi\n\nbody\n"
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert read_message(empty) == b""
+    large = tmp_path / "large"
+    large.write_bytes(b"x" * (MAX_MESSAGE + 10))
+    assert read_message(large) == b"x" * MAX_MESSAGE
+    try:
+        read_message(tmp_path)
+    except OSError:
+        pass
+    else:
+        raise AssertionError("a folder was read as a message")
+
+
+def test_a_message_that_grows_while_it_is_read_is_read_on_to_its_end(tmp_path, monkeypatch) -> None:
+    """The file's size is taken first; bytes written after that are read too (up to the bound), as before."""
+    import os
+
+    import spamfilter
+
+    path = tmp_path / "growing"
+    path.write_bytes(b"Subject: a\n\n")
+    real_fstat = os.fstat
+
+    def grown(descriptor: int) -> os.stat_result:
+        found = real_fstat(descriptor)
+        with open(path, "ab") as more:
+            more.write(b"y" * 200_000)
+        return found
+
+    monkeypatch.setattr(spamfilter.os, "fstat", grown)
+    assert spamfilter.read_message(path) == b"Subject: a\n\n" + b"y" * 200_000
+
+
+def test_a_parts_parameters_kept_once_parsed_are_the_standard_librarys_and_follow_a_changed_header() -> None:
+    import email
+
+    made = tokens_hostile.messages()
+    made["many parameters"] = (b"From: a@example.org\nSubject: p\nMIME-Version: 1.0\nContent-Type: text/plain; "
+                               + b"; ".join(b"p%d=%d" % (n, n) for n in range(3000))
+                               + b"; charset=ISO-8859-1; name*=utf-8''%C3%A9t%C3%A9.txt\n\nbody\n")
+    for name, raw in made.items():
+        try:
+            kept = tokenizer.parse(raw)
+        except tokenizer.Unreadable:
+            continue
+        plain = email.message_from_bytes(raw)
+        for ours, theirs in zip(kept.walk(), plain.walk(), strict=True):
+            for _ in range(2):  # the second time from what was kept
+                assert ours.get_params() == theirs.get_params(), name
+                assert ours.get_params(unquote=False) == theirs.get_params(unquote=False), name
+                assert ours.get_param("charset") == theirs.get_param("charset"), name
+                assert ours.get_content_charset() == theirs.get_content_charset(), name
+                assert ours.get_filename() == theirs.get_filename(), name
+                assert ours.get_params(header="content-disposition") == \
+                    theirs.get_params(header="content-disposition"), name
+            given = ours.get_params(unquote=False)
+            if given is not None:
+                given.clear()  # a caller's list is its own
+            assert ours.get_params() == theirs.get_params(), name
+    message = tokenizer.parse(b"Content-Type: text/plain; charset=us-ascii\n\nx\n")
+    assert message.get_content_charset() == "us-ascii"
+    message.set_param("charset", "utf-8")
+    assert message.get_content_charset() == "utf-8"
+    del message["content-type"]
+    assert message.get_content_charset() is None and message.get_params() is None
