@@ -15,7 +15,6 @@ import pytest
 from gateway_mail.mail import sample
 
 from gateway.testing import write_config
-from tests.forkserver import gateway_command
 
 _SECONDS = re.compile(r"\(\d+\.\d s\)")
 
@@ -44,15 +43,6 @@ def _aged_run(home: Path) -> tuple[str, bool]:
     return _index(home)
 
 
-def _aged_run_unchecked(home: Path) -> None:
-    """An aged run whose output and imports the test does not look at (it only leaves the answer kept): through
-    the suite's fork server, without the cost of a fresh interpreter that `_index` pays to see what it imported."""
-    _age(home)
-    done = subprocess.run(gateway_command("mail", "index"), capture_output=True, text=True, env=dict(os.environ),
-                          timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-
-
 @pytest.fixture
 def home(gateway_home: Path) -> Path:
     mail = gateway_home / "Mail"
@@ -77,14 +67,14 @@ def test_nothing_new_is_said_again_exactly_and_each_change_runs_the_full_command
     sample.deliver(home / "Mail" / "personal" / "INBOX", sample.message(subject="Budget note 3"))
     read, lean = _aged_run(home)
     assert read.startswith("1 read, ") and "5 messages indexed" in read and not lean
-    _aged_run_unchecked(home)  # nothing new again, kept again
+    _aged_run(home)  # nothing new again, kept again
     assert _index(home)[1]
 
     # A folder made: the root's directory changed.
     sample.deliver(home / "Mail" / "personal" / ".Trips", sample.message(subject="Trip budget"))
     read, lean = _aged_run(home)
     assert read.startswith("1 read, ") and "6 messages indexed" in read and not lean
-    _aged_run_unchecked(home)
+    _aged_run(home)
     assert _index(home)[1]
 
     # A message's flags changed (a rename in cur/).
@@ -93,7 +83,7 @@ def test_nothing_new_is_said_again_exactly_and_each_change_runs_the_full_command
     name.rename(cur / (name.name.split(":2,")[0] + ":2,FS"))
     moved, lean = _aged_run(home)
     assert moved.startswith("0 read, 1 moved or reflagged") and not lean
-    _aged_run_unchecked(home)
+    _aged_run(home)
     assert _index(home)[1]
 
     # The config changed: another account.
@@ -114,7 +104,7 @@ def test_nothing_new_is_said_again_exactly_and_each_change_runs_the_full_command
 
 
 def test_a_folder_changed_within_its_time_granularity_is_not_kept(home: Path) -> None:
-    _aged_run_unchecked(home)
+    _aged_run(home)
     _age(home)
     os.utime(home / "Mail" / "personal" / "INBOX" / "new")  # now: a delivery may follow unseen in the same tick
     output, lean = _index(home)
@@ -126,7 +116,7 @@ def test_with_the_shield_on_nothing_is_kept(home: Path) -> None:
     write_config(home, {"gateway": {"plugins": ["mail"]}, "plugins": {"mail": {
         "accounts": [{"name": "personal", "maildir": "~/Mail/personal", "addresses": ["pat@example.org"]}],
         "shielded": ["pat@example.org"]}}}, projects=[])
-    _aged_run_unchecked(home)
+    _aged_run(home)
     first, lean = _aged_run(home)
     assert "AI shield:" in first and not lean
     second, lean = _index(home)
