@@ -12,8 +12,8 @@ import gateway_papers
 import pytest
 from gateway_papers import sample, store
 
-from gateway.api.context import home_environment
 from gateway.testing import make_gateway
+from tests.shared_home import living_in, new_home
 
 CANARY = "quokkacanary"
 
@@ -30,25 +30,17 @@ def _shared(tmp_path_factory: pytest.TempPathFactory):
     """One home of sample papers and one gateway on it, for the tests that only ask (none writes a file or the
     config): the papers are read once, by the first call, instead of once a test (a reading process and a few
     PDFs each time)."""
-    home = tmp_path_factory.mktemp("papers") / "home"
-    home.mkdir()
-    with pytest.MonkeyPatch.context() as patch:
-        for key, value in home_environment(home).items():
-            patch.setenv(key, value)
-        patch.delenv("GATEWAY_CONFIG", raising=False)
-        made, gateway = _gateway(home)
-    return home, made, gateway
+    home = new_home(tmp_path_factory, "papers")
+    with living_in(home):
+        return home, *_gateway(home)
 
 
 @pytest.fixture
-def read_only(_shared, monkeypatch: pytest.MonkeyPatch):
-    """The shared home and gateway, with HOME and XDG_* pointing into that home for the test, as `gateway_home`
-    does for a home of the test's own."""
+def read_only(_shared):
+    """The shared sample papers and gateway, the test living in their home."""
     home, made, gateway = _shared
-    for key, value in home_environment(home).items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("GATEWAY_CONFIG", raising=False)
-    return made, gateway
+    with living_in(home):
+        yield made, gateway
 
 
 def _by_title(answer) -> dict[str, dict]:
