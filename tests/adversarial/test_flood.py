@@ -255,8 +255,8 @@ FLOOD_STALLS_BEFORE = 3_000
 FLOOD = 6_000
 
 
-# 6,000 calls take about 5 s of CPU, much more on two cores shared with the suite's other workers: the bound of
-# 400 s is a safety limit, nothing is timed.
+# 6,000 calls take about 6 s of CPU (client and server), much longer in wall time on two cores shared with the
+# suite's other workers: the bound of 400 s is a safety limit, nothing is timed.
 @pytest.mark.timeout(400)
 @pytest.mark.usefixtures("real_exec")  # reads the server's /proc
 def test_a_flood_written_without_reading_is_answered_whole_in_bounded_memory(gateway_home, tmp_path):
