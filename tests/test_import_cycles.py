@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.source_imports import import_statements
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -27,14 +29,6 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _type_checking_only(tree: ast.AST) -> set[int]:
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
-    return skipped
-
-
 def _graph(modules: dict[str, Path]) -> dict[str, set[str]]:
     def known(name: str) -> str:
         while name and name not in modules:
@@ -43,16 +37,13 @@ def _graph(modules: dict[str, Path]) -> dict[str, set[str]]:
 
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, file in modules.items():
-        tree = ast.parse(file.read_text(encoding="utf-8"))
-        skipped = _type_checking_only(tree)
         package = name.split(".") if file.name == "__init__.py" else name.split(".")[:-1]
-        for node in ast.walk(tree):
-            if id(node) in skipped:
-                continue
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        for node in import_statements(tree, type_checking=False):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
+            else:
                 base = node.module or ""
                 if node.level:
                     base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
@@ -119,3 +110,44 @@ def test_no_module_imports_another_in_a_circle() -> None:
 def test_the_check_sees_a_circle_when_there_is_one() -> None:
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_import_statement_is_found_but_those_for_type_checking() -> None:
+    source = """
+import a
+if TYPE_CHECKING:
+    import hidden
+    if other:
+        import hidden_too
+else:
+    import b
+try:
+    import c
+except ImportError:
+    from . import d
+else:
+    import e
+finally:
+    import f
+class K:
+    def method(self):
+        with open("x"):
+            for _ in ():
+                while True:
+                    import g
+            else:
+                import h
+async def run():
+    async with x:
+        async for _ in y:
+            from i import j
+match z:
+    case 1:
+        import k
+handler = lambda: __import__("not_a_statement")
+"""
+    found = [node.names[0].name if isinstance(node, ast.Import) else node.module or "."
+             for node in import_statements(ast.parse(source), type_checking=False)]
+    assert sorted(found) == [".", "a", "b", "c", "e", "f", "g", "h", "i", "k"]
+    every = list(import_statements(ast.parse(source)))
+    assert len(every) == len(found) + 2

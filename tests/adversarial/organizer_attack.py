@@ -22,6 +22,9 @@ PEAK_ABOVE_IDLE_MB = 300
 PING_BOUND_S = 2.0  # a liveness bound, far above a ping's usual few milliseconds: a server frozen by a parser
 # holding the interpreter takes several seconds or tens of seconds (1 s was met by a healthy server on two cores at
 # load 9 and more, where a ping can wait that long for a core)
+PING_EVERY_S = 0.2  # the pinger's pause between pings: a ping is always in flight or sent within 0.2 s, so any
+# freeze longer than PING_BOUND_S + PING_EVERY_S is met by a ping that waits past the bound. A ping costs client and
+# server some 10 ms of CPU: every 50 ms, the pings were a tenth of a core for as long as an attack ran.
 
 
 def peak_mb(pid: int) -> float:
@@ -105,8 +108,8 @@ def text_of(result: Any) -> str:
 
 
 def attack(server: Server, calls: list[tuple[str, dict]], until: Any = None) -> Attack:
-    """Make the calls one after another on one client while a second client pings every 50 ms (and stop after
-    the first answer for which `until(answer)` is true, when given)."""
+    """Make the calls one after another on one client while a second client pings every PING_EVERY_S (and stop
+    after the first answer for which `until(answer)` is true, when given)."""
     seen = Attack()
 
     async def run() -> None:
@@ -119,7 +122,7 @@ def attack(server: Server, calls: list[tuple[str, dict]], until: Any = None) -> 
                     with anyio.fail_after(120):
                         await pinger.send_ping()
                     seen.pings.append(time.monotonic() - started)
-                    with anyio.move_on_after(0.05):
+                    with anyio.move_on_after(PING_EVERY_S):
                         await done.wait()
 
             async with anyio.create_task_group() as group:
@@ -128,7 +131,7 @@ def attack(server: Server, calls: list[tuple[str, dict]], until: Any = None) -> 
                     seen.answers.append(await attacker.call_tool(tool, arguments))
                     if until is not None and until(seen.answers[-1]):
                         break
-                await anyio.sleep(0.2)  # a ping or two after the last answer too
+                await anyio.sleep(PING_EVERY_S + 0.1)  # a ping after the last answer too
                 done.set()
 
     anyio.run(run)

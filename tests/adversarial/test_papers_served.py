@@ -120,7 +120,7 @@ def test_a_closed_project_is_never_shown_in_papers(gateway_home: Path) -> None:
 
 @pytest.fixture(scope="module")
 def hostile_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return hostile.all_of(tmp_path_factory.mktemp("hostile-served"))
+    return hostile.made_once(tmp_path_factory)
 
 
 def test_hostile_pdfs_fail_alone_and_the_server_goes_on(gateway_home: Path, hostile_files: dict[str, Path]) -> None:

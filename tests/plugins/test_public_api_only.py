@@ -4,18 +4,21 @@ of its modules; and no plugin imports another plugin's modules (the shared libra
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import gateway
+from tests.source_imports import import_statements
 
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 BUILT_INS = sorted(p for p in PLUGINS.iterdir() if p.is_dir() and (p / "__init__.py").exists())
 
 
+@cache  # read once for both checks: the files do not change during a run
 def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
-    for node in ast.walk(tree):
+    for node in import_statements(tree):  # those under `if TYPE_CHECKING:` too
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append((node.lineno, node.module, [a.name for a in node.names]))
         elif isinstance(node, ast.Import):

@@ -20,6 +20,7 @@ from gateway_ledger.budgets import period_of, planned
 
 from gateway import ToolError
 from gateway.testing import make_gateway
+from tests.shared_home import living_in, new_home
 
 CANARY = "Quahogcanary"
 
@@ -29,6 +30,23 @@ def _gateway(home: Path, **settings):
     made["config"]["plugins"]["ledger"].update(settings)
     gateway = make_gateway([("ledger", gateway_ledger)], home=home, config=made["config"], projects=made["projects"])
     return made, gateway
+
+
+@pytest.fixture(scope="module")
+def _shared(tmp_path_factory: pytest.TempPathFactory):
+    """One home of sample journals and one gateway on it, for the tests that only ask (none writes a journal or the
+    config): the journals are read once, by the first call (bean-check's and hledger's readings), not once a test."""
+    home = new_home(tmp_path_factory, "ledger")
+    with living_in(home):
+        return home, *_gateway(home)
+
+
+@pytest.fixture
+def read_only(_shared):
+    """The shared sample journals and gateway, the test living in their home."""
+    home, made, gateway = _shared
+    with living_in(home):
+        yield made, gateway
 
 
 def test_the_sample_journals_are_valid_for_beancount_and_hledger_themselves(gateway_home: Path) -> None:
@@ -42,8 +60,8 @@ def test_the_sample_journals_are_valid_for_beancount_and_hledger_themselves(gate
     assert checked.returncode == 0, checked.stderr
 
 
-def test_budgets_give_budget_against_actual_per_category_this_month(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_budgets_give_budget_against_actual_per_category_this_month(read_only) -> None:
+    _made, gateway = read_only
     answer = gateway.call("budgets")
     assert not answer.is_error, answer.text
     lines = answer.text.splitlines()
@@ -59,7 +77,7 @@ def test_budgets_give_budget_against_actual_per_category_this_month(gateway_home
     assert CANARY not in answer.text and CANARY not in json.dumps(dict(answer.data))
 
 
-def test_a_period_is_a_month_a_quarter_a_year_or_two_days(gateway_home: Path) -> None:
+def test_a_period_is_a_month_a_quarter_a_year_or_two_days(read_only) -> None:
     today = date(2026, 12, 9)
     assert period_of(None, today) == (date(2026, 12, 1), date(2027, 1, 1), "2026-12")
     assert period_of("2026-02", today) == (date(2026, 2, 1), date(2026, 3, 1), "2026-02")
@@ -74,13 +92,13 @@ def test_a_period_is_a_month_a_quarter_a_year_or_two_days(gateway_home: Path) ->
     assert str(planned(rules, date(2026, 1, 1), date(2027, 1, 1))) == "1200.00"
     assert str(planned(rules, date(2026, 12, 1), date(2027, 1, 1))) == "101.92"
     assert planned(rules, date(2025, 12, 1), date(2026, 1, 1)) is None  # not yet in force
-    _made, gateway = _gateway(gateway_home)
+    _made, gateway = read_only
     wrong = gateway.call("budgets", {"period": "someday"})
     assert wrong.is_error and "2026-Q4" in wrong.text
 
 
-def test_accounts_give_balances_with_account_numbers_kept_to_their_last_four(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_accounts_give_balances_with_account_numbers_kept_to_their_last_four(read_only) -> None:
+    _made, gateway = read_only
     answer = gateway.call("accounts")
     text = answer.text
     assert "Assets:Bank:Checking  2,383.90 EUR  (opened " in text and "number: [IBAN …3000]" in text
@@ -94,8 +112,8 @@ def test_accounts_give_balances_with_account_numbers_kept_to_their_last_four(gat
     assert CANARY not in text and "Lawsuit" not in text
 
 
-def test_search_gives_transactions_newest_first_with_their_postings(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_search_gives_transactions_newest_first_with_their_postings(read_only) -> None:
+    _made, gateway = read_only
     answer = gateway.call("search_transactions", {"query": "example", "limit": 2})
     assert "3 transactions found, the newest 2 given" in answer.text
     dates = [t["date"] for t in answer.data["transactions"]]
@@ -111,8 +129,8 @@ def test_search_gives_transactions_newest_first_with_their_postings(gateway_home
     assert "<<<data " in first.text and "Grocer Example | weekly shop" in first.text
 
 
-def test_a_closed_projects_transactions_are_kept_and_counted_whatever_the_words(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_a_closed_projects_transactions_are_kept_and_counted_whatever_the_words(read_only) -> None:
+    _made, gateway = read_only
     counts = set()
     for query in (CANARY, "retainer", "strongbox", "berth", "parcel", "gutter", "boiler", "flowers", "example",
                   "nothingmatcheshere", "Lawsuit", "Harbor"):
@@ -127,8 +145,8 @@ def test_a_closed_projects_transactions_are_kept_and_counted_whatever_the_words(
     assert counts == {9}
 
 
-def test_an_iban_and_a_card_are_masked_and_found_by_no_digits(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_an_iban_and_a_card_are_masked_and_found_by_no_digits(read_only) -> None:
+    _made, gateway = read_only
     forms = (sample.IBAN_DIGITS, "DE89370400440532013000", "0532", "013000", "4111111111111111", "4111", "4111 1111 1111")
     for form in forms:
         answer = gateway.call("search_transactions", {"query": form})

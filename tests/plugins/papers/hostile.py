@@ -3,8 +3,12 @@ with a password, one of 2,000 pages and one cut short. Shared by the plugin's te
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
 from pathlib import Path
 
+import pytest
 from gateway_papers import sample
 
 
@@ -74,6 +78,26 @@ def all_of(folder: Path) -> dict[str, Path]:
     return {"bomb": bomb(folder / "bomb.pdf"), "endless": endless(folder / "endless.pdf"),
             "encrypted": encrypted(folder / "encrypted.pdf"), "long": long(folder / "long.pdf"),
             "truncated": truncated(folder / "truncated.pdf")}
+
+
+def made_once(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every hostile file, made once a run for every test and worker that asks (their making costs seconds of
+    CPU: the bomb and the endless page are compressed from 140 MB), in the temporary root the xdist workers share,
+    under a file lock. The files are the askers' to read or copy, never to change."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER") is not None:
+        shared = shared.parent  # every worker's base is a folder of this one
+    folder = shared / "papers-hostile"
+    names = ("bomb", "endless", "encrypted", "long", "truncated")
+    with open(shared / "papers-hostile.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the making fails
+        if not (folder / "made").exists():
+            if folder.exists():  # an asker before this one failed half-way: start again
+                shutil.rmtree(folder)
+            folder.mkdir()
+            all_of(folder)
+            (folder / "made").touch()
+    return {name: folder / f"{name}.pdf" for name in names}
 
 
 def wide(path: Path) -> Path:

@@ -19,10 +19,10 @@ CANARY = "wombatcanary"
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return hostile.all_of(tmp_path_factory.mktemp("hostile"))
+    return hostile.made_once(tmp_path_factory)
 
 
-def test_each_hostile_pdf_fails_alone_in_the_reading_process(made: dict[str, Path]) -> None:
+def test_each_hostile_pdf_fails_alone_in_the_reading_process(made: dict[str, Path], tmp_path: Path) -> None:
     with Reader(Bounds(200 << 20, 20, 1_000_000, 10.0, 1024, 64 << 20)) as reader:
         said = {}
         for name in ("bomb", "endless", "encrypted", "truncated"):
@@ -30,7 +30,7 @@ def test_each_hostile_pdf_fails_alone_in_the_reading_process(made: dict[str, Pat
                 reader.pdf(made[name])
             said[name] = str(failed.value)
         long = reader.pdf(made["long"])
-        ordinary = reader.pdf(sample.pdf(made["long"].with_name("ordinary.pdf"), "An ordinary letter."))
+        ordinary = reader.pdf(sample.pdf(tmp_path / "ordinary.pdf", "An ordinary letter."))
     assert "compression bomb" in said["bomb"]
     assert any(bound in said["endless"] for bound in hostile.ENDLESS_BOUNDS), said["endless"]
     assert "encrypted with a password" in said["encrypted"]

@@ -13,6 +13,7 @@ import pytest
 from gateway_papers import sample, store
 
 from gateway.testing import make_gateway
+from tests.shared_home import living_in, new_home
 
 CANARY = "quokkacanary"
 
@@ -24,6 +25,24 @@ def _gateway(home: Path, projects: list | None = None, **settings):
                               projects=made["projects"] if projects is None else projects)
 
 
+@pytest.fixture(scope="module")
+def _shared(tmp_path_factory: pytest.TempPathFactory):
+    """One home of sample papers and one gateway on it, for the tests that only ask (none writes a file or the
+    config): the papers are read once, by the first call, instead of once a test (a reading process and a few
+    PDFs each time)."""
+    home = new_home(tmp_path_factory, "papers")
+    with living_in(home):
+        return home, *_gateway(home)
+
+
+@pytest.fixture
+def read_only(_shared):
+    """The shared sample papers and gateway, the test living in their home."""
+    home, made, gateway = _shared
+    with living_in(home):
+        yield made, gateway
+
+
 def _by_title(answer) -> dict[str, dict]:
     return {p["title"]: p for p in answer.data["papers"]}
 
@@ -33,8 +52,8 @@ def _read(gateway, title: str, query: str) -> str:
     return gateway.call("read_paper", {"address": found[title]["address"]}).text
 
 
-def test_each_kind_of_file_is_read_with_its_kind_date_and_correspondent(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_each_kind_of_file_is_read_with_its_kind_date_and_correspondent(read_only) -> None:
+    _made, gateway = read_only
     assert gateway.list_tools() == ["search_papers", "read_paper"]
     lease = _by_title(gateway.call("search_papers", {"query": "deposit"}))["Flat lease"]
     assert (lease["kind"], lease["date"], lease["correspondent"]) == ("contract", "2026-01-15", "Acme Lettings")
@@ -59,14 +78,14 @@ def test_each_kind_of_file_is_read_with_its_kind_date_and_correspondent(gateway_
     assert _by_title(gateway.call("search_papers", {"query": "tulip"}))["Seed order"]["kind"] == "paper"
 
 
-def test_an_image_without_a_text_layer_is_known_by_its_name(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_an_image_without_a_text_layer_is_known_by_its_name(read_only) -> None:
+    _made, gateway = read_only
     text = _read(gateway, "Photo of a letter", "photo")
     assert "Text: none; a scanned image without a text layer" in text and "<<<data" not in text
 
 
-def test_kind_and_since_narrow_a_search(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_kind_and_since_narrow_a_search(read_only) -> None:
+    _made, gateway = read_only
     everything = {p["title"] for p in gateway.call("search_papers", {"query": "northbank"}).data["papers"]}
     assert everything == {"Card agreement", "Annual statement", "Card renewal"}
     letters = gateway.call("search_papers", {"query": "northbank", "kind": "letter"}).data["papers"]
@@ -77,8 +96,8 @@ def test_kind_and_since_narrow_a_search(gateway_home: Path) -> None:
     assert len(one.data["papers"]) == 1 and one.data["more"] == 2 and "2 more papers found past the limit" in one.text
 
 
-def test_a_paper_is_read_framed_and_masked(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_a_paper_is_read_framed_and_masked(read_only) -> None:
+    _made, gateway = read_only
     text = _read(gateway, "Flat lease", "deposit")
     lines = text.splitlines()
     assert "Kind: contract" in lines and "Correspondent: Acme Lettings" in lines and "Pages: 2" in lines
@@ -107,8 +126,8 @@ def test_a_long_text_is_cut_and_the_answer_says_where(gateway_home: Path) -> Non
 @pytest.mark.parametrize("digits", ["4111111111111111", "4111 1111 1111 1111", "41111111", "4111-1111-1111-1111",
                                     "FR1420041010050500013M02606", "FR14 2004 1010 0505 0001 3M02 606",
                                     "20041010050500013M02606", "2004 1010 0505", "0505"])
-def test_an_iban_and_a_card_number_are_never_found_by_their_digits(gateway_home: Path, digits: str) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_an_iban_and_a_card_number_are_never_found_by_their_digits(read_only, digits: str) -> None:
+    _made, gateway = read_only
     answer = gateway.call("search_papers", {"query": digits})
     assert answer.data["papers"] == [] and "(no paper found)" in answer.text
     # Where they are written, they are masked, the last four kept to tell two apart.
@@ -118,8 +137,8 @@ def test_an_iban_and_a_card_number_are_never_found_by_their_digits(gateway_home:
         assert label in text and "4111 1111" not in text and "2004 1010" not in text
 
 
-def test_the_closed_projects_papers_are_in_no_answer(gateway_home: Path) -> None:
-    made, gateway = _gateway(gateway_home)
+def test_the_closed_projects_papers_are_in_no_answer(read_only) -> None:
+    made, gateway = read_only
     folder = made["folder"]
     answers = []
     for query in (CANARY, "strongbox", "berth", "extension", "builders", "inventory", "handover", "plumtree",
@@ -197,8 +216,8 @@ def test_a_broken_manifest_fails_alone(gateway_home: Path) -> None:
     assert "Soil survey" in {p["title"] for p in answer.data["papers"]}
 
 
-def test_bad_arguments_say_what_to_do(gateway_home: Path) -> None:
-    _made, gateway = _gateway(gateway_home)
+def test_bad_arguments_say_what_to_do(read_only) -> None:
+    _made, gateway = read_only
     for tool, arguments, said in (("read_paper", {"address": "/etc/passwd"}, "not a paper's address"),
                                   ("search_papers", {"query": "…"}, "no word to search"),
                                   ("search_papers", {"query": "lease", "kind": "invoice"}, "kind")):
