@@ -58,9 +58,8 @@ async def serve_client(
 ) -> AsyncIterator[Any]:
     """The SDK's own client, talking to a real `gateway serve` subprocess whose home is `home`.
 
-    `config`: run `gateway --config CONFIG serve`, as a host pointed at a config elsewhere does. When the
-    environment variable GATEWAY_TEST_LAUNCHER is set (a command prefix, split as a shell would), it replaces
-    `python -m gateway` in the command: the test suite sets it to a faster launcher of the same program.
+    `config`: run `gateway --config CONFIG serve`, as a host pointed at a config elsewhere does. The server is
+    started with `gateway_command()` (GATEWAY_TEST_LAUNCHER, when set, replaces `python -m gateway`).
     """
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -68,8 +67,7 @@ async def serve_client(
 
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), **(extra_env or {})}
     chosen = ["--config", str(config)] if config is not None else []
-    launcher = os.environ.get("GATEWAY_TEST_LAUNCHER")
-    command = shlex.split(launcher) if launcher else [sys.executable, "-m", "gateway"]
+    command = gateway_command()
     params = StdioServerParameters(command=command[0], args=[*command[1:], *chosen, "serve"], env=env)
     # The SDK's default for the server's stderr is whatever sys.stderr was when mcp.client.stdio was first
     # imported: under click's CliRunner that is a stream with no descriptor, and every later launch fails.
@@ -78,6 +76,15 @@ async def serve_client(
         read_timeout_seconds=60, message_handler=message_handler,
     ) as client:
         yield client
+
+
+def gateway_command() -> list[str]:
+    """The command that starts `python -m gateway` (its arguments follow): this Python's, or, when the environment
+    variable GATEWAY_TEST_LAUNCHER is set (a command prefix, split as a shell would), that command: the test
+    suite sets it to a faster launcher of the same program. `serve_client`, `gateway selftest` and `gateway demo`
+    start their servers with it."""
+    launcher = os.environ.get("GATEWAY_TEST_LAUNCHER")
+    return shlex.split(launcher) if launcher else [sys.executable, "-m", "gateway"]
 
 
 def _errlog() -> Any:

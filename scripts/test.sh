@@ -9,6 +9,14 @@ cd "$root"
 # Python and pytest keep compiled (and assertion-rewritten) modules so that each worker and each server a test
 # starts reads them instead of compiling every module again.
 unset PYTHONDONTWRITEBYTECODE
+# In a fresh clone nothing is compiled yet, and every worker would compile (and pytest rewrite) each module it
+# collects at the same moment as the others: the same work four times over. Two collections side by side (one
+# for each core) compile it once first; their output is not needed (the run below reports any collection error).
+if ! compgen -G "tests/__pycache__/conftest.*-pytest-*.pyc" >/dev/null; then
+  .venv/bin/python -m pytest --collect-only -q -p no:xdist tests/plugins >/dev/null 2>&1 &
+  .venv/bin/python -m pytest --collect-only -q -p no:xdist --ignore=tests/plugins >/dev/null 2>&1 || true
+  wait || true
+fi
 # More workers than cores: much of the suite waits on the servers and tools it starts. `worksteal` hands an idle
 # worker tests queued for a busy one, so one long file does not finish alone at the end.
 .venv/bin/python -m pytest -n 4 --dist worksteal "$@"

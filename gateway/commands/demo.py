@@ -134,8 +134,11 @@ async def _tour(home: Path, calls: list[tuple[str, str, dict[str, Any]]]) -> Non
     from mcp.client.stdio import StdioServerParameters
     from mcp_types import Implementation
 
+    from gateway.served import gateway_command
+
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home)}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", "serve"], env=env)
+    command = gateway_command()
+    params = StdioServerParameters(command=command[0], args=[*command[1:], "serve"], env=env)
     async with Client(params, mode="legacy", client_info=Implementation(name="gateway-demo", version="1")) as client:
         info = client.server_info
         click.echo(f"\n→ initialize: {info.name if info else '?'} {info.version if info else ''}, "

@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -84,8 +83,10 @@ async def _serve(scratch: Scratch, which: str, body: Callable[[Served], Any]) ->
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp_types import Implementation
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "gateway", "serve"],
-                                    env=scratch.env(which))
+    from gateway.served import gateway_command
+
+    command = gateway_command()
+    params = StdioServerParameters(command=command[0], args=[*command[1:], "serve"], env=scratch.env(which))
     with open(os.devnull, "w") as quiet:
         async with Client(stdio_client(params, errlog=quiet), mode="legacy", read_timeout_seconds=60,
                           client_info=Implementation(name="gateway-selftest", version="1")) as client:

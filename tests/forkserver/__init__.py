@@ -24,8 +24,9 @@ from pathlib import Path
 LAUNCHER = Path(__file__).with_name("launcher.py")
 VARIABLE = "GATEWAY_TEST_LAUNCHER"
 ROOT = Path(__file__).resolve().parents[2]
-# What the fork server leaves out of its own environment: the requests the suite makes carry none of them, and the
-# fork server declines a request that differs from it in any (see server.py).
+# What the fork server leaves out of its own environment: most requests the suite makes carry none of them, and
+# the fork server declines a request that differs from it in any read at start-up (see server.py). With no locale
+# named it runs in UTF-8 mode, which stands for a request naming a UTF-8 locale too (LANG=C.UTF-8).
 _LEFT_OUT_PREFIXES = ("PYTHON", "_PYTHON", "OTEL_", "LC_")
 _LEFT_OUT = ("LANG", "NO_COLOR", "FORCE_COLOR", "GATEWAY_LOG_LEVEL", VARIABLE)
 

@@ -27,7 +27,8 @@ or _PYTHON* (PYTHONPATH excepted: its folders, and a script's own, are put on `s
 would, when no module they hold was imported already and they hold no sitecustomize or usercustomize; and the
 two made again in the child, PYTHONUNBUFFERED and PYTHONDONTWRITEBYTECODE), OTEL_*,
 NO_COLOR, FORCE_COLOR and GATEWAY_LOG_LEVEL (read by OpenTelemetry, structlog and the gateway's log set-up
-when imported), a different encoding, or a terminal on a standard stream (structlog's import looks for one).
+when imported), a different encoding (UTF-8 mode aside when the locale's encoding is UTF-8: see
+`_same_encodings`), or a terminal on a standard stream (structlog's import looks for one).
 It ends when its standard input (a pipe from the test session that started it) closes.
 
 Forked children share the fork server's string-hash seed (a fresh interpreter picks its own); `random` is
@@ -125,7 +126,7 @@ def _declined(request: Request) -> str | None:
         read_at_start = key in IMPORT_TIME_VARIABLES or key.startswith(IMPORT_TIME_PREFIXES)
         if read_at_start and request.env.get(key) != own.get(key):
             return f"{key} differs"
-    if request.encodings != _encodings():
+    if not _same_encodings(request.encodings, _encodings()):
         return "encoding differs"
     if any(os.isatty(d) for d in request.descriptors):
         return "a terminal"
@@ -146,6 +147,22 @@ def _declined(request: Request) -> str | None:
             if module in ("sitecustomize", "usercustomize"):  # the interpreter would run it as it starts
                 return f"{folder} holds {module}"
     return None
+
+
+def _same_encodings(asked: list[object], own: list[object]) -> bool:
+    """Whether a fresh interpreter that reported `asked` (file system encoding, UTF-8 mode, standard output's
+    encoding and errors) decides what this one decided.
+
+    This process's environment names no locale, so the interpreter took the C locale as C.UTF-8 and turned UTF-8
+    mode on; a launcher given LANG=C.UTF-8 (as the suite's own environment may be) has it off. With a UTF-8
+    locale the two decide the same: the file system's encoding and errors, the standard streams' encoding and
+    errors (compared here), and the encoding open() and subprocess use (the locale's, UTF-8; the child sets its
+    locale from the request's environment). So the mode alone may differ when the encoding is UTF-8."""
+    if len(asked) != len(own):
+        return False
+    if asked[1] != own[1] and str(asked[0]).lower().replace("-", "").replace("_", "") == "utf8":
+        asked = [asked[0], own[1], *asked[2:]]
+    return asked == own
 
 
 def _script_folder(request: Request) -> str:

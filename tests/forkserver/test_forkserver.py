@@ -25,7 +25,7 @@ from tests import forkserver
 # A plugin whose import, inside the served process, writes down what that process is and holds (then aborts
 # when asked to): imported at start-up, as every plugin the config turns on.
 PROBE = '''
-import json, os, re, signal, sys
+import codecs, json, locale, os, re, signal, sys
 
 def _target(descriptor):
     try:
@@ -48,6 +48,8 @@ _report = {
     "streams": [(s.encoding, s.errors, s.line_buffering, s.write_through, type(s.buffer).__name__)
                 for s in (sys.stdin, sys.stdout, sys.stderr)],
     "dont_write_bytecode": sys.dont_write_bytecode,
+    "encodings": [codecs.lookup(sys.getfilesystemencoding()).name, codecs.lookup(locale.getpreferredencoding(False)).name,
+                  sys.getfilesystemencodeerrors(), locale.setlocale(locale.LC_CTYPE)],
     "ppid": os.getppid(),
     "pid": os.getpid(),
 }
@@ -115,13 +117,16 @@ def _kinds(descriptors: dict[str, str | None], folder: Path) -> list[str]:
                   for d, target in descriptors.items())
 
 
-@pytest.mark.parametrize("ignoring, unbuffered", [((), False), ((signal.SIGINT, signal.SIGUSR1), True)],
-                         ids=["none-ignored", "some-ignored-and-unbuffered"])
+@pytest.mark.parametrize("ignoring, unbuffered, lang", [
+    ((), False, None), ((signal.SIGINT, signal.SIGUSR1), True, None), ((), False, "C.UTF-8")],
+    ids=["none-ignored", "some-ignored-and-unbuffered", "a-utf-8-locale-named"])
 def test_the_forked_process_is_the_exec_d_one_with_the_request_s_descriptors_and_environment(
-        fork_server, probed, tmp_path, ignoring, unbuffered):
+        fork_server, probed, tmp_path, ignoring, unbuffered, lang):
     socket_path, server = fork_server
     if unbuffered:  # read by the interpreter as it starts, made again by the fork server in its child
         probed = {**probed, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    if lang:  # the fork server's environment names no locale (UTF-8 mode on); this one names a UTF-8 locale
+        probed = {**probed, "LANG": lang}
     real_code, real, _, real_err = _run([sys.executable, "-m", "gateway", "serve"], probed, tmp_path / "real",
                                         tmp_path / "real.json", ignoring)
     code, forked, _, err = _run(_launcher(socket_path, "serve"), probed, tmp_path / "forked", tmp_path / "forked.json",
@@ -137,9 +142,11 @@ def test_the_forked_process_is_the_exec_d_one_with_the_request_s_descriptors_and
     assert forked["env"] == real["env"]
     assert forked["cwd"] == str(tmp_path / "forked") and real["cwd"] == str(tmp_path / "real")
     for key in ("argv", "orig_argv", "main", "main_spec", "handlers", "mask", "streams",
-                "dont_write_bytecode"):
+                "dont_write_bytecode", "encodings"):
         assert forked[key] == real[key], key
     assert real["dont_write_bytecode"] is unbuffered
+    assert real["encodings"] == ["utf-8", "utf-8", "surrogateescape", lang or "C.UTF-8"]
+    assert forked["env"].get("LANG") == lang
     written = [True, "FileIO"] if unbuffered else [False, "BufferedWriter"]  # (written through, under it)
     assert real["streams"][1][3:] == real["streams"][2][3:] == written
     assert forked["path"] == [str(tmp_path / "forked"), str(tmp_path / "site")]

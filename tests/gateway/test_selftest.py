@@ -12,7 +12,7 @@ import pytest
 
 from gateway.api.context import home_environment
 from gateway.testing import installed_plugin, write_config
-from tests.forkserver import gateway_command
+from tests.forkserver import VARIABLE, gateway_command
 
 SECRET = "marmaladetruth"  # in the person's own notes: the selftest must never read or print it
 PROJECTS = [
@@ -58,7 +58,10 @@ def tree(home: Path) -> dict[str, tuple[int, int]]:
 
 
 def selftest(home: Path, scratch: Path, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), "TMPDIR": str(scratch), **(extra or {})}
+    # The suite's launcher, when set, is passed on: the selftest starts its scratch servers through it too.
+    launcher = {VARIABLE: os.environ[VARIABLE]} if VARIABLE in os.environ else {}
+    env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), "TMPDIR": str(scratch), **launcher,
+           **(extra or {})}
     return subprocess.run(gateway_command("selftest"), env=env, capture_output=True, text=True,
                           timeout=300)
 
