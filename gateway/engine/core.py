@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import resource as _resource
 import signal
 import threading
@@ -865,15 +866,48 @@ class _LoopOverrun(BaseException):
 
 
 class _Alarm:
-    """The timer signal's state: whether a run on the loop is under way (its alarm is ours), and the handler that was
-    in place before ours, which gets every other alarm."""
+    """The timer signal's state: whether a run on the loop is under way (`armed`) and when it began, when the timer
+    set last goes off (None once it went off, or while none was set), and the handler that was in place before ours,
+    which gets every alarm not ours."""
 
     armed = False
+    started = 0.0
+    fires_at: float | None = None
     previous: Any = None
 
 
+# How much earlier than its time an alarm may seem to come and still be taken for our timer's (the clocks' grain), and
+# how late it may be before the timer is taken for lost (another part of the process set the one real-time timer).
+_ALARM_SLACK = 0.002
+
+
+def _forget_timer() -> None:
+    _Alarm.fires_at = None
+
+
+# A forked child has no timers of its parent's: none is pending there, whatever the parent had set.
+os.register_at_fork(after_in_child=_forget_timer)
+
+
+def _arm(seconds: float, now: float) -> None:
+    _Alarm.fires_at = now + seconds
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
 def _overrun(signum: int, frame: Any) -> None:
-    if _Alarm.armed:
+    now = time.perf_counter()
+    fires_at = _Alarm.fires_at
+    if fires_at is not None and now >= fires_at - _ALARM_SLACK:
+        # Our timer: set at the start of some run on the loop, perhaps an earlier one. The run under way, if any,
+        # is stopped once it has had its LOOP_LIMIT_SECONDS, else the timer is set again for what it has left.
+        _Alarm.fires_at = None
+        if _Alarm.armed:
+            left = _Alarm.started + LOOP_LIMIT_SECONDS - now
+            if left <= _ALARM_SLACK:
+                raise _LoopOverrun
+            _arm(left, now)
+        return
+    if _Alarm.armed and now - _Alarm.started >= LOOP_LIMIT_SECONDS:
         raise _LoopOverrun
     if callable(_Alarm.previous):
         _Alarm.previous(signum, frame)
@@ -889,15 +923,24 @@ def _stopped_past_limit(run: Callable[[], T]) -> T:
     """`run()`, interrupted by _LoopOverrun when it is still going after LOOP_LIMIT_SECONDS.
 
     The handler is put in place once and left there (setting a handler costs tens of microseconds, more than a quick
-    tool's run): an alarm that comes while no run is under way goes to the handler that was there before, if any."""
+    tool's run): an alarm that is not our timer's goes to the handler that was there before, if any. The timer is
+    not set and cancelled around every run either (two calls to the kernel a run): a run finds it set by an earlier
+    run when that one began less than LOOP_LIMIT_SECONDS ago, and when it goes off during a later run, the handler
+    sets it again for what that run has left. So a stream of quick runs sets it at most once per LOOP_LIMIT_SECONDS,
+    and its signal comes at most as often (once more after the last run, to nobody: the handler then does nothing)."""
     if signal.getsignal(signal.SIGALRM) is not _overrun:
         _Alarm.previous = signal.signal(signal.SIGALRM, _overrun)
+        _Alarm.fires_at = None
+    now = time.perf_counter()
+    _Alarm.started = now
+    fires_at = _Alarm.fires_at
+    if fires_at is None or now > fires_at + _ALARM_SLACK:
+        # None set, or one that should have gone off by now did not (the timer was set anew elsewhere): set it.
+        _arm(LOOP_LIMIT_SECONDS, now)
     _Alarm.armed = True
-    signal.setitimer(signal.ITIMER_REAL, LOOP_LIMIT_SECONDS)
     try:
         return run()
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         _Alarm.armed = False
 
 
