@@ -653,6 +653,7 @@ async def stdio_transport(
             claims.append((1, stdout))
         source = Source(stdin, READ_CHUNK)  # read here at each start: tests and benches change it
         sink = Sink(stdout)
+        sink.hold_until_sleep()
         wire = _Wire(source, sink, max_line, max_depth, drain_timeout, max_in_flight)
         _wires[wire.read_stream] = wire
         async with anyio.create_task_group() as tg:
