@@ -154,7 +154,9 @@ class _Writer:
     the run queue, and the client's next request finds it there rather than asleep, so it waits for its turn instead
     of being woken. A thread that does nothing but write goes back to sleep as soon as it has written, and the loop's
     thread is asleep, waiting on its input, when the next request comes. (The SDK's own stdio transport writes from a
-    worker thread too.)
+    worker thread too.) A lone answer is written by the loop's thread itself as it goes to sleep, which has the same
+    effect without this thread's wake-up (`Sink.hold_until_sleep`); this thread writes batches, and what a pipe
+    that is full does not take.
     """
 
     def __init__(self, fd: int) -> None:
@@ -256,7 +258,7 @@ class Sink:
         def select(timeout: float | None = None) -> Any:
             # The loop asks the selector before every turn: with a timeout of 0 when it has work ready (no sleep).
             if self._held and (timeout != 0 or time.perf_counter() - self._held_since > _HOLD_SECONDS):
-                self._flush_held()
+                self.flush_held()
             return real(timeout)
 
         selector.select = select
@@ -274,7 +276,7 @@ class Sink:
             self._held_since = time.perf_counter()
         self._held.append(data)
 
-    def _flush_held(self) -> None:
+    def flush_held(self) -> None:
         """Write the answers held for the loop's sleep, as far as the pipe takes them at once (the descriptor is
         non-blocking; a write of a few hundred bytes to a pipe with room never waits); the rest to the writer
         thread, after which order holds."""
@@ -300,7 +302,7 @@ class Sink:
 
     async def write(self, data: bytes) -> None:
         """Write `data` after everything before it; returns once little enough is left to write (back-pressure)."""
-        self._flush_held()
+        self.flush_held()
         if self._writer is not None:
             self._writer.put(data)
             if self._writer.pending > _HIGH_WATER:
@@ -320,13 +322,13 @@ class Sink:
 
     async def drain(self, timeout: float) -> None:
         """Wait until the writer thread has written what it holds, for at most `timeout` seconds."""
-        self._flush_held()
+        self.flush_held()
         if self._writer is not None and self._writer.pending:
             await anyio.to_thread.run_sync(partial(self._writer.wait_drained, 0, timeout), abandon_on_cancel=True)
 
     def restore(self) -> None:
         """Stop the writer thread (what it still holds is dropped) and give the descriptor its flags back."""
-        self._flush_held()
+        self.flush_held()
         if self._unhook is not None:
             self._unhook()
             self._unhook = None
