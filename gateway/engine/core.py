@@ -223,6 +223,8 @@ class Gateway:
         self.refreshing = Refreshing()
         # Per read-only tool function: how quickly it answered lately (see Pace).
         self._paces: dict[Any, Pace] = {}
+        # Per plugin function run: whether it takes the call's Context first.
+        self._takes_context: dict[Any, bool] = {}
         # Per plugin: its functions running on workers now (changed on the loop and on the workers, under the lock).
         self._working: dict[str, int] = {}
         self._working_lock = threading.Lock()
@@ -581,7 +583,7 @@ class Gateway:
         one on the loop. Whatever it gives back is masked before it leaves, on the worker when there is one."""
         deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
         ctx = attrs.evolve(ctx, deadline=deadline)
-        bound = partial(function, ctx, **arguments) if wants_context(function) else partial(function, **arguments)
+        bound = partial(function, ctx, **arguments) if self._wants_context(function) else partial(function, **arguments)
         answer: Answer | None = None
         try:
             # A quick function on the loop needs no cancel scope: nothing is waited for.
@@ -618,6 +620,19 @@ class Gateway:
             log.warning("call past its deadline", plugin=plugin, what=what, seconds=deadline.seconds)
             return Answer(text=deadline.sentence(), is_error=True), "timeout"
         return answer, "error" if answer.is_error else "ok"
+
+    def _wants_context(self, function: Any) -> bool:
+        """Whether `function` takes the call's Context first, read from its signature once (inspect.signature costs
+        more than a quick tool's whole run)."""
+        try:
+            known = self._takes_context.get(function)
+        except TypeError:  # a callable object that cannot be a key
+            return wants_context(function)
+        if known is None:
+            if len(self._takes_context) >= 4096:  # plugins loaded again and again: the old functions' go
+                self._takes_context.clear()
+            known = self._takes_context[function] = wants_context(function)
+        return known
 
     async def in_worker(self, function: Callable[..., T], *arguments: Any) -> T:
         """A synchronous piece of the gateway's own work (a listing that calls plugins) run on a worker thread,

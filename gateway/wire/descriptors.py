@@ -34,6 +34,11 @@ _HIGH_WATER = 64 * 1024
 # A lone answer held for the event loop's sleep is written at the latest once the loop has gone this long without
 # sleeping (a loop busy turn after turn).
 _HOLD_SECONDS = 0.0005
+# A write of a held answer that took longer than this (wall time) was taken off its core: the client it woke took the
+# core, and the loop's thread waited in the run queue before it could go to sleep. On a machine that busy the writer
+# thread writes lone answers instead, for _BUSY_SECONDS, as the loop's thread is then asleep before the client runs.
+_PREEMPTED_SECONDS = 0.0002
+_BUSY_SECONDS = 1.0
 
 _claimed: set[int] = set()
 _claim_lock = threading.Lock()
@@ -220,6 +225,7 @@ class Sink:
         self._writer: _Writer | None = None
         self._held: list[bytes] = []  # lone answers to write when the event loop next goes to sleep
         self._held_since = 0.0
+        self._threaded_until = 0.0  # lone answers go to the writer thread until then (a busy machine)
         self._unhook: Any = None
         if self.fd is not None:
             if not isinstance(stdout, int):
@@ -246,7 +252,10 @@ class Sink:
         steps to finish, and on a busy machine the client often takes its core, leaving the loop's thread in the run
         queue when the next request comes; handed to the writer thread, it costs a wake-up of that thread and a
         switch to it, which then waits for the interpreter's lock until the loop's thread sleeps anyway. Written as
-        the loop goes to sleep, it leaves when it would have left through the thread, without the thread."""
+        the loop goes to sleep, it leaves when it would have left through the thread, without the thread. But the
+        write itself wakes the client, which on a busy machine may take the core before the loop's thread reaches
+        its sleep: a write seen to take that long (_PREEMPTED_SECONDS) hands lone answers to the writer thread again
+        for _BUSY_SECONDS."""
         if self._writer is None or self._unhook is not None:
             return self._unhook is not None
         try:
@@ -273,7 +282,11 @@ class Sink:
             self._writer.put(data)
             return
         if not self._held:
-            self._held_since = time.perf_counter()
+            now = time.perf_counter()
+            if now < self._threaded_until:
+                self._writer.put(data)
+                return
+            self._held_since = now
         self._held.append(data)
 
     def flush_held(self) -> None:
@@ -287,6 +300,7 @@ class Sink:
         data = self._held[0] if len(self._held) == 1 else b"".join(self._held)
         self._held.clear()
         if not writer.pending and not writer.broken:
+            began = time.perf_counter()
             try:
                 written = os.write(writer.fd, data)
             except BlockingIOError:
@@ -295,6 +309,9 @@ class Sink:
                 writer.broken = True
                 log.debug("stdio_write_failed", error=type(exc).__name__)
                 return
+            ended = time.perf_counter()
+            if ended - began > _PREEMPTED_SECONDS:
+                self._threaded_until = ended + _BUSY_SECONDS
             if written == len(data):
                 return
             data = data[written:]
