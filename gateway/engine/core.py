@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import inspect
 import os
 import resource as _resource
@@ -900,6 +901,7 @@ class _Alarm:
     started = 0.0
     fires_at: float | None = None
     previous: Any = None
+    cancelled_at_exit = False  # the exit handler that cancels a pending timer is in place
 
 
 # How much earlier than its time an alarm may seem to come and still be taken for our timer's (the clocks' grain), and
@@ -916,8 +918,19 @@ os.register_at_fork(after_in_child=_forget_timer)
 
 
 def _arm(seconds: float, now: float) -> None:
+    if not _Alarm.cancelled_at_exit:
+        # At its exit the interpreter gives the signal its default action back (the process's end): a timer still
+        # pending then would end the process by its signal instead of its own exit status.
+        atexit.register(_cancel_timer)
+        _Alarm.cancelled_at_exit = True
     _Alarm.fires_at = now + seconds
     signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+def _cancel_timer() -> None:
+    if _Alarm.fires_at is not None:
+        _Alarm.fires_at = None
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _overrun(signum: int, frame: Any) -> None:

@@ -270,3 +270,20 @@ def test_a_run_on_the_loop_is_stopped_when_another_part_of_the_process_cancelled
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         core._Alarm.fires_at = None
+
+
+def test_a_timer_left_pending_by_the_last_run_is_cancelled_at_exit(gateway_home, every_run_quick):
+    """The interpreter gives the signal its default action back as it exits (the process's end): the timer a run left
+    set must not outlive the exit handler, else a process that ends just after a quick call dies of its alarm."""
+    gateway = gateway_of(gateway_home)
+    try:
+        for _ in range(core.QUICK_STREAK):
+            gateway.call("where")
+        assert gateway.call("where").text == LOOP
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0  # set by the run, left set
+        assert core._Alarm.cancelled_at_exit  # the exit handler is in place (atexit)
+        core._cancel_timer()  # what it does at exit
+        assert signal.getitimer(signal.ITIMER_REAL)[0] == 0 and core._Alarm.fires_at is None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        core._Alarm.fires_at = None
