@@ -52,8 +52,8 @@ T = TypeVar("T")
 PAGE_SIZE = 100
 
 # A read-only tool whose synchronous function answered quickly, without waiting on anything, each of the last `needed`
-# times runs on the event loop's own thread, not a worker (see `Pace`). Quick: at most QUICK_SECONDS of its thread's
-# CPU, or, for a tool that usually takes longer, at most twice its usual time and never over QUICK_FACTOR times
+# times runs on the event loop's own thread, not a worker (see `Pace`). Quick: at most QUICK_SECONDS (wall time on its
+# thread, runs taken off their core left out), or, for a tool that usually takes longer, at most twice its usual time and never over QUICK_FACTOR times
 # QUICK_SECONDS. `needed` starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took
 # longer after all.
 QUICK_SECONDS = 0.001
@@ -124,20 +124,28 @@ class Catalogue:
 _RUSAGE_THREAD = getattr(_resource, "RUSAGE_THREAD", None)
 
 
-def _spent() -> tuple[float, int]:
-    """This thread's CPU time so far (seconds) and how many times it has waited on something (-1 where the kernel does
-    not count it). The CPU time is the thread clock's, not getrusage's: for the running thread, getrusage gives the
-    time counted at the last clock tick or switch (steps of 4 ms on a kernel of 250 ticks a second), which would
-    take a quick run for a slow one now and then."""
-    return time.thread_time(), _resource.getrusage(_RUSAGE_THREAD).ru_nvcsw if _RUSAGE_THREAD is not None else -1
+def _spent() -> tuple[float, int, int]:
+    """The time now (seconds, the wall clock's), how many times this thread has waited on something, and how many times
+    it was taken off its core (-1 each where the kernel does not count them).
+
+    Wall time, not the thread's CPU clock: reading that clock is a call to the kernel at which, on a busy machine,
+    the scheduler often takes the core away (the kernel brings the thread's time up to date, finds its slice used, and
+    switches at once), so two readings around every quick run were two points a call where the event loop could be
+    put back in the run queue before its answer left. A run taken off its core meanwhile (its wall time is then not
+    its own) gives no verdict unless it was quick all the same. One getrusage per reading (its counts, never its
+    times, which for the running thread are those of the last clock tick)."""
+    if _RUSAGE_THREAD is None:
+        return time.perf_counter(), -1, -1
+    usage = _resource.getrusage(_RUSAGE_THREAD)
+    return time.perf_counter(), usage.ru_nvcsw, usage.ru_nivcsw
 
 
 class Pace:
     """How quickly one read-only tool's function has answered lately: whether its next run may skip the worker.
 
     A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
-    quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS of its thread's CPU
-    (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times QUICK_SECONDS: a mail
+    quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS (wall time, a run
+    taken off its core by a busy machine meanwhile not counted unless it was quick all the same) (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times QUICK_SECONDS: a mail
     search that always takes 3 ms is as safe on the loop as a lookup of 1 ms, and a run that takes twice its usual
     time says it met something new) and never waited (no voluntary context switch: no disk read, lock, sleep or
     pipe that made the thread wait; the
@@ -159,32 +167,38 @@ class Pace:
         self.streak = 0  # quick runs in a row
         self.needed = QUICK_STREAK
         self.pinned = _RUSAGE_THREAD is None  # failed on the loop once (or no count of waits): the workers' for good
-        self.usual: float | None = None  # the CPU time its runs usually take (a moving average), seconds
+        self.usual: float | None = None  # the time its runs usually take (a moving average), seconds
 
     @property
     def quick(self) -> bool:
         return not self.pinned and self.streak >= self.needed
 
-    def _was_quick(self, work: float, waited: bool) -> bool:
-        """Whether a run that took `work` seconds of CPU was quick (see QUICK_SECONDS), its time then made part of the
-        usual one."""
-        usual, self.usual = self.usual, work if self.usual is None else 0.75 * self.usual + 0.25 * work
+    def _was_quick(self, work: float, waited: bool, taken_off: bool = False) -> bool | None:
+        """Whether a run that took `work` seconds was quick (see QUICK_SECONDS), its time then made part of the usual
+        one; None (no verdict, its time left out) for a run over the bound that was taken off its core meanwhile."""
+        usual = self.usual
         bound = QUICK_SECONDS if usual is None else max(QUICK_SECONDS, min(QUICK_FACTOR * QUICK_SECONDS, 2 * usual))
-        return work <= bound and not waited
+        quick = work <= bound and not waited
+        if not quick and taken_off and not waited:
+            return None
+        self.usual = work if usual is None else 0.75 * usual + 0.25 * work
+        return quick
 
     def timed(self, run: Callable[[], T]) -> T:
         """`run()`, its time counted in the streak (on whichever thread runs it)."""
-        worked, waited = _spent()
+        began, waited, taken = _spent()
         try:
             return run()
         finally:
-            now, waits = _spent()
-            self.streak = self.streak + 1 if self._was_quick(now - worked, waits != waited) else 0
+            now, waits, taken_now = _spent()
+            verdict = self._was_quick(now - began, waits != waited, taken_now != taken)
+            if verdict is not None:
+                self.streak = self.streak + 1 if verdict else 0
 
     def on_loop(self, run: Callable[[], T]) -> T:
         """`run()` on the loop's thread; a slow run (or one stopped past the limit) doubles the streak the next one
         there needs."""
-        started, (worked, waited) = time.perf_counter(), _spent()
+        began, waited, taken = _spent()
         overran = False
         try:
             return run()
@@ -192,13 +206,14 @@ class Pace:
             overran = True
             raise
         finally:
-            now, waits_now = _spent()
-            work, waits = now - worked, waits_now - waited
-            if not self._was_quick(work, bool(waits)) or overran:
+            now, waits_now, taken_now = _spent()
+            work, waits = now - began, waits_now - waited
+            verdict = self._was_quick(work, bool(waits), taken_now != taken)
+            if verdict is False or overran:
                 self.streak, self.needed = 0, min(self.needed * 2, QUICK_STREAK_MAX)
-                log.info("a quick tool was slow on the event loop: back to the workers", cpu_ms=round(work * 1000, 1),
-                         waits=waits, ms=round((time.perf_counter() - started) * 1000, 1), runs_needed=self.needed)
-            else:
+                log.info("a quick tool was slow on the event loop: back to the workers", ms=round(work * 1000, 1),
+                         waits=waits, runs_needed=self.needed)
+            elif verdict:
                 self.streak += 1
 
 

@@ -88,7 +88,7 @@ def gateway_of(home, timeout: float | None = None):
 @pytest.fixture
 def every_run_quick(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
-    monkeypatch.setattr(core, "_spent", lambda: (time.thread_time(), 0))  # no run waits on anything
+    monkeypatch.setattr(core, "_spent", lambda: (time.perf_counter(), 0, 0))  # no run waits, none is taken off
 
 
 def test_a_read_only_tool_quick_every_time_moves_to_the_loop_after_its_streak(gateway_home, every_run_quick):
@@ -287,3 +287,11 @@ def test_a_timer_left_pending_by_the_last_run_is_cancelled_at_exit(gateway_home,
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         core._Alarm.fires_at = None
+
+
+def test_a_run_over_the_bound_that_was_taken_off_its_core_gives_no_verdict() -> None:
+    pace, base = core.Pace(), core.QUICK_SECONDS
+    assert pace._was_quick(0.5 * base, False, True)  # quick all the same: counted
+    assert pace._was_quick(3 * base, False, True) is None  # its wall time is not its own: no verdict
+    assert pace.usual == 0.5 * base  # and its time is not made part of the usual one
+    assert pace._was_quick(3 * base, True, True) is False  # a run that waited on something never is quick
