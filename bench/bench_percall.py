@@ -44,6 +44,9 @@ Stages (what each holds, as the served process runs them; indented ones are insi
                              "SDK: response", and counted there
 
 The rest (the event loop, anyio's streams and tasks, the middleware) is the whole process's time less the stages'.
+A tree of the older, flat layout (gateway/core.py, gateway/transport.py, ...) is clocked through OLD_NAMES, and its
+server's handler where the SDK is handed it; the table then names the stages it could not place in a tree, or that no
+call met, whose time is in the rest.
 A clock costs about a microsecond each time it is read; the staged server's total shows how much they add.
 """
 
