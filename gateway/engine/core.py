@@ -52,8 +52,8 @@ T = TypeVar("T")
 PAGE_SIZE = 100
 
 # A read-only tool whose synchronous function answered quickly, without waiting on anything, each of the last `needed`
-# times runs on the event loop's own thread, not a worker (see `Pace`). Quick: at most QUICK_SECONDS (wall time on its
-# thread, runs taken off their core left out), or, for a tool that usually takes longer, at most twice its usual time and never over QUICK_FACTOR times
+# times runs on the event loop's own thread, not a worker (see `Pace`). Quick: at most QUICK_SECONDS (a worker's CPU
+# time; wall time on the loop, runs taken off their core left out), or, for a tool that usually takes longer, at most twice its usual time and never over QUICK_FACTOR times
 # QUICK_SECONDS. `needed` starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took
 # longer after all.
 QUICK_SECONDS = 0.001
@@ -140,12 +140,23 @@ def _spent() -> tuple[float, int, int]:
     return time.perf_counter(), usage.ru_nvcsw, usage.ru_nivcsw
 
 
+def _spent_cpu() -> tuple[float, int, int]:
+    """As `_spent`, but the thread's CPU time: for a run on a worker, which is not the loop's, and whose time off its
+    core (the loop's thread and everything else on a busy machine take turns with it) would otherwise leave it without
+    a verdict run after run, so that a quick function would never come to the loop."""
+    if _RUSAGE_THREAD is None:
+        return time.thread_time(), -1, -1
+    usage = _resource.getrusage(_RUSAGE_THREAD)
+    return time.thread_time(), usage.ru_nvcsw, usage.ru_nivcsw
+
+
 class Pace:
     """How quickly one read-only tool's function has answered lately: whether its next run may skip the worker.
 
     A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
-    quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS (wall time, a run
-    taken off its core by a busy machine meanwhile not counted unless it was quick all the same) (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times QUICK_SECONDS: a mail
+    quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS (on a worker, of its
+    thread's CPU; on the loop, of wall time, a run taken off its core by a busy machine meanwhile not counted unless it
+    was quick all the same) (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times QUICK_SECONDS: a mail
     search that always takes 3 ms is as safe on the loop as a lookup of 1 ms, and a run that takes twice its usual
     time says it met something new) and never waited (no voluntary context switch: no disk read, lock, sleep or
     pipe that made the thread wait; the
@@ -186,12 +197,12 @@ class Pace:
 
     def timed(self, run: Callable[[], T]) -> T:
         """`run()`, its time counted in the streak (on whichever thread runs it)."""
-        began, waited, taken = _spent()
+        began, waited, _ = _spent_cpu()
         try:
             return run()
         finally:
-            now, waits, taken_now = _spent()
-            verdict = self._was_quick(now - began, waits != waited, taken_now != taken)
+            now, waits, _ = _spent_cpu()
+            verdict = self._was_quick(now - began, waits != waited)
             if verdict is not None:
                 self.streak = self.streak + 1 if verdict else 0
 
