@@ -290,7 +290,8 @@ class StampNotes:
     since, `quiet()` is true (one look at the notifications, no stat). Exactness is that of `Changes`: a file saved
     before the call either was seen by the stat pass, which began after `begin()`, or left an event that makes the
     next `quiet()` false, so a manifest saved a moment before a call is read by that call. Trusted only for plain
-    files in folders reached without links (an edit of a link's target elsewhere makes no event here), and never
+    files of one name in folders reached without links (an edit of a link's target elsewhere, or of a hard link's
+    other name, makes no event here), and never
     for longer than `Changes`' recheck time; where notifications are unavailable, every call stats, as before."""
 
     def __init__(self) -> None:
@@ -314,13 +315,25 @@ class StampNotes:
         folders = []
         for path in files:
             folder, names = toward(path)
-            if os.path.realpath(folder) != folder or os.path.islink(os.path.join(folder, *names)):
+            if os.path.realpath(folder) != folder or not _alone_or_absent(path):
                 return False
             folders.append((folder, names))
         if self._changes is None:
             self._changes = Changes()
             token = self._changes.begin()  # the watches are made now: trusted from the next stat pass on
         return self._changes.settle(token, merged(folders))
+
+
+def _alone_or_absent(path: Path) -> bool:
+    """Whether `path` is absent, or a plain file with no other name (a link, or a hard link edited under its other
+    name elsewhere, makes no event in this folder: such a file is stat'ed on every call)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
 
 
 class ConfigSource:

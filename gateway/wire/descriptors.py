@@ -24,6 +24,7 @@ import anyio
 import anyio.to_thread
 
 from gateway.engine.log import get_logger
+from gateway.wire.seams import loop_selector
 
 log = get_logger()
 
@@ -246,7 +247,7 @@ class Sink:
     def hold_until_sleep(self) -> bool:
         """Write lone answers (`write_now`) from the event loop's own thread just before it goes to sleep waiting
         for input, rather than through the writer thread. True when set up: an asyncio loop runs, the output is a
-        pipe or socket, and the loop's selector (`_selector`, a private name of asyncio's selector loops) is there.
+        pipe or socket, and the loop's selector is there (`gateway.wire.seams.loop_selector`).
 
         Why then: written at once, a lone answer wakes the client while the loop's thread still has the call's last
         steps to finish, and on a busy machine the client often takes its core, leaving the loop's thread in the run
@@ -259,10 +260,12 @@ class Sink:
         if self._writer is None or self._unhook is not None:
             return self._unhook is not None
         try:
-            selector = asyncio.get_running_loop()._selector  # type: ignore[attr-defined]
-            real = selector.select
-        except (RuntimeError, AttributeError):
+            selector = loop_selector(asyncio.get_running_loop())
+        except RuntimeError:
             return False
+        if selector is None:
+            return False
+        real = selector.select
 
         def select(timeout: float | None = None) -> Any:
             # The loop asks the selector before every turn: with a timeout of 0 when it has work ready (no sleep).

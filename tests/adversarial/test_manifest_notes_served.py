@@ -2,7 +2,7 @@
 the stat of the config, the manifest and the tools lock (a folder quiet since its files last matched their stamps
 is not stat'ed): played through a real `gateway serve`, the project opened and closed again and again, each save
 followed at once by a call, after enough calls that the notifications are trusted. The manifest saved in place, by
-rename, and as a link to a file in another folder (whose edits make no event in the manifest's folder)."""
+rename, and as a link or a hard link to a file in another folder (whose edits make no event in the manifest's folder)."""
 
 from __future__ import annotations
 
@@ -83,4 +83,15 @@ def test_a_manifest_linked_to_a_file_elsewhere_is_read_again_when_that_file_chan
     elsewhere.parent.mkdir()
     elsewhere.write_text(manifest_text(False))
     manifest.symlink_to(elsewhere)
+    check(served(gateway_home, env, elsewhere.write_text))
+
+
+def test_a_manifest_hard_linked_to_a_file_elsewhere_is_read_again_when_that_file_changes(gateway_home, env,
+                                                                                         tmp_path):
+    # An edit through the other name makes no event in the manifest's folder: such a file is stat'ed every call.
+    manifest = home_with(gateway_home)
+    elsewhere = tmp_path / "dotfiles" / "projects.toml"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(manifest_text(False))
+    os.link(elsewhere, manifest)
     check(served(gateway_home, env, elsewhere.write_text))
