@@ -222,12 +222,15 @@ def main() -> None:
         # from) would otherwise be kept by one tree and found stale by the other, each start describing every tool.
         other_home = Path(tempfile.mkdtemp(prefix="gateway-bench-before-"))
         write_config(other_home, {"gateway": {"plugins": plugins}})
-        envs["before"] = {**env, **home_environment(other_home),
-                          "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "plugins")])}
+        # Each tree's own example plugin (whose `hello` the calls go to): the one installed here may ask for names
+        # an older core lacks.
+        envs["before"] = {**env, **home_environment(other_home), "PYTHONPATH": os.pathsep.join(
+            [str(tree), str(tree / "plugins"), str(tree / "contrib" / "gateway-hello")])}
         # This tree is then served the same way, from PYTHONPATH: two more folders searched for each of the ~800
         # modules a start imports cost about half a percent, which would otherwise count against the other tree.
         here = HERE.parent
-        envs["gateway"] = {**env, "PYTHONPATH": os.pathsep.join([str(here), str(here / "plugins")])}
+        envs["gateway"] = {**env, "PYTHONPATH": os.pathsep.join(
+            [str(here), str(here / "plugins"), str(here / "contrib" / "gateway-hello")])}
     if options.cold_only or options.instructions:
         del servers["plain loop"]  # it lists no tools
     if options.instructions:

@@ -44,6 +44,9 @@ Stages (what each holds, as the served process runs them; indented ones are insi
                              "SDK: response", and counted there
 
 The rest (the event loop, anyio's streams and tasks, the middleware) is the whole process's time less the stages'.
+A tree of the older, flat layout (gateway/core.py, gateway/transport.py, ...) is clocked through OLD_NAMES, and its
+server's handler where the SDK is handed it; the table then names the stages it could not place in a tree, or that no
+call met, whose time is in the rest.
 A clock costs about a microsecond each time it is read; the staged server's total shows how much they add.
 """
 
@@ -64,40 +67,41 @@ ROOT = Path(__file__).resolve().parent.parent
 # The clocks, put in place in the served process before `gateway serve` starts. Each stage is a function looked up
 # by its module and name at call time, so wrapping the module's attribute catches every call.
 STAGED = r'''
-import functools, importlib, inspect, json, sys, threading, time
+import contextvars, functools, importlib, inspect, json, sys, threading, time
 PLAIN = sys.argv[2] == "plain"
 STAGES = json.loads(sys.argv[3])
 calls, current = [], {}
 start = [0]
-local = threading.local()
+ACTIVE = contextvars.ContextVar("active", default=())
 
 def add(label, ns):
     current[label] = current.get(label, 0) + ns
 
 def clock(label, level, function):
     # A stage met inside another of its level or deeper (the context the refresh makes, a model validated inside
-    # the schema check) is counted in that one only.
+    # the schema check) is counted in that one only. What is open is kept per task (a context variable), not per
+    # thread: an older transport's writer task runs on the loop's thread between another task's stages.
     def enter():
-        active = getattr(local, "levels", None)
-        if active is None:
-            active = local.levels = []
-            local.labels = []
-        if active and max(active) >= level:
+        active = ACTIVE.get()
+        if active and max(open_level for open_level, _, _ in active) >= level:
             return None
-        active.append(level)
-        local.labels.append(label)
-        return time.thread_time_ns()
+        token = ACTIVE.set(active + ((level, label, threading.get_ident()),))
+        return token, time.thread_time_ns()
 
-    def leave(began):
-        if began is not None:
+    def leave(entered):
+        if entered is not None:
+            token, began = entered
+            met.add(label)
             spent = time.thread_time_ns() - began
             add(label, spent)
-            local.levels.remove(level)
-            local.labels.remove(label)
+            ACTIVE.reset(token)
             if label == "worker: tool and masks":
-                # A quick tool run on the loop's own thread: its time is its own, not that of the stages around it.
-                for around in local.labels:
-                    add(around, -spent)
+                # A quick tool run on the loop's own thread: its time is its own, not that of the stages around it
+                # on that thread (a worker thread's time is in none of theirs).
+                here = threading.get_ident()
+                for _, around, thread in ACTIVE.get():
+                    if thread == here:
+                        add(around, -spent)
 
     if inspect.iscoroutinefunction(function):
         @functools.wraps(function)
@@ -117,8 +121,21 @@ def clock(label, level, function):
                 leave(began)
     return timed
 
+# The flat layout of older trees (gateway/core.py, gateway/transport.py, ...): a module of today's layout not found
+# in the tree served is looked up under its old name.
+OLD_NAMES = json.loads(sys.argv[4])
+placed, met = {}, set()
+
+def module_of(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if name not in OLD_NAMES:
+            raise
+        return importlib.import_module(OLD_NAMES[name])
+
 def wrap(label, level, module, name):
-    owner = importlib.import_module(module)
+    owner = module_of(module)
     *path, attribute = name.split(".")
     for part in path:
         owner = getattr(owner, part)
@@ -130,7 +147,7 @@ def wrap(label, level, module, name):
     else:
         setattr(owner, attribute, clock(label, level, found))
 
-from gateway.wire import transport
+transport = module_of("gateway.wire.transport")
 frame = transport._Wire._frame
 
 def framed(self, line):
@@ -157,16 +174,30 @@ if not PLAIN:
         try:
             wrap(label, level, module, name)
         except (AttributeError, KeyError, ImportError) as error:
+            placed.setdefault(label, [])
             print(f"bench_percall: no {module}.{name} here ({error!r})", file=sys.stderr)
+            if label == "server: call_tool":
+                # An older server's handler is a closure inside build_server: clocked where the SDK is handed it.
+                from mcp.server.lowlevel import server as lowlevel
+                built = lowlevel.Server.__init__
 
-from gateway.commands.cli import main
+                def init(self, *args, built=built, label=label, level=level, **kwargs):
+                    if kwargs.get("on_call_tool") is not None:
+                        kwargs["on_call_tool"] = clock(label, level, kwargs["on_call_tool"])
+                    built(self, *args, **kwargs)
+                lowlevel.Server.__init__ = init
+                placed[label].append("mcp.server.lowlevel.Server(on_call_tool=...)")
+        else:
+            placed.setdefault(label, []).append(f"{module_of(module).__name__}.{name}")
+
+main = module_of("gateway.commands.cli").main
 try:
     main(["serve"])
 except SystemExit:
     pass
 finally:
     with open(sys.argv[1], "w") as out:
-        json.dump(calls, out)
+        json.dump({"calls": calls, "placed": placed, "met": sorted(met)}, out)
 '''
 
 # (label, level, module, function): a stage is inside the nearest one above it of a lower level.
@@ -194,6 +225,16 @@ STAGES = [
     ("wire: write", 0, "gateway.wire.descriptors", "Sink.write"),
 ]
 
+# Today's modules by the names they had in the flat layout of older trees (before the core was split into engine,
+# wire, commands and api), for `--before` such a tree.
+OLD_NAMES = {
+    "gateway.engine.core": "gateway.core",
+    "gateway.wire.server": "gateway.server",
+    "gateway.wire.transport": "gateway.transport",
+    "gateway.wire.descriptors": "gateway.descriptors",
+    "gateway.commands.cli": "gateway.cli",
+}
+
 # The stages in the order they are shown, with the one each is inside (for the table's indent and its "rest").
 ORDER = [
     ("wire: frame", None), ("SDK: request checked", None), ("SDK: params model", None), ("SDK: context", None),
@@ -218,12 +259,15 @@ class Served:
 
         env = {**os.environ, **home_environment(home)}
         if source is not None:
-            env["PYTHONPATH"] = os.pathsep.join([str(source), str(source / "plugins")])
+            # The tree's own example plugin too: the one installed here may ask for names an older core lacks.
+            env["PYTHONPATH"] = os.pathsep.join([str(source), str(source / "plugins"),
+                                                 str(source / "contrib" / "gateway-hello")])
         self.out = out
         # Started in the home, not here: `python -c` puts its working folder first on the path, which in a checkout
         # would serve that checkout's gateway whatever PYTHONPATH names.
         self.process = subprocess.Popen(
-            [sys.executable, "-c", STAGED, str(out), "staged" if staged else "plain", json.dumps(STAGES)],
+            [sys.executable, "-c", STAGED, str(out), "staged" if staged else "plain", json.dumps(STAGES),
+             json.dumps(OLD_NAMES)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0, cwd=home)
         self.number = 0
         self.ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -248,7 +292,8 @@ class Served:
         if "error" in result or result["result"].get("isError"):
             raise RuntimeError(f"{tool} {arguments}: {json.dumps(result)[:300]}")
 
-    def close(self) -> list[dict[str, int]]:
+    def close(self) -> dict:
+        """What the served process kept: its calls' clocks, where each stage was placed, the stages met."""
         self.process.stdin.close()
         self.process.wait(timeout=60)
         return json.loads(self.out.read_text())
@@ -326,7 +371,8 @@ def main() -> None:
             for number in range(options.calls):
                 server.call(tool, arguments[(batch * options.calls + number) % len(arguments)])
     elapsed = time.monotonic() - started
-    results = {key: per_call(server.close()[options.warm:]) for key, server in servers.items()}
+    kept = {key: server.close() for key, server in servers.items()}
+    results = {key: per_call(found["calls"][options.warm:]) for key, found in kept.items()}
 
     columns = [(tree, kind) for tree in trees for kind in ("plain", "staged")]
     print(f"{tool}: {options.batches} batches x {options.calls} calls per server, in turns, in {elapsed:.0f} s; "
@@ -343,6 +389,18 @@ def main() -> None:
                 print(f"  {'      ' + worker:34}" + "".join(
                     f"{'':16}" if kind == "plain" else f"{results[(t, kind)].get(worker, 0):16.3f}"
                     for t, kind in columns))
+    for column in staged:
+        # A stage the bench could not place in this tree (no such function), or placed but never run by a call,
+        # counts nowhere but in "outside every stage": say so, rather than let the rest hold it silently.
+        placed, met = kept[column]["placed"], set(kept[column]["met"])
+        unplaced = sorted(label for label, where in placed.items() if not where)
+        unmet = sorted(label for label, where in placed.items() if where and label not in met)
+        moved = sorted({where for places in placed.values() for where in places
+                        if any(where.startswith(name + ".") for name in OLD_NAMES.values())})
+        if unplaced or unmet or moved:
+            print(f"  {column[0]}: stages not placed in this tree (their time is in the rest): "
+                  f"{', '.join(unplaced) or 'none'}; placed but met by no call: {', '.join(unmet) or 'none'}"
+                  + (f"; placed under the old layout's names: {', '.join(moved)}" if moved else ""))
     for column in staged:
         found = results[column]
         core = found.get("core: call_tool", 0)

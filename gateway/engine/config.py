@@ -15,7 +15,7 @@ import stat
 import threading
 import time
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +282,60 @@ def _recent(stamp: Stamp) -> bool:
     return len(stamp) > 2 and 0 <= time.time_ns() - stamp[0] < EMPTY_WINDOW_SECONDS * 1e9
 
 
+class StampNotes:
+    """The kernel's file notifications standing in for a stat of a few stamped files on every call (the config, the
+    projects manifest, the tools lock), through the core's `Changes` (gateway.api.changes).
+
+    After a stat pass found every stamp unchanged, `settle` watches the files' folders; while no event came in them
+    since, `quiet()` is true (one look at the notifications, no stat). Exactness is that of `Changes`: a file saved
+    before the call either was seen by the stat pass, which began after `begin()`, or left an event that makes the
+    next `quiet()` false, so a manifest saved a moment before a call is read by that call. Trusted only for plain
+    files of one name in folders reached without links (an edit of a link's target elsewhere, or of a hard link's
+    other name, makes no event here), and never
+    for longer than `Changes`' recheck time; where notifications are unavailable, every call stats, as before."""
+
+    def __init__(self) -> None:
+        self._changes: Any = None  # made at the first settle (gateway.api.changes imported only then)
+
+    def quiet(self) -> bool:
+        return self._changes is not None and self._changes.quiet()
+
+    def begin(self) -> int:
+        return self._changes.begin() if self._changes is not None else 0
+
+    def settle(self, token: int, *paths: Iterable[Path] | Path | None) -> bool:
+        """Watch the folders of `paths` (the stamped files; None for none), when each is a plain file or absent, in
+        a folder reached without links; True when `quiet()` may now be trusted."""
+        files = [p for group in paths if group is not None
+                 for p in ([group] if isinstance(group, Path) else group)]
+        if not files:
+            return False
+        from gateway.api.changes import Changes, merged, toward
+
+        folders = []
+        for path in files:
+            folder, names = toward(path)
+            if os.path.realpath(folder) != folder or not _alone_or_absent(path):
+                return False
+            folders.append((folder, names))
+        if self._changes is None:
+            self._changes = Changes()
+            token = self._changes.begin()  # the watches are made now: trusted from the next stat pass on
+        return self._changes.settle(token, merged(folders))
+
+
+def _alone_or_absent(path: Path) -> bool:
+    """Whether `path` is absent, or a plain file with no other name (a link, or a hard link edited under its other
+    name elsewhere, makes no event in this folder: such a file is stat'ed on every call)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+
+
 class ConfigSource:
     """Reads the config and the projects manifest, again only when a file's stat changes.
 
@@ -297,6 +351,7 @@ class ConfigSource:
         self._lock = threading.Lock()
         self._readings = 0
         self._seen: set[Path] = set()  # the files read once: their absence is a save under way, never "none"
+        self._notes = StampNotes()
 
     def _stamp_now(self) -> tuple[Any, ...]:
         config_stamp = stat_stamp(self.path) if self._fixed is None else None
@@ -305,8 +360,14 @@ class ConfigSource:
 
     def current(self) -> Snapshot:
         with self._lock:
-            if self._snapshot is not None and self._stamp is not None and self._stamp_now() == self._stamp:
-                return self._snapshot
+            if self._snapshot is not None and self._stamp is not None:
+                if self._notes.quiet():
+                    return self._snapshot  # no event in their folders since the stamps last matched: no stat
+                token = self._notes.begin()
+                if self._stamp_now() == self._stamp:
+                    manifest = self._snapshot.config.projects_path
+                    self._notes.settle(token, [self.path] if self._fixed is None else [], manifest)
+                    return self._snapshot
             # The stamp is the one the files had when read (None when they would not hold still: read again).
             self._snapshot, self._stamp = self._load()
             return self._snapshot

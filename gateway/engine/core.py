@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import inspect
+import os
 import resource as _resource
 import signal
 import threading
@@ -33,7 +35,7 @@ from gateway.api.refresh import Refreshing
 from gateway.engine import log as _log  # noqa: F401 (stderr for every log line, set up when imported)
 from gateway.engine.arguments import check_arguments, check_output
 from gateway.engine.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
-from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp
+from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, StampNotes, stat_stamp
 from gateway.engine.lock import LOCK_FILE
 from gateway.engine.log import get_logger
 from gateway.engine.registry import HookFailed, Plugin, Registry
@@ -50,8 +52,8 @@ T = TypeVar("T")
 PAGE_SIZE = 100
 
 # A read-only tool whose synchronous function answered quickly, without waiting on anything, each of the last `needed`
-# times runs on the event loop's own thread, not a worker (see `Pace`). Quick: at most QUICK_SECONDS of its thread's
-# CPU, or, for a tool that usually takes longer, at most twice its usual time and never over QUICK_FACTOR times
+# times runs on the event loop's own thread, not a worker (see `Pace`). Quick: at most QUICK_SECONDS (a worker's CPU
+# time; wall time on the loop, runs taken off their core left out), or, for a tool that usually takes longer, at most twice its usual time and never over QUICK_FACTOR times
 # QUICK_SECONDS. `needed` starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took
 # longer after all.
 QUICK_SECONDS = 0.001
@@ -122,20 +124,39 @@ class Catalogue:
 _RUSAGE_THREAD = getattr(_resource, "RUSAGE_THREAD", None)
 
 
-def _spent() -> tuple[float, int]:
-    """This thread's CPU time so far (seconds) and how many times it has waited on something (-1 where the kernel does
-    not count it). The CPU time is the thread clock's, not getrusage's: for the running thread, getrusage gives the
-    time counted at the last clock tick or switch (steps of 4 ms on a kernel of 250 ticks a second), which would
-    take a quick run for a slow one now and then."""
-    return time.thread_time(), _resource.getrusage(_RUSAGE_THREAD).ru_nvcsw if _RUSAGE_THREAD is not None else -1
+def _spent() -> tuple[float, int, int]:
+    """The time now (seconds, the wall clock's), how many times this thread has waited on something, and how many times
+    it was taken off its core (-1 each where the kernel does not count them).
+
+    Wall time, not the thread's CPU clock: reading that clock is a call to the kernel at which, on a busy machine,
+    the scheduler often takes the core away (the kernel brings the thread's time up to date, finds its slice used, and
+    switches at once), so two readings around every quick run were two points a call where the event loop could be
+    put back in the run queue before its answer left. A run taken off its core meanwhile (its wall time is then not
+    its own) gives no verdict unless it was quick all the same. One getrusage per reading (its counts, never its
+    times, which for the running thread are those of the last clock tick)."""
+    if _RUSAGE_THREAD is None:
+        return time.perf_counter(), -1, -1
+    usage = _resource.getrusage(_RUSAGE_THREAD)
+    return time.perf_counter(), usage.ru_nvcsw, usage.ru_nivcsw
+
+
+def _spent_cpu() -> tuple[float, int, int]:
+    """As `_spent`, but the thread's CPU time: for a run on a worker, which is not the loop's, and whose time off its
+    core (the loop's thread and everything else on a busy machine take turns with it) would otherwise leave it without
+    a verdict run after run, so that a quick function would never come to the loop."""
+    if _RUSAGE_THREAD is None:
+        return time.thread_time(), -1, -1
+    usage = _resource.getrusage(_RUSAGE_THREAD)
+    return time.thread_time(), usage.ru_nvcsw, usage.ru_nivcsw
 
 
 class Pace:
     """How quickly one read-only tool's function has answered lately: whether its next run may skip the worker.
 
     A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
-    quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS of its thread's CPU
-    (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times QUICK_SECONDS: a mail
+    quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS (on a worker, of its
+    thread's CPU; on the loop, of wall time, a run taken off its core by a busy machine meanwhile not counted unless it
+    was quick all the same) (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times QUICK_SECONDS: a mail
     search that always takes 3 ms is as safe on the loop as a lookup of 1 ms, and a run that takes twice its usual
     time says it met something new) and never waited (no voluntary context switch: no disk read, lock, sleep or
     pipe that made the thread wait; the
@@ -157,32 +178,38 @@ class Pace:
         self.streak = 0  # quick runs in a row
         self.needed = QUICK_STREAK
         self.pinned = _RUSAGE_THREAD is None  # failed on the loop once (or no count of waits): the workers' for good
-        self.usual: float | None = None  # the CPU time its runs usually take (a moving average), seconds
+        self.usual: float | None = None  # the time its runs usually take (a moving average), seconds
 
     @property
     def quick(self) -> bool:
         return not self.pinned and self.streak >= self.needed
 
-    def _was_quick(self, work: float, waited: bool) -> bool:
-        """Whether a run that took `work` seconds of CPU was quick (see QUICK_SECONDS), its time then made part of the
-        usual one."""
-        usual, self.usual = self.usual, work if self.usual is None else 0.75 * self.usual + 0.25 * work
+    def _was_quick(self, work: float, waited: bool, taken_off: bool = False) -> bool | None:
+        """Whether a run that took `work` seconds was quick (see QUICK_SECONDS), its time then made part of the usual
+        one; None (no verdict, its time left out) for a run over the bound that was taken off its core meanwhile."""
+        usual = self.usual
         bound = QUICK_SECONDS if usual is None else max(QUICK_SECONDS, min(QUICK_FACTOR * QUICK_SECONDS, 2 * usual))
-        return work <= bound and not waited
+        quick = work <= bound and not waited
+        if not quick and taken_off and not waited:
+            return None
+        self.usual = work if usual is None else 0.75 * usual + 0.25 * work
+        return quick
 
     def timed(self, run: Callable[[], T]) -> T:
         """`run()`, its time counted in the streak (on whichever thread runs it)."""
-        worked, waited = _spent()
+        began, waited, _ = _spent_cpu()
         try:
             return run()
         finally:
-            now, waits = _spent()
-            self.streak = self.streak + 1 if self._was_quick(now - worked, waits != waited) else 0
+            now, waits, _ = _spent_cpu()
+            verdict = self._was_quick(now - began, waits != waited)
+            if verdict is not None:
+                self.streak = self.streak + 1 if verdict else 0
 
     def on_loop(self, run: Callable[[], T]) -> T:
         """`run()` on the loop's thread; a slow run (or one stopped past the limit) doubles the streak the next one
         there needs."""
-        started, (worked, waited) = time.perf_counter(), _spent()
+        began, waited, taken = _spent()
         overran = False
         try:
             return run()
@@ -190,13 +217,14 @@ class Pace:
             overran = True
             raise
         finally:
-            now, waits_now = _spent()
-            work, waits = now - worked, waits_now - waited
-            if not self._was_quick(work, bool(waits)) or overran:
+            now, waits_now, taken_now = _spent()
+            work, waits = now - began, waits_now - waited
+            verdict = self._was_quick(work, bool(waits), taken_now != taken)
+            if verdict is False or overran:
                 self.streak, self.needed = 0, min(self.needed * 2, QUICK_STREAK_MAX)
-                log.info("a quick tool was slow on the event loop: back to the workers", cpu_ms=round(work * 1000, 1),
-                         waits=waits, ms=round((time.perf_counter() - started) * 1000, 1), runs_needed=self.needed)
-            else:
+                log.info("a quick tool was slow on the event loop: back to the workers", ms=round(work * 1000, 1),
+                         waits=waits, runs_needed=self.needed)
+            elif verdict:
                 self.streak += 1
 
 
@@ -211,6 +239,8 @@ class Gateway:
         self._catalogue: tuple[Config, Catalogue] | None = None  # the latest built, whichever profile
         # Per profile ("" for none): the config it was built for, the catalogue, and the lock file's stamp then.
         self._catalogues: dict[str, tuple[Config, Catalogue, tuple[Path, Any]]] = {}
+        # Per profile: file notifications standing in for the lock file's stat while its folder is quiet.
+        self._lock_notes: dict[str, StampNotes] = {}
         # `[profiles.NAME]` this gateway serves (`gateway serve --profile NAME`): what its host may be given.
         self.profile: str = ""
         self._narrowed: dict[str, tuple[Snapshot, Snapshot]] = {}
@@ -220,6 +250,8 @@ class Gateway:
         self.refreshing = Refreshing()
         # Per read-only tool function: how quickly it answered lately (see Pace).
         self._paces: dict[Any, Pace] = {}
+        # Per plugin function run: whether it takes the call's Context first.
+        self._takes_context: dict[Any, bool] = {}
         # Per plugin: its functions running on workers now (changed on the loop and on the workers, under the lock).
         self._working: dict[str, int] = {}
         self._working_lock = threading.Lock()
@@ -270,12 +302,21 @@ class Gateway:
         cached = self._catalogues.get(key)
         if cached is not None and cached[0] is snapshot.config:
             lock_file = cached[2][0]  # the same config: the same lock file, its path not worked out again
+            notes = self._lock_notes.get(key)
+            if notes is not None and notes.quiet():
+                return cached[1]  # no event in its folder since its stamp last matched: not stat'ed
+            token = notes.begin() if notes is not None else 0
             stamp = (lock_file, stat_stamp(lock_file))
             if cached[2] == stamp:
+                if notes is None:
+                    notes = self._lock_notes[key] = StampNotes()
+                notes.settle(token, lock_file)
                 return cached[1]
         else:
             lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
             stamp = (lock_file, stat_stamp(lock_file))
+            if (notes := self._lock_notes.get(key)) is not None:
+                notes.begin()  # another config, perhaps another lock file: stat'ed again until settled anew
         catalogue = self._pinned(self._merge(snapshot.config), lock_file)
         self._catalogues[key] = (snapshot.config, catalogue, stamp)
         self._catalogue = (snapshot.config, catalogue)
@@ -569,7 +610,7 @@ class Gateway:
         one on the loop. Whatever it gives back is masked before it leaves, on the worker when there is one."""
         deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
         ctx = attrs.evolve(ctx, deadline=deadline)
-        bound = partial(function, ctx, **arguments) if wants_context(function) else partial(function, **arguments)
+        bound = partial(function, ctx, **arguments) if self._wants_context(function) else partial(function, **arguments)
         answer: Answer | None = None
         try:
             # A quick function on the loop needs no cancel scope: nothing is waited for.
@@ -606,6 +647,19 @@ class Gateway:
             log.warning("call past its deadline", plugin=plugin, what=what, seconds=deadline.seconds)
             return Answer(text=deadline.sentence(), is_error=True), "timeout"
         return answer, "error" if answer.is_error else "ok"
+
+    def _wants_context(self, function: Any) -> bool:
+        """Whether `function` takes the call's Context first, read from its signature once (inspect.signature costs
+        more than a quick tool's whole run)."""
+        try:
+            known = self._takes_context.get(function)
+        except TypeError:  # a callable object that cannot be a key
+            return wants_context(function)
+        if known is None:
+            if len(self._takes_context) >= 4096:  # plugins loaded again and again: the old functions' go
+                self._takes_context.clear()
+            known = self._takes_context[function] = wants_context(function)
+        return known
 
     async def in_worker(self, function: Callable[..., T], *arguments: Any) -> T:
         """A synchronous piece of the gateway's own work (a listing that calls plugins) run on a worker thread,
@@ -865,15 +919,60 @@ class _LoopOverrun(BaseException):
 
 
 class _Alarm:
-    """The timer signal's state: whether a run on the loop is under way (its alarm is ours), and the handler that was
-    in place before ours, which gets every other alarm."""
+    """The timer signal's state: whether a run on the loop is under way (`armed`) and when it began, when the timer
+    set last goes off (None once it went off, or while none was set), and the handler that was in place before ours,
+    which gets every alarm not ours."""
 
     armed = False
+    started = 0.0
+    fires_at: float | None = None
     previous: Any = None
+    cancelled_at_exit = False  # the exit handler that cancels a pending timer is in place
+
+
+# How much earlier than its time an alarm may seem to come and still be taken for our timer's (the clocks' grain), and
+# how late it may be before the timer is taken for lost (another part of the process set the one real-time timer).
+_ALARM_SLACK = 0.002
+
+
+def _forget_timer() -> None:
+    _Alarm.fires_at = None
+
+
+# A forked child has no timers of its parent's: none is pending there, whatever the parent had set.
+os.register_at_fork(after_in_child=_forget_timer)
+
+
+def _arm(seconds: float, now: float) -> None:
+    if not _Alarm.cancelled_at_exit:
+        # At its exit the interpreter gives the signal its default action back (the process's end): a timer still
+        # pending then would end the process by its signal instead of its own exit status.
+        atexit.register(_cancel_timer)
+        _Alarm.cancelled_at_exit = True
+    _Alarm.fires_at = now + seconds
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+def _cancel_timer() -> None:
+    if _Alarm.fires_at is not None:
+        _Alarm.fires_at = None
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def _overrun(signum: int, frame: Any) -> None:
-    if _Alarm.armed:
+    now = time.perf_counter()
+    fires_at = _Alarm.fires_at
+    if fires_at is not None and now >= fires_at - _ALARM_SLACK:
+        # Our timer: set at the start of some run on the loop, perhaps an earlier one. The run under way, if any,
+        # is stopped once it has had its LOOP_LIMIT_SECONDS, else the timer is set again for what it has left.
+        _Alarm.fires_at = None
+        if _Alarm.armed:
+            left = _Alarm.started + LOOP_LIMIT_SECONDS - now
+            if left <= _ALARM_SLACK:
+                raise _LoopOverrun
+            _arm(left, now)
+        return
+    if _Alarm.armed and now - _Alarm.started >= LOOP_LIMIT_SECONDS:
         raise _LoopOverrun
     if callable(_Alarm.previous):
         _Alarm.previous(signum, frame)
@@ -889,15 +988,24 @@ def _stopped_past_limit(run: Callable[[], T]) -> T:
     """`run()`, interrupted by _LoopOverrun when it is still going after LOOP_LIMIT_SECONDS.
 
     The handler is put in place once and left there (setting a handler costs tens of microseconds, more than a quick
-    tool's run): an alarm that comes while no run is under way goes to the handler that was there before, if any."""
+    tool's run): an alarm that is not our timer's goes to the handler that was there before, if any. The timer is
+    not set and cancelled around every run either (two calls to the kernel a run): a run finds it set by an earlier
+    run when that one began less than LOOP_LIMIT_SECONDS ago, and when it goes off during a later run, the handler
+    sets it again for what that run has left. So a stream of quick runs sets it at most once per LOOP_LIMIT_SECONDS,
+    and its signal comes at most as often (once more after the last run, to nobody: the handler then does nothing)."""
     if signal.getsignal(signal.SIGALRM) is not _overrun:
         _Alarm.previous = signal.signal(signal.SIGALRM, _overrun)
+        _Alarm.fires_at = None
+    now = time.perf_counter()
+    _Alarm.started = now
+    fires_at = _Alarm.fires_at
+    if fires_at is None or now > fires_at + _ALARM_SLACK:
+        # None set, or one that should have gone off by now did not (the timer was set anew elsewhere): set it.
+        _arm(LOOP_LIMIT_SECONDS, now)
     _Alarm.armed = True
-    signal.setitimer(signal.ITIMER_REAL, LOOP_LIMIT_SECONDS)
     try:
         return run()
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         _Alarm.armed = False
 
 

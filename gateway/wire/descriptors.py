@@ -7,12 +7,14 @@ the lines on top of these.
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import select
 import stat
 import sys
 import threading
+import time
 from contextlib import suppress
 from functools import partial
 from queue import SimpleQueue
@@ -22,6 +24,7 @@ import anyio
 import anyio.to_thread
 
 from gateway.engine.log import get_logger
+from gateway.wire.seams import loop_selector
 
 log = get_logger()
 
@@ -29,6 +32,14 @@ log = get_logger()
 READ_CHUNK = 256 * 1024
 # The writer thread holds at most about this much before a batched write waits for it (a client slow to read).
 _HIGH_WATER = 64 * 1024
+# A lone answer held for the event loop's sleep is written at the latest once the loop has gone this long without
+# sleeping (a loop busy turn after turn).
+_HOLD_SECONDS = 0.0005
+# A write of a held answer that took longer than this (wall time) was taken off its core: the client it woke took the
+# core, and the loop's thread waited in the run queue before it could go to sleep. On a machine that busy the writer
+# thread writes lone answers instead, for _BUSY_SECONDS, as the loop's thread is then asleep before the client runs.
+_PREEMPTED_SECONDS = 0.0002
+_BUSY_SECONDS = 1.0
 
 _claimed: set[int] = set()
 _claim_lock = threading.Lock()
@@ -149,7 +160,9 @@ class _Writer:
     the run queue, and the client's next request finds it there rather than asleep, so it waits for its turn instead
     of being woken. A thread that does nothing but write goes back to sleep as soon as it has written, and the loop's
     thread is asleep, waiting on its input, when the next request comes. (The SDK's own stdio transport writes from a
-    worker thread too.)
+    worker thread too.) A lone answer is written by the loop's thread itself as it goes to sleep, which has the same
+    effect without this thread's wake-up (`Sink.hold_until_sleep`); this thread writes batches, and what a pipe
+    that is full does not take.
     """
 
     def __init__(self, fd: int) -> None:
@@ -211,6 +224,10 @@ class Sink:
         self.broken = False
         self.saved_flags: int | None = None
         self._writer: _Writer | None = None
+        self._held: list[bytes] = []  # lone answers to write when the event loop next goes to sleep
+        self._held_since = 0.0
+        self._threaded_until = 0.0  # lone answers go to the writer thread until then (a busy machine)
+        self._unhook: Any = None
         if self.fd is not None:
             if not isinstance(stdout, int):
                 # Whatever the caller's file object still buffers must precede our frames.
@@ -227,13 +244,85 @@ class Sink:
         """Whether `write_now` may be used: a pipe or socket, with nothing still to write."""
         return self._writer is not None and not self._writer.pending
 
+    def hold_until_sleep(self) -> bool:
+        """Write lone answers (`write_now`) from the event loop's own thread just before it goes to sleep waiting
+        for input, rather than through the writer thread. True when set up: an asyncio loop runs, the output is a
+        pipe or socket, and the loop's selector is there (`gateway.wire.seams.loop_selector`).
+
+        Why then: written at once, a lone answer wakes the client while the loop's thread still has the call's last
+        steps to finish, and on a busy machine the client often takes its core, leaving the loop's thread in the run
+        queue when the next request comes; handed to the writer thread, it costs a wake-up of that thread and a
+        switch to it, which then waits for the interpreter's lock until the loop's thread sleeps anyway. Written as
+        the loop goes to sleep, it leaves when it would have left through the thread, without the thread. But the
+        write itself wakes the client, which on a busy machine may take the core before the loop's thread reaches
+        its sleep: a write seen to take that long (_PREEMPTED_SECONDS) hands lone answers to the writer thread again
+        for _BUSY_SECONDS."""
+        if self._writer is None or self._unhook is not None:
+            return self._unhook is not None
+        try:
+            selector = loop_selector(asyncio.get_running_loop())
+        except RuntimeError:
+            return False
+        if selector is None:
+            return False
+        real = selector.select
+
+        def select(timeout: float | None = None) -> Any:
+            # The loop asks the selector before every turn: with a timeout of 0 when it has work ready (no sleep).
+            if self._held and (timeout != 0 or time.perf_counter() - self._held_since > _HOLD_SECONDS):
+                self.flush_held()
+            return real(timeout)
+
+        selector.select = select
+        self._unhook = partial(_unhook, selector, select)
+        return True
+
     def write_now(self, data: bytes) -> None:
-        """Hand `data` to the writer thread without waiting (only when `idle`: what it holds stays small)."""
+        """Write `data` without waiting (only when `idle`: what the writer thread holds stays small): as the event
+        loop next goes to sleep when `hold_until_sleep` is set up, else through the writer thread."""
         assert self._writer is not None
-        self._writer.put(data)
+        if self._unhook is None:
+            self._writer.put(data)
+            return
+        if not self._held:
+            now = time.perf_counter()
+            if now < self._threaded_until:
+                self._writer.put(data)
+                return
+            self._held_since = now
+        self._held.append(data)
+
+    def flush_held(self) -> None:
+        """Write the answers held for the loop's sleep, as far as the pipe takes them at once (the descriptor is
+        non-blocking; a write of a few hundred bytes to a pipe with room never waits); the rest to the writer
+        thread, after which order holds."""
+        writer = self._writer
+        if not self._held or writer is None:
+            self._held.clear()
+            return
+        data = self._held[0] if len(self._held) == 1 else b"".join(self._held)
+        self._held.clear()
+        if not writer.pending and not writer.broken:
+            began = time.perf_counter()
+            try:
+                written = os.write(writer.fd, data)
+            except BlockingIOError:
+                written = 0
+            except (OSError, ValueError) as exc:
+                writer.broken = True
+                log.debug("stdio_write_failed", error=type(exc).__name__)
+                return
+            ended = time.perf_counter()
+            if ended - began > _PREEMPTED_SECONDS:
+                self._threaded_until = ended + _BUSY_SECONDS
+            if written == len(data):
+                return
+            data = data[written:]
+        writer.put(data)
 
     async def write(self, data: bytes) -> None:
         """Write `data` after everything before it; returns once little enough is left to write (back-pressure)."""
+        self.flush_held()
         if self._writer is not None:
             self._writer.put(data)
             if self._writer.pending > _HIGH_WATER:
@@ -253,17 +342,27 @@ class Sink:
 
     async def drain(self, timeout: float) -> None:
         """Wait until the writer thread has written what it holds, for at most `timeout` seconds."""
+        self.flush_held()
         if self._writer is not None and self._writer.pending:
             await anyio.to_thread.run_sync(partial(self._writer.wait_drained, 0, timeout), abandon_on_cancel=True)
 
     def restore(self) -> None:
         """Stop the writer thread (what it still holds is dropped) and give the descriptor its flags back."""
+        self.flush_held()
+        if self._unhook is not None:
+            self._unhook()
+            self._unhook = None
         if self._writer is not None:
             self._writer.stop()
             self._writer = None
         if self.saved_flags is not None and self.fd is not None:
             with suppress(OSError):
                 fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags)
+
+
+def _unhook(selector: Any, select: Any) -> None:
+    if selector.__dict__.get("select") is select:
+        del selector.select
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -14,6 +14,9 @@ so that an upgrade that changes it fails a test loudly instead of the gateway qu
   what that loop would choose, `mcp.server.runner._serve_legacy_stream`, in the server's lifespan, as `Server.run`
   does, minus the relay; the era is chosen by `mcp.server.runner._has_modern_envelope`, as the SDK chooses it.
   `problems_serving_without_relay` says what of this is no longer so.
+- asyncio: the stdio transport writes a lone answer as the event loop goes to sleep, by wrapping the `select` of the
+  loop's selector, which asyncio's selector loops keep as `_selector` and ask before every turn (with a timeout of
+  0 when work is ready). `loop_selector` reads it; `selector_loop_problems` says when asyncio no longer has it.
 """
 
 from __future__ import annotations
@@ -44,6 +47,29 @@ def h11_shape_problems() -> list[str]:
     problems += [f"H11Protocol no longer sets self.{name}" for name in H11_ATTRIBUTES if f"self.{name} =" not in source
                  and f"self.{name}:" not in source]
     return problems
+
+
+def loop_selector(loop: Any) -> Any | None:
+    """The selector an asyncio selector loop asks before each turn, or None (another kind of loop)."""
+    selector = getattr(loop, "_selector", None)  # the one place asyncio's inner shape is read
+    return selector if callable(getattr(selector, "select", None)) else None
+
+
+def selector_loop_problems() -> list[str]:
+    """What `loop_selector` counts on in asyncio and it no longer has ([] when all is there): a new event loop with
+    a selector whose `select` its turn calls."""
+    import asyncio
+    import inspect
+
+    loop = asyncio.new_event_loop()
+    try:
+        problems = [] if loop_selector(loop) is not None else ["asyncio's event loop keeps no _selector with select"]
+        run_once = getattr(type(loop), "_run_once", None)
+        if run_once is None or "self._selector.select(" not in inspect.getsource(run_once):
+            problems.append("asyncio's loop turn no longer asks self._selector.select")
+        return problems
+    finally:
+        loop.close()
 
 
 def opens_modern_era(request: Any) -> bool:

@@ -6,8 +6,9 @@ the SDK's version does badly for a long-lived gateway:
 
 * input is read in large chunks from a watched descriptor and split here, not one worker-thread hop
   per line, and the answers that are ready together go out in one write;
-* a lone call's answer is handed to the writer thread (`descriptors.Sink`) in the turn of the event loop that
-  made it, and the loop's thread goes back to waiting on the input while that thread writes;
+* a lone call's answer is written by the event loop's own thread just before it goes to sleep waiting on the
+  input (`descriptors.Sink.hold_until_sleep`), not two turns later through the writer's queue, nor by a thread
+  that must be woken for it; batches and what the pipe does not take at once go to the writer thread;
 * the server sees the client's first request before it is served (`first_request`), so that a
   handshake-era connection is served without the SDK's relay task (`gateway.wire.seams`);
 * every frame the SDK would drop in silence (not JSON, not UTF-8, too long, too deep, a batch, a bad
@@ -236,6 +237,8 @@ class _Wire:
         pending = bytearray()  # the start of a line whose newline has not arrived yet
         too_long = False  # inside a line already over the limit: discard until its newline
         while chunk := await self.source.read():
+            # New work: an answer still held for the loop's sleep leaves before it (the work may keep the loop busy).
+            self.sink.flush_held()
             *complete, tail = chunk.split(b"\n")
             for part in complete:
                 if too_long:
@@ -500,12 +503,12 @@ class _Wire:
     # -- output -----------------------------------------------------------------------------------
 
     def write_at_once(self, item: SessionMessage | bytes) -> bool:
-        """Hand `item` to the sink's writer thread now, from the task that gives it, when nothing can be ahead of it
+        """Give `item` to the sink now (`Sink.write_now`), from the task that gives it, when nothing can be ahead of it
         or join it: the writer task waits with nothing queued, the writer thread has written all it was given, and
         no other call is unanswered. False (nothing done) otherwise: the item goes through the writer's queue.
 
-        A lone call's answer then leaves in the turn of the event loop that made it, instead of two turns later
-        (the queue's own yield, then the writer task's wake-up); answers that can be batched still are."""
+        A lone call's answer then leaves as the event loop goes to sleep after the turn that made it, instead of two
+        turns later (the queue's own yield, then the writer task's wake-up); answers that can be batched still are."""
         if self.owed.total() > 1 or not self.sink.idle or self.writer_done.is_set():
             return False
         waiting = self.out_recv.statistics()
@@ -653,6 +656,7 @@ async def stdio_transport(
             claims.append((1, stdout))
         source = Source(stdin, READ_CHUNK)  # read here at each start: tests and benches change it
         sink = Sink(stdout)
+        sink.hold_until_sleep()
         wire = _Wire(source, sink, max_line, max_depth, drain_timeout, max_in_flight)
         _wires[wire.read_stream] = wire
         async with anyio.create_task_group() as tg:

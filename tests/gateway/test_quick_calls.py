@@ -8,6 +8,7 @@ or none is, and never assert a duration.
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 import time
 
@@ -87,7 +88,8 @@ def gateway_of(home, timeout: float | None = None):
 @pytest.fixture
 def every_run_quick(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
-    monkeypatch.setattr(core, "_spent", lambda: (time.thread_time(), 0))  # no run waits on anything
+    monkeypatch.setattr(core, "_spent", lambda: (time.perf_counter(), 0, 0))  # no run waits, none is taken off
+    monkeypatch.setattr(core, "_spent_cpu", lambda: (time.thread_time(), 0, 0))
 
 
 def test_a_read_only_tool_quick_every_time_moves_to_the_loop_after_its_streak(gateway_home, every_run_quick):
@@ -225,3 +227,72 @@ def test_a_run_twice_as_long_as_the_tools_usual_is_not_quick() -> None:
         pace._was_quick(1.5 * base, False)
     assert pace._was_quick(2.9 * base, False)
     assert not pace._was_quick(4 * base, False)  # over twice its usual 1.5 (and the usual moves only slowly)
+
+
+@pytest.fixture
+def timer_calls(monkeypatch: pytest.MonkeyPatch):
+    """The real-time timer's settings made by the core (its signal module's setitimer, counted); the timer is
+    cancelled after the test, so that none of ours goes off in a later one."""
+    made: list[float] = []
+    real = core.signal.setitimer
+
+    def counted(which: int, seconds: float, interval: float = 0.0):
+        made.append(seconds)
+        return real(which, seconds, interval)
+
+    monkeypatch.setattr(core.signal, "setitimer", counted)
+    yield made
+    real(core.signal.ITIMER_REAL, 0)
+    core._Alarm.fires_at = None
+
+
+def test_quick_runs_on_the_loop_share_one_timer_setting(gateway_home, every_run_quick, monkeypatch, timer_calls):
+    monkeypatch.setattr(core, "LOOP_LIMIT_SECONDS", 600.0)  # no run here lasts that long: none finds it gone off
+    gateway = gateway_of(gateway_home)
+    for _ in range(core.QUICK_STREAK):
+        gateway.call("where")
+    assert all(gateway.call("where").text == LOOP for _ in range(20))
+    assert timer_calls == [600.0]  # set by the first run on the loop, never cancelled, found set by the others
+
+
+def test_a_run_on_the_loop_is_stopped_when_another_part_of_the_process_cancelled_the_timer(gateway_home,
+                                                                                        every_run_quick):
+    gateway = gateway_of(gateway_home)
+    try:
+        for _ in range(core.QUICK_STREAK):
+            gateway.call("turns_slow")
+        assert gateway.call("turns_slow").text == LOOP  # the timer is set now, and left set
+        signal.setitimer(signal.ITIMER_REAL, 0)  # another part of the process cancels the one real-time timer
+        time.sleep(core.LOOP_LIMIT_SECONDS + 0.01)  # the core's timer would have gone off by now: it is taken for lost
+        RUNS.clear()
+        answer = gateway.call("turns_slow", {"slow": True})
+        assert not answer.is_error and answer.text.startswith("gateway-worker"), answer.text
+        assert RUNS[0] == LOOP and RUNS[1].startswith("gateway-worker")  # stopped on the loop all the same
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        core._Alarm.fires_at = None
+
+
+def test_a_timer_left_pending_by_the_last_run_is_cancelled_at_exit(gateway_home, every_run_quick):
+    """The interpreter gives the signal its default action back as it exits (the process's end): the timer a run left
+    set must not outlive the exit handler, else a process that ends just after a quick call dies of its alarm."""
+    gateway = gateway_of(gateway_home)
+    try:
+        for _ in range(core.QUICK_STREAK):
+            gateway.call("where")
+        assert gateway.call("where").text == LOOP
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0  # set by the run, left set
+        assert core._Alarm.cancelled_at_exit  # the exit handler is in place (atexit)
+        core._cancel_timer()  # what it does at exit
+        assert signal.getitimer(signal.ITIMER_REAL)[0] == 0 and core._Alarm.fires_at is None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        core._Alarm.fires_at = None
+
+
+def test_a_run_over_the_bound_that_was_taken_off_its_core_gives_no_verdict() -> None:
+    pace, base = core.Pace(), core.QUICK_SECONDS
+    assert pace._was_quick(0.5 * base, False, True)  # quick all the same: counted
+    assert pace._was_quick(3 * base, False, True) is None  # its wall time is not its own: no verdict
+    assert pace.usual == 0.5 * base  # and its time is not made part of the usual one
+    assert pace._was_quick(3 * base, True, True) is False  # a run that waited on something never is quick

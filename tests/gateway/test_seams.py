@@ -13,6 +13,7 @@ from gateway.wire.seams import (
     h11_shape_problems,
     opens_modern_era,
     problems_serving_without_relay,
+    selector_loop_problems,
 )
 
 
@@ -52,3 +53,8 @@ def test_the_era_is_chosen_by_the_first_requests_envelope() -> None:
     assert not opens_modern_era(request("initialize", {"protocolVersion": "2025-06-18"}))
     assert not opens_modern_era(request("tools/list", {"_meta": {"progressToken": 1}}))
     assert not opens_modern_era(request("ping", None))
+
+
+def test_asyncio_loops_still_ask_their_selector_before_each_turn() -> None:
+    # The stdio transport writes a lone answer as the loop goes to sleep by wrapping this selector's select.
+    assert selector_loop_problems() == []
