@@ -27,6 +27,7 @@ from typing import Any
 
 from attrs import field, frozen
 from maildirs.authentication import FORGED, PASS, UNAUTHENTICATED, verdict  # noqa: F401 (the plugin reads them here)
+from maildirs.folders import read_up_to
 
 from gateway import mask
 
@@ -434,8 +435,8 @@ def _read(message: EmailMessage, authserv_id: str, file_time: float, reason: str
 def parse_file(path: Path, authserv_id: str = "") -> Parsed:
     """A message file, read up to MAX_BYTES (and one byte more, to know there is more); OSError when it cannot be
     opened."""
-    with open(path, "rb") as file:
-        data = file.read(MAX_BYTES + 1)
+    with open(path, "rb", buffering=0) as file:
+        data = read_up_to(file, MAX_BYTES + 1)
         file_time = os.fstat(file.fileno()).st_mtime
     return parse(data, authserv_id=authserv_id, file_time=file_time)
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
+from maildirs.folders import read_up_to
 from maildirs.shield import HOSTILE, OK, UNJUDGED, addressees_of, is_addressed, shielded_in
 
 from gateway import ToolError
@@ -303,8 +304,8 @@ def _raw(folder_dir: str | None, sub: str, filename: str) -> bytes | None:
     if not folder_dir:
         return None
     try:
-        with open(Path(folder_dir) / sub / filename, "rb") as handle:
-            return handle.read(MAX_MESSAGE)
+        with open(Path(folder_dir) / sub / filename, "rb", buffering=0) as handle:
+            return read_up_to(handle, MAX_MESSAGE)
     except OSError:
         return None
 

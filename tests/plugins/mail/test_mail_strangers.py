@@ -277,3 +277,16 @@ def test_read_message_names_at_most_fifty_recipients_and_counts_the_rest(gateway
     answer = gateway.call("read_message", {"address": "mid:crowd@example.org"})
     assert len(answer.data["to"]) == answers.RECIPIENTS_SHOWN and answer.data["to_more"] == 2950
     assert "p49@example.net and 2950 more" in answer.text
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 4096, 70_000])
+def test_a_message_file_is_read_whole_up_to_the_bound_and_no_further(tmp_path: Path, size: int) -> None:
+    from maildirs.folders import read_up_to
+
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    path = tmp_path / "message"
+    path.write_bytes(data)
+    for bound in (size + 1, size, max(size - 1, 0), 10):
+        with open(path, "rb", buffering=0) as handle:
+            assert read_up_to(handle, bound) == data[:bound]
+
