@@ -5,9 +5,10 @@ keeps a home of its own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,3 +30,24 @@ def living_in(home: Path) -> Iterator[Path]:
             patch.setenv(key, value)
         patch.delenv("GATEWAY_CONFIG", raising=False)
         yield home
+
+
+def shared_gateway(name: str, make: Callable[[Path], tuple[Any, Any]]):
+    """The two fixtures of a module whose read-only tests share one home and one gateway: `_shared` (module scope:
+    the home, and what `make(home)` gives, (made, gateway), made once while living in it) and `read_only` (each test
+    living in that home, given (made, gateway)). Assign both in the module: `_shared, read_only = shared_gateway(...)`.
+    """
+
+    @pytest.fixture(scope="module")
+    def _shared(tmp_path_factory: pytest.TempPathFactory):
+        home = new_home(tmp_path_factory, name)
+        with living_in(home):
+            return home, *make(home)
+
+    @pytest.fixture
+    def read_only(_shared):
+        home, made, gateway = _shared
+        with living_in(home):
+            yield made, gateway
+
+    return _shared, read_only

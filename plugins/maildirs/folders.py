@@ -17,7 +17,6 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 from attrs import frozen
 
@@ -148,23 +147,6 @@ def messages(folder: Path) -> Iterator[os.DirEntry[str]]:
 
 class PathRefused(ValueError):
     """A path that is not a message inside the accounts' folders."""
-
-
-def read_up_to(handle: BinaryIO, bound: int) -> bytes:
-    """At most `bound` bytes of an open message file, read in a piece the size of the file (and one byte more, so
-    that the end is seen at once): `read(bound)` would make a buffer of the whole bound for every message, megabytes
-    where a message fills a few kilobytes. A file that grew since it was opened is read on to the bound."""
-    wanted = min(os.fstat(handle.fileno()).st_size + 1, bound)
-    chunks: list[bytes] = []
-    left = bound
-    while left > 0:
-        chunk = handle.read(min(wanted, left))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-        wanted = max(wanted, 1 << 16)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def checked_path(written: str, roots: list[Path]) -> Path:

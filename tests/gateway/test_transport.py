@@ -625,12 +625,12 @@ def test_in_process_with_pipe_descriptors() -> None:
     assert sorted(f["id"] for f in frames) == list(range(51))
 
 
-def test_a_lone_answer_is_written_by_the_loop_as_it_goes_to_sleep_not_by_the_writer_thread(monkeypatch) -> None:
-    """A client that waits for each answer before it asks again: every answer leaves from the event loop's own thread
-    just before it sleeps (none is handed to the writer thread), each whole and in its turn."""
+def _lone_calls(monkeypatch, preempted_seconds: float, calls: int) -> tuple[list[dict[str, Any]], list[bytes]]:
+    """A client that waits for each answer before it asks again, over a pipe: the answers it read, and what the
+    server handed to its writer thread (with `_PREEMPTED_SECONDS` set to `preempted_seconds`)."""
     from gateway.wire import descriptors
 
-    monkeypatch.setattr(descriptors, "_PREEMPTED_SECONDS", 3600.0)  # no write counts as taken off its core
+    monkeypatch.setattr(descriptors, "_PREEMPTED_SECONDS", preempted_seconds)
     handed: list[bytes] = []
     real_put = descriptors._Writer.put
     monkeypatch.setattr(descriptors._Writer, "put", lambda self, data: (handed.append(data), real_put(self, data)))
@@ -642,7 +642,7 @@ def test_a_lone_answer_is_written_by_the_loop_as_it_goes_to_sleep_not_by_the_wri
         with os.fdopen(in_w, "wb", buffering=0) as feed, os.fdopen(out_r, "rb") as out:
             feed.write(HANDSHAKE)
             assert json.loads(out.readline())["id"] == 0
-            for n in range(1, 21):
+            for n in range(1, calls + 1):
                 feed.write(line(echo_call(n, f"turn {n}")))
                 answers.append(json.loads(out.readline()))
 
@@ -658,45 +658,23 @@ def test_a_lone_answer_is_written_by_the_loop_as_it_goes_to_sleep_not_by_the_wri
     talker.join(timeout=30)
     os.close(in_r)
     os.close(out_w)
-    assert [(a["id"], a["result"]["content"][0]["text"]) for a in answers] == [(n, f"turn {n}") for n in range(1, 21)]
+    assert [(a["id"], a["result"]["content"][0]["text"]) for a in answers] == [
+        (n, f"turn {n}") for n in range(1, calls + 1)]  # each whole and in its turn
+    return answers, handed
+
+
+def test_a_lone_answer_is_written_by_the_loop_as_it_goes_to_sleep_not_by_the_writer_thread(monkeypatch) -> None:
+    """Every answer to a client that waits for each leaves from the event loop's own thread just before it sleeps:
+    none is handed to the writer thread."""
+    _answers, handed = _lone_calls(monkeypatch, 3600.0, 20)  # no write counts as taken off its core
     assert handed == []
 
 
 def test_on_a_machine_so_busy_that_a_write_was_taken_off_its_core_the_writer_thread_writes_lone_answers(
         monkeypatch) -> None:
     """A write of a held answer that took long (the client it woke took the loop's core) sends the lone answers after
-    it to the writer thread for a while: each still whole and in its turn."""
-    from gateway.wire import descriptors
-
-    monkeypatch.setattr(descriptors, "_PREEMPTED_SECONDS", -1.0)  # every write counts as taken off its core
-    handed: list[bytes] = []
-    real_put = descriptors._Writer.put
-    monkeypatch.setattr(descriptors._Writer, "put", lambda self, data: (handed.append(data), real_put(self, data)))
-    in_r, in_w = os.pipe()
-    out_r, out_w = os.pipe()
-    answers: list[dict[str, Any]] = []
-
-    def client() -> None:
-        with os.fdopen(in_w, "wb", buffering=0) as feed, os.fdopen(out_r, "rb") as out:
-            feed.write(HANDSHAKE)
-            assert json.loads(out.readline())["id"] == 0
-            for n in range(1, 11):
-                feed.write(line(echo_call(n, f"turn {n}")))
-                answers.append(json.loads(out.readline()))
-
-    talker = threading.Thread(target=client)
-    talker.start()
-
-    async def main() -> None:
-        server = _echo_server()
-        async with stdio_transport(in_r, out_w) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-
-    anyio.run(main)
-    talker.join(timeout=30)
-    os.close(in_r)
-    os.close(out_w)
-    assert [(a["id"], a["result"]["content"][0]["text"]) for a in answers] == [(n, f"turn {n}") for n in range(1, 11)]
+    it to the writer thread for a while."""
+    _answers, handed = _lone_calls(monkeypatch, -1.0, 10)  # every write counts as taken off its core
     assert len(handed) == 10  # the first answer (the handshake's) was held and written; every one after, the thread's
 
 

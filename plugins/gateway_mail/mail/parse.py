@@ -27,7 +27,7 @@ from typing import Any
 
 from attrs import field, frozen
 from maildirs.authentication import FORGED, PASS, UNAUTHENTICATED, verdict  # noqa: F401 (the plugin reads them here)
-from maildirs.folders import read_up_to
+from spamfilter import read_up_to
 
 from gateway import mask
 

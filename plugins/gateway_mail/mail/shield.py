@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
-from maildirs.folders import read_up_to
 from maildirs.shield import HOSTILE, OK, UNJUDGED, addressees_of, is_addressed, shielded_in
+from spamfilter import read_up_to
 
 from gateway import ToolError
 from gateway_mail.docindex import meta, set_meta

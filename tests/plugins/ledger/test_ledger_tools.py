@@ -20,7 +20,7 @@ from gateway_ledger.budgets import period_of, planned
 
 from gateway import ToolError
 from gateway.testing import make_gateway
-from tests.shared_home import living_in, new_home
+from tests.shared_home import shared_gateway
 
 CANARY = "Quahogcanary"
 
@@ -32,21 +32,9 @@ def _gateway(home: Path, **settings):
     return made, gateway
 
 
-@pytest.fixture(scope="module")
-def _shared(tmp_path_factory: pytest.TempPathFactory):
-    """One home of sample journals and one gateway on it, for the tests that only ask (none writes a journal or the
-    config): the journals are read once, by the first call (bean-check's and hledger's readings), not once a test."""
-    home = new_home(tmp_path_factory, "ledger")
-    with living_in(home):
-        return home, *_gateway(home)
-
-
-@pytest.fixture
-def read_only(_shared):
-    """The shared sample journals and gateway, the test living in their home."""
-    home, made, gateway = _shared
-    with living_in(home):
-        yield made, gateway
+# The tests that only ask (none writes a file or the config) share one home of samples and one gateway on it:
+# the ledger are read once, by the first call, instead of once a test.
+_shared, read_only = shared_gateway("ledger", _gateway)
 
 
 def test_the_sample_journals_are_valid_for_beancount_and_hledger_themselves(gateway_home: Path) -> None:

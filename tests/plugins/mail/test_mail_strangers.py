@@ -281,7 +281,7 @@ def test_read_message_names_at_most_fifty_recipients_and_counts_the_rest(gateway
 
 @pytest.mark.parametrize("size", [0, 1, 4095, 4096, 70_000])
 def test_a_message_file_is_read_whole_up_to_the_bound_and_no_further(tmp_path: Path, size: int) -> None:
-    from maildirs.folders import read_up_to
+    from spamfilter import read_up_to
 
     data = bytes(range(256)) * (size // 256) + bytes(size % 256)
     path = tmp_path / "message"

@@ -13,7 +13,7 @@ import pytest
 from gateway_papers import sample, store
 
 from gateway.testing import make_gateway
-from tests.shared_home import living_in, new_home
+from tests.shared_home import shared_gateway
 
 CANARY = "quokkacanary"
 
@@ -25,22 +25,9 @@ def _gateway(home: Path, projects: list | None = None, **settings):
                               projects=made["projects"] if projects is None else projects)
 
 
-@pytest.fixture(scope="module")
-def _shared(tmp_path_factory: pytest.TempPathFactory):
-    """One home of sample papers and one gateway on it, for the tests that only ask (none writes a file or the
-    config): the papers are read once, by the first call, instead of once a test (a reading process and a few
-    PDFs each time)."""
-    home = new_home(tmp_path_factory, "papers")
-    with living_in(home):
-        return home, *_gateway(home)
-
-
-@pytest.fixture
-def read_only(_shared):
-    """The shared sample papers and gateway, the test living in their home."""
-    home, made, gateway = _shared
-    with living_in(home):
-        yield made, gateway
+# The tests that only ask (none writes a file or the config) share one home of samples and one gateway on it:
+# the papers are read once, by the first call, instead of once a test.
+_shared, read_only = shared_gateway("papers", _gateway)
 
 
 def _by_title(answer) -> dict[str, dict]:
