@@ -250,11 +250,11 @@ def _gone(pid: int) -> bool:
     for _ in range(1200):
         try:
             os.kill(pid, 0)
-        except ProcessLookupError:
+            with open(f"/proc/{pid}/stat") as stat:  # a zombie has ended too
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except (ProcessLookupError, FileNotFoundError):  # gone, perhaps reaped between the two looks
             return True
-        with open(f"/proc/{pid}/stat") as stat:
-            if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
-                return True
         time.sleep(0.05)
     return False
 
