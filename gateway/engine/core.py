@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import inspect
 import os
 import resource as _resource
@@ -53,8 +54,8 @@ PAGE_SIZE = 100
 
 # A read-only tool whose synchronous function answered quickly, without waiting on anything, each of the last `needed`
 # times runs on the event loop's own thread, not a worker (see `Pace`). Quick: at most QUICK_SECONDS (a worker's CPU
-# time; wall time on the loop, runs taken off their core left out), or, for a tool that usually takes longer, at most twice its usual time and never over QUICK_FACTOR times
-# QUICK_SECONDS. `needed` starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took
+# time; wall time on the loop, runs taken off their core left out), or, for a tool that usually takes longer, at most
+# twice its usual time and never over QUICK_FACTOR times QUICK_SECONDS. `needed` starts at QUICK_STREAK and doubles, up to QUICK_STREAK_MAX, each time a run on the loop took
 # longer after all.
 QUICK_SECONDS = 0.001
 QUICK_FACTOR = 5
@@ -124,30 +125,37 @@ class Catalogue:
 _RUSAGE_THREAD = getattr(_resource, "RUSAGE_THREAD", None)
 
 
-def _spent() -> tuple[float, int, int]:
-    """The time now (seconds, the wall clock's), how many times this thread has waited on something, and how many times
-    it was taken off its core (-1 each where the kernel does not count them).
+def _spent(clock: Callable[[], float] = time.perf_counter) -> tuple[float, int, int]:
+    """The time now by `clock`, how many times this thread has waited on something, and how many times it was taken
+    off its core (-1 each where the kernel does not count them). One getrusage per reading (its counts, never its
+    times, which for the running thread are those of the last clock tick).
 
-    Wall time, not the thread's CPU clock: reading that clock is a call to the kernel at which, on a busy machine,
-    the scheduler often takes the core away (the kernel brings the thread's time up to date, finds its slice used, and
-    switches at once), so two readings around every quick run were two points a call where the event loop could be
-    put back in the run queue before its answer left. A run taken off its core meanwhile (its wall time is then not
-    its own) gives no verdict unless it was quick all the same. One getrusage per reading (its counts, never its
-    times, which for the running thread are those of the last clock tick)."""
+    A run on the loop is timed by the wall clock, not the thread's CPU clock: reading that clock is a call to the
+    kernel at which, on a busy machine, the scheduler often takes the core away (the kernel brings the thread's time
+    up to date, finds its slice used, and switches at once), so two readings around every quick run were two points a
+    call where the event loop could be put back in the run queue before its answer left. A run taken off its core
+    meanwhile (its wall time is then not its own) gives no verdict unless it was quick all the same. A run on a
+    worker is timed by its thread's CPU clock (`time.thread_time`): the loop's thread and everything else on a busy
+    machine take turns with it, and by the wall clock it would be left without a verdict run after run, so that a
+    quick function would never come to the loop."""
     if _RUSAGE_THREAD is None:
-        return time.perf_counter(), -1, -1
+        return clock(), -1, -1
     usage = _resource.getrusage(_RUSAGE_THREAD)
-    return time.perf_counter(), usage.ru_nvcsw, usage.ru_nivcsw
+    return clock(), usage.ru_nvcsw, usage.ru_nivcsw
 
 
-def _spent_cpu() -> tuple[float, int, int]:
-    """As `_spent`, but the thread's CPU time: for a run on a worker, which is not the loop's, and whose time off its
-    core (the loop's thread and everything else on a busy machine take turns with it) would otherwise leave it without
-    a verdict run after run, so that a quick function would never come to the loop."""
-    if _RUSAGE_THREAD is None:
-        return time.thread_time(), -1, -1
-    usage = _resource.getrusage(_RUSAGE_THREAD)
-    return time.thread_time(), usage.ru_nvcsw, usage.ru_nivcsw
+@functools.lru_cache(maxsize=4096)
+def _kept_takes_context(function: Any) -> bool:
+    return wants_context(function)
+
+
+def _takes_context(function: Any) -> bool:
+    """Whether `function` takes the call's Context first, read from its signature once per function
+    (inspect.signature costs more than a quick tool's whole run); a callable that cannot be a key is read each time."""
+    try:
+        return _kept_takes_context(function)
+    except TypeError:
+        return wants_context(function)
 
 
 class Pace:
@@ -155,8 +163,9 @@ class Pace:
 
     A run handed to a worker thread costs the event loop two wake-ups and a thread switch each way, more than a
     quick tool's own work. A function whose last `needed` runs each took at most QUICK_SECONDS (on a worker, of its
-    thread's CPU; on the loop, of wall time, a run taken off its core by a busy machine meanwhile not counted unless it
-    was quick all the same) (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times QUICK_SECONDS: a mail
+    thread's CPU; on the loop, of wall time, a run taken off its core by a busy machine meanwhile not counted unless
+    it was quick all the same) (or, when it usually takes longer, at most twice its usual time and QUICK_FACTOR times
+    QUICK_SECONDS: a mail
     search that always takes 3 ms is as safe on the loop as a lookup of 1 ms, and a run that takes twice its usual
     time says it met something new) and never waited (no voluntary context switch: no disk read, lock, sleep or
     pipe that made the thread wait; the
@@ -197,11 +206,11 @@ class Pace:
 
     def timed(self, run: Callable[[], T]) -> T:
         """`run()`, its time counted in the streak (on whichever thread runs it)."""
-        began, waited, _ = _spent_cpu()
+        began, waited, _ = _spent(time.thread_time)
         try:
             return run()
         finally:
-            now, waits, _ = _spent_cpu()
+            now, waits, _ = _spent(time.thread_time)
             verdict = self._was_quick(now - began, waits != waited)
             if verdict is not None:
                 self.streak = self.streak + 1 if verdict else 0
@@ -250,8 +259,6 @@ class Gateway:
         self.refreshing = Refreshing()
         # Per read-only tool function: how quickly it answered lately (see Pace).
         self._paces: dict[Any, Pace] = {}
-        # Per plugin function run: whether it takes the call's Context first.
-        self._takes_context: dict[Any, bool] = {}
         # Per plugin: its functions running on workers now (changed on the loop and on the workers, under the lock).
         self._working: dict[str, int] = {}
         self._working_lock = threading.Lock()
@@ -610,7 +617,7 @@ class Gateway:
         one on the loop. Whatever it gives back is masked before it leaves, on the worker when there is one."""
         deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
         ctx = attrs.evolve(ctx, deadline=deadline)
-        bound = partial(function, ctx, **arguments) if self._wants_context(function) else partial(function, **arguments)
+        bound = partial(function, ctx, **arguments) if _takes_context(function) else partial(function, **arguments)
         answer: Answer | None = None
         try:
             # A quick function on the loop needs no cancel scope: nothing is waited for.
@@ -647,19 +654,6 @@ class Gateway:
             log.warning("call past its deadline", plugin=plugin, what=what, seconds=deadline.seconds)
             return Answer(text=deadline.sentence(), is_error=True), "timeout"
         return answer, "error" if answer.is_error else "ok"
-
-    def _wants_context(self, function: Any) -> bool:
-        """Whether `function` takes the call's Context first, read from its signature once (inspect.signature costs
-        more than a quick tool's whole run)."""
-        try:
-            known = self._takes_context.get(function)
-        except TypeError:  # a callable object that cannot be a key
-            return wants_context(function)
-        if known is None:
-            if len(self._takes_context) >= 4096:  # plugins loaded again and again: the old functions' go
-                self._takes_context.clear()
-            known = self._takes_context[function] = wants_context(function)
-        return known
 
     async def in_worker(self, function: Callable[..., T], *arguments: Any) -> T:
         """A synchronous piece of the gateway's own work (a listing that calls plugins) run on a worker thread,

@@ -88,8 +88,8 @@ def gateway_of(home, timeout: float | None = None):
 @pytest.fixture
 def every_run_quick(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(core, "QUICK_SECONDS", 3600.0)
-    monkeypatch.setattr(core, "_spent", lambda: (time.perf_counter(), 0, 0))  # no run waits, none is taken off
-    monkeypatch.setattr(core, "_spent_cpu", lambda: (time.thread_time(), 0, 0))
+    # No run waits, none is taken off its core.
+    monkeypatch.setattr(core, "_spent", lambda clock=time.perf_counter: (clock(), 0, 0))
 
 
 def test_a_read_only_tool_quick_every_time_moves_to_the_loop_after_its_streak(gateway_home, every_run_quick):

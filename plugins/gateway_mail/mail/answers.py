@@ -246,7 +246,7 @@ COUNT_SHIELDED = "SELECT count(*) FROM json_each(?) k CROSS JOIN messages m ON m
 # Ids are in date order (index.date_key): FTS5, put first by the CROSS JOIN, walks the matches newest first and
 # stops after `limit` shown ones, where sorting every match by date cost more than the search on common words.
 # `since` bounds the walk by rowid for `days`; the rows shown are read after, by id. `{kept}` stands for the
-# conditions taking out what is kept, blocked and shielded (`LEFT_OUT`): SEARCH and SCAN hold all three.
+# conditions taking out what is kept, blocked and shielded (`LEFT_OUT`).
 _SEARCH = ("SELECT m.id FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid "
            "WHERE messages_fts MATCH ? {since} AND {where}{kept} ORDER BY messages_fts.rowid DESC LIMIT ?")
 # A query FTS5 has no part in (`is:unread date:2026-01..`, `NOT word`, a word only in a script without spaces):
@@ -257,14 +257,12 @@ _SCAN = "SELECT m.id FROM messages m WHERE 1 {since} AND {where}{kept} ORDER BY 
 # every row met (three of them were 0.15-0.2 ms of a rare word's 17 rows, four times what FTS5 took to find them).
 LEFT_OUT = (f" AND NOT {CLOSED}", f" AND NOT {BLOCKED}", f" AND NOT {SHIELDED}")
 NOTHING = "[]"
+# The search's walk with all three (its query plan is checked by the tests).
 SEARCH = _SEARCH.replace("{kept}", "".join(LEFT_OUT))
-SCAN = _SCAN.replace("{kept}", "".join(LEFT_OUT))
-# The same walks, giving the columns a hit shows: the rows are read where they are met (the condition reads them
-# anyway), not looked up again by id in a second statement.
+# The page's statement is each walk giving the columns a hit shows: the rows are read where they are met (the
+# condition reads them anyway), not looked up again by id in a second statement.
 HIT_NAMES = tuple(HIT_COLUMNS.split(", "))
 PAGE_COLUMNS = ", ".join(f"m.{column}" for column in HIT_NAMES)
-SEARCH_PAGE = SEARCH.replace("SELECT m.id FROM", f"SELECT {PAGE_COLUMNS} FROM", 1)
-SCAN_PAGE = SCAN.replace("SELECT m.id FROM", f"SELECT {PAGE_COLUMNS} FROM", 1)
 _READ_AGAIN = ('; quote words with symbols ("word-with-dash"), balance parentheses and quotes, put words on both '
                "sides of AND, OR and NOT, or write the query as a notmuch user would (from:, to:, date:2026-01..)")
 
@@ -289,8 +287,9 @@ COUNT_MATCHES = "SELECT count(*) FROM (SELECT rowid FROM messages_fts WHERE mess
 _COUNT_LEFT_OUT = " AND rowid NOT IN (SELECT value FROM json_each(?))"
 
 
-# Statements already made, by everything they are made from (the total's bound too): only those of a search without days and without
-# `date:`, the two whose values follow the clock (a Search is a frozen value, its lists never changed by a caller).
+# Statements already made, by everything they are made from (the total's bound too): only those of a search without
+# days and without `date:`, the two whose values follow the clock (a Search is a frozen value, its lists never changed
+# by a caller).
 _statements: dict[tuple[Any, ...], Search] = {}
 _STATEMENTS_KEPT = 256
 
@@ -333,11 +332,10 @@ def _statements_of(zone: Any, query: str, where: str, values: list[Any], days: i
     kept = "".join(condition for condition, _value in lists)
     rest = [*bound_values, *values, *asked.values, *(value for _condition, value in lists)]
     if asked.match is None:
-        sql = _SCAN.format(since=bounds, where=where, kept=kept)
-        page, arguments = sql.replace("SELECT m.id FROM", f"SELECT {PAGE_COLUMNS} FROM", 1), rest
+        sql, arguments = _SCAN.format(since=bounds, where=where, kept=kept), rest
     else:
         sql, arguments = _SEARCH.format(since=bounds, where=where, kept=kept), [asked.match, *rest]
-        page = sql.replace("SELECT m.id FROM", f"SELECT {PAGE_COLUMNS} FROM", 1)
+    page = sql.replace("SELECT m.id FROM", f"SELECT {PAGE_COLUMNS} FROM", 1)
     if matches_alone:
         out = [value for value in (closed, shielded) if value != NOTHING]
         return Search(sql, arguments, COUNT_MATCHES.format(since=bounds, kept=_COUNT_LEFT_OUT * len(out)),
