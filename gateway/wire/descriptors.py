@@ -38,14 +38,8 @@ _HOLD_SECONDS = 0.0005
 # A write of a held answer that took longer than this (wall time) was taken off its core: the client it woke took the
 # core, and the loop's thread waited in the run queue before it could go to sleep. On a machine that busy the writer
 # thread writes lone answers instead, for _BUSY_SECONDS, as the loop's thread is then asleep before the client runs.
-# One such write is not a busy machine: _BUSY_WRITES of the last _BUSY_OF writes by the loop's thread must have been
-# taken off their core. (Calls spaced by other work are seldom preempted, and each lone answer the writer thread
-# writes costs some five more switches between threads than one the loop writes: after every odd preemption, a
-# second of that was most of the calls of a client that asks every few milliseconds.)
 _PREEMPTED_SECONDS = 0.0002
 _BUSY_SECONDS = 1.0
-_BUSY_WRITES = 3
-_BUSY_OF = 8
 
 _claimed: set[int] = set()
 _claim_lock = threading.Lock()
@@ -233,7 +227,6 @@ class Sink:
         self._held: list[bytes] = []  # lone answers to write when the event loop next goes to sleep
         self._held_since = 0.0
         self._threaded_until = 0.0  # lone answers go to the writer thread until then (a busy machine)
-        self._preempted = 0  # the last _BUSY_OF writes by the loop's thread, a bit each: 1 for taken off its core
         self._unhook: Any = None
         if self.fd is not None:
             if not isinstance(stdout, int):
@@ -262,8 +255,8 @@ class Sink:
         switch to it, which then waits for the interpreter's lock until the loop's thread sleeps anyway. Written as
         the loop goes to sleep, it leaves when it would have left through the thread, without the thread. But the
         write itself wakes the client, which on a busy machine may take the core before the loop's thread reaches
-        its sleep: when _BUSY_WRITES of the last _BUSY_OF writes were seen to take that long (_PREEMPTED_SECONDS),
-        lone answers go to the writer thread again for _BUSY_SECONDS."""
+        its sleep: a write seen to take that long (_PREEMPTED_SECONDS) hands lone answers to the writer thread again
+        for _BUSY_SECONDS."""
         if self._writer is None or self._unhook is not None:
             return self._unhook is not None
         try:
@@ -320,10 +313,8 @@ class Sink:
                 log.debug("stdio_write_failed", error=type(exc).__name__)
                 return
             ended = time.perf_counter()
-            self._preempted = (self._preempted << 1 | _taken_off_core(ended - began)) & ((1 << _BUSY_OF) - 1)
-            if self._preempted.bit_count() >= _BUSY_WRITES:
+            if ended - began > _PREEMPTED_SECONDS:
                 self._threaded_until = ended + _BUSY_SECONDS
-                self._preempted = 0
             if written == len(data):
                 return
             data = data[written:]
@@ -367,11 +358,6 @@ class Sink:
         if self.saved_flags is not None and self.fd is not None:
             with suppress(OSError):
                 fcntl.fcntl(self.fd, fcntl.F_SETFL, self.saved_flags)
-
-
-def _taken_off_core(seconds: float) -> bool:
-    """Whether a write of a few hundred bytes to a pipe that took `seconds` of wall time was taken off its core."""
-    return seconds > _PREEMPTED_SECONDS
 
 
 def _unhook(selector: Any, select: Any) -> None:

@@ -625,17 +625,12 @@ def test_in_process_with_pipe_descriptors() -> None:
     assert sorted(f["id"] for f in frames) == list(range(51))
 
 
-def _lone_calls(monkeypatch, preempted_seconds: float, calls: int,
-                taken_off: list[bool] | None = None) -> tuple[list[dict[str, Any]], list[bytes]]:
+def _lone_calls(monkeypatch, preempted_seconds: float, calls: int) -> tuple[list[dict[str, Any]], list[bytes]]:
     """A client that waits for each answer before it asks again, over a pipe: the answers it read, and what the
-    server handed to its writer thread (with `_PREEMPTED_SECONDS` set to `preempted_seconds`, or, given
-    `taken_off`, each write by the loop's thread taken off its core or not in that order)."""
+    server handed to its writer thread (with `_PREEMPTED_SECONDS` set to `preempted_seconds`)."""
     from gateway.wire import descriptors
 
     monkeypatch.setattr(descriptors, "_PREEMPTED_SECONDS", preempted_seconds)
-    if taken_off is not None:
-        verdicts = iter(taken_off)
-        monkeypatch.setattr(descriptors, "_taken_off_core", lambda _seconds: next(verdicts))
     handed: list[bytes] = []
     real_put = descriptors._Writer.put
     monkeypatch.setattr(descriptors._Writer, "put", lambda self, data: (handed.append(data), real_put(self, data)))
@@ -680,19 +675,7 @@ def test_on_a_machine_so_busy_that_a_write_was_taken_off_its_core_the_writer_thr
     """A write of a held answer that took long (the client it woke took the loop's core) sends the lone answers after
     it to the writer thread for a while."""
     _answers, handed = _lone_calls(monkeypatch, -1.0, 10)  # every write counts as taken off its core
-    # The handshake's answer and the first two calls' were held and written by the loop (the third preempted write
-    # of the last eight is the busy sign); every one after, the thread's.
-    assert [json.loads(data)["id"] for data in handed] == list(range(3, 11))
-
-
-def test_one_write_taken_off_its_core_among_quiet_ones_keeps_lone_answers_on_the_loop(monkeypatch) -> None:
-    """An odd preempted write (calls spaced by other work) is not a busy machine: the answers after it are still
-    written by the loop's thread; three of the last eight are, and the writer thread takes over."""
-    taken_off = [False, True, False, False, True] + [False] * 8 + [True, True, True] + [False] * 10
-    _answers, handed = _lone_calls(monkeypatch, 3600.0, 18, taken_off)
-    # Writes 0 (the handshake's) to 15 by the loop: two preempted among eight (1 and 4) are not enough; write 15
-    # (call 15) is the third of the last eight (13, 14, 15).
-    assert [json.loads(data)["id"] for data in handed] == [16, 17, 18]
+    assert len(handed) == 10  # the first answer (the handshake's) was held and written; every one after, the thread's
 
 
 def test_reading_pauses_while_max_in_flight_requests_are_unanswered() -> None:
