@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
@@ -12,6 +11,7 @@ from typing import Any
 
 from gateway import Gate
 from gateway_mail.mail.gating import Tied
+from gateway_mail.noted import Noted, noted_in
 from gateway_mail.projects.ties import FILE_NAME, Ties, ident_of
 
 
@@ -108,44 +108,23 @@ def tie_map_at(path: Path, gate: Gate) -> TieMap:
 
 
 _mail_ties: dict[str, tuple[Any, Tied]] = {}
-# Per tie store: the kernel's notifications for its files (the core's `Changes`), and the ties the last stat pass
-# found, while those notifications may stand in for the stats (None: stat on the next call).
-_ties_notes: dict[str, list[Any]] = {}
-NOTED_STORES = 8
+# Per tie store: its files' look, which file notifications stand in for while they are quiet.
+_ties_noted: dict[str, Noted] = {}
 
 
 def mail_ties(data_folder: Path) -> Tied:
     """The projects each message is tied to (`mid:` addresses), read again only when the tie store's files change;
     no store yet: none (nothing is created to find that out).
 
-    Whether they changed: no event in the store's folder for the store or its write-ahead log since the last stat
-    pass found them unchanged (`Changes.quiet`, one look at the notifications); else the two stats. Trusted so only
-    where an edit must make an event there: the folder reached without links, each file absent or a plain file of
-    one name. Exact as `Changes` is: a tie committed before a call wrote the log (or, after a checkpoint, the store)
-    before that call began, so either the stat pass that began after `begin()` saw it, or its event makes the next
-    `quiet()` false."""
-    from gateway import Changes, merged, toward
-
+    Whether they changed: no event for the store or its write-ahead log since the last look found them unchanged
+    (`gateway_mail.noted`, one look at the notifications); else two stats. A tie committed before a call wrote the
+    log (or, after a checkpoint, the store) before that call began."""
     path = data_folder / FILE_NAME
-    key = str(path)
-    notes = _ties_notes.get(key)
-    if notes is None:
-        if len(_ties_notes) >= NOTED_STORES:
-            for changes, _tied in _ties_notes.values():
-                changes.close()
-            _ties_notes.clear()
-        notes = _ties_notes[key] = [Changes(), None]
-    changes = notes[0]
-    if notes[1] is not None and changes.quiet():
-        return notes[1]
-    notes[1] = None
-    token = changes.begin()  # before the stats: a tie made during them leaves an event for the next call
     files = (path, Path(f"{path}-wal"))
-    tied = _mail_ties_read(path, files)
-    watched = [toward(file) for file in files]
-    if all(os.path.realpath(folder) == folder for folder, _names in watched) and all(map(_alone_or_absent, files)) \
-            and changes.settle(token, merged(watched)):
-        notes[1] = tied
+    noted = noted_in(_ties_noted, files)
+    tied = noted.seen()
+    if tied is None:
+        tied = noted.look(lambda: _mail_ties_read(path, files))
     return tied
 
 
@@ -171,18 +150,6 @@ def _mail_ties_read(path: Path, files: tuple[Path, Path]) -> Tied:
         _mail_ties.clear()
     _mail_ties[str(path)] = (signature, tied)
     return tied
-
-
-def _alone_or_absent(path: Path) -> bool:
-    """Whether `path` is absent, or a plain file with no other name (an edit through another name, elsewhere, makes
-    no event in this folder)."""
-    try:
-        status = os.lstat(path)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return stat.S_ISREG(status.st_mode) and status.st_nlink == 1
 
 
 def _signature(path: Path) -> tuple[int, int] | None:

@@ -40,8 +40,8 @@ def _settled(data: Path) -> None:
     """Calls until the notifications stand in for the stats (a folder watched anew is trusted from the next pass)."""
     for _ in range(4):
         belonging.mail_ties(data)
-        notes = belonging._ties_notes.get(str(data / FILE_NAME))
-        if notes is not None and notes[1] is not None:
+        noted = belonging._ties_noted.get(str(data / FILE_NAME))
+        if noted is not None and noted.seen() is not None:
             return
     raise AssertionError("the tie store's notifications were never trusted")
 
@@ -140,7 +140,7 @@ def test_a_store_with_a_second_name_is_stat_ed_on_every_call(tmp_path: Path) -> 
     os.link(data / FILE_NAME, tmp_path / "elsewhere.sqlite3")
     for _ in range(4):
         _same(data)
-        assert belonging._ties_notes[str(data / FILE_NAME)][1] is None
+        assert belonging._ties_noted[str(data / FILE_NAME)].seen() is None
     time.sleep(0.01)
     (tmp_path / "elsewhere.sqlite3").unlink()
     _settled(data)
