@@ -149,9 +149,10 @@ def own_folder(folder: str) -> bool:
 _watched: dict[str, list[Any]] = {}
 
 
-def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account], key: str) -> None:
+def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account], key: str) -> bool:
     """The index brought up to the Maildirs before a call reads it: skipped whole (not one stat) when no folder of
     any account had an event since the last call's refresh, for the same accounts; else the refresh's stat pass.
+    True when the stat pass ran (the index may have been written).
 
     What is watched: each account's root, every folder, the folders on the way to them, and each folder's `new`
     and `cur` (a message delivered, moved, flagged or removed). A folder made inside a folder that holds no mail
@@ -165,7 +166,7 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
         entry = _watched[key] = [Changes(), None]
     changes = entry[0]
     if entry[1] == signature and changes.quiet():
-        return
+        return False
     entry[1] = None
     token = changes.begin()  # before the stat pass: a message written during it leaves an event for the next call
     read = itertools.count(1)  # messages looked at: the call's progress while a first index runs
@@ -188,6 +189,7 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
             folders += [(str(folder.path / sub), None) for sub in ("new", "cur")]
     if changes.settle(token, merged(folders)):
         entry[1] = signature
+    return True
 
 
 # Per index file: its look (the file's inode and the index's generation), which file notifications stand in for
@@ -217,8 +219,9 @@ def opened(ctx: Context) -> Iterator[Mail]:
     seen = noted.seen()  # (inode, generation) as the last look found them, when no event came for the files since
     connection = index.thread_connection(path, None if seen is None else seen[0])
     with ctx.interruptible(connection):
-        _refreshed(ctx, connection, found, str(path))
-        if seen is None or noted.seen() is None:  # not trusted, or the refresh (or anyone) wrote the index since
+        # Looked at again when not trusted, or when the call's own refresh ran (it may have written the index): a
+        # write by anyone else after the look above is heard by the next call, as `Changes` hears any write.
+        if _refreshed(ctx, connection, found, str(path)) or seen is None:
             seen = noted.look(lambda: _index_look(path, connection), trusted=lambda look: look[0] != -1)
         key = (str(path), seen[1])
         verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(ctx.folders.data), found)
