@@ -5,6 +5,8 @@ hand, never as a timed test).
     .venv/bin/python bench/bench_spaced.py --calls 500 --rounds 3 --only gateway,bare
     .venv/bin/python bench/bench_spaced.py --spacing b2b,others   # back to back, and between other servers' calls
     .venv/bin/python bench/bench_spaced.py --pin 0                # every thread of each server on CPU 0
+    .venv/bin/python bench/bench_spaced.py --footprint --core     # the memory a call touches; the core's part alone
+    .venv/bin/python bench/bench_spaced.py --awake                # no core ever idle (no virtual CPU halted)
 
 Servers (each a process of its own, spoken to one JSON-RPC line at a time, buffered pipes, as bench_mail_served.py
 does): `gateway serve` with only the example plugin on (`gateway`), the bare low-level SDK server
@@ -84,6 +86,37 @@ def named(self):
 threading.Thread._bootstrap_inner = named
 from gateway.commands.cli import main
 sys.exit(main(["serve"]))
+"""
+
+
+# `--core`: the gateway's own part of a `hello` call, in process (Gateway.call_tool: gate, arguments, masks, audit),
+# without the SDK and the stdio transport: its CPU back to back, after 5 ms of sleep, and after other work (100,000
+# floats sorted), in a process of its own.
+CORE = r"""
+import asyncio, random, statistics, sys, tempfile, time
+from importlib.metadata import entry_points
+from pathlib import Path
+from gateway.engine.core import Caller
+from gateway.testing import make_gateway
+plugin = {e.name: e for e in entry_points(group="gateway.plugins")}["hello"].load()
+gateway = make_gateway([("hello", plugin)], home=Path(tempfile.mkdtemp(prefix="bench-spaced-core-")),
+                       config={"gateway": {"plugins": ["hello"]}})
+caller, junk, calls = Caller("bench", "1", "stdio"), [random.random() for _ in range(100_000)], int(sys.argv[1])
+async def main():
+    found = {}
+    for kind in ("b2b", "sleep5", "trash"):
+        times = []
+        for _ in range(calls):
+            if kind == "trash":
+                sorted(junk)
+            elif kind == "sleep5":
+                await asyncio.sleep(0.005)
+            started = time.process_time_ns()
+            await gateway.call_tool("hello", {"name": "Ada"}, caller)
+            times.append(time.process_time_ns() - started)
+        found[kind] = round(statistics.median(times) / 1e6, 3)
+    print(", ".join(f"{kind} {ms:.3f}" for kind, ms in found.items()))
+asyncio.run(main())
 """
 
 
@@ -260,6 +293,8 @@ def main() -> None:
                              "as `before`")
     parser.add_argument("--names", action="store_true", help="serve the gateway with its threads named (see NAMED)")
     parser.add_argument("--threads", action="store_true", help="also each thread's part per call")
+    parser.add_argument("--core", action="store_true",
+                        help="also the gateway's own part of a call in process, without the SDK (see CORE)")
     parser.add_argument("--footprint", action="store_true",
                         help="also the memory a call touches, by mapping (see `footprint`; needs to own the servers)")
     options = parser.parse_args()
@@ -277,8 +312,7 @@ def main() -> None:
     commands = {"gateway": [sys.executable, "-m", "gateway", "serve"],
                 "bare": [sys.executable, str(HERE / "servers" / "bare_sdk.py")],
                 "floor": [sys.executable, str(HERE / "servers" / "floor.py")]}
-    parser_names = options.names
-    if parser_names:
+    if options.names:
         commands["gateway"] = [sys.executable, "-c", NAMED]
     for launch in options.launch:
         name, _, code = launch.partition("=")
@@ -346,6 +380,11 @@ def main() -> None:
                     parts = kept[key]
                     print(f"      {key[7:]:24} CPU {sum(p[0] for p in parts) / calls / 1e6:6.3f} ms a call, "
                           f"put on a core {sum(p[2] for p in parts) / calls:5.2f} times a call")
+    if options.core:
+        done = subprocess.run([sys.executable, "-c", CORE, str(options.calls)], env=env, cwd=home, capture_output=True,
+                              text=True, check=True)
+        print("  the gateway's own part (Gateway.call_tool in process, no SDK, no stdio), median CPU ms of "
+              f"{options.calls} calls: {done.stdout.strip()} (trash here: 100,000 floats sorted between calls)")
     for name, (total, parts) in touched.items():
         largest = sorted(parts.items(), key=lambda item: -item[1])[:5]
         print(f"  {name}: a call touches {total:,} KB of pages ("
