@@ -217,18 +217,20 @@ _per_thread = threading.local()
 _KEPT_PER_THREAD = 4
 
 
-def thread_connection(path: Path) -> sqlite3.Connection:
+def thread_connection(path: Path, inode: int | None = None) -> sqlite3.Connection:
     """This thread's connection to the index, opened once and kept (a tool's call runs on a worker thread).
 
     Opening and closing on every call cost more than the Porch's queries: the schema read again, and the last
     connection's close checkpointing the WAL into the file. One per thread, so no two threads ever share one. A
-    file replaced or removed meanwhile (another inode, or none) is opened again.
+    file replaced or removed meanwhile (another inode, or none) is opened again. `inode`: the file's, as a look
+    that file notifications stand in for found it (None: stat the file now).
     """
     kept: dict[str, tuple[sqlite3.Connection, int]] = _per_thread.__dict__.setdefault("connections", {})
-    try:
-        inode = path.stat().st_ino
-    except OSError:
-        inode = -1
+    if inode is None:
+        try:
+            inode = os.stat(path).st_ino
+        except OSError:
+            inode = -1
     found = kept.get(str(path))
     if found is not None and found[1] == inode and inode != -1:
         if found[0].in_transaction:  # left open by a call interrupted mid-write
@@ -242,6 +244,12 @@ def thread_connection(path: Path) -> sqlite3.Connection:
     connection = connect(path)
     kept[str(path)] = (connection, path.stat().st_ino)
     return connection
+
+
+def thread_inode(path: Path) -> int | None:
+    """The inode of the file this thread's kept connection to the index at `path` reads (None: none kept)."""
+    found = _per_thread.__dict__.get("connections", {}).get(str(path))
+    return None if found is None else found[1]
 
 
 def thread_of(parsed: Parsed, fallback: str) -> str:

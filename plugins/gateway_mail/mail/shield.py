@@ -76,8 +76,26 @@ class Shield:
         return " ".join(sorted(self.shielded))
 
 
+# The shield last made, with the settings' values it was made from (kept alive, so that their ids name no other value
+# meanwhile): the core hands every call of one configuration the same values, which a plugin never changes, so a
+# call of an unchanged configuration does not parse the shielded addresses again.
+_shield_made: dict[str, tuple[tuple[Any, ...], Shield]] = {}
+
+
 def shield_of(settings: Mapping[str, Any], data: Path) -> Shield:
     """The shield of the plugin's settings (raises ToolError, a sentence naming the key, when they are wrong)."""
+    made_of = (settings.get("shielded"), settings.get("shield_command"), settings.get("shield_timeout"))
+    kept = _shield_made.get(str(data))
+    if kept is not None and all(a is b for a, b in zip(kept[0], made_of, strict=True)):
+        return kept[1]
+    made = _shield_of(settings, data)
+    if len(_shield_made) >= 8:
+        _shield_made.clear()
+    _shield_made[str(data)] = (made_of, made)
+    return made
+
+
+def _shield_of(settings: Mapping[str, Any], data: Path) -> Shield:
     shielded = shielded_in(settings)
     command = settings.get("shield_command") or []
     if not isinstance(command, list) or not all(isinstance(a, str) for a in command) or (command and not command[0]):

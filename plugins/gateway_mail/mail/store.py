@@ -18,6 +18,7 @@ from gateway import Context
 from gateway_mail.mail import gating, index, maildir, shield
 from gateway_mail.mail.accounts import Account, accounts_of, windows_of
 from gateway_mail.mail.parse import FORGED
+from gateway_mail.noted import Noted, noted_in
 from gateway_mail.projects import belonging
 
 # Folders whose mail the Porch does not call new or waiting: the person's own, and what is set aside.
@@ -148,9 +149,10 @@ def own_folder(folder: str) -> bool:
 _watched: dict[str, list[Any]] = {}
 
 
-def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account], key: str) -> None:
+def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account], key: str) -> bool:
     """The index brought up to the Maildirs before a call reads it: skipped whole (not one stat) when no folder of
     any account had an event since the last call's refresh, for the same accounts; else the refresh's stat pass.
+    True when the stat pass ran (the index may have been written).
 
     What is watched: each account's root, every folder, the folders on the way to them, and each folder's `new`
     and `cur` (a message delivered, moved, flagged or removed). A folder made inside a folder that holds no mail
@@ -164,7 +166,7 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
         entry = _watched[key] = [Changes(), None]
     changes = entry[0]
     if entry[1] == signature and changes.quiet():
-        return
+        return False
     entry[1] = None
     token = changes.begin()  # before the stat pass: a message written during it leaves an event for the next call
     read = itertools.count(1)  # messages looked at: the call's progress while a first index runs
@@ -187,6 +189,24 @@ def _refreshed(ctx: Context, connection: sqlite3.Connection, found: list[Account
             folders += [(str(folder.path / sub), None) for sub in ("new", "cur")]
     if changes.settle(token, merged(folders)):
         entry[1] = signature
+    return True
+
+
+# Per index file: its look (the file's inode and the index's generation), which file notifications stand in for
+# while the index and its write-ahead log are quiet: a commit writes the log, a checkpoint the file, a file replaced
+# or removed is an event in their folder.
+_index_noted: dict[str, Noted] = {}
+
+
+def _index_look(path: Path, connection: sqlite3.Connection) -> tuple[int, int]:
+    """The inode of the index file and its generation, as this thread's connection reads it; the inode -1 (not to
+    be kept) when the file at `path` is not the one the connection reads (replaced since it was opened)."""
+    generation = index.generation(connection)
+    try:
+        inode = os.stat(path).st_ino
+    except OSError:
+        inode = -1
+    return (inode if inode == index.thread_inode(path) else -1), generation
 
 
 @contextlib.contextmanager
@@ -195,10 +215,15 @@ def opened(ctx: Context) -> Iterator[Mail]:
     windows_of(ctx.settings.get("admin_windows", []))  # a wrong window is said on every call, not only the Porch's
     shielding = shield.shield_of(ctx.settings, ctx.folders.data)
     path = index.index_path(ctx.folders.cache)
-    connection = index.thread_connection(path)
+    noted = noted_in(_index_noted, (path, Path(f"{path}-wal")))
+    seen = noted.seen()  # (inode, generation) as the last look found them, when no event came for the files since
+    connection = index.thread_connection(path, None if seen is None else seen[0])
     with ctx.interruptible(connection):
-        _refreshed(ctx, connection, found, str(path))
-        key = (str(path), index.generation(connection))
+        # Looked at again when not trusted, or when the call's own refresh ran (it may have written the index): a
+        # write by anyone else after the look above is heard by the next call, as `Changes` hears any write.
+        if _refreshed(ctx, connection, found, str(path)) or seen is None:
+            seen = noted.look(lambda: _index_look(path, connection), trusted=lambda look: look[0] != -1)
+        key = (str(path), seen[1])
         verdicts = gating.verdicts(ctx.gate, connection, key, belonging.mail_ties(ctx.folders.data), found)
         blocked = blocked_senders(connection, key, tuple(ctx.settings.get("blocked", [])))
         kept = shield.NONE

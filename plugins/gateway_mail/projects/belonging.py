@@ -11,6 +11,7 @@ from typing import Any
 
 from gateway import Gate
 from gateway_mail.mail.gating import Tied
+from gateway_mail.noted import Noted, noted_in
 from gateway_mail.projects.ties import FILE_NAME, Ties, ident_of
 
 
@@ -107,13 +108,29 @@ def tie_map_at(path: Path, gate: Gate) -> TieMap:
 
 
 _mail_ties: dict[str, tuple[Any, Tied]] = {}
+# Per tie store: its files' look, which file notifications stand in for while they are quiet.
+_ties_noted: dict[str, Noted] = {}
 
 
 def mail_ties(data_folder: Path) -> Tied:
-    """The projects each message is tied to (`mid:` addresses), read again only when the tie store's files change
-    (two stats a call); no store yet: none (nothing is created to find that out)."""
+    """The projects each message is tied to (`mid:` addresses), read again only when the tie store's files change;
+    no store yet: none (nothing is created to find that out).
+
+    Whether they changed: no event for the store or its write-ahead log since the last look found them unchanged
+    (`gateway_mail.noted`, one look at the notifications); else two stats. A tie committed before a call wrote the
+    log (or, after a checkpoint, the store) before that call began."""
     path = data_folder / FILE_NAME
-    signature = tuple(_signature(Path(f"{path}{suffix}")) for suffix in ("", "-wal"))
+    files = (path, Path(f"{path}-wal"))
+    noted = noted_in(_ties_noted, files)
+    tied = noted.seen()
+    if tied is None:
+        tied = noted.look(lambda: _mail_ties_read(path, files))
+    return tied
+
+
+def _mail_ties_read(path: Path, files: tuple[Path, Path]) -> Tied:
+    """The ties of the store at `path`, read again only when a stat of `files` (the store and its log) changed."""
+    signature = tuple(_signature(file) for file in files)
     if signature[0] is None:
         return Tied()
     cached = _mail_ties.get(str(path))

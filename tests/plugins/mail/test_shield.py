@@ -276,3 +276,24 @@ def test_access_why_says_the_shield_keeps_a_message_whatever_the_routes(shielded
     waiting = gateway(shield_command=[])  # no judge now: new mail to the press address waits, kept
     waiting.call("search_mail", {"query": "plumtree"})
     assert "the AI shield has not judged it yet" in why("mid:fresh@example.net")
+
+
+def test_the_shield_kept_for_a_configuration_is_the_shield_its_settings_make() -> None:
+    """shield_of keeps the shield of the settings' values last seen: the same values give it again; any new value
+    (another list, another command, another folder) gives what the settings make, and wrong settings are refused
+    on every call."""
+    shielded, command = [PRESS], ["/usr/bin/judge", "--strict"]
+    settings = {"shielded": shielded, "shield_command": command}
+    first = shield.shield_of(dict(settings), Path("/nowhere"))
+    assert first == shield._shield_of(settings, Path("/nowhere"))
+    assert shield.shield_of(dict(settings), Path("/nowhere")) is first  # each call's own copy of the same values
+    for changed, folder in (({**settings, "shielded": ["other@example.org"]}, "/nowhere"),
+                            ({**settings, "shield_command": []}, "/nowhere"),
+                            ({**settings, "shield_timeout": 2.5}, "/nowhere"),
+                            ({}, "/nowhere"),
+                            (settings, "/elsewhere")):
+        assert shield.shield_of(changed, Path(folder)) == shield._shield_of(changed, Path(folder))
+        assert shield.shield_of(dict(settings), Path("/nowhere")) == first
+    for _ in range(2):
+        with pytest.raises(ToolError, match="shielded"):
+            shield.shield_of({"shielded": "press@example.org"}, Path("/nowhere"))
