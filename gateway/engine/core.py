@@ -36,7 +36,7 @@ from gateway.api.refresh import Refreshing
 from gateway.engine import log as _log  # noqa: F401 (stderr for every log line, set up when imported)
 from gateway.engine.arguments import check_arguments, check_output
 from gateway.engine.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
-from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, StampNotes, stat_stamp
+from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp
 from gateway.engine.lock import LOCK_FILE
 from gateway.engine.log import get_logger
 from gateway.engine.registry import HookFailed, Plugin, Registry
@@ -246,10 +246,9 @@ class Gateway:
         self.folders = folders
         self.audit = audit
         self._catalogue: tuple[Config, Catalogue] | None = None  # the latest built, whichever profile
-        # Per profile ("" for none): the config it was built for, the catalogue, and the lock file's stamp then.
-        self._catalogues: dict[str, tuple[Config, Catalogue, tuple[Path, Any]]] = {}
-        # Per profile: file notifications standing in for the lock file's stat while its folder is quiet.
-        self._lock_notes: dict[str, StampNotes] = {}
+        # Per profile ("" for none): the config it was built for, the catalogue, and the lock file's stamp then (the
+        # snapshot's, which the config source keeps, file notifications standing in for its stat; see ConfigSource).
+        self._catalogues: dict[str, tuple[Config, Catalogue, Any]] = {}
         # `[profiles.NAME]` this gateway serves (`gateway serve --profile NAME`): what its host may be given.
         self.profile: str = ""
         self._narrowed: dict[str, tuple[Snapshot, Snapshot]] = {}
@@ -310,23 +309,14 @@ class Gateway:
         if snapshot.error is not None:
             return self._last_good.get(key) or Catalogue([], {}, [], [], {}, [snapshot.error], [])
         cached = self._catalogues.get(key)
-        if cached is not None and cached[0] is snapshot.config:
-            lock_file = cached[2][0]  # the same config: the same lock file, its path not worked out again
-            notes = self._lock_notes.get(key)
-            if notes is not None and notes.quiet():
-                return cached[1]  # no event in its folder since its stamp last matched: not stat'ed
-            token = notes.begin() if notes is not None else 0
-            stamp = (lock_file, stat_stamp(lock_file))
-            if cached[2] == stamp:
-                if notes is None:
-                    notes = self._lock_notes[key] = StampNotes()
-                notes.settle(token, lock_file)
+        stamp = snapshot.lock_stamp
+        if cached is not None and cached[0] is snapshot.config and stamp is not None and cached[2] is stamp:
+            return cached[1]  # the same config, and the source found the tools lock as it was (the same stamp)
+        lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
+        if stamp is None:  # a snapshot the source did not stamp the lock for: stat'ed here
+            stamp = stat_stamp(lock_file)
+            if cached is not None and cached[0] is snapshot.config and cached[2] == stamp:
                 return cached[1]
-        else:
-            lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
-            stamp = (lock_file, stat_stamp(lock_file))
-            if (notes := self._lock_notes.get(key)) is not None:
-                notes.begin()  # another config, perhaps another lock file: stat'ed again until settled anew
         catalogue = self._pinned(self._merge(snapshot.config), lock_file)
         self._catalogues[key] = (snapshot.config, catalogue, stamp)
         self._catalogue = (snapshot.config, catalogue)
