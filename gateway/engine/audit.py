@@ -28,7 +28,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,7 @@ class AuditError(OSError):
     """The audit line cannot be written; its message is the sentence to give instead of the answer."""
 
 
-def summarise_arguments(arguments: Mapping[str, Any], private: frozenset[str] | set[str] = frozenset()) -> dict:
+def summarise_arguments(arguments: Mapping[str, Any], private: Collection[str] = frozenset()) -> dict:
     """What the log keeps of a call's arguments.
 
     Free texts (the arguments a tool declares private, and any named like a message's body or a note's

@@ -215,13 +215,13 @@ class Pace:
             if verdict is not None:
                 self.streak = self.streak + 1 if verdict else 0
 
-    def on_loop(self, run: Callable[[], T]) -> T:
-        """`run()` on the loop's thread; a slow run (or one stopped past the limit) doubles the streak the next one
-        there needs."""
+    def on_loop(self, run: Callable[..., T], *arguments: Any) -> T:
+        """`run(*arguments)` on the loop's thread; a slow run (or one stopped past the limit) doubles the streak the
+        next one there needs."""
         began, waited, taken = _spent()
         overran = False
         try:
-            return run()
+            return run(*arguments)
         except _LoopOverrun:
             overran = True
             raise
@@ -520,7 +520,7 @@ class Gateway:
             self._audit(caller, {"tool": name, "outcome": "hidden_tool" if hidden else "unknown_tool"}, watch)
             raise NotFound(hidden or f"Unknown tool: {name!r}")
         tool = listed.tool if listed else None
-        private = frozenset(tool.private_arguments) if tool else frozenset()
+        private = tool.private_arguments if tool else ()
         entry: dict[str, Any] = {
             "plugin": tool.plugin if tool else None,
             "tool": name,
@@ -580,7 +580,7 @@ class Gateway:
         if self._working.get(plugin_name):
             return True
         refreshes = len(self.registry.get(plugin_name).refreshes)
-        return any(self.refreshing.running(plugin_name if i == 0 else f"{plugin_name}/{i}") for i in range(refreshes))
+        return refreshes > 0 and any(self.refreshing.running(plugin_name if i == 0 else f"{plugin_name}/{i}") for i in range(refreshes))
 
     def _counted(self, plugin_name: str, run: Callable[[], T]) -> T:
         """On a worker: `run()`, counted among the plugin's work under way until it returns."""
@@ -1005,11 +1005,14 @@ except ImportError:  # another Python: the public function
 def _can_stop_on_loop() -> bool:
     """Whether a run on this thread can be stopped by a timer signal: Python runs signal handlers on the main
     thread only (where `gateway serve` runs its loop)."""
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    return _HAS_TIMER and threading.current_thread() is threading.main_thread()
 
 
-def _stopped_past_limit(run: Callable[[], T]) -> T:
-    """`run()`, interrupted by _LoopOverrun when it is still going after LOOP_LIMIT_SECONDS.
+_HAS_TIMER = hasattr(signal, "setitimer")
+
+
+def _stopped_past_limit(run: Callable[..., T], *arguments: Any) -> T:
+    """`run(*arguments)`, interrupted by _LoopOverrun when it is still going after LOOP_LIMIT_SECONDS.
 
     The handler is put in place once and left there (setting a handler costs tens of microseconds, more than a quick
     tool's run): an alarm that is not our timer's goes to the handler that was there before, if any. The timer is
@@ -1028,7 +1031,7 @@ def _stopped_past_limit(run: Callable[[], T]) -> T:
         _arm(LOOP_LIMIT_SECONDS, now)
     _Alarm.armed = True
     try:
-        return run()
+        return run(*arguments)
     finally:
         _Alarm.armed = False
 
@@ -1039,7 +1042,7 @@ def _on_loop(pace: Pace, bound: Any, deadline: Deadline, plugin: str, what: str)
     anything but a refusal or its deadline (then it is run again on a worker, and kept on the workers: a function
     may need a thread of its own). Running a read-only function again changes nothing."""
     try:
-        return pace.on_loop(partial(_stopped_past_limit, partial(_answer_of, bound)))
+        return pace.on_loop(_stopped_past_limit, _answer_of, bound)
     except _LoopOverrun:
         log.info("a quick tool ran past its limit on the event loop: stopped, run again on a worker", plugin=plugin,
                  what=what, limit_ms=round(LOOP_LIMIT_SECONDS * 1000))
