@@ -544,7 +544,8 @@ class Gateway:
         try:
             # The refresh makes a context of its own only when it has something to run; the tool's is made once,
             # with the deadline that starts when the refresh is done.
-            still_reading = await self.refresh(tool.plugin, snapshot, caller, catalogue=catalogue)
+            still_reading = (await self.refresh(tool.plugin, snapshot, caller, catalogue=catalogue)
+                             if self._refreshes(tool.plugin, snapshot) else None)
             deadline = self._deadline()
             ctx = self.context(tool.plugin, snapshot, caller, catalogue, deadline)
             answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin,
@@ -563,9 +564,9 @@ class Gateway:
         """Bring the plugin's store up to date before it answers, under the budget (gateway.api.refresh); the line to
         add to its answer when the budget ran out first. `ctx`: the call's own context for that plugin, when made
         (else one is made, only when there is a refresh to run); `catalogue`, the one the call looked up."""
-        plugin = self.registry.get(plugin_name)
-        if not plugin.refreshes or not snapshot.config.refreshes(plugin_name):
+        if not self._refreshes(plugin_name, snapshot):
             return None
+        plugin = self.registry.get(plugin_name)
         ctx = ctx or self.context(plugin_name, snapshot, caller, catalogue)
         budget = snapshot.config.refresh_budget_ms
         notes = [
@@ -573,6 +574,10 @@ class Gateway:
             for i, refresh in enumerate(plugin.refreshes)
         ]
         return next((note for note in notes if note), None)
+
+    def _refreshes(self, plugin_name: str, snapshot: Snapshot) -> bool:
+        """Whether the plugin has a refresh to run before it answers (it declares one, and its table leaves it on)."""
+        return bool(self.registry.get(plugin_name).refreshes) and snapshot.config.refreshes(plugin_name)
 
     def _busy(self, plugin_name: str) -> bool:
         """Whether the plugin has work under way on another thread (a call on a worker, a refresh): a quick function
