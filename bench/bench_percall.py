@@ -401,16 +401,22 @@ def main() -> None:
             print(f"  {column[0]}: stages not placed in this tree (their time is in the rest): "
                   f"{', '.join(unplaced) or 'none'}; placed but met by no call: {', '.join(unmet) or 'none'}"
                   + (f"; placed under the old layout's names: {', '.join(moved)}" if moved else ""))
+    own = {}
     for column in staged:
         found = results[column]
         core = found.get("core: call_tool", 0)
         inside = sum(found.get(label, 0) for label, parent in ORDER if parent == "core: call_tool")
         top = sum(found.get(label, 0) for label, parent in ORDER if parent is None)
         tool_part = found.get("worker: tool", 0)
+        own[column[0]] = core + found.get("worker: tool and masks", 0) - tool_part
         print(f"  {column[0]}: the core's own part (call_tool less the tool, on both threads) "
-              f"{core + found.get('worker: tool and masks', 0) - tool_part:.3f} ms; "
+              f"{own[column[0]]:.3f} ms; "
               f"unclocked inside call_tool {core - inside:.3f} ms; outside every stage (loop, streams, tasks) "
               f"{found['process'] - top - found.get('worker: tool and masks', 0):.3f} ms")
+    if "before" in own and own["before"]:
+        plain = results[("after", "plain")]["process"] / results[("before", "plain")]["process"]
+        print(f"  after against before: the core's own part {own['after'] / own['before']:.2f}x, the whole plain "
+              f"process {plain:.2f}x")
 
 
 if __name__ == "__main__":

@@ -392,7 +392,7 @@ class ConfigSource:
             self._snapshot, self._stamp = self._load()
             return self._snapshot
 
-    def _locked(self, snapshot: Snapshot, stamp: tuple[Any, ...] | None) -> tuple[Snapshot, tuple[Any, ...] | None]:
+    def _with_lock_stamp(self, snapshot: Snapshot, stamp: tuple[Any, ...] | None) -> tuple[Snapshot, tuple[Any, ...] | None]:
         """The snapshot just read, with the tools lock's stamp (stat'ed after the config and manifest were read)."""
         lock = stat_stamp(self.lock_path(snapshot.config))
         return evolve(snapshot, lock_stamp=lock), None if stamp is None else (*stamp, lock)
@@ -410,7 +410,7 @@ class ConfigSource:
             stamp = stat_stamp(self.path)
             # Caught mid-save, or just changed (it may change again under the same stamp): read it again next time.
             again = isinstance(error, _ConfigChanging) or _recent(stamp)
-            return self._locked(Snapshot(Config(path=self.path), CLOSED, error=str(error)),
+            return self._with_lock_stamp(Snapshot(Config(path=self.path), CLOSED, error=str(error)),
                                 None if again else (stamp, None, None))
         manifest_path = config.projects_path or self.path.parent / "projects.toml"
         if config.projects_path is None:
@@ -420,11 +420,11 @@ class ConfigSource:
         except ManifestError as error:
             stamp = stat_stamp(manifest_path)
             again = isinstance(error, _ManifestChanging) or _recent(stamp)
-            return self._locked(Snapshot(config, CLOSED, error=str(error)),
+            return self._with_lock_stamp(Snapshot(config, CLOSED, error=str(error)),
                                 None if again else (config_stamp, manifest_path, stamp))
         self._readings += 1
         gate = Gate(manifest, config.outside_projects, reading=self._readings)
-        return self._locked(Snapshot(config, gate), (config_stamp, manifest_path, manifest_stamp))
+        return self._with_lock_stamp(Snapshot(config, gate), (config_stamp, manifest_path, manifest_stamp))
 
     def _back_again(self, path: Path) -> Stamp:
         """The stamp of a file once seen and absent now, after looking for it again for a moment."""

@@ -37,7 +37,6 @@ from gateway.engine import log as _log  # noqa: F401 (stderr for every log line,
 from gateway.engine.arguments import check_arguments, check_output
 from gateway.engine.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
 from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp
-from gateway.engine.lock import LOCK_FILE
 from gateway.engine.log import get_logger
 from gateway.engine.registry import HookFailed, Plugin, Registry
 from gateway.gate.access import Gate, Manifest
@@ -312,7 +311,7 @@ class Gateway:
         stamp = snapshot.lock_stamp
         if cached is not None and cached[0] is snapshot.config and stamp is not None and cached[2] is stamp:
             return cached[1]  # the same config, and the source found the tools lock as it was (the same stamp)
-        lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
+        lock_file = self.source.lock_path(snapshot.config)
         if stamp is None:  # a snapshot the source did not stamp the lock for: stat'ed here
             stamp = stat_stamp(lock_file)
             if cached is not None and cached[0] is snapshot.config and cached[2] == stamp:
