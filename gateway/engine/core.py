@@ -694,15 +694,13 @@ class Gateway:
 
     def _audit(self, caller: Caller, entry: dict[str, Any], watch: Stopwatch) -> str | None:
         """Write the call's line; None when written, else the sentence to answer instead (said on stderr too)."""
-        record = {
-            "client": caller.client,
-            "client_version": caller.client_version,
-            "transport": caller.transport,
-            **({"profile": profile} if (profile := self.profile_of(caller)) else {}),
-            **({"token": caller.token} if caller.token else {}),
-            **entry,
-            "ms": watch.ms,
-        }
+        record = {"client": caller.client, "client_version": caller.client_version, "transport": caller.transport}
+        if profile := self.profile_of(caller):
+            record["profile"] = profile
+        if caller.token:
+            record["token"] = caller.token
+        record.update(entry)
+        record["ms"] = watch.ms
         try:
             self.audit.write(record)
         except AuditError as error:
