@@ -33,7 +33,7 @@ class Unchained(AuditLog):
     def write(self, entry: dict) -> None:
         record = {"time": "2026-12-01T00:00:00.000Z", **entry}
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
-        fd = self._open(datetime.now(UTC))
+        fd = self._open(f"{datetime.now(UTC):%Y-%m}")
         os.write(fd, line)
 
 

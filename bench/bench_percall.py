@@ -6,6 +6,7 @@
     .venv/bin/python bench/bench_percall.py --mail DIR --query cheapside      # one query kind only (the rare word)
     .venv/bin/python bench/bench_percall.py --before /tmp/base                # the same, beside another source tree
                                                                               # (`git archive COMMIT | tar -x -C DIR`)
+    .venv/bin/python bench/bench_percall.py --before /tmp/base --coarse       # only the clocks the core's part needs
 
 Each tree is served twice, the servers taken in turns, batch by batch, so that a busy machine slows every one
 alike: a plain `gateway serve` (only the CPU time of the whole process between one call's line and the next's is
@@ -47,7 +48,10 @@ The rest (the event loop, anyio's streams and tasks, the middleware) is the whol
 A tree of the older, flat layout (gateway/core.py, gateway/transport.py, ...) is clocked through OLD_NAMES, and its
 server's handler where the SDK is handed it; the table then names the stages it could not place in a tree, or that no
 call met, whose time is in the rest.
-A clock costs about a microsecond each time it is read; the staged server's total shows how much they add.
+A clock costs about a microsecond each time it is read; the staged server's total shows how much they add. Each
+stage met inside call_tool adds its two clocks' cost (and its wrapper's) to call_tool's time, the same in every tree:
+`--coarse` clocks only call_tool, the tool and the masks (what the core's own part is worked out from), so that the
+core's part holds no other clock's cost; the stages inside it are then not told apart.
 """
 
 from __future__ import annotations
@@ -249,6 +253,8 @@ ORDER = [
 
 
 WORKER = ["worker: tool", "worker: masks"]
+# The stages the core's own part is worked out from (`--coarse`).
+COARSE = {"server: call_tool", "core: call_tool", "worker: tool and masks", "worker: masks"}
 
 
 class Served:
@@ -342,7 +348,12 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=8, help="batches per server, taken in turns")
     parser.add_argument("--calls", type=int, default=100, help="calls per batch")
     parser.add_argument("--warm", type=int, default=60, help="calls left out at each server's start")
+    parser.add_argument("--coarse", action="store_true",
+                        help="clock only call_tool, the tool and the masks (no clock's own cost in the core's part)")
     options = parser.parse_args()
+    global STAGES
+    if options.coarse:
+        STAGES = [stage for stage in STAGES if stage[0] in COARSE]
 
     scratch = Path(tempfile.mkdtemp(prefix="bench-percall-"))
     if options.mail:
@@ -401,16 +412,22 @@ def main() -> None:
             print(f"  {column[0]}: stages not placed in this tree (their time is in the rest): "
                   f"{', '.join(unplaced) or 'none'}; placed but met by no call: {', '.join(unmet) or 'none'}"
                   + (f"; placed under the old layout's names: {', '.join(moved)}" if moved else ""))
+    own = {}
     for column in staged:
         found = results[column]
         core = found.get("core: call_tool", 0)
         inside = sum(found.get(label, 0) for label, parent in ORDER if parent == "core: call_tool")
         top = sum(found.get(label, 0) for label, parent in ORDER if parent is None)
         tool_part = found.get("worker: tool", 0)
+        own[column[0]] = core + found.get("worker: tool and masks", 0) - tool_part
         print(f"  {column[0]}: the core's own part (call_tool less the tool, on both threads) "
-              f"{core + found.get('worker: tool and masks', 0) - tool_part:.3f} ms; "
+              f"{own[column[0]]:.3f} ms; "
               f"unclocked inside call_tool {core - inside:.3f} ms; outside every stage (loop, streams, tasks) "
               f"{found['process'] - top - found.get('worker: tool and masks', 0):.3f} ms")
+    if "before" in own and own["before"]:
+        plain = results[("after", "plain")]["process"] / results[("before", "plain")]["process"]
+        print(f"  after against before: the core's own part {own['after'] / own['before']:.2f}x, the whole plain "
+              f"process {plain:.2f}x")
 
 
 if __name__ == "__main__":

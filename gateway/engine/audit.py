@@ -12,6 +12,11 @@ the last verification no longer holds that head, and is named too.
 
 A log remembers where the file ended after its own last line and that line's hash: when the file still ends there
 under the lock (no other writer appended since), the next line chains to that hash without reading the file back.
+
+What a line costs besides its four calls to the kernel (lock, stat, write, unlock) is kept small: the time written
+from the clock's nanoseconds, its date and second made once a second (`_moment`, the same text as
+``datetime.isoformat(timespec="milliseconds")``); a short string argument's masked form kept by the string's digest
+(`_masked_kept`: masking is a pure function of the text, and an agent asks again with the same values).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,7 +46,7 @@ class AuditError(OSError):
     """The audit line cannot be written; its message is the sentence to give instead of the answer."""
 
 
-def summarise_arguments(arguments: Mapping[str, Any], private: frozenset[str] | set[str] = frozenset()) -> dict:
+def summarise_arguments(arguments: Mapping[str, Any], private: Collection[str] = frozenset()) -> dict:
     """What the log keeps of a call's arguments.
 
     Free texts (the arguments a tool declares private, and any named like a message's body or a note's
@@ -56,13 +61,39 @@ def summarise_arguments(arguments: Mapping[str, Any], private: frozenset[str] | 
     return kept
 
 
+# Short string arguments' summaries (the masked string, or the masked start of one on several lines), kept by a digest
+# of the string, never the string itself (the process keeps no argument longer than its call): an agent pages through
+# a query, names the same folder, view or person again, and masking a string costs more than the rest of its line.
+# Masking is a pure function of the text (its rules are code, versioned by MASKS_VERSION), so a kept summary is the
+# one made afresh. At most KEPT_SUMMARIES are kept (then all are forgotten), each of a string of at most KEPT_LENGTH
+# characters.
+KEPT_SUMMARIES = 2048
+KEPT_LENGTH = 256
+_kept: dict[bytes, str] = {}
+
+
+def _masked_kept(value: str, cut: bool) -> str:
+    """`mask_typed(value)`, or when `cut` its start on one line (`ARGUMENT_LIMIT` characters), kept for short
+    strings."""
+    if len(value) > KEPT_LENGTH:
+        return one_line(mask_typed(value), ARGUMENT_LIMIT) if cut else mask_typed(value)
+    key = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    found = _kept.get(key)
+    if found is None:
+        found = one_line(mask_typed(value), ARGUMENT_LIMIT) if cut else mask_typed(value)
+        if len(_kept) >= KEPT_SUMMARIES:
+            _kept.clear()
+        _kept[key] = found
+    return found
+
+
 def _summarise(value: Any, private: bool) -> Any:
     if isinstance(value, str):
         if private:
             return {"length": len(value)}
         if len(value) > ARGUMENT_LIMIT or "\n" in value or "\r" in value:
-            return {"start": one_line(mask_typed(value), ARGUMENT_LIMIT), "length": len(value)}
-        return mask_typed(value)
+            return {"start": _masked_kept(value, cut=True), "length": len(value)}
+        return _masked_kept(value, cut=False)
     if isinstance(value, bool | int | float) or value is None:
         return value
     if isinstance(value, list):
@@ -76,10 +107,44 @@ def _summarise(value: Any, private: bool) -> Any:
 
 
 HEAD_FILE = "verified-head.json"
-# The line's serialisation, made once: the same bytes as json.dumps with these options, without building an encoder
-# for every line.
+# The line's serialisation, made once: the same text as json.dumps with these options. JSONEncoder.encode makes its C
+# encoder again for every line (and walks twenty lines of Python to do it): the C encoder is made once here, without
+# the check for circular references (an entry is made of the call's JSON arguments and the core's own values, never
+# circular; one that were would fail its call with RecursionError rather than ValueError).
 _LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _line_encoder() -> Any:
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator in this Python: the encoder's own way
+        return _LINE.encode
+    encode = make(None, _LINE.default, json.encoder.encode_basestring, None, _LINE.key_separator,
+                  _LINE.item_separator, False, False, True)
+    return lambda record: "".join(encode(record, 0))
+
+
+_encode_line = _line_encoder()
 _TAIL = 4096  # a line is well under this; a longer one is read by growing the chunk
+
+
+# The second the last line was written in: (seconds since the epoch, "YYYY-MM-DDTHH:MM:SS", "YYYY-MM").
+_second: tuple[int, str, str] = (-1, "", "")  # replaced whole (one step under the GIL), never changed in place
+
+
+def _moment(now_ns: int) -> tuple[str, str]:
+    """The line's time for `now_ns` (time.time_ns()), as ``datetime.isoformat(timespec="milliseconds")`` writes it
+    in UTC with a Z (the milliseconds cut, not rounded), and its month ("YYYY-MM"); the date and second made once a
+    second."""
+    global _second
+    seconds, rest = divmod(now_ns, 1_000_000_000)
+    kept = _second
+    if kept[0] != seconds:
+        moment = time.gmtime(seconds)
+        day = f"{moment.tm_year:04d}-{moment.tm_mon:02d}"
+        kept = (seconds, f"{day}-{moment.tm_mday:02d}T{moment.tm_hour:02d}:{moment.tm_min:02d}:{moment.tm_sec:02d}",
+                day)
+        _second = kept
+    return f"{kept[1]}.{rest // 1_000_000:03d}Z", kept[2]
 
 
 def _hash(line: bytes) -> str:
@@ -157,13 +222,12 @@ class AuditLog:
     def path_for(self, moment: datetime) -> Path:
         return self.folder / f"{moment:%Y-%m}.jsonl"
 
-    def _open(self, moment: datetime) -> int:
-        """The month's file, opened once (O_APPEND), made the person's alone when first opened.
+    def _open(self, month: str) -> int:
+        """The file of `month` ("YYYY-MM"), opened once (O_APPEND), made the person's alone when first opened.
 
         The open file is checked against the path on each call (one stat): a file deleted, moved or replaced
         under us is opened again, so lines never go to a file nobody will read.
         """
-        month = f"{moment.year:04d}-{moment.month:02d}"
         if self._fd is not None and month == self._month:
             try:
                 on_disk = os.stat(self._path, follow_symlinks=False)
@@ -171,7 +235,7 @@ class AuditLog:
                     return self._fd
             except OSError:
                 pass
-        path = self.path_for(moment)
+        path = self.folder / f"{month}.jsonl"
         self.close()
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.folder, 0o700)
@@ -189,11 +253,10 @@ class AuditLog:
         self._fd, self._month, self._path, self._held = fd, month, str(path), (held.st_ino, held.st_dev)
         return fd
 
-    def _locked(self, moment: datetime) -> tuple[int, int]:
+    def _locked(self, month: str) -> tuple[int, int]:
         """The month's file, open and locked (LOCK_EX), and its size: one stat of its path under the lock both checks
         that the open file is still the one there (not deleted, moved or replaced) and, the lock held, gives its
         size, where opening it first and asking its size apart would cost two calls to the kernel more per line."""
-        month = f"{moment.year:04d}-{moment.month:02d}"
         if self._fd is not None and month == self._month:
             fd = self._fd
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -205,7 +268,7 @@ class AuditLog:
                 return fd, on_disk.st_size
             fcntl.flock(fd, fcntl.LOCK_UN)
             self.close()
-        fd = self._open(moment)
+        fd = self._open(month)
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             return fd, os.fstat(fd).st_size
@@ -215,14 +278,14 @@ class AuditLog:
 
     def write(self, entry: Mapping[str, Any]) -> None:
         """Append one line; raises AuditError when it cannot be written (then nothing may be given)."""
-        moment = datetime.now(UTC)
-        record = {"time": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"), **entry}
+        written, month = _moment(time.time_ns())
+        record = {"time": written, **entry}
         try:
             # Read the last line, hash it, append: one writer at a time, under the lock.
-            fd, size = self._locked(moment)
+            fd, size = self._locked(month)
             try:
-                record["prev"] = self._end_hash if size == self._end and size else self._last_hash(fd, moment, size)
-                line = (_LINE.encode(record) + "\n").encode()
+                record["prev"] = self._end_hash if size == self._end and size else self._last_hash(fd, month, size)
+                line = (_encode_line(record) + "\n").encode()
                 # One write of one whole line: O_APPEND keeps lines whole with several writers.
                 if os.write(fd, line) != len(line):
                     self._end = -1
@@ -235,11 +298,11 @@ class AuditLog:
             self.close()
             raise AuditError(self._refusal(self._cause(error))) from error
 
-    def _last_hash(self, fd: int, moment: datetime, size: int) -> str:
+    def _last_hash(self, fd: int, month: str, size: int) -> str:
         """The hash of the last line of the month's file (`size` bytes long); for an empty file, of the month
         before's last line."""
         if size == 0:
-            earlier = [p for p in sorted(self.folder.glob("*.jsonl")) if p.stem < f"{moment:%Y-%m}"]
+            earlier = [p for p in sorted(self.folder.glob("*.jsonl")) if p.stem < month]
             return _hash(_last_line(earlier[-1])) if earlier else ""
         return _hash(_tail_line(fd, size))
 
@@ -289,7 +352,7 @@ class AuditLog:
     def problem(self) -> str | None:
         """None when a line can be written now, else what stands in the way (for `gateway doctor`)."""
         try:
-            self._open(datetime.now(UTC))
+            self._open(_moment(time.time_ns())[1])
         except OSError as error:
             self.close()
             return self._cause(error)

@@ -22,6 +22,7 @@ from typing import Any
 from attrs import evolve, field, frozen
 
 from gateway.api.deadline import DEFAULT_CALL_TIMEOUT
+from gateway.engine.lock import LOCK_FILE
 from gateway.gate.access import Gate, Manifest, ManifestError
 from gateway.gate.routes import forget_links
 from gateway.gate.traits import forget_linked
@@ -212,11 +213,16 @@ def _refuse_unknown(table: Mapping[str, Any], known: frozenset[str], where: str,
 
 @frozen
 class Snapshot:
-    """The configuration and the gate as they stand for one call; `error` is set when either is unusable."""
+    """The configuration and the gate as they stand for one call; `error` is set when either is unusable.
+
+    `lock_stamp`: the stamp of the tools lock (`tools.lock` beside the config) when the source last looked, the same
+    object while it is unchanged: the catalogue is pinned again when it is another (None: not stamped by the source,
+    so the catalogue stats the lock itself)."""
 
     config: Config
     gate: Gate
     error: str | None = None
+    lock_stamp: Any = None
 
 
 # While the gate is in error nothing is given; its gate closes everything too, should a caller forget to look.
@@ -353,24 +359,43 @@ class ConfigSource:
         self._seen: set[Path] = set()  # the files read once: their absence is a save under way, never "none"
         self._notes = StampNotes()
 
+    def lock_path(self, config: Config) -> Path:
+        """The tools lock that goes with `config` (gateway.engine.lock): beside the config file."""
+        return (config.path or self.path).parent / LOCK_FILE
+
     def _stamp_now(self) -> tuple[Any, ...]:
         config_stamp = stat_stamp(self.path) if self._fixed is None else None
-        manifest = self._snapshot.config.projects_path if self._snapshot else None
-        return (config_stamp, manifest, stat_stamp(manifest) if manifest is not None else None)
+        config = self._snapshot.config if self._snapshot else None
+        manifest = config.projects_path if config else None
+        lock = stat_stamp(self.lock_path(config)) if config else None
+        return (config_stamp, manifest, stat_stamp(manifest) if manifest is not None else None, lock)
 
     def current(self) -> Snapshot:
+        """The config and the gate as they stand now, with the tools lock's stamp. The three files are stat'ed on each
+        call, unless their folders had no event since their stamps last matched (`StampNotes`)."""
         with self._lock:
             if self._snapshot is not None and self._stamp is not None:
                 if self._notes.quiet():
                     return self._snapshot  # no event in their folders since the stamps last matched: no stat
                 token = self._notes.begin()
-                if self._stamp_now() == self._stamp:
-                    manifest = self._snapshot.config.projects_path
-                    self._notes.settle(token, [self.path] if self._fixed is None else [], manifest)
+                now = self._stamp_now()
+                if now[:3] == self._stamp[:3]:
+                    if now[3] != self._stamp[3]:
+                        # Only the tools lock changed: the same config and gate (what plugins keep per gate stays
+                        # good), with the lock's new stamp, which has the catalogue pinned again.
+                        self._snapshot, self._stamp = evolve(self._snapshot, lock_stamp=now[3]), now
+                    config = self._snapshot.config
+                    self._notes.settle(token, [self.path] if self._fixed is None else [], config.projects_path,
+                                       self.lock_path(config))
                     return self._snapshot
             # The stamp is the one the files had when read (None when they would not hold still: read again).
             self._snapshot, self._stamp = self._load()
             return self._snapshot
+
+    def _with_lock_stamp(self, snapshot: Snapshot, stamp: tuple[Any, ...] | None) -> tuple[Snapshot, tuple[Any, ...] | None]:
+        """The snapshot just read, with the tools lock's stamp (stat'ed after the config and manifest were read)."""
+        lock = stat_stamp(self.lock_path(snapshot.config))
+        return evolve(snapshot, lock_stamp=lock), None if stamp is None else (*stamp, lock)
 
     def _load(self) -> tuple[Snapshot, tuple[Any, ...] | None]:
         forget_links()  # links may have changed too: resolve them again
@@ -385,7 +410,8 @@ class ConfigSource:
             stamp = stat_stamp(self.path)
             # Caught mid-save, or just changed (it may change again under the same stamp): read it again next time.
             again = isinstance(error, _ConfigChanging) or _recent(stamp)
-            return Snapshot(Config(path=self.path), CLOSED, error=str(error)), None if again else (stamp, None, None)
+            return self._with_lock_stamp(Snapshot(Config(path=self.path), CLOSED, error=str(error)),
+                                None if again else (stamp, None, None))
         manifest_path = config.projects_path or self.path.parent / "projects.toml"
         if config.projects_path is None:
             config = evolve(config, projects_path=manifest_path)
@@ -394,10 +420,11 @@ class ConfigSource:
         except ManifestError as error:
             stamp = stat_stamp(manifest_path)
             again = isinstance(error, _ManifestChanging) or _recent(stamp)
-            return Snapshot(config, CLOSED, error=str(error)), None if again else (config_stamp, manifest_path, stamp)
+            return self._with_lock_stamp(Snapshot(config, CLOSED, error=str(error)),
+                                None if again else (config_stamp, manifest_path, stamp))
         self._readings += 1
         gate = Gate(manifest, config.outside_projects, reading=self._readings)
-        return Snapshot(config, gate), (config_stamp, manifest_path, manifest_stamp)
+        return self._with_lock_stamp(Snapshot(config, gate), (config_stamp, manifest_path, manifest_stamp))
 
     def _back_again(self, path: Path) -> Stamp:
         """The stamp of a file once seen and absent now, after looking for it again for a moment."""

@@ -36,8 +36,7 @@ from gateway.api.refresh import Refreshing
 from gateway.engine import log as _log  # noqa: F401 (stderr for every log line, set up when imported)
 from gateway.engine.arguments import check_arguments, check_output
 from gateway.engine.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
-from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, StampNotes, stat_stamp
-from gateway.engine.lock import LOCK_FILE
+from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp
 from gateway.engine.log import get_logger
 from gateway.engine.registry import HookFailed, Plugin, Registry
 from gateway.gate.access import Gate, Manifest
@@ -215,13 +214,13 @@ class Pace:
             if verdict is not None:
                 self.streak = self.streak + 1 if verdict else 0
 
-    def on_loop(self, run: Callable[[], T]) -> T:
-        """`run()` on the loop's thread; a slow run (or one stopped past the limit) doubles the streak the next one
-        there needs."""
+    def on_loop(self, run: Callable[..., T], *arguments: Any) -> T:
+        """`run(*arguments)` on the loop's thread; a slow run (or one stopped past the limit) doubles the streak the
+        next one there needs."""
         began, waited, taken = _spent()
         overran = False
         try:
-            return run()
+            return run(*arguments)
         except _LoopOverrun:
             overran = True
             raise
@@ -246,16 +245,18 @@ class Gateway:
         self.folders = folders
         self.audit = audit
         self._catalogue: tuple[Config, Catalogue] | None = None  # the latest built, whichever profile
-        # Per profile ("" for none): the config it was built for, the catalogue, and the lock file's stamp then.
-        self._catalogues: dict[str, tuple[Config, Catalogue, tuple[Path, Any]]] = {}
-        # Per profile: file notifications standing in for the lock file's stat while its folder is quiet.
-        self._lock_notes: dict[str, StampNotes] = {}
+        # Per profile ("" for none): the config it was built for, the catalogue, and the lock file's stamp then (the
+        # snapshot's, which the config source keeps, file notifications standing in for its stat; see ConfigSource).
+        self._catalogues: dict[str, tuple[Config, Catalogue, Any]] = {}
         # `[profiles.NAME]` this gateway serves (`gateway serve --profile NAME`): what its host may be given.
         self.profile: str = ""
         self._narrowed: dict[str, tuple[Snapshot, Snapshot]] = {}
         self._last_good: dict[str, Catalogue] = {}
         # Per plugin: the config its settings were filled from, and those settings (see settings_of).
         self._settings: dict[tuple[str, int], tuple[Config, dict[str, Any]]] = {}
+        # Per plugin: its own folders, made once (`Folders.for_plugin` is kept by the Folders' hash, four paths hashed
+        # on each look).
+        self._plugin_folders: dict[str, Folders] = {}
         self.refreshing = Refreshing()
         # Per read-only tool function: how quickly it answered lately (see Pace).
         self._paces: dict[Any, Pace] = {}
@@ -307,23 +308,14 @@ class Gateway:
         if snapshot.error is not None:
             return self._last_good.get(key) or Catalogue([], {}, [], [], {}, [snapshot.error], [])
         cached = self._catalogues.get(key)
-        if cached is not None and cached[0] is snapshot.config:
-            lock_file = cached[2][0]  # the same config: the same lock file, its path not worked out again
-            notes = self._lock_notes.get(key)
-            if notes is not None and notes.quiet():
-                return cached[1]  # no event in its folder since its stamp last matched: not stat'ed
-            token = notes.begin() if notes is not None else 0
-            stamp = (lock_file, stat_stamp(lock_file))
-            if cached[2] == stamp:
-                if notes is None:
-                    notes = self._lock_notes[key] = StampNotes()
-                notes.settle(token, lock_file)
+        stamp = snapshot.lock_stamp
+        if cached is not None and cached[0] is snapshot.config and stamp is not None and cached[2] is stamp:
+            return cached[1]  # the same config, and the source found the tools lock as it was (the same stamp)
+        lock_file = self.source.lock_path(snapshot.config)
+        if stamp is None:  # a snapshot the source did not stamp the lock for: stat'ed here
+            stamp = stat_stamp(lock_file)
+            if cached is not None and cached[0] is snapshot.config and cached[2] == stamp:
                 return cached[1]
-        else:
-            lock_file = (snapshot.config.path or self.source.path).parent / LOCK_FILE
-            stamp = (lock_file, stat_stamp(lock_file))
-            if (notes := self._lock_notes.get(key)) is not None:
-                notes.begin()  # another config, perhaps another lock file: stat'ed again until settled anew
         catalogue = self._pinned(self._merge(snapshot.config), lock_file)
         self._catalogues[key] = (snapshot.config, catalogue, stamp)
         self._catalogue = (snapshot.config, catalogue)
@@ -433,14 +425,18 @@ class Gateway:
             hidden.pop(public, None)  # a name another plugin serves is that plugin's tool
         return Catalogue(tools, by_name, resources, templates, prompts, problems, order, hidden=hidden)
 
-    def context(self, plugin_name: str, snapshot: Snapshot, caller: Caller, catalogue: Catalogue | None = None) -> Context:
+    def context(self, plugin_name: str, snapshot: Snapshot, caller: Caller, catalogue: Catalogue | None = None,
+                deadline: Deadline | None = None) -> Context:
         """The Context a plugin's function is handed; `catalogue`, the one the call already looked up (its ties then
-        ask the same plugins without looking it up again)."""
+        ask the same plugins without looking it up again); `deadline`, the call's (none: never)."""
         plugin = self.registry.get(plugin_name)
+        folders = self._plugin_folders.get(plugin_name)
+        if folders is None:
+            folders = self._plugin_folders[plugin_name] = self.folders.for_plugin(plugin_name)
         return Context(
             plugin=plugin_name,
             settings=self.settings_of(plugin, snapshot.config),
-            folders=self.folders.for_plugin(plugin_name),
+            folders=folders,
             gate=snapshot.gate,
             client=caller.client,
             client_version=caller.client_version,
@@ -448,6 +444,7 @@ class Gateway:
             plugin_tables=snapshot.config.plugin_tables,
             timezone=snapshot.config.timezone,
             ties=partial(self.tied, snapshot, catalogue=catalogue),
+            deadline=deadline or Deadline.never(),
         )
 
     # -- what plugins say of their things: ties (for every call), traits and census (for the person) ------
@@ -522,7 +519,7 @@ class Gateway:
             self._audit(caller, {"tool": name, "outcome": "hidden_tool" if hidden else "unknown_tool"}, watch)
             raise NotFound(hidden or f"Unknown tool: {name!r}")
         tool = listed.tool if listed else None
-        private = frozenset(tool.private_arguments) if tool else frozenset()
+        private = tool.private_arguments if tool else ()
         entry: dict[str, Any] = {
             "plugin": tool.plugin if tool else None,
             "tool": name,
@@ -543,11 +540,15 @@ class Gateway:
             checked = check_arguments(tool, name, arguments)
         except ToolError as error:
             return self._finish(Answer(text=str(error), is_error=True), entry, "bad_arguments", caller, watch)
-        ctx = self.context(tool.plugin, snapshot, caller, catalogue)
         try:
-            still_reading = await self.refresh(tool.plugin, snapshot, caller, ctx)
+            # The refresh makes a context of its own only when it has something to run; the tool's is made once,
+            # with the deadline that starts when the refresh is done.
+            still_reading = (await self.refresh(tool.plugin, snapshot, caller, catalogue=catalogue)
+                             if self._refreshes(tool.plugin, snapshot) else None)
+            deadline = self._deadline()
+            ctx = self.context(tool.plugin, snapshot, caller, catalogue, deadline)
             answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin,
-                                              self._pace(tool))
+                                              self._pace(tool), deadline)
         except anyio.get_cancelled_exc_class():
             # The host cancelled the call (or its task): no answer leaves, but the call is still written down,
             # since a tool that changes things may have changed something before the cancel reached it.
@@ -558,13 +559,14 @@ class Gateway:
         return self._finish(_noted(answer, still_reading), entry, outcome, caller, watch)
 
     async def refresh(self, plugin_name: str, snapshot: Snapshot, caller: Caller = Caller(),
-                      ctx: Context | None = None) -> str | None:
+                      ctx: Context | None = None, catalogue: Catalogue | None = None) -> str | None:
         """Bring the plugin's store up to date before it answers, under the budget (gateway.api.refresh); the line to
-        add to its answer when the budget ran out first. `ctx`: the call's own context for that plugin, when made."""
-        plugin = self.registry.get(plugin_name)
-        if not plugin.refreshes or not snapshot.config.refreshes(plugin_name):
+        add to its answer when the budget ran out first. `ctx`: the call's own context for that plugin, when made
+        (else one is made, only when there is a refresh to run); `catalogue`, the one the call looked up."""
+        if not self._refreshes(plugin_name, snapshot):
             return None
-        ctx = ctx or self.context(plugin_name, snapshot, caller)
+        plugin = self.registry.get(plugin_name)
+        ctx = ctx or self.context(plugin_name, snapshot, caller, catalogue)
         budget = snapshot.config.refresh_budget_ms
         notes = [
             await self.refreshing.before(plugin_name if i == 0 else f"{plugin_name}/{i}", refresh, ctx, budget)
@@ -572,13 +574,17 @@ class Gateway:
         ]
         return next((note for note in notes if note), None)
 
+    def _refreshes(self, plugin_name: str, snapshot: Snapshot) -> bool:
+        """Whether the plugin has a refresh to run before it answers (it declares one, and its table leaves it on)."""
+        return bool(self.registry.get(plugin_name).refreshes) and snapshot.config.refreshes(plugin_name)
+
     def _busy(self, plugin_name: str) -> bool:
         """Whether the plugin has work under way on another thread (a call on a worker, a refresh): a quick function
         of its own might then wait on a lock that work holds, which it must not do on the loop."""
         if self._working.get(plugin_name):
             return True
         refreshes = len(self.registry.get(plugin_name).refreshes)
-        return any(self.refreshing.running(plugin_name if i == 0 else f"{plugin_name}/{i}") for i in range(refreshes))
+        return refreshes > 0 and any(self.refreshing.running(plugin_name if i == 0 else f"{plugin_name}/{i}") for i in range(refreshes))
 
     def _counted(self, plugin_name: str, run: Callable[[], T]) -> T:
         """On a worker: `run()`, counted among the plugin's work under way until it returns."""
@@ -609,21 +615,30 @@ class Gateway:
             pace = self._paces[tool.function] = Pace()
         return pace
 
+    def _deadline(self) -> Deadline:
+        """A call's deadline, from now."""
+        return Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
+
     async def _run(
-        self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str, pace: Pace | None = None
+        self, function: Any, ctx: Context, arguments: dict[str, Any], what: str, plugin: str, pace: Pace | None = None,
+        deadline: Deadline | None = None
     ) -> tuple[Answer, str]:
         """Run a plugin's function under the call's deadline: a synchronous one on a worker thread (the event
         loop keeps answering pings and other calls meanwhile), or on the loop when `pace` says it is quick; an async
-        one on the loop. Whatever it gives back is masked before it leaves, on the worker when there is one."""
-        deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
-        ctx = attrs.evolve(ctx, deadline=deadline)
+        one on the loop. Whatever it gives back is masked before it leaves, on the worker when there is one.
+
+        `deadline`: the one `ctx` was made with, just now (a tool's call: its Context made once); None: the call's
+        deadline starts here, and `ctx` is given it."""
+        if deadline is None:
+            deadline = self._deadline()
+            ctx = attrs.evolve(ctx, deadline=deadline)
         bound = partial(function, ctx, **arguments) if _takes_context(function) else partial(function, **arguments)
         answer: Answer | None = None
         try:
             # A quick function on the loop needs no cancel scope: nothing is waited for.
             quick = pace is not None and pace.quick and _can_stop_on_loop() and not self._busy(plugin)
             result: Any = _on_loop(pace, bound, deadline, plugin, what) if quick else _NOT_RUN
-            if result is not _NOT_RUN and not inspect.isawaitable(result):
+            if result is not _NOT_RUN and not _awaitable(result):
                 answer = result
             else:
                 with anyio.move_on_after(deadline.seconds):
@@ -633,7 +648,7 @@ class Gateway:
                         if result is _NOT_RUN:
                             run = partial(_answer_of, bound)
                             result = await self._in_worker(plugin, run if pace is None else partial(pace.timed, run))
-                        answer = masked_answer(Answer.of(await result)) if inspect.isawaitable(result) else result
+                        answer = masked_answer(Answer.of(await result)) if _awaitable(result) else result
         except ToolError as error:
             if not deadline.passed():
                 # A gate's refusal keeps its owners for an in-process caller (`gateway access why`), never sent.
@@ -659,7 +674,7 @@ class Gateway:
         """A synchronous piece of the gateway's own work (a listing that calls plugins) run on a worker thread,
         under the call deadline; past it, a ToolError saying so."""
         self.catalogue()  # plugins are loaded here, on the loop, never by two threads at once
-        deadline = Deadline.after(self._catalogue[0].call_timeout if self._catalogue else DEFAULT_CALL_TIMEOUT)
+        deadline = self._deadline()
         with anyio.move_on_after(deadline.seconds):
             return await run_in_worker(partial(function, *arguments))
         raise ToolError(deadline.sentence())
@@ -679,15 +694,13 @@ class Gateway:
 
     def _audit(self, caller: Caller, entry: dict[str, Any], watch: Stopwatch) -> str | None:
         """Write the call's line; None when written, else the sentence to answer instead (said on stderr too)."""
-        record = {
-            "client": caller.client,
-            "client_version": caller.client_version,
-            "transport": caller.transport,
-            **({"profile": profile} if (profile := self.profile_of(caller)) else {}),
-            **({"token": caller.token} if caller.token else {}),
-            **entry,
-            "ms": watch.ms,
-        }
+        record = {"client": caller.client, "client_version": caller.client_version, "transport": caller.transport}
+        if profile := self.profile_of(caller):
+            record["profile"] = profile
+        if caller.token:
+            record["token"] = caller.token
+        record.update(entry)
+        record["ms"] = watch.ms
         try:
             self.audit.write(record)
         except AuditError as error:
@@ -898,10 +911,16 @@ def _noted(answer: Answer, note: str | None) -> Answer:
     return attrs.evolve(answer, text=f"{answer.text}\n{note}" if answer.text else note)
 
 
+def _awaitable(result: Any) -> bool:
+    """Whether a function's result is to be awaited; an Answer is told at once (inspect.isawaitable asks the
+    Awaitable ABC, a microsecond a call for what is nearly always an Answer)."""
+    return not isinstance(result, Answer) and inspect.isawaitable(result)
+
+
 def _answer_of(bound: Any) -> Any:
     """On a worker: the function's answer, masked there too; an awaitable it returned is left to the loop."""
     result = bound()
-    return result if inspect.isawaitable(result) else masked_answer(Answer.of(result))
+    return result if _awaitable(result) else masked_answer(Answer.of(result))
 
 
 _NOT_RUN = object()
@@ -972,14 +991,30 @@ def _overrun(signum: int, frame: Any) -> None:
         _Alarm.previous(signum, frame)
 
 
+def _handler_of(signum: int) -> Any:
+    """The handler in place for `signum`, as `signal.getsignal` gives it, without the lookup Python 3.11's
+    `signal.getsignal` makes of it among the `signal.Handlers` members (a ValueError raised and caught for every
+    function handler: 4 us, more than a quick tool's whole run, on each run on the loop)."""
+    return _getsignal(signum)
+
+
+try:
+    from _signal import getsignal as _getsignal  # the C function that signal.getsignal wraps
+except ImportError:  # another Python: the public function
+    _getsignal = signal.getsignal
+
+
 def _can_stop_on_loop() -> bool:
     """Whether a run on this thread can be stopped by a timer signal: Python runs signal handlers on the main
     thread only (where `gateway serve` runs its loop)."""
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    return _HAS_TIMER and threading.current_thread() is threading.main_thread()
 
 
-def _stopped_past_limit(run: Callable[[], T]) -> T:
-    """`run()`, interrupted by _LoopOverrun when it is still going after LOOP_LIMIT_SECONDS.
+_HAS_TIMER = hasattr(signal, "setitimer")
+
+
+def _stopped_past_limit(run: Callable[..., T], *arguments: Any) -> T:
+    """`run(*arguments)`, interrupted by _LoopOverrun when it is still going after LOOP_LIMIT_SECONDS.
 
     The handler is put in place once and left there (setting a handler costs tens of microseconds, more than a quick
     tool's run): an alarm that is not our timer's goes to the handler that was there before, if any. The timer is
@@ -987,7 +1022,7 @@ def _stopped_past_limit(run: Callable[[], T]) -> T:
     run when that one began less than LOOP_LIMIT_SECONDS ago, and when it goes off during a later run, the handler
     sets it again for what that run has left. So a stream of quick runs sets it at most once per LOOP_LIMIT_SECONDS,
     and its signal comes at most as often (once more after the last run, to nobody: the handler then does nothing)."""
-    if signal.getsignal(signal.SIGALRM) is not _overrun:
+    if _handler_of(signal.SIGALRM) is not _overrun:
         _Alarm.previous = signal.signal(signal.SIGALRM, _overrun)
         _Alarm.fires_at = None
     now = time.perf_counter()
@@ -998,7 +1033,7 @@ def _stopped_past_limit(run: Callable[[], T]) -> T:
         _arm(LOOP_LIMIT_SECONDS, now)
     _Alarm.armed = True
     try:
-        return run()
+        return run(*arguments)
     finally:
         _Alarm.armed = False
 
@@ -1009,7 +1044,7 @@ def _on_loop(pace: Pace, bound: Any, deadline: Deadline, plugin: str, what: str)
     anything but a refusal or its deadline (then it is run again on a worker, and kept on the workers: a function
     may need a thread of its own). Running a read-only function again changes nothing."""
     try:
-        return pace.on_loop(partial(_stopped_past_limit, partial(_answer_of, bound)))
+        return pace.on_loop(_stopped_past_limit, _answer_of, bound)
     except _LoopOverrun:
         log.info("a quick tool ran past its limit on the event loop: stopped, run again on a worker", plugin=plugin,
                  what=what, limit_ms=round(LOOP_LIMIT_SECONDS * 1000))
