@@ -44,6 +44,7 @@ from gateway.gate.traits import Traits
 from gateway.privacy import mask
 from gateway.privacy.masks import mask_typed
 from gateway.privacy.net import mask_data, masked_answer, masked_item, needs_masking
+from gateway.wire.seams import signal_handler
 
 log = get_logger("gateway")
 
@@ -991,19 +992,6 @@ def _overrun(signum: int, frame: Any) -> None:
         _Alarm.previous(signum, frame)
 
 
-def _handler_of(signum: int) -> Any:
-    """The handler in place for `signum`, as `signal.getsignal` gives it, without the lookup Python 3.11's
-    `signal.getsignal` makes of it among the `signal.Handlers` members (a ValueError raised and caught for every
-    function handler: 4 us, more than a quick tool's whole run, on each run on the loop)."""
-    return _getsignal(signum)
-
-
-try:
-    from _signal import getsignal as _getsignal  # the C function that signal.getsignal wraps
-except ImportError:  # another Python: the public function
-    _getsignal = signal.getsignal
-
-
 def _can_stop_on_loop() -> bool:
     """Whether a run on this thread can be stopped by a timer signal: Python runs signal handlers on the main
     thread only (where `gateway serve` runs its loop)."""
@@ -1022,7 +1010,7 @@ def _stopped_past_limit(run: Callable[..., T], *arguments: Any) -> T:
     run when that one began less than LOOP_LIMIT_SECONDS ago, and when it goes off during a later run, the handler
     sets it again for what that run has left. So a stream of quick runs sets it at most once per LOOP_LIMIT_SECONDS,
     and its signal comes at most as often (once more after the last run, to nobody: the handler then does nothing)."""
-    if _handler_of(signal.SIGALRM) is not _overrun:
+    if signal_handler(signal.SIGALRM) is not _overrun:
         _Alarm.previous = signal.signal(signal.SIGALRM, _overrun)
         _Alarm.fires_at = None
     now = time.perf_counter()

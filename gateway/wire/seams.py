@@ -17,6 +17,10 @@ so that an upgrade that changes it fails a test loudly instead of the gateway qu
 - asyncio: the stdio transport writes a lone answer as the event loop goes to sleep, by wrapping the `select` of the
   loop's selector, which asyncio's selector loops keep as `_selector` and ask before every turn (with a timeout of
   0 when work is ready). `loop_selector` reads it; `selector_loop_problems` says when asyncio no longer has it.
+- signal: a quick tool's run on the loop checks that its timer's handler is in place (`signal_handler`) through
+  `_signal.getsignal`, the C function `signal.getsignal` wraps: Python 3.11's public one then looks the handler up
+  among `signal.Handlers`' members, raising and catching a ValueError for every function handler (4 us, more than a
+  quick tool's whole run). `signal_handler_problems` says when the two no longer agree.
 """
 
 from __future__ import annotations
@@ -70,6 +74,39 @@ def selector_loop_problems() -> list[str]:
         return problems
     finally:
         loop.close()
+
+
+def _c_getsignal() -> Any:
+    try:
+        from _signal import getsignal  # the one place the signal module's C half is reached
+    except ImportError:  # another Python: the public function
+        from signal import getsignal
+    return getsignal
+
+
+# The handler in place for a signal, as `signal.getsignal` gives it (see the module's text).
+signal_handler = _c_getsignal()
+
+
+def signal_handler_problems() -> list[str]:
+    """Where `signal_handler` and `signal.getsignal` disagree ([] when they agree): for a function handler, the
+    default and ignoring, on a signal nothing else uses here (SIGUSR2), its handler put back after."""
+    import signal
+
+    problems = []
+    before = signal.getsignal(signal.SIGUSR2)
+
+    def handler(signum: int, frame: Any) -> None:
+        return None
+
+    try:
+        for setting in (handler, signal.SIG_DFL, signal.SIG_IGN):
+            signal.signal(signal.SIGUSR2, setting)
+            if signal_handler(signal.SIGUSR2) != signal.getsignal(signal.SIGUSR2):
+                problems.append(f"the handler read for {setting!r} is {signal_handler(signal.SIGUSR2)!r}")
+    finally:
+        signal.signal(signal.SIGUSR2, before)
+    return problems
 
 
 def opens_modern_era(request: Any) -> bool:

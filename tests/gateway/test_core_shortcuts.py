@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import string
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -176,24 +175,6 @@ def test_a_forked_child_gives_none_of_the_marks_its_parent_drew() -> None:
     os.waitpid(child, 0)
     ours = {framing.new_mark() for _ in range(framing.MARKS_AHEAD)}
     assert len(theirs) == 50 and not theirs & ours
-
-
-# --- the timer signal's handler -------------------------------------------------------------------------------
-
-
-def test_the_handler_looked_up_is_the_one_signal_getsignal_gives() -> None:
-    def handler(signum, frame):  # pragma: no cover (never signalled)
-        pass
-
-    before = signal.signal(signal.SIGALRM, handler)
-    try:
-        assert core._handler_of(signal.SIGALRM) is signal.getsignal(signal.SIGALRM) is handler
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        assert core._handler_of(signal.SIGALRM) == signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
-        signal.signal(signal.SIGALRM, signal.SIG_IGN)
-        assert core._handler_of(signal.SIGALRM) == signal.getsignal(signal.SIGALRM) == signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGALRM, before)
 
 
 # --- the tool's Context, made once with its deadline ----------------------------------------------------------

@@ -14,6 +14,8 @@ from gateway.wire.seams import (
     opens_modern_era,
     problems_serving_without_relay,
     selector_loop_problems,
+    signal_handler,
+    signal_handler_problems,
 )
 
 
@@ -58,3 +60,19 @@ def test_the_era_is_chosen_by_the_first_requests_envelope() -> None:
 def test_asyncio_loops_still_ask_their_selector_before_each_turn() -> None:
     # The stdio transport writes a lone answer as the loop goes to sleep by wrapping this selector's select.
     assert selector_loop_problems() == []
+
+
+def test_the_signal_handler_read_is_the_one_signal_getsignal_gives() -> None:
+    # A quick tool's run on the loop reads its timer's handler through the signal module's C half.
+    import signal
+
+    assert signal_handler_problems() == []
+
+    def handler(signum, frame):  # pragma: no cover (never signalled)
+        pass
+
+    before = signal.signal(signal.SIGALRM, handler)
+    try:
+        assert signal_handler(signal.SIGALRM) is signal.getsignal(signal.SIGALRM) is handler
+    finally:
+        signal.signal(signal.SIGALRM, before)
