@@ -31,7 +31,7 @@ _EXPORTS = {
                     "gateway.privacy"),
     "Refresh": "gateway.api.refresh", "Refreshed": "gateway.api.refresh", "Source": "gateway.api.refresh",
     "watched_signature": "gateway.api.refresh", "Changes": "gateway.api.changes", "Names": "gateway.api.changes",
-    "merged": "gateway.api.changes", "toward": "gateway.api.changes",
+    "merged": "gateway.api.changes", "toward": "gateway.api.changes", "files_folders": "gateway.api.changes",
     "replayable": "gateway.commands.replay",
 }
 _RENAMED = {"words_pattern": ("gateway.gate.traits", "_pattern"),
@@ -51,7 +51,7 @@ def __getattr__(name: str) -> object:
 
 
 if TYPE_CHECKING:  # what type checkers and editors read; at run time the names come from __getattr__
-    from gateway.api.changes import Changes, Names, merged, toward
+    from gateway.api.changes import Changes, Names, files_folders, merged, toward
     from gateway.api.context import Context, Folders, PluginHost
     from gateway.api.hookspecs import hookimpl
     from gateway.api.items import (
@@ -85,6 +85,7 @@ __all__ = [
     "Refreshed",
     "Source",
     "merged",
+    "files_folders",
     "toward",
     "watched_signature",
     "words_pattern",

@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import sys
 import threading
 import time
@@ -160,6 +161,31 @@ def merged(folders: Iterable[tuple[str, Names]]) -> dict[str, Names]:
         known = found.get(folder, frozenset())
         found[folder] = None if names is None or known is None else known | names
     return found
+
+
+def files_folders(files: Iterable[Path]) -> dict[str, Names] | None:
+    """The folders to watch for `files` (stamped files whose stat notifications stand in for), merged for
+    :meth:`Changes.settle`; None when an edit of one could make no event in them: a folder reached through a link,
+    or a file that is a link, not a plain file, or a plain file with another name (a hard link edited under its
+    other name elsewhere). Such files are stat'ed on every call. An absent file is watched for in its folder."""
+    watched = []
+    for path in files:
+        folder, names = toward(path)
+        if os.path.realpath(folder) != folder or not _alone_or_absent(path):
+            return None
+        watched.append((folder, names))
+    return merged(watched)
+
+
+def _alone_or_absent(path: Path) -> bool:
+    """Whether `path` is absent, or a plain file with no other name."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
 
 
 _hub = _Hub()

@@ -316,30 +316,15 @@ class StampNotes:
                  for p in ([group] if isinstance(group, Path) else group)]
         if not files:
             return False
-        from gateway.api.changes import Changes, merged, toward
+        from gateway.api.changes import Changes, files_folders
 
-        folders = []
-        for path in files:
-            folder, names = toward(path)
-            if os.path.realpath(folder) != folder or not _alone_or_absent(path):
-                return False
-            folders.append((folder, names))
+        folders = files_folders(files)
+        if folders is None:
+            return False
         if self._changes is None:
             self._changes = Changes()
             token = self._changes.begin()  # the watches are made now: trusted from the next stat pass on
-        return self._changes.settle(token, merged(folders))
-
-
-def _alone_or_absent(path: Path) -> bool:
-    """Whether `path` is absent, or a plain file with no other name (a link, or a hard link edited under its other
-    name elsewhere, makes no event in this folder: such a file is stat'ed on every call)."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+        return self._changes.settle(token, folders)
 
 
 class ConfigSource:

@@ -15,13 +15,11 @@ call looks, as without notifications. Never for longer than `Changes`' recheck t
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gateway import Changes, merged, toward
+from gateway import Changes, files_folders
 
 
 class Noted:
@@ -44,10 +42,10 @@ class Noted:
         self._seen = None
         token = self.changes.begin()  # before the look: a write during it leaves an event for the next call
         value = read()
-        watched = [toward(file) for file in self.files]
-        if (value is not None and trusted(value) and all(os.path.realpath(folder) == folder for folder, _ in watched)
-                and all(map(_alone_or_absent, self.files)) and self.changes.settle(token, merged(watched))):
-            self._seen = value
+        if value is not None and trusted(value):
+            folders = files_folders(self.files)
+            if folders is not None and self.changes.settle(token, folders):
+                self._seen = value
         return value
 
     def close(self) -> None:
@@ -66,14 +64,3 @@ def noted_in(kept: dict[str, Noted], files: tuple[Path, ...], at_most: int = 8) 
             kept.clear()
         noted = kept[key] = Noted(files)
     return noted
-
-
-def _alone_or_absent(path: Path) -> bool:
-    """Whether `path` is absent, or a plain file with no other name."""
-    try:
-        status = os.lstat(path)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return stat.S_ISREG(status.st_mode) and status.st_nlink == 1

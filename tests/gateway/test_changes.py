@@ -12,7 +12,7 @@ import inotify_simple
 import pytest
 
 from gateway.api import changes as changes_module
-from gateway.api.changes import Changes, merged, toward
+from gateway.api.changes import Changes, files_folders, merged, toward
 
 
 @pytest.fixture
@@ -228,3 +228,27 @@ def test_what_was_heard_names_the_changed_files_or_says_it_is_not_known(hub, tmp
     os.utime(folder, ns=(1_000_000_000, 1_000_000_000))  # the folder itself: not known which entries
     changes.begin()
     assert changes.heard() is None
+
+
+def test_files_are_watched_through_their_folders_only_when_every_edit_makes_an_event_there(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    plain, absent = home / "config.toml", home / "projects.toml"
+    plain.write_text("x")
+    assert files_folders([plain, absent]) == {str(home): frozenset({"config.toml", "projects.toml"})}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # A hard link: the file edited under its other name makes no event in `home`.
+    os.link(plain, elsewhere / "config.toml")
+    assert files_folders([plain]) is None
+    (elsewhere / "config.toml").unlink()
+    assert files_folders([plain]) is not None
+    # A symbolic link in the file's place, or a folder reached through one: the target's edits are elsewhere.
+    (elsewhere / "target.toml").write_text("y")
+    absent.symlink_to(elsewhere / "target.toml")
+    assert files_folders([absent]) is None
+    (tmp_path / "linked").symlink_to(home)
+    assert files_folders([tmp_path / "linked" / "config.toml"]) is None
+    # Not a plain file.
+    (home / "folder").mkdir()
+    assert files_folders([home / "folder"]) is None
