@@ -56,6 +56,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
+from lines import LineClient  # noqa: E402
+
 # (ours, notmuch, mu): the same question as each tool's users write it. The rare word is in one message of the
 # corpus (so about 17 of 100,000, each copy under its own Message-ID).
 RARE = "cheapside"
@@ -107,7 +110,7 @@ finally:
 """
 
 
-class Gateway:
+class Gateway(LineClient):
     """`gateway serve` on stdio, spoken to one JSON-RPC line at a time."""
 
     def __init__(self, home: Path, profile: Path | None, tree: Path | None = None) -> None:
@@ -119,32 +122,10 @@ class Gateway:
         command = [sys.executable, "-m", "gateway", "serve"]
         if profile is not None:
             command = [sys.executable, "-c", PROFILED, str(profile)]
+        self.answers: list = []  # each search's text and structured content, for the digest
         # Started in the home, not here: `python -m` puts its working folder first on the path, which in a checkout
         # would serve that checkout's gateway whatever PYTHONPATH names (`--before`).
-        # Buffered both ways, as a host's client reads (an unbuffered pipe's readline reads a byte a call: for a page
-        # of 20 hits, some 15,000 reads in this process, which the wall time of each call held), each line flushed.
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=env, cwd=home)
-        self.number = 0
-        self.answers: list = []  # each search's text and structured content, for the digest
-        self._ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                 "clientInfo": {"name": "bench-mail-served", "version": "1"}})
-        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _write(self, message: dict) -> None:
-        self.process.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
-        self.process.stdin.flush()
-
-    def _ask(self, method: str, params: dict) -> dict:
-        self.number += 1
-        self._write({"jsonrpc": "2.0", "id": self.number, "method": method, "params": params})
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError("gateway serve stopped")
-            answer = json.loads(line)
-            if answer.get("id") == self.number:
-                return answer
+        super().__init__("bench-mail-served", command, env, home)
 
     def search(self, query: str) -> tuple[float, int, str]:
         started = time.perf_counter()
@@ -157,16 +138,12 @@ class Gateway:
         self.answers.append([[c.get("text") for c in result["content"]], data])
         return took, len(data["hits"]), f"{'>' if data['more'] else ''}{data['total']}"
 
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
 
-
-class Echo(Gateway):
+class Echo(LineClient):
     """A cheap `hello` call, the floor under every search: `gateway serve` with only the example plugin on (in a home
     of its own), or the bare SDK server of bench_gateway.py (`bench/servers/bare_sdk.py`), asked in the same rounds."""
 
-    def __init__(self, bare: bool) -> None:  # not Gateway.__init__: another server, in a home of its own
+    def __init__(self, bare: bool) -> None:
         import tempfile
 
         from gateway.api.context import home_environment
@@ -176,14 +153,8 @@ class Echo(Gateway):
         write_config(home, {"gateway": {"plugins": ["hello"]}})
         command = ([sys.executable, str(Path(__file__).resolve().parent / "servers" / "bare_sdk.py")] if bare
                    else [sys.executable, "-m", "gateway", "serve"])
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env={**os.environ, **home_environment(home)},
-                                        cwd=home)
-        self.number = 0
-        self.answers = []
-        self._ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                 "clientInfo": {"name": "bench-mail-served", "version": "1"}})
-        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.answers: list = []
+        super().__init__("bench-mail-served", command, {**os.environ, **home_environment(home)}, home)
 
     def search(self, query: str) -> tuple[float, int, str]:
         started = time.perf_counter()

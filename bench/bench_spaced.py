@@ -36,7 +36,6 @@ Medians over all the calls of all rounds.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -46,6 +45,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "servers"))
+from lines import LineClient  # noqa: E402
+
 SPACINGS = ("b2b", "sleep1", "sleep2", "sleep3", "sleep5", "sleep20", "spin", "trash", "others")
 DEFAULT_SPACINGS = ("b2b", "sleep1", "sleep5", "sleep20", "spin", "trash", "others")
 
@@ -175,33 +177,8 @@ def migrations(pid: int) -> int:
     return total
 
 
-class Server:
+class Server(LineClient):
     """A stdio MCP server with a `hello` tool, asked one call at a time."""
-
-    def __init__(self, name: str, command: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.name = name
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=env, cwd=cwd)
-        self.pid = self.process.pid
-        self.number = 0
-        self._ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                 "clientInfo": {"name": "bench-spaced", "version": "1"}})
-        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _write(self, message: dict) -> None:
-        self.process.stdin.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
-        self.process.stdin.flush()
-
-    def _ask(self, method: str, params: dict) -> dict:
-        self.number += 1
-        self._write({"jsonrpc": "2.0", "id": self.number, "method": method, "params": params})
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError(f"{self.name} stopped")
-            answer = json.loads(line)
-            if answer.get("id") == self.number:
-                return answer
 
     def hello(self) -> None:
         answer = self._ask("tools/call", {"name": "hello", "arguments": {"name": "Ada"}})
@@ -221,10 +198,6 @@ class Server:
     def pin(self, cpu: int) -> None:
         for thread in os.listdir(f"/proc/{self.pid}/task"):
             os.sched_setaffinity(int(thread), {cpu})
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
 
 
 class Helper:
