@@ -212,8 +212,9 @@ def _site_folders() -> list[str]:
 
 class _HTMLText:
     """What lxml's HTML parser (libxml2's, in C) tells of an HTML part, gathered as it goes: the text between any
-    two tags, comments or declarations as one piece (libxml2 may hand a run of text over in several calls: joined
-    here, so a word is never cut), and the marks. Script and style contents are left out. No tree is built."""
+    two tags, comments or processing instructions as one piece, as lxml's tree would hold it (libxml2 may hand a
+    run over in several calls: joined here, so a word is never cut; a declaration splits nothing), and the marks.
+    Script and style contents are left out. No tree is built."""
 
     def __init__(self) -> None:
         self.pieces: list[str] = []
@@ -252,9 +253,6 @@ class _HTMLText:
         self._end_run()
 
     def pi(self, _target: str, _data: str | None = None) -> None:
-        self._end_run()
-
-    def doctype(self, *_declared: Any) -> None:
         self._end_run()
 
     def close(self) -> None:
