@@ -188,10 +188,13 @@ def _etree() -> Any:
         try:
             from lxml import etree
         except ImportError:
-            if not sys.flags.no_site:
-                raise
-            sys.path.extend(folder for folder in _site_folders() if folder not in sys.path)
-            from lxml import etree
+            if sys.flags.no_site:
+                sys.path.extend(folder for folder in _site_folders() if folder not in sys.path)
+            try:
+                from lxml import etree
+            except ImportError as error:
+                raise ImportError("the spam filter reads HTML mail with lxml, which is not installed: pip install "
+                                  "'mcp-gateway[spam]'") from error
         _ETREE = etree
     return _ETREE
 
