@@ -203,3 +203,47 @@ def test_cutoffs_changed_write_the_model_again(gateway_home: Path, scored: list[
     result = training.train({**settings, "ham_cutoff": 0.3})
     assert scored[0] == calls and result["written"] == ["model.sqlite", "evaluation.json"]
     assert _model(settings).cutoffs == (0.3, 0.8)
+
+
+def test_a_model_written_apart_is_the_one_the_online_pass_ended_with(gateway_home: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """When every message is scored, a forked process counts and writes the model while the online pass runs: the
+    file holds the model the pass ended with (every count, every trained message, the cutoffs) and the time the
+    kept evaluation records. When that process fails, the training writes the model itself."""
+    from spamfilter import store
+
+    root = gateway_home / "Mail" / "personal"
+    training_corpus.write(root, messages=120)
+    settings = _settings(gateway_home, root)
+    started: list[tuple[int, float] | None] = []
+    real = training._write_apart
+    monkeypatch.setattr(training, "_write_apart", lambda *given: started.append(real(*given)) or started[-1])
+
+    def scored_again() -> Model:
+        done = training.train(settings)
+        assert "model.sqlite" in done["written"]
+        written = _model(settings)
+        _outcomes, _figures, online = _every_message_scored(settings)
+        assert (written.spam, written.ham, written.counts, written.trained, written.cutoffs) == (
+            online.spam, online.ham, online.counts, online.trained, (0.45, 0.8))
+        facts = kept.Kept(settings["cache"])
+        try:
+            assert facts.model_written() == written.trained_at
+            with facts.connection:  # the next training scores every message again
+                facts.connection.execute("DELETE FROM online")
+        finally:
+            facts.close()
+        return written
+
+    first = scored_again()
+    assert started[-1] is not None and started[-1][1] == first.trained_at  # forked, and its file kept
+    parent, real_write = os.getpid(), store.write
+
+    def failing_apart(*given: object, **named: object) -> float:
+        if os.getpid() != parent:
+            raise OSError("the disk is full")
+        return real_write(*given, **named)
+
+    monkeypatch.setattr(store, "write", failing_apart)
+    second = scored_again()
+    assert started[-1] is not None and started[-1][1] != second.trained_at  # the training wrote it itself
