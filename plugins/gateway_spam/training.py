@@ -9,9 +9,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import sys
-import time
-import traceback
 from collections.abc import Callable, Iterator
 from itertools import takewhile
 from pathlib import Path
@@ -344,11 +341,8 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
     # sets): the cycle collector, left on, walked them again and again (a sixth of this process's CPU).
     collecting = gc.isenabled()
     gc.disable()
-    apart: tuple[int, float] | None = None
     try:
         earlier = kept.stream(SCORE_STAMP)
-        if not dry_run and not earlier:  # every message is scored: the model is written meanwhile, apart
-            apart = _write_apart(path, samples, model.cutoffs)
         online = evaluation.online(samples, (lambda done: progress("evaluating online and training", done, total))
                                    if progress else None, model=model, earlier=earlier, whole=whole)
         # Nothing changed: the same stream, the model file training wrote for it, the same cutoffs in it.
@@ -371,83 +365,18 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
         if unchanged:
             model.trained_at = ended[0].trained_at
         else:
-            done_apart, apart = apart is not None and _written_apart(path, apart, model), None
-            if not done_apart:
-                model.save(path)
+            model.save(path)
             written.append(path.name)
             kept.keep_stream(SCORE_STAMP, ((o.sample.key, o.sample.label, o.sample.source, o.probability,
                                             o.strength) for o in takewhile(lambda o: o.sample.source is not None,
                                                                            online)), model.trained_at)
     finally:
-        if apart is not None:  # a dry run's or a failed training's writer: waited for, whatever it did
-            _reap(apart[0])
         kept.close()
         if collecting:
             gc.enable()
     write_evaluation(data, result)
     result["written"] = [*written, evaluation_path(data).name]
     return result
-
-
-def _write_apart(path: Path, samples: list[evaluation.Sample], cutoffs: tuple[float, float] | None,
-                 ) -> tuple[int, float] | None:
-    """Start writing the model of `samples` to `path` in a process forked from this one; (its pid, the time the
-    model records as trained), or None when this process runs other threads (a fork copies their locks as they
-    are) or cannot fork. When every message is scored online, the model the online pass ends with is the model of
-    every message counted at once (counts do not depend on their order: `Model.learn_many`), so it is known before
-    the pass: the forked process counts and writes it (`spamfilter.store.write`, atomic) on the core the online
-    pass, which runs one message after another, leaves idle. It opens nothing this process has open and ends with
-    `os._exit`, so no connection or file of this process is closed or flushed from it."""
-    import threading
-
-    if threading.active_count() != 1 or not hasattr(os, "fork"):
-        return None
-    trained_at = time.time()
-    try:
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid == 0:  # the forked process: count, write, and leave without running any of this process's cleanup
-        code = 1
-        try:
-            apart = Model(cutoffs=cutoffs)
-            apart.learn_many(samples)
-            store.write(path, apart.spam, apart.ham, apart.counts, apart.trained, cutoffs, trained_at)
-            code = 0
-        except BaseException:  # noqa: BLE001 - said on standard error; the training writes the model itself
-            traceback.print_exc()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
-    return pid, trained_at
-
-
-def _reap(pid: int) -> int | None:
-    """Wait for a forked writer; its exit code (None when it was already waited for elsewhere)."""
-    try:
-        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    except ChildProcessError:
-        return None
-
-
-def _written_apart(path: Path, apart: tuple[int, float], model: Model) -> bool:
-    """Whether the forked writer wrote the model this training ended with: it ended well and the file at `path`
-    is the one it wrote (its time of training) with this model's message counts; the model then takes that time.
-    Otherwise the training writes the model itself."""
-    pid, trained_at = apart
-    if _reap(pid) not in (0, None):
-        return False
-    try:
-        table = store.Table(path)
-    except store.ModelError:
-        return False
-    try:
-        same = (table.trained_at, table.spam, table.ham) == (trained_at, model.spam, model.ham)
-    finally:
-        table.close()
-    if same:
-        model.trained_at = trained_at
-    return same
 
 
 def write_evaluation(data: Path, result: dict[str, Any]) -> None:
