@@ -153,8 +153,11 @@ def _first_headers(message: Message) -> dict[str, tuple[str, str]]:
 def _decoded(value: object) -> str:
     if value is None:
         return ""
+    text = str(value)
+    if "=?" not in text:  # no encoded word: decode_header gives the text back as it is, without its pattern's scan
+        return text
     try:
-        parts = email.header.decode_header(str(value))
+        parts = email.header.decode_header(text)
         return "".join(
             p.decode(c or "utf-8", "replace") if isinstance(p, bytes) else p for p, c in parts
         )
