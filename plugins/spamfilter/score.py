@@ -181,7 +181,7 @@ def combine_then_count(tokens: Iterable[str], counts: dict[str, list[int]], colu
             else:
                 pair[column] += 1
         return found
-    if len(_SPAM_ONLY) <= max(spam_total, ham_total):  # no token's count is above its class's total
+    if len(_SPAM_ONLY) <= max(spam_total, ham_total):  # a token's count is at most its class's total
         _one_class(max(spam_total, ham_total) + 64)
     spam_only, ham_only = _SPAM_ONLY, _HAM_ONLY
     for token in tokens:
@@ -191,17 +191,26 @@ def combine_then_count(tokens: Iterable[str], counts: dict[str, list[int]], colu
             continue
         spam_count, ham_count = pair
         pair[column] += 1
-        if not ham_count:
-            if spam_count:
+        if not ham_count and spam_count > 0:
+            try:
                 distance, f = spam_only[spam_count]
-                append((distance, token, f))
+            except IndexError:  # a count above its class's total: a model file not made by training
+                _one_class(spam_count + 64)
+                distance, f = spam_only[spam_count]
+            append((distance, token, f))
             continue
-        if not spam_count:
-            distance, f = ham_only[ham_count]
+        if not spam_count and ham_count > 0:
+            try:
+                distance, f = ham_only[ham_count]
+            except IndexError:
+                _one_class(ham_count + 64)
+                distance, f = ham_only[ham_count]
             append((distance, token, f))
             continue
         spam_ratio = spam_count / spam_total
         both = spam_ratio + ham_count / ham_total
+        if both == 0:
+            continue
         n = spam_count + ham_count
         f = (prior + n * (spam_ratio / both)) / (S + n)
         distance = abs(f - 0.5)
