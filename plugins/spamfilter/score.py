@@ -136,6 +136,27 @@ def combine_known(tokens: Iterable[str], counts: Mapping[str, Sequence[int]], sp
                    keep_clues)
 
 
+# f(w) of a token met in one class alone: with no ham, spam_ratio / both is exactly 1.0, and with no spam exactly
+# 0.0, so f depends on the token's count alone, whatever the message totals: (distance, f) by count, kept as the
+# online evaluation meets larger counts (`_one_class`). Every such f is a clue (|f - 0.5| > 0.49 from one message).
+_SPAM_ONLY: list[tuple[float, float] | None] = [None]
+_HAM_ONLY: list[tuple[float, float] | None] = [None]
+# The three logarithms `_combined` takes of each of those f (clamped as it clamps): an f met again is looked up.
+_LOGS_OF: dict[float, tuple[float, float, float]] = {}
+
+
+def _one_class(up_to: int) -> None:
+    """Extend the one-class tables to counts up to `up_to`, by the arithmetic of `combine_known` for such a token
+    (the same operations in the same order: the same f to the last digit)."""
+    prior = S * X
+    for n in range(len(_SPAM_ONLY), up_to + 1):
+        for table, share in ((_SPAM_ONLY, 1.0), (_HAM_ONLY, 0.0)):
+            f = (prior + n * share) / (S + n)
+            table.append((abs(f - 0.5), f))
+            clamped = 1e-6 if f < 1e-6 else 1 - 1e-6 if f > 1 - 1e-6 else f
+            _LOGS_OF[f] = (math.log(clamped), math.log(1.0 - clamped), math.log(clamped / (1.0 - clamped)))
+
+
 def combine_then_count(tokens: Iterable[str], counts: dict[str, list[int]], column: int, spam_total: int,
                        ham_total: int) -> tuple[float, float]:
     """(score, strength) of a message by `counts` (token -> [spam, ham]) as they are, each token's count in
@@ -143,6 +164,9 @@ def combine_then_count(tokens: Iterable[str], counts: dict[str, list[int]], colu
     the message, in one lookup per token. Each token is met once (a set), so a count raised here is never one a
     later token of the same message reads: the score is `combine_known`'s to the last digit. The message totals
     are the caller's to raise. The online evaluation, training's one sequential part, runs this for every message.
+
+    A token met in one class alone (most of them) takes its f, and `_combined` its logarithms, from tables by its
+    count (`_one_class`): the same values the arithmetic gives, without doing it again for every message.
     """
     clues = []
     append = clues.append
@@ -157,6 +181,9 @@ def combine_then_count(tokens: Iterable[str], counts: dict[str, list[int]], colu
             else:
                 pair[column] += 1
         return found
+    if len(_SPAM_ONLY) <= max(spam_total, ham_total):  # a token's count is at most its class's total
+        _one_class(max(spam_total, ham_total) + 64)
+    spam_only, ham_only = _SPAM_ONLY, _HAM_ONLY
     for token in tokens:
         pair = get(token)
         if pair is None:
@@ -164,6 +191,22 @@ def combine_then_count(tokens: Iterable[str], counts: dict[str, list[int]], colu
             continue
         spam_count, ham_count = pair
         pair[column] += 1
+        if not ham_count and spam_count > 0:
+            try:
+                distance, f = spam_only[spam_count]
+            except IndexError:  # a count above its class's total: a model file not made by training
+                _one_class(spam_count + 64)
+                distance, f = spam_only[spam_count]
+            append((distance, token, f))
+            continue
+        if not spam_count and ham_count > 0:
+            try:
+                distance, f = ham_only[ham_count]
+            except IndexError:
+                _one_class(ham_count + 64)
+                distance, f = ham_only[ham_count]
+            append((distance, token, f))
+            continue
         spam_ratio = spam_count / spam_total
         both = spam_ratio + ham_count / ham_total
         if both == 0:
@@ -186,7 +229,14 @@ def _combined(clues: list[tuple[float, str, float]], spam_total: int, ham_total:
     ln_h = ln_s = 0.0
     strength = 0.0
     log = math.log
+    known = _LOGS_OF.get
     for _distance, _token, f in clues:
+        logs = known(f)
+        if logs is not None:  # an f of the one-class tables: its logarithms as computed below
+            ln_h += logs[0]
+            ln_s += logs[1]
+            strength += logs[2]
+            continue
         if f < 1e-6:  # min(max(f, 1e-6), 1 - 1e-6), without two calls a clue
             f = 1e-6
         elif f > 1 - 1e-6:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import email
 import email.errors
 import email.header
+import os
 import re
+import sys
 from email.message import Message
 from typing import Any
 
 # The tokenizer's version: a change to what `tokens` gives a message must change it, for stores of tokens read
 # before (the spam plugin's facts.sqlite) are emptied when it changes.
-VERSION = 1
+VERSION = 2  # 2: HTML read by lxml's parser (libxml2), was html.parser
 
 # Headers never tokenized: what filters on the way added (they give the answer away), and routing.
 LEAKING = re.compile(
@@ -151,8 +153,11 @@ def _first_headers(message: Message) -> dict[str, tuple[str, str]]:
 def _decoded(value: object) -> str:
     if value is None:
         return ""
+    text = str(value)
+    if "=?" not in text:  # no encoded word: decode_header gives the text back as it is, without its pattern's scan
+        return text
     try:
-        parts = email.header.decode_header(str(value))
+        parts = email.header.decode_header(text)
         return "".join(
             p.decode(c or "utf-8", "replace") if isinstance(p, bytes) else p for p, c in parts
         )
@@ -173,69 +178,107 @@ def _payload_text(part: Message) -> str:
 
 _MARKED_TAGS = frozenset(("img", "font", "table", "form", "iframe", "a"))
 _HIDDEN_TAGS = frozenset(("script", "style"))
-_PARSER: type | None = None
+MAX_HTML = 2_000_000  # characters of one HTML part parsed: ten times the text read (MAX_TEXT), whatever its markup
+_ETREE: Any = None
 
 
-def _html_parser() -> type:
-    """The parser class, made on first use: html.parser compiles its patterns on import (tens of milliseconds
-    of a delivery rule's process), which a message without HTML need not pay."""
-    global _PARSER
-    if _PARSER is not None:
-        return _PARSER
-    from html.parser import HTMLParser
+def _etree() -> Any:
+    """lxml's etree, imported on first use (tens of milliseconds a message without HTML need not pay). A process
+    started without its site-packages (`python -I -S`, the delivery rule's quickest start) looks for it there
+    (`_site_folders`), without running their `.pth` files as `site` would."""
+    global _ETREE
+    if _ETREE is None:
+        try:
+            from lxml import etree
+        except ImportError:
+            if sys.flags.no_site:
+                sys.path.extend(folder for folder in _site_folders() if folder not in sys.path)
+            try:
+                from lxml import etree
+            except ImportError as error:
+                raise ImportError("the spam filter reads HTML mail with lxml, which is not installed: pip install "
+                                  "'mcp-gateway[spam]'") from error
+        _ETREE = etree
+    return _ETREE
 
-    class HTMLText(HTMLParser):
-        """The text of an HTML part and its marks, by the standard library's tolerant parser."""
 
-        def updatepos(self, i: int, j: int) -> int:
-            """Where the parser goes on (`j`), without counting the lines it passed: only `getpos` reads that
-            count, which nothing here asks for (it was a tenth of the parser's time)."""
-            return j
+def _site_folders() -> list[str]:
+    """The site-packages folders Python would have put on the path without -S: its virtual environment's (the
+    folder holding `pyvenv.cfg` above its executable's, as `site` finds it), then the system's."""
+    import site
 
-        def __init__(self) -> None:
-            super().__init__(convert_charrefs=True)
-            self.pieces: list[str] = []
-            self.marks: list[str] = []
-            self.hidden = 0
+    found = []
+    environment = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    if os.path.isfile(os.path.join(environment, "pyvenv.cfg")):
+        version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        found += [os.path.join(environment, lib, version, "site-packages") for lib in ("lib", "lib64")]
+    found += site.getsitepackages()
+    return [folder for folder in found if os.path.isdir(folder)]
 
-        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-            if tag in _HIDDEN_TAGS:
-                self.marks.append(f"html:{tag}")
-                self.hidden += 1
-                return
-            if tag in _MARKED_TAGS:
-                self.marks.append(f"html:{tag}")
-            for name, _value in attrs:  # the marks become a set: an attribute given twice counts once
-                if name == "src" or name == "href":
-                    self.marks.append(f"html:{tag}:{name}")
 
-        def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-            if tag not in _HIDDEN_TAGS:
-                self.handle_starttag(tag, attrs)
+class _HTMLText:
+    """What lxml's HTML parser (libxml2's, in C) tells of an HTML part, gathered as it goes: the text between any
+    two tags, comments or processing instructions as one piece, as lxml's tree would hold it (libxml2 may hand a
+    run over in several calls: joined here, so a word is never cut; a declaration splits nothing), and the marks.
+    Script and style contents are left out. No tree is built."""
 
-        def handle_endtag(self, tag: str) -> None:
-            if tag in _HIDDEN_TAGS and self.hidden:
-                self.hidden -= 1
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.marks: list[str] = []
+        self.hidden = 0
+        self.run: list[str] = []
 
-        def handle_data(self, data: str) -> None:
+    def _end_run(self) -> None:
+        if self.run:
             if not self.hidden:
-                self.pieces.append(data)
+                self.pieces.append("".join(self.run))
+            self.run = []
 
-    _PARSER = HTMLText
-    return _PARSER
+    def start(self, tag: str, attributes: Any) -> None:
+        self._end_run()
+        if tag in _HIDDEN_TAGS:
+            self.marks.append(f"html:{tag}")
+            self.hidden += 1
+            return
+        if tag in _MARKED_TAGS:
+            self.marks.append(f"html:{tag}")
+        if "src" in attributes:
+            self.marks.append(f"html:{tag}:src")
+        if "href" in attributes:
+            self.marks.append(f"html:{tag}:href")
+
+    def end(self, tag: str) -> None:
+        self._end_run()
+        if tag in _HIDDEN_TAGS and self.hidden:
+            self.hidden -= 1
+
+    def data(self, text: str) -> None:
+        self.run.append(text)
+
+    def comment(self, _text: str) -> None:
+        self._end_run()
+
+    def pi(self, _target: str, _data: str | None = None) -> None:
+        self._end_run()
+
+    def close(self) -> None:
+        self._end_run()
 
 
 def html_text(html: str) -> tuple[str, list[str]]:
     """The words of an HTML part (scripts and styles left out), and the tag names and attributes a filter learns
-    from (images, fonts, forms, links...), by the standard library's html.parser (no lxml to import: a delivery
-    rule's process starts without it)."""
-    parser = _html_parser()()
+    from (images, fonts, forms, links...), by lxml's HTML parser, fed the part's first MAX_HTML characters: libxml2
+    reads tag soup as browsers do and stays linear in time on hostile markup (nesting included), and no tree is
+    kept. Markup it cannot take at all (a lone surrogate) is read as plain text, with no marks."""
+    etree = _etree()
+    found = _HTMLText()
+    parser = etree.HTMLParser(target=found, no_network=True, remove_blank_text=False)
     try:
-        parser.feed(html)
+        parser.feed(html[:MAX_HTML])
         parser.close()
-    except (AssertionError, ValueError):  # what html.parser raises on markup it cannot go on with
-        return html, []
-    return " ".join(parser.pieces), parser.marks
+    except (ValueError, etree.LxmlError):
+        return html[:MAX_HTML], []
+    return " ".join(found.pieces), found.marks
 
 
 def texts(message: Message) -> tuple[list[str], list[str]]:

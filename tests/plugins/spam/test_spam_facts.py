@@ -78,6 +78,32 @@ def test_a_new_tokenizer_empties_the_store(gateway_home: Path, monkeypatch) -> N
     assert training.keep(settings) > 20
 
 
+def test_a_store_of_the_earlier_layout_gets_the_facts_table_anew(gateway_home: Path) -> None:
+    """A store written before (its facts in a WITHOUT ROWID table, under the earlier stamp) is emptied and its facts
+    table made again in this layout; the next reading fills it."""
+    root = gateway_home / "Mail" / "personal"
+    sample.write_mailbox(root, messages=30)
+    settings = _settings(gateway_home, root)
+    Path(settings["cache"]).mkdir(parents=True, exist_ok=True)
+    earlier = sqlite3.connect(Path(settings["cache"]) / kept.NAME)
+    earlier.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+        CREATE TABLE facts (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
+            readable INTEGER NOT NULL, key TEXT, digest TEXT, moment REAL, tokens TEXT) WITHOUT ROWID;
+        INSERT INTO meta VALUES ('version', 'facts 2, tokens 1');
+        INSERT INTO facts VALUES ('/nowhere/cur/1', 1, 1, 1, 'mid:a@example.com', 'd', 1.0, 'old');
+    """)
+    earlier.close()
+    assert _stored(settings) == {}
+    assert training.keep(settings) > 20
+    check = sqlite3.connect(Path(settings["cache"]) / kept.NAME)
+    try:
+        layout = check.execute("SELECT sql FROM sqlite_master WHERE name = 'facts'").fetchone()[0]
+        assert "WITHOUT ROWID" not in layout and check.execute("SELECT count(*) FROM facts").fetchone()[0] > 20
+    finally:
+        check.close()
+
+
 def test_a_broken_store_is_as_if_empty(gateway_home: Path) -> None:
     root = gateway_home / "Mail" / "personal"
     sample.write_mailbox(root, messages=30)

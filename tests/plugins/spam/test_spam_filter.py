@@ -212,6 +212,35 @@ def test_the_written_out_score_is_the_formula_to_the_last_digit() -> None:
         assert score.combine(counts, spam_total, ham_total)[:2] == combine(counts, spam_total, ham_total)
 
 
+
+def test_the_online_step_scores_as_combine_known_whatever_the_counts() -> None:
+    """`combine_then_count`, whose one-class tokens take f and its logarithms from tables by count, gives
+    `combine_known`'s score and strength to the bit, and raises each count by one, on counts of every kind: one class
+    or both, zero, a count above its class's total (a model file not made by training) or below zero."""
+    import random
+
+    from spamfilter import score
+
+    rng = random.Random(11)
+    for _ in range(400):
+        spam_total, ham_total = rng.choice([1, 2, 3, 40, 700, 9000]), rng.choice([1, 3, 5, 90, 6000])
+        counts = {}
+        for n in range(rng.randint(0, 500)):
+            kind = rng.random()
+            pair = ([rng.randint(1, spam_total), 0] if kind < 0.4 else [0, rng.randint(1, ham_total)] if kind < 0.7
+                    else [rng.randint(0, spam_total), rng.randint(0, ham_total)] if kind < 0.95
+                    else [rng.choice([-1, 0, spam_total + 500]), rng.choice([-2, 0, ham_total + 900])])
+            counts[f"t{n}"] = pair
+        tokens = list(counts) + [f"new{n}" for n in range(rng.randint(0, 20))]
+        rng.shuffle(tokens)
+        column = rng.randint(0, 1)
+        expected = score.combine_known(tokens, counts, spam_total, ham_total)[:2]
+        raised = {token: list(pair) for token, pair in counts.items()}
+        assert score.combine_then_count(tokens, raised, column, spam_total, ham_total) == expected
+        for token in tokens:
+            before = counts.get(token, [0, 0])
+            assert raised[token][column] == before[column] + 1 and raised[token][1 - column] == before[1 - column]
+
 _FORKED_POOL = """
 import json, sys
 from gateway_spam import training
