@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from gateway import Answer, Context, ToolError, left_out_sentence
 from gateway_mail.mail import index, maildir, parse
@@ -285,6 +285,8 @@ class Search:
     probes: tuple[str, ...] = ()
     within_sql: str = ""
     within_at: int = 0
+    # The plan's prefixes (query.prefixes_of), written in the match, its first value (see `expanded`).
+    prefixes: tuple[str, ...] = ()
 
 
 # The total of a query FTS5 answers alone, over every account and with no blocked sender: FTS5's own ids, the kept
@@ -343,7 +345,7 @@ def _statements_of(zone: Any, query: str, where: str, values: list[Any], days: i
     else:
         sql, arguments = _SEARCH.format(since=bounds, where=where, kept=kept), [asked.match, *rest]
     page = sql.replace("SELECT m.id FROM", f"SELECT {PAGE_COLUMNS} FROM", 1)
-    narrowing: dict[str, Any] = {}
+    narrowing: dict[str, Any] = {"prefixes": asked.prefixes} if asked.match is not None else {}
     if asked.match is not None and asked.probes:
         within = _SEARCH_UP.format(since=f"{bounds} AND {rowid} >= ? AND {rowid} <= ?", where=where, kept=kept)
         narrowing = {"probes": asked.probes, "within_at": 1 + len(bound_values),
@@ -386,8 +388,10 @@ def remembered(connection: sqlite3.Connection, generation: tuple[str, int], sql:
 FEW_PROBED = 64
 PROBE = ("SELECT count(*), min(rowid), max(rowid) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? "
          "LIMIT ?)")
-# Whether search_mail takes the shortcut of `narrowed` (the tests compare it with the long way by turning it off).
+# Whether search_mail takes the shortcuts of `narrowed` and `expanded` (the tests compare each with the long way by
+# turning it off).
 NARROWING = True
+EXPANDING = True
 _probed: dict[tuple[Any, ...], tuple[int, int, int]] = {}
 
 
@@ -426,6 +430,46 @@ def narrowed(connection: sqlite3.Connection, generation: tuple[str, int],
     return None
 
 
+# A prefix standing for at most this many words of the index is asked as their OR (`expanded`).
+FEW_WORDS = 8
+# The index's words with what FTS5 counts of each, by FTS5's own fts5vocab table (in the connection's temporary
+# schema: nothing is written to the index).
+WORDS_TABLE = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.messages_words USING fts5vocab(main, messages_fts, row)"
+WORDS = "SELECT term FROM temp.messages_words WHERE term >= ? AND term < ? LIMIT ?"
+_words: dict[tuple[Any, ...], tuple[str, ...] | None] = {}
+
+
+def expanded(connection: sqlite3.Connection, generation: tuple[str, int], search: Search) -> Search:
+    """`search` with each of its prefixes that stands for at most FEW_WORDS of the index's words written as their OR
+    (`"spamass"*` as `("spamass" OR "spamassassin" OR ...)`); `search` itself when none does.
+
+    FTS5 answers a prefix by merging every such word's list of messages into one, in memory, before giving the
+    first: `spamass*` (six words, one in 47,302 messages) cost 2.8 ms for a page of 20 whatever its LIMIT, the same
+    words as an OR 0.05 ms (an OR of words is walked, not merged). The OR matches exactly the messages the prefix
+    does: the prefix is of ASCII letters and digits (FTS5's own token, in lower case), and the words are the index's
+    own, read from FTS5's fts5vocab table between the prefix and the prefix with its last character raised by one.
+    Reading them costs about what the merge did (fts5vocab counts each word's messages): they are remembered per
+    index generation, like the totals."""
+    match = search.arguments[0]
+    for prefix in search.prefixes:
+        key = (*generation, prefix.lower())
+        if key not in _words:
+            lowered = prefix.lower()
+            connection.execute(WORDS_TABLE)
+            found = tuple(r[0] for r in connection.execute(
+                WORDS, (lowered, lowered[:-1] + chr(ord(lowered[-1]) + 1), FEW_WORDS + 1)))
+            if len(_words) >= _TOTALS_KEPT:
+                _words.clear()
+            _words[key] = found if 0 < len(found) <= FEW_WORDS else None
+        words = _words[key]
+        if words is not None:
+            match = match.replace(f'"{prefix}"*', "(" + " OR ".join(f'"{word}"' for word in words) + ")")
+    if match == search.arguments[0]:
+        return search
+    return evolve(search, arguments=[match, *search.arguments[1:]],
+                  count_arguments=[match, *search.count_arguments[1:]])
+
+
 def total_of(connection: sqlite3.Connection, generation: tuple[str, int], search: Search) -> int:
     """How many messages `search` matches, counted up to TOTAL_BOUND + 1 (past the bound: more than it)."""
     return remembered(connection, generation, search.count_sql, search.count_arguments)
@@ -451,6 +495,8 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
         search = statements(zone, query, where, values, days, closed, blocked_json, shield_json)
         try:
             # Plain tuples, unpacked by page_hits (sqlite3.Row finds a name by comparing it with each column's).
+            if search.prefixes and EXPANDING:
+                search = expanded(mail.connection, mail.generation, search)
             every = narrowed(mail.connection, mail.generation, search) if search.probes and NARROWING else None
             if every is not None:  # every match, newest first: the page is the first of them, the total their number
                 rows, total, more = every[:limit], len(every), False

@@ -128,6 +128,8 @@ class Plan:
     # Single-word phrases each matching every message `match` matches (see `probes_of`): empty when `match` holds
     # no phrase of two words or more and no two words, or when it is FTS5's own syntax.
     probes: tuple[str, ...] = ()
+    # The prefixes (`word*`) `match` holds that a list of whole words can stand for (see `prefixes_of`).
+    prefixes: tuple[str, ...] = ()
 
 
 # ---- reading -----------------------------------------------------------------------------------------------------
@@ -407,7 +409,24 @@ def _plan(query: str, zone: tzinfo | None, now: datetime | None) -> Plan:
             since = node.since if since is None else max(since, node.since)
         if isinstance(node, Sql) and node.until is not None:
             until = node.until if until is None else min(until, node.until)
-    return Plan(match, " AND ".join(conditions) or "1", tuple(values), since, until, probes_of(positive))
+    return Plan(match, " AND ".join(conditions) or "1", tuple(values), since, until, probes_of(positive),
+                prefixes_of(positive + negative))
+
+
+_ONE_PREFIX = re.compile(r'"([A-Za-z0-9]+)"\*\Z')
+
+
+def prefixes_of(nodes: list[Any]) -> tuple[str, ...]:
+    """The prefixes of one token in ASCII letters and digits (`spamass*`, `to:Spamass*`) written in the match made of
+    `nodes`, as they are written there: each is a whole item of a phrase, `"Spamass"*`, which answers.expanded may
+    write as the OR of the index's words beginning with it (FTS5 reads it in lower case)."""
+    found: list[str] = []
+    for node in nodes:
+        for leaf in leaves(node):
+            matched = _ONE_PREFIX.match(leaf.item) if isinstance(leaf, Text) else None
+            if matched and matched[1] not in found:
+                found.append(matched[1])
+    return tuple(found)
 
 
 # Characters every `unicode61` tokenizer (as the index's is made: no tokenchars, no separators option) takes as a

@@ -1,7 +1,8 @@
-"""search_mail's shortcut for a phrase or several words (an address, a file name): narrowed by a probe, a word of it
-that few messages hold, to the ids between that word's first and last match, and walked oldest first there. Each
-page, total and count is what the long way (the page's statement newest first, then the total counted) gives, with
-closed projects, blocked senders and shielded mail, and with new mail between two calls."""
+"""search_mail's shortcuts for a phrase or several words (an address, a file name): narrowed by a probe, a word of it
+that few messages hold, to the ids between that word's first and last match, and walked oldest first there; and for
+a prefix of few words, asked as their OR. Each page, total and count is what the long way (the page's statement
+newest first with the prefix as written, then the total counted) gives, with closed projects, blocked senders and
+shielded mail, and with new mail between two calls."""
 
 from __future__ import annotations
 
@@ -28,7 +29,11 @@ QUERIES = ["from:orchard.example.com", "from:ann@orchard.example.com", "from:exa
            "from:orchard.example.com quince", "from:mill.example.net -quince", "from:orchard.example.com is:unread",
            "from:mill.example.net is:flagged", "from:orchard.example.com date:2023-11-15..2023-11-20",
            "attachment:ledger.csv", "from:ORCHARD.Example.COM", "from:troll.example.net", "plumtree harvest",
-           "from:example.com OR quince", "medlar harvest"]
+           "from:example.com OR quince", "medlar harvest",
+           # Prefixes: of few words, of none, of more than FEW_WORDS (every `note 1...` number), in a field, negated,
+           # in an OR, beside a phrase, in capitals, beside a flag (then not in FTS5's walk: left as it is).
+           "har*", "quin*", "zzz*", "1*", "subject:no*", "to:pat* quince", "harvest -quin*", "med* OR cid*",
+           "from:orchard.example.com pea*", "HAR*", "apples AND Pea* AND NOT plu*", "quin* is:flagged", "n*"]
 
 
 def _deliver(root: Path, count: int, start: int = 0) -> None:
@@ -37,7 +42,8 @@ def _deliver(root: Path, count: int, start: int = 0) -> None:
         sender = SENDERS[number % 5 if number % 9 else 0]
         folder = ("INBOX", "Archive", "Lists/Orchard")[number % 3]
         body = " ".join(picker.sample(WORDS, 3)) + (" quince harvest" if number % 11 == 0 else "") + (
-            " cider" if number % 13 == 0 else "") + (" medlar" if number in (3, 95) else "")
+            " cider" if number % 13 == 0 else "") + (" medlar" if number in (3, 95) else "") + (
+            " harvested pearmain" if number % 7 == 0 else "")
         sample.deliver(root / folder,
                        sample.message(sender=sender, subject=f"Note {number} {picker.choice(WORDS)}", body=body,
                                       date=1_700_000_000 + number * 3600,
@@ -58,6 +64,7 @@ def _compared(connection, ids: list[int], picker: random.Random, few: int) -> tu
     """Every query and scope, with the kept, blocked and shielded lists empty or not: the shortcut's rows (when it is
     taken) are the long way's, in its order; returns how many times it was taken and how many it was not."""
     taken = passed = 0
+    expansions = {True: 0, False: 0}
     generation = ("test", picker.randrange(1 << 30))  # probes remembered per generation: each round its own
     for words in QUERIES:
         for where, values, days in (("1", [], None), ("m.account = ?", ["personal"], None),
@@ -68,6 +75,11 @@ def _compared(connection, ids: list[int], picker: random.Random, few: int) -> tu
                 kept, blocked, shielded = [json.dumps(picker.sample(ids, picker.randrange(1, len(ids) // 3)))
                                            if value is None else value for value in lists]
                 search = answers.statements(None, words, where, values, days, kept, blocked, shielded)
+                if search.prefixes:  # the prefixes written as the OR of their words: the same pages and totals
+                    long_search, search = search, answers.expanded(connection, generation, search)
+                    for limit in (1, 3, 20, 1000):
+                        assert _long_way(connection, search, limit) == _long_way(connection, long_search, limit), words
+                    expansions[search is not long_search] += 1
                 every = answers.narrowed(connection, generation, search) if search.probes else None
                 if every is None:
                     passed += 1
@@ -77,6 +89,7 @@ def _compared(connection, ids: list[int], picker: random.Random, few: int) -> tu
                 for limit in (1, 3, 20):
                     rows, total = _long_way(connection, search, limit)
                     assert ([tuple(r) for r in every[:limit]], len(every)) == (rows, total), (words, where, lists)
+    assert expansions[True] and expansions[False], expansions  # both ways met: few words, and none or too many
     return taken, passed
 
 
@@ -152,6 +165,7 @@ def test_probes_are_whole_tokens_each_matching_whatever_the_whole_match_does(gat
 
 def _answers(gateway, narrowing: bool, monkeypatch: pytest.MonkeyPatch) -> list:
     monkeypatch.setattr(answers, "NARROWING", narrowing)
+    monkeypatch.setattr(answers, "EXPANDING", narrowing)
     found = []
     for words in QUERIES:
         for limit in (1, 4, 20):
@@ -163,10 +177,12 @@ def _answers(gateway, narrowing: bool, monkeypatch: pytest.MonkeyPatch) -> list:
 
 def _same_both_ways(gateway, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(answers, "_probed", {})
+    monkeypatch.setattr(answers, "_words", {})
     taken, narrowed = [], answers.narrowed
     monkeypatch.setattr(answers, "narrowed", lambda *args: taken.append(found := narrowed(*args)) or found)
     short = _answers(gateway, True, monkeypatch)
     assert any(found is not None for found in taken), "the shortcut was never taken"
+    assert any(words is not None for words in answers._words.values()), "no prefix was expanded"
     long = _answers(gateway, False, monkeypatch)
     for one, other in zip(short, long, strict=True):
         assert one == other, one[:2]
