@@ -460,7 +460,9 @@ def expanded(connection: sqlite3.Connection, generation: tuple[str, int], search
                 WORDS, (lowered, lowered[:-1] + chr(ord(lowered[-1]) + 1), FEW_WORDS + 1)))
             if len(_words) >= _TOTALS_KEPT:
                 _words.clear()
-            _words[key] = found if 0 < len(found) <= FEW_WORDS else None
+            # Words of ASCII letters and digits only: each, quoted, is read by FTS5 as that one word again.
+            plain = all(word.isascii() and word.isalnum() for word in found)
+            _words[key] = found if 0 < len(found) <= FEW_WORDS and plain else None
         words = _words[key]
         if words is not None:
             match = match.replace(f'"{prefix}"*', "(" + " OR ".join(f'"{word}"' for word in words) + ")")

@@ -33,7 +33,7 @@ QUERIES = ["from:orchard.example.com", "from:ann@orchard.example.com", "from:exa
            # Prefixes: of few words, of none, of more than FEW_WORDS (every `note 1...` number), in a field, negated,
            # in an OR, beside a phrase, in capitals, beside a flag (then not in FTS5's walk: left as it is).
            "har*", "quin*", "zzz*", "1*", "subject:no*", "to:pat* quince", "harvest -quin*", "med* OR cid*",
-           "from:orchard.example.com pea*", "HAR*", "apples AND Pea* AND NOT plu*", "quin* is:flagged", "n*"]
+           "from:orchard.example.com pea*", "HAR*", "medl*", "apples AND Pea* AND NOT plu*", "quin* is:flagged", "n*"]
 
 
 def _deliver(root: Path, count: int, start: int = 0) -> None:
@@ -43,7 +43,7 @@ def _deliver(root: Path, count: int, start: int = 0) -> None:
         folder = ("INBOX", "Archive", "Lists/Orchard")[number % 3]
         body = " ".join(picker.sample(WORDS, 3)) + (" quince harvest" if number % 11 == 0 else "") + (
             " cider" if number % 13 == 0 else "") + (" medlar" if number in (3, 95) else "") + (
-            " harvested pearmain" if number % 7 == 0 else "")
+            " harvested pearmain" if number % 7 == 0 else "") + (" medlarß" if number % 10 == 0 else "")
         sample.deliver(root / folder,
                        sample.message(sender=sender, subject=f"Note {number} {picker.choice(WORDS)}", body=body,
                                       date=1_700_000_000 + number * 3600,
