@@ -125,6 +125,11 @@ class Plan:
     values: tuple[Any, ...]
     since: float | None = None
     until: float | None = None
+    # Single-word phrases each matching every message `match` matches (see `probes_of`): empty when `match` holds
+    # no phrase of two words or more and no two words, or when it is FTS5's own syntax.
+    probes: tuple[str, ...] = ()
+    # The prefixes (`word*`) `match` holds that a list of whole words can stand for (see `prefixes_of`).
+    prefixes: tuple[str, ...] = ()
 
 
 # ---- reading -----------------------------------------------------------------------------------------------------
@@ -404,7 +409,50 @@ def _plan(query: str, zone: tzinfo | None, now: datetime | None) -> Plan:
             since = node.since if since is None else max(since, node.since)
         if isinstance(node, Sql) and node.until is not None:
             until = node.until if until is None else min(until, node.until)
-    return Plan(match, " AND ".join(conditions) or "1", tuple(values), since, until)
+    return Plan(match, " AND ".join(conditions) or "1", tuple(values), since, until, probes_of(positive),
+                prefixes_of(positive + negative))
+
+
+_ONE_PREFIX = re.compile(r'"([A-Za-z0-9]+)"\*\Z')
+
+
+def prefixes_of(nodes: list[Any]) -> tuple[str, ...]:
+    """The prefixes of one token in ASCII letters and digits (`spamass*`, `to:Spamass*`) written in the match made of
+    `nodes`, as they are written there: each is a whole item of a phrase, `"Spamass"*`, which answers.expanded may
+    write as the OR of the index's words beginning with it (FTS5 reads it in lower case)."""
+    found: list[str] = []
+    for node in nodes:
+        for leaf in leaves(node):
+            matched = _ONE_PREFIX.match(leaf.item) if isinstance(leaf, Text) else None
+            if matched and matched[1] not in found:
+                found.append(matched[1])
+    return tuple(found)
+
+
+# Characters every `unicode61` tokenizer (as the index's is made: no tokenchars, no separators option) takes as a
+# separator: all of ASCII but its letters and digits. A phrase's text cut at them keeps each piece's own tokens.
+_ASCII_SEPARATORS = re.compile(r"[\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+")
+
+
+# A piece FTS5 reads as exactly one token whatever its Unicode tables: ASCII letters and digits only. Others are not
+# probes: a piece holding a character those tables take for a separator (or for nothing) could be read as no token,
+# and an empty phrase matches no message where the phrase around it does.
+_ONE_TOKEN = re.compile(r"[A-Za-z0-9]+\Z")
+
+
+def probes_of(positive: list[Any]) -> tuple[str, ...]:
+    """For the phrases FTS5 is asked for all together (`positive`, AND-ed in the plan's match): each phrase's pieces
+    between ASCII separators that are one token each (`_ONE_TOKEN`), each as an FTS5 phrase in the same columns. A message matching the whole match holds
+    each piece's tokens side by side in one of those columns, so it matches each probe: a probe that matches few
+    messages bounds where the whole match can be (see answers.narrowed). A prefix (`word*`) gives none (its last
+    piece's tokens are not whole tokens). Empty when there are fewer than two pieces: the match is its own probe."""
+    found: list[str] = []
+    for node in positive:
+        if not isinstance(node, Text) or node.item.endswith("*"):
+            continue
+        columns = f"{{{' '.join(node.columns)}}} : " if node.columns else ""
+        found += [f'{columns}"{piece}"' for piece in _ASCII_SEPARATORS.split(node.item) if _ONE_TOKEN.match(piece)]
+    return tuple(found) if len(found) >= 2 else ()
 
 
 # ---- dates -------------------------------------------------------------------------------------------------------
