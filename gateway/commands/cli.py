@@ -83,6 +83,8 @@ class PluginCommands(click.Group):
         """The command `name` of the enabled plugin named `name`, loading that plugin alone; None when there is no
         such plugin or it gives no command of that name (the config unusable, the plugin off or broken)."""
         session = session_of(ctx)
+        if name in self.commands:
+            return None  # a built-in command's name is the built-in's
         if name in session._own:
             return session._own[name]
         found = None
