@@ -35,7 +35,12 @@ class Session:
 
     config_file: Path | None = None
     _gateway: Gateway | None = None
+    # Every enabled plugin's commands by name, once all were asked (`PluginCommands.plugin_commands`).
     _plugin_commands: dict[str, click.Command] | None = None
+    # What each plugin asked so far gave (its register_commands is called once a run, whichever way asked it).
+    _given: dict[str, list[click.Command]] = attrs.field(factory=dict)
+    # Per command name asked for: the command of the enabled plugin of that name, or None (`own_command`).
+    _own: dict[str, click.Command | None] = attrs.field(factory=dict)
 
     def gateway(self) -> Gateway:
         if self._gateway is None:
@@ -60,36 +65,83 @@ def _gateway() -> Gateway:
 
 
 class PluginCommands(click.Group):
-    """The built-in commands, then those the enabled plugins add (``gateway sessions import``...)."""
+    """The built-in commands, then those the enabled plugins add (``gateway sessions import``...).
 
-    def _plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+    Which command a name gives: a built-in command's name is always the built-in's. Otherwise, when an enabled
+    plugin has that very name and its `register_commands` gives a command of that name, the command is that
+    plugin's own (`gateway spam ...` is the spam plugin's, whatever the plugins before it give). Any other name is
+    the command of the first enabled plugin, in the config's order, that gives one of that name.
+
+    So `gateway NAME ...`, where NAME is an enabled plugin's, loads and asks that plugin alone (its settings and its
+    commands, never the catalogue of tools: a plugin's command is given its settings and folders, not the other
+    plugins' tools); the others are neither imported nor asked, so one that is broken, slow to import or exits
+    while importing changes nothing for it. Every other name, and `gateway --help`, asks every enabled plugin, in
+    the config's order, by the same rule. A plugin's `register_commands` is called at most once a run.
+    """
+
+    def own_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        """The command `name` of the enabled plugin named `name`, loading that plugin alone; None when there is no
+        such plugin or it gives no command of that name (the config unusable, the plugin off or broken)."""
+        session = session_of(ctx)
+        if name in self.commands:
+            return None  # a built-in command's name is the built-in's
+        if name in session._own:
+            return session._own[name]
+        found = None
+        try:
+            gateway = session.gateway()
+            snapshot = gateway.snapshot()
+            if snapshot.error is None and name in gateway.enabled(snapshot.config):
+                found = next((c for c in self._given_by(ctx, [name])[name] if c.name == name), None)
+        except Exception:  # noqa: BLE001 - the long way (plugin_commands) meets it again and says it
+            found = None
+        session._own[name] = found
+        return found
+
+    def _given_by(self, ctx: click.Context, names: list[str]) -> dict[str, list[click.Command]]:
+        """What each named enabled plugin's `register_commands` gives, each plugin loaded and asked once a run."""
+        session = session_of(ctx)
+        gateway = session.gateway()
+        snapshot = gateway.snapshot()
+        asked = [name for name in names if name not in session._given]
+        for name in asked:
+            gateway.registry.get(name, snapshot.config.table(name))
+        for name in asked:
+            session._given[name] = []
+        for plugin, commands in gateway.registry.call_each(
+            "register_commands", asked, lambda n: snapshot.config.table(n)
+        ):
+            session._given[plugin].extend(command for command in commands or [] if command.name)
+        return {name: session._given[name] for name in names}
+
+    def plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        """Every enabled plugin's commands by name, by the rule of the class's docstring (all plugins loaded)."""
         session = session_of(ctx)
         if session._plugin_commands is None:
-            found: dict[str, click.Command] = {}
+            first: dict[str, click.Command] = {}
+            own: dict[str, click.Command] = {}
             try:
                 gateway = session.gateway()
                 snapshot = gateway.snapshot()
-                with said_elsewhere(CATALOGUE_PROBLEM):
-                    gateway.catalogue(snapshot)
                 names = gateway.enabled(snapshot.config) if snapshot.error is None else []
-                for name in names:
-                    gateway.registry.get(name, snapshot.config.table(name))
-                for _plugin, commands in gateway.registry.call_each(
-                    "register_commands", names, lambda n: snapshot.config.table(n)
-                ):
-                    for command in commands or []:
-                        if command.name and command.name not in self.commands:
-                            found.setdefault(command.name, command)
+                for plugin, commands in self._given_by(ctx, names).items():
+                    for command in commands:
+                        if command.name in self.commands:
+                            continue
+                        if command.name == plugin:
+                            own.setdefault(plugin, command)
+                        first.setdefault(command.name, command)
             except Exception as error:  # a broken plugin must not take the whole CLI down
                 click.echo(f"warning: plugin commands unavailable: {error}", err=True)
-            session._plugin_commands = found
+            session._plugin_commands = {**first, **own}
         return session._plugin_commands
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return super().list_commands(ctx) + sorted(self._plugin_commands(ctx))
+        return super().list_commands(ctx) + sorted(self.plugin_commands(ctx))
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        return super().get_command(ctx, name) or self._plugin_commands(ctx).get(name)
+        return (super().get_command(ctx, name) or self.own_command(ctx, name)
+                or self.plugin_commands(ctx).get(name))
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
         name = click.utils.make_str(args[0]) if args else None
