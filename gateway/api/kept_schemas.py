@@ -144,13 +144,20 @@ class KeptSchemas:
     def files_of(self, function: Callable[..., Any], hints: dict[str, Any]) -> list[str]:
         """The files a function's description was read from: the loaded modules of its top-level package, the module
         of each class its hints name (outside Python's own library), and the code that writes schemas."""
-        top = function.__module__.partition(".")[0]
-        known = (top, len(sys.modules))
-        if known not in self._packages:  # asked again when more modules are loaded
-            self._packages[known] = _package_files(top)
-        files = list(self._packages[known])
+        return self.files_for((function.__module__,), hints.values(), _WRITERS)
+
+    def files_for(self, modules: Iterable[str], annotations: Iterable[Any], writers: Iterable[str]) -> list[str]:
+        """The files of the loaded modules of each of `modules`' top-level packages, of the module of each class
+        `annotations` name (outside Python's own library), and of the `writers` modules."""
+        files: list[str] = []
+        for module in modules:
+            top = module.partition(".")[0]
+            known = (top, len(sys.modules))
+            if known not in self._packages:  # asked again when more modules are loaded
+                self._packages[known] = _package_files(top)
+            files.extend(self._packages[known])
         stdlib = _stdlib_folders()
-        for name in {*_modules_named(hints.values()), *_WRITERS}:
+        for name in {*_modules_named(annotations), *writers}:
             module = sys.modules.get(name)
             where = getattr(module, "__file__", None)
             if isinstance(where, str) and not where.startswith(stdlib):
