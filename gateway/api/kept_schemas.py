@@ -21,6 +21,11 @@ seconds is not trusted (a modification time may not move between two writes that
 then. A function that is not a plain module-level function (a closure, a method, a callable object) is never
 kept. The file is read only when it is the person's own and nobody else may write it; a damaged one is ignored
 and written again.
+
+The same file keeps what the plugin's settings model made of the table it was loaded with (its settings filled
+in, the table's problem, whether it is switched off), watched the same way by the files of the plugin's and the
+model's packages, of the classes its fields name and of the code that reads tables (`files_for`; see
+`gateway.engine.registry.Registry._settings`), so that a start does not make the model.
 """
 
 from __future__ import annotations

@@ -313,12 +313,18 @@ class Registry:
         plugin's tool schemas (`gateway.api.kept_schemas`), watched by the files of the loaded modules of the
         plugin's package and of the model's, of the module of each class its fields name, and of that code, and
         given again while they are unchanged: the model is then asked for only when another table needs it (the
-        config changed) or something else does (`gateway show`). Anything else asks for the model now.
+        config changed) or something else does (`gateway show`). Anything else asks for the model now. Only a plugin
+        that is a module read from a file has its reading kept (the key names that module and file): a plugin given
+        as an object may be another one next time under the same name.
         """
         def ask() -> Any:
             return self._settings_model(name, PluginHost(name, folders, filled(None, settings)))
 
-        key = f"settings {_table_key(settings)}"
+        module = plugin.module
+        where = getattr(module, "__file__", None) if isinstance(module, ModuleType) else None
+        if not isinstance(where, str):
+            kept = None
+        key = f"settings {getattr(module, '__name__', '')} {where} {_table_key(settings)}"
         found = kept.lookup(key, _SETTINGS_IDENTITY) if kept is not None else None
         if isinstance(found, dict) and set(found) == {"filled", "problem", "off"}:
             plugin._ask_model = ask

@@ -170,3 +170,49 @@ def test_a_table_with_a_date_is_not_taken_for_its_text(gateway_home, site) -> No
     again = load(folders, written)
     assert f"{PACKAGE}.settings" in sys.modules  # not the same table: the model reads it
     assert again.settings_for(written)["greeting"] == "2026-12-02"
+
+
+def test_another_package_under_the_same_name_is_not_given_the_first_ones_reading(gateway_home, site) -> None:
+    other = site / "gateway_keptother"
+    other.mkdir()
+    (other / "__init__.py").write_text(INIT.replace(PACKAGE, "gateway_keptother"))
+    (other / "settings.py").write_text(SETTINGS.format(greeting="Hallo"))
+    (other / "tools.py").write_text(TOOLS)
+    then = time.time() - 120
+    for path in other.iterdir():
+        os.utime(path, (then, then))
+    write_package(site)
+    os.utime(site, (then, then))  # the folder as it was: the same environment for both loads
+    folders = Folders.from_environment()
+    assert load(folders, {}).settings_for({})["greeting"] == "Hello"
+    try:
+        module = importlib.import_module("gateway_keptother")
+        plugin = Registry(folders, plugins=[("keptsettings", module)], entrypoints=False).get("keptsettings", {})
+        assert plugin.settings_for({})["greeting"] == "Hallo"
+    finally:
+        for name in [n for n in sys.modules if n.startswith("gateway_keptother")]:
+            del sys.modules[name]
+
+
+def test_a_plugin_given_as_an_object_asks_for_its_model_at_each_load(gateway_home) -> None:
+    from pydantic import BaseModel
+
+    from gateway import hookimpl
+
+    asked: list[str] = []
+
+    class Given:
+        @hookimpl
+        def register_settings(self, gateway):  # noqa: ANN001, ANN201
+            asked.append("model")
+
+            class GivenSettings(BaseModel):
+                greeting: str = "Hello"
+
+            return GivenSettings
+
+    folders = Folders.from_environment()
+    for _ in range(2):
+        plugin = Registry(folders, plugins=[("given", Given())], entrypoints=False).get("given", {})
+        assert plugin.ok and plugin.settings_for({}) == {"greeting": "Hello"}
+    assert asked == ["model", "model"]
