@@ -17,7 +17,6 @@ import functools
 import importlib.resources
 import re
 import types
-import xml.etree.ElementTree as ElementTree
 from typing import Any
 
 from attrs import frozen
@@ -79,6 +78,8 @@ def checked_svg(data: bytes) -> bytes:
     for word in _FORBIDDEN_TEXT:
         if word in lowered:
             raise IconRefused(f"it holds {word!r}; an icon must be a plain picture")
+    import xml.etree.ElementTree as ElementTree  # only when an icon is read: a start without icons goes without it
+
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as error:

@@ -21,6 +21,11 @@ seconds is not trusted (a modification time may not move between two writes that
 then. A function that is not a plain module-level function (a closure, a method, a callable object) is never
 kept. The file is read only when it is the person's own and nobody else may write it; a damaged one is ignored
 and written again.
+
+The same file keeps what the plugin's settings model made of the table it was loaded with (its settings filled
+in, the table's problem, whether it is switched off), watched the same way by the files of the plugin's and the
+model's packages, of the classes its fields name and of the code that reads tables (`files_for`; see
+`gateway.engine.registry.Registry._settings`), so that a start does not make the model.
 """
 
 from __future__ import annotations
@@ -144,13 +149,20 @@ class KeptSchemas:
     def files_of(self, function: Callable[..., Any], hints: dict[str, Any]) -> list[str]:
         """The files a function's description was read from: the loaded modules of its top-level package, the module
         of each class its hints name (outside Python's own library), and the code that writes schemas."""
-        top = function.__module__.partition(".")[0]
-        known = (top, len(sys.modules))
-        if known not in self._packages:  # asked again when more modules are loaded
-            self._packages[known] = _package_files(top)
-        files = list(self._packages[known])
+        return self.files_for((function.__module__,), hints.values(), _WRITERS)
+
+    def files_for(self, modules: Iterable[str], annotations: Iterable[Any], writers: Iterable[str]) -> list[str]:
+        """The files of the loaded modules of each of `modules`' top-level packages, of the module of each class
+        `annotations` name (outside Python's own library), and of the `writers` modules."""
+        files: list[str] = []
+        for module in modules:
+            top = module.partition(".")[0]
+            known = (top, len(sys.modules))
+            if known not in self._packages:  # asked again when more modules are loaded
+                self._packages[known] = _package_files(top)
+            files.extend(self._packages[known])
         stdlib = _stdlib_folders()
-        for name in {*_modules_named(hints.values()), *_WRITERS}:
+        for name in {*_modules_named(annotations), *writers}:
             module = sys.modules.get(name)
             where = getattr(module, "__file__", None)
             if isinstance(where, str) and not where.startswith(stdlib):

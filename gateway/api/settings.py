@@ -10,6 +10,10 @@ Every hook and every call sees one shape: the model's values dumped to plain dat
 numbers, lists, dicts), defaults filled in, never ``prefix``, ``disabled_tools`` or ``refresh`` (the core's). A
 path setting is a ``str`` field marked ``json_schema_extra={"format": "path"}``: its value stays as written
 (``""`` meaning "the default"), and ``path_setting(key)`` resolves it.
+
+What the model makes of the table a plugin is loaded with is kept between starts, watched by the files it is read
+from (`gateway.engine.registry.Registry._settings`): so a model's defaults are written as constants, never read
+from the environment or the clock when its module is imported (a path's default is ``""``, resolved per call).
 """
 
 from __future__ import annotations

@@ -298,10 +298,18 @@ class StampNotes:
     next `quiet()` false, so a manifest saved a moment before a call is read by that call. Trusted only for plain
     files of one name in folders reached without links (an edit of a link's target elsewhere, or of a hard link's
     other name, makes no event here), and never
-    for longer than `Changes`' recheck time; where notifications are unavailable, every call stats, as before."""
+    for longer than `Changes`' recheck time; where notifications are unavailable, every call stats, as before.
+
+    The folders are watched from the second stat pass that found the stamps unchanged on: a process that answers a
+    request or two and leaves (a host listing the tools, `gateway call`) stats the files each time, as it would
+    have until then anyway, and never pays for the kernel's notifications (their library, ctypes, and the search
+    for the C library that it runs as a program: a tenth of what a start does beyond the SDK's)."""
+
+    WATCH_FROM = 2  # the stat pass that found the stamps unchanged from which on the folders are watched
 
     def __init__(self) -> None:
-        self._changes: Any = None  # made at the first settle (gateway.api.changes imported only then)
+        self._changes: Any = None  # made at the WATCH_FROMth settle (gateway.api.changes imported only then)
+        self._unchanged = 0  # stat passes that found the stamps unchanged before the folders were watched
 
     def quiet(self) -> bool:
         return self._changes is not None and self._changes.quiet()
@@ -315,6 +323,9 @@ class StampNotes:
         files = [p for group in paths if group is not None
                  for p in ([group] if isinstance(group, Path) else group)]
         if not files:
+            return False
+        if self._changes is None and self._unchanged + 1 < self.WATCH_FROM:
+            self._unchanged += 1
             return False
         from gateway.api.changes import Changes, files_folders
 

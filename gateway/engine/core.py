@@ -895,9 +895,7 @@ def _off_sentence(tool: str, problem: str, config: Config) -> str:
 
 def _switched_off(plugin: Any, table: Mapping[str, Any]) -> bool:
     """Does the plugin declare a boolean `enabled` setting that its table (or the setting's default) leaves false?"""
-    model = plugin.settings_model
-    field = None if model is None else model.model_fields.get("enabled")
-    return field is not None and field.annotation is bool and plugin.settings_for(table).get("enabled") is False
+    return plugin.switched_off(table)
 
 
 def _hidden_sentence(tool: str, why: str) -> str:

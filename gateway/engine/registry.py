@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.parser
 import importlib.metadata
+import marshal
 import os
 import re
 import sys
@@ -23,7 +24,7 @@ import pluggy
 from gateway.api import hookspecs
 from gateway.api.context import Folders, PluginHost
 from gateway.api.items import Prompt, Resource, ResourceTemplate, Tool
-from gateway.api.kept_schemas import keeping
+from gateway.api.kept_schemas import KeptSchemas, active, keeping
 from gateway.api.refresh import Refresh
 from gateway.api.settings import filled, is_settings_model, table_problem
 from gateway.engine import startup
@@ -39,34 +40,87 @@ BUILT_IN_ORDER = ("sessions", "cron", "timeline", "mail", "spam", "texts", "ledg
 log = get_logger("gateway.engine.registry")
 
 
+# What a plugin's settings model makes of a table, kept between starts with its tool schemas: the keys of the entry.
+_SETTINGS_IDENTITY = ("settings", 1)
+# The code that reads a table with the model: a change in any is a change in what is kept.
+_SETTINGS_READERS = ("gateway.api.settings", "gateway.api.wording", "gateway.api.schemas", "gateway.engine.config",
+                     "gateway.engine.registry")
+
+
 @attrs.define
 class Plugin:
-    """One plugin as loaded: what it registered, or why it could not be."""
+    """One plugin as loaded: what it registered, or why it could not be.
+
+    Its settings model is asked for (``register_settings``) when first needed. While what the model made of the
+    table the plugin was loaded with is kept between starts (`Registry._settings`), the start uses that and the
+    model is not made at all (making a pydantic model class is most of what loading a plugin costs).
+    """
 
     name: str
     origin: str = "given"
     version: str = ""
     module: Any = None
     error: str | None = None
-    # The pydantic model class its register_settings returned (None: it takes no settings).
-    settings_model: Any = None
+    # The pydantic model class its register_settings returned (None: it takes no settings); see `settings_model`.
+    _model: Any = attrs.field(default=None, alias="settings_model")
     tools: list[Tool] = attrs.field(factory=list)
     resources: list[Resource] = attrs.field(factory=list)
     templates: list[ResourceTemplate] = attrs.field(factory=list)
     prompts: list[Prompt] = attrs.field(factory=list)
     refreshes: list[Refresh] = attrs.field(factory=list)
+    # Asks the plugin for its model, until it was asked; what the model made of given tables (by their repr).
+    _ask_model: Callable[[], Any] | None = None
+    _read: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def settings_model(self) -> Any:
+        """The pydantic model class its register_settings returned (None: it takes no settings)."""
+        if self._ask_model is not None:
+            ask, self._ask_model = self._ask_model, None
+            self._model = ask()
+        return self._model
+
+    @settings_model.setter
+    def settings_model(self, model: Any) -> None:
+        self._ask_model, self._model = None, model
+
     def table_problem(self, table: Mapping[str, Any]) -> str | None:
         """What makes its ``[plugins.<name>]`` table unusable (unknown keys, wrong-typed values), or None."""
+        read = self._read.get(_table_key(table))
+        if read is not None:
+            return read["problem"]
         return table_problem(self.name, self.settings_model, table)
 
     def settings_for(self, table: Mapping[str, Any]) -> dict[str, Any]:
         """The settings every hook and call sees: defaults filled in, ``prefix`` and ``disabled_tools`` left out."""
+        read = self._read.get(_table_key(table))
+        if read is not None:
+            return marshal.loads(read["filled"])  # a copy of its own for each caller, as `filled` gives
         return filled(self.settings_model, table)
+
+    def switched_off(self, table: Mapping[str, Any]) -> bool:
+        """Does it declare a boolean `enabled` setting that `table` (or the setting's default) leaves false?"""
+        read = self._read.get(_table_key(table))
+        if read is not None:
+            return read["off"]
+        model = self.settings_model
+        field = None if model is None else model.model_fields.get("enabled")
+        return field is not None and field.annotation is bool and self.settings_for(table).get("enabled") is False
+
+    def read_table(self, table: Mapping[str, Any]) -> dict[str, Any]:
+        """What its model makes of `table`, as kept between starts: the filled settings (marshalled), the problem
+        and whether it is switched off."""
+        return {"filled": marshal.dumps(self.settings_for(table)), "problem": self.table_problem(table),
+                "off": self.switched_off(table)}
+
+
+def _table_key(table: Mapping[str, Any]) -> str:
+    """A table as written, keys in their order and values with their types (a TOML date is not its text)."""
+    return repr(table)
 
 
 @attrs.frozen
@@ -235,7 +289,7 @@ class Registry:
 
     def _register(self, plugin: Plugin, name: str, folders: Folders, settings: Mapping[str, Any]) -> None:
         """Ask the plugin for its settings model, then for its tools, resources, templates, prompts and refreshes."""
-        plugin.settings_model = self._settings_model(name, PluginHost(name, folders, filled(None, settings)))
+        self._settings(plugin, name, folders, settings, active())
         host = PluginHost(name=name, folders=folders, settings=plugin.settings_for(settings))
         plugin.tools = [attrs.evolve(t, plugin=name) for t in self._call(name, "register_tools", host, Tool)]
         plugin.resources = [
@@ -249,6 +303,44 @@ class Registry:
         plugin.refreshes = [
             attrs.evolve(r, plugin=name) for r in self._call(name, "register_refresh", host, Refresh)
         ]
+
+    def _settings(self, plugin: Plugin, name: str, folders: Folders, settings: Mapping[str, Any],
+                  kept: KeptSchemas | None) -> None:
+        """The plugin's settings model, or what it made of this table at an earlier start.
+
+        What the model makes of a table (its settings filled in, its problem, whether it is switched off) depends
+        only on the table as written, the model, and the code that reads tables with it. So it is kept with the
+        plugin's tool schemas (`gateway.api.kept_schemas`), watched by the files of the loaded modules of the
+        plugin's package and of the model's, of the module of each class its fields name, and of that code, and
+        given again while they are unchanged: the model is then asked for only when another table needs it (the
+        config changed) or something else does (`gateway show`). Anything else asks for the model now. Only a plugin
+        that is a module read from a file has its reading kept (the key names that module and file): a plugin given
+        as an object may be another one next time under the same name.
+        """
+        def ask() -> Any:
+            return self._settings_model(name, PluginHost(name, folders, filled(None, settings)))
+
+        module = plugin.module
+        where = getattr(module, "__file__", None) if isinstance(module, ModuleType) else None
+        if not isinstance(where, str):
+            kept = None
+        key = f"settings {getattr(module, '__name__', '')} {where} {_table_key(settings)}"
+        found = kept.lookup(key, _SETTINGS_IDENTITY) if kept is not None else None
+        if isinstance(found, dict) and set(found) == {"filled", "problem", "off"}:
+            plugin._ask_model = ask
+            plugin._read[_table_key(settings)] = found
+            return
+        plugin.settings_model = model = ask()
+        if kept is None:
+            return
+        read = plugin.read_table(settings)
+        modules = [getattr(plugin.module, "__name__", "") or ""]
+        annotations: list[Any] = []
+        if model is not None:
+            modules.append(model.__module__)
+            annotations = [model, *(field.annotation for field in model.model_fields.values())]
+        kept.keep(key, _SETTINGS_IDENTITY, read,
+                  kept.files_for([m for m in modules if m], annotations, _SETTINGS_READERS))
 
     def _unregister(self, name: str) -> None:
         module = self.manager.get_plugin(name)

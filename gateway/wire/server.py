@@ -5,6 +5,7 @@ This is the one module of the core that imports the SDK's server side.
 
 from __future__ import annotations
 
+import functools
 import json
 import signal
 import traceback
@@ -158,21 +159,36 @@ def _sdk_icons(icon: Icon | None) -> list[types.Icon] | None:
     return [types.Icon(src=icon.src, mime_type=icon.mime_type, sizes=list(icon.sizes))]
 
 
+@functools.cache
+def _own_icons() -> list[types.Icon] | None:
+    """The gateway's own icons, as the SDK's types (its packaged icon.svg, read and checked once)."""
+    return _sdk_icons(gateway_icon())
+
+
 def _knows_icons(ctx: ServerRequestContext[Any]) -> bool:
     version = getattr(ctx, "protocol_version", None) or getattr(ctx.session, "protocol_version", None)
     return isinstance(version, str) and version >= ICONS_SINCE
 
 
 def _initialize_by_revision(result: Any) -> Any:
-    """The initialize result with the gateway's icon only for a revision that knows icons (the SDK sends it to all),
-    and the tasks capability only for the revision whose core has tasks."""
+    """The initialize result with the gateway's icon only for a revision that knows icons, and the tasks capability
+    only for the revision whose core has tasks.
+
+    The server is made without its icon (`build_server`): checking the picture needs an XML parser, which a start
+    to its first answer to a host of an older revision then never imports. It is added here, read once, for a
+    revision that knows icons, as the SDK would have written it."""
     if not isinstance(result, dict):
         return result
     revision = str(result.get("protocolVersion", ""))
-    if revision < ICONS_SINCE:
-        info = result.get("serverInfo")
-        if isinstance(info, dict) and "icons" in info:
+    info = result.get("serverInfo")
+    if isinstance(info, dict):
+        if revision < ICONS_SINCE and "icons" in info:
             result = {**result, "serverInfo": {k: v for k, v in info.items() if k != "icons"}}
+        elif revision >= ICONS_SINCE and "icons" not in info and _own_icons() is not None:
+            # In the order the SDK gives its results' keys (sorted), so that the answer is the same to the byte.
+            shown = [dict(sorted(icon.model_dump(by_alias=True, mode="json", exclude_none=True).items()))
+                     for icon in _own_icons()]
+            result = {**result, "serverInfo": dict(sorted({**info, "icons": shown}.items()))}
     capabilities = result.get("capabilities")
     if revision != tasking.CORE_REVISION and isinstance(capabilities, dict) and "tasks" in capabilities:
         result = {**result, "capabilities": {k: v for k, v in capabilities.items() if k != "tasks"}}
@@ -598,6 +614,12 @@ class _GatewayServer(Server[Any]):
     notifying = False
     tasks: tasking.TaskStore | None = None  # the handlers' tasks, run while the server serves
 
+    @property
+    def server_info(self) -> types.Implementation:
+        """The SDK's `serverInfo`, with the gateway's icons (read when first asked: see `_initialize_by_revision`)."""
+        info = super().server_info
+        return info if info.icons is not None else info.model_copy(update={"icons": _own_icons()})
+
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                       *arguments: Any, **options: Any) -> Any:
         if self.notifying and notification_options is None:
@@ -621,7 +643,7 @@ def build_server(gateway: Gateway, transport: str = "stdio", notifier: Notifier 
         version=__version__,
         title="gateway",
         instructions=INSTRUCTIONS,
-        icons=_sdk_icons(gateway_icon()),
+        icons=None,  # added when a revision that knows icons asks (`_initialize_by_revision`, `server_info`)
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
         on_list_resources=handlers.list_resources,

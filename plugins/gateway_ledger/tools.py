@@ -14,13 +14,16 @@ from collections import defaultdict
 from collections.abc import Iterator
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
 from gateway import Answer, Context, GateMemo, ToolError, left_out_sentence, plural, tool
-from gateway_ledger import budgets as budget_math
-from gateway_ledger.gate import Verdicts, verdicts
+
+# The budget arithmetic and the gate's verdicts (`gateway_ledger.budgets`, `gateway_ledger.gate`) are imported by the
+# tools when they run: a start lists the tools without them.
+if TYPE_CHECKING:
+    from gateway_ledger.gate import Verdicts
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Sums worked out from the gate and the store alone (a budget's actual, a balance), kept while neither changes.
@@ -35,6 +38,7 @@ class _Session:
 
     def __init__(self, ctx: Context, connection) -> None:  # noqa: ANN001
         from gateway_ledger import store
+        from gateway_ledger.gate import verdicts
 
         self.ctx = ctx
         self.connection = connection
@@ -104,6 +108,8 @@ def budgets(
     accounts below it), the share used and what is left. Budgets are beancount's `custom "budget"` lines and
     hledger's periodic transactions. Lines kept from agents are left out and counted; so are the transactions
     kept out of the actual amounts."""
+    from gateway_ledger import budgets as budget_math
+
     start, end, label = budget_math.period_of(period, date.today())
     with _session(ctx) as session:
         rows = session.connection.execute("SELECT * FROM budgets ORDER BY account, date").fetchall()

@@ -36,7 +36,9 @@ from gateway import (
     plural,
     tool,
 )
-from gateway_texts.people import draftable, match_key, normalised, read_book
+
+# The address book's reader (`gateway_texts.people`) is imported by the tools when they run: a start lists the tools
+# without it.
 
 if TYPE_CHECKING:
     import sqlite3
@@ -54,6 +56,7 @@ class _Session:
         self.connection = connection
         self.region = str(ctx.settings.get("region") or "")
         from gateway_texts import store
+        from gateway_texts.people import read_book
 
         self.found = store.found(connection)
         self.book = read_book(ctx.path_setting("contacts"), self.region)
@@ -62,6 +65,8 @@ class _Session:
     # -- the gate ------------------------------------------------------------------------------------------------
 
     def traits(self, numbers: list[str], proven: bool) -> list[Traits]:
+        from gateway_texts.people import match_key
+
         cards = self.book.of(numbers)
         on_cards = {match_key(n) for card in cards for n in card.numbers}
         people = [Person(n, proven=proven or match_key(n) in on_cards) for n in numbers]
@@ -149,6 +154,8 @@ def _now_ms() -> int:
 
 
 def _address(raw: str, region: str) -> str:
+    from gateway_texts.people import normalised
+
     numbers = sorted({normalised(n, region) for n in re.split(r"[~,;]", raw) if n.strip()} - {""})
     if not numbers:
         raise ToolError("address is empty: give a conversation's address as list_conversations writes it "
@@ -341,6 +348,8 @@ def draft_text(
     if "~" in wanted:
         raise ToolError("a group conversation is read, never drafted to: a phone sends to a group only from "
                         "itself. Draft to one person, or ask the person to write to the group")
+    from gateway_texts.people import draftable
+
     if not draftable(wanted):
         raise ToolError(f"{ctx.one_line(wanted, 60)} is not a full phone number (a short code or a sender's "
                         "name cannot be written to): give the number with its country code, such as +15550100123")

@@ -21,10 +21,9 @@ from zoneinfo import ZoneInfo
 from pydantic import Field
 
 from gateway import Answer, Context, GateMemo, ToolError, computer_zone, left_out_sentence, plural, tool
-from gateway_time import described
-from gateway_time import invoices as invoice_files
-from gateway_time.invoices import amount, in_paid_folder
-from gateway_time.timewarrior import stamp
+
+# The modules that read the things (`described`, `invoices`, `timewarrior`) are imported by the tools when they run:
+# a start lists the tools without them.
 
 if TYPE_CHECKING:
     import sqlite3
@@ -99,6 +98,9 @@ def time_spent(
     """The hours tracked with timewarrior over a period, per project and per tag, in total or per day, the
     interval running now said as running. An interval counts towards each of its tags and projects; the total
     counts it once. Time kept from agents is left out of every figure and counted."""
+    from gateway_time import described
+    from gateway_time.timewarrior import stamp
+
     zone = _zone(ctx)
     today = datetime.now(zone).date()
     last = until or today
@@ -212,6 +214,8 @@ def time_spent(
 
 
 def _money(value: str, currency: str) -> str:
+    from gateway_time.invoices import amount
+
     number = amount(value)
     if number is None:
         return "no amount"
@@ -230,6 +234,10 @@ def invoices(
     """The person's Factur-X / ZUGFeRD invoices (PDFs in their invoices folder): number, parties, total, issue
     and due dates, and whether each is unpaid, overdue or paid. Unpaid and overdue come soonest due first; paid
     and all, latest issued first. Invoices kept from agents are left out and counted."""
+    from gateway_time import described
+    from gateway_time import invoices as invoice_files
+    from gateway_time.invoices import amount
+
     zone = _zone(ctx)
     today = datetime.now(zone).date()
     folder = ctx.path_setting("invoices")
@@ -312,6 +320,9 @@ def _catalogue(connection: sqlite3.Connection, generation: tuple, folder: Path |
     key = (generation, str(folder), paid_folder)
     found = _catalogues.get(key)
     if found is None:
+        from gateway_time import described
+        from gateway_time.invoices import in_paid_folder
+
         found = {}
         for invoice, (paths, fields) in described.invoices_by_key(connection).items():
             paid = any(in_paid_folder(Path(p), folder or Path(p).parent, paid_folder) for p in paths)
@@ -331,6 +342,8 @@ def _flat(fields: dict[str, Any]) -> Iterator[str]:
 
 
 def _shown(ctx: Context, key: str, fields: dict[str, Any], state: str, today: date) -> dict[str, Any]:
+    from gateway_time import described
+
     currency = ctx.one_line(fields.get("currency", ""), 8)
     due = fields.get("due", "")
     days_late = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from gateway.api.context import APP_NAME
 from gateway.commands import replay
 from gateway.engine import startup
 from gateway.engine.registry import discover_entry_points
+from gateway.testing import write_config
 
 
 def test_import_gateway_imports_none_of_its_modules_until_a_name_is_asked() -> None:
@@ -121,3 +123,54 @@ def test_outside_the_gateway_command_nothing_is_kept(gateway_home: Path, monkeyp
     monkeypatch.setattr(replay, "_running", None)
     assert not replay.record("3 things\n", [], None)
     assert not replay.replayable("3 things\n", [])
+
+
+# What a start to its first tools/list answer does without: the modules the tools read their things with (imported
+# when a tool runs), the plugins' settings models (what they made of the table is kept between starts), the kernel's
+# file notifications with ctypes (the config's folders are watched from a later call on), and the XML parser that
+# checks icons (a host of a revision before icons is given none).
+NOT_AT_START = (
+    "gateway_time.invoices", "gateway_time.timewarrior", "gateway_time.described", "gateway_texts.people",
+    "gateway_ledger.budgets", "gateway_ledger.gate", "gateway_cron.settings", "gateway_ledger.settings",
+    "gateway_mail.settings", "gateway_papers.settings", "gateway_sessions.settings", "gateway_spam.settings",
+    "gateway_texts.settings", "gateway_time.settings", "inotify_simple", "ctypes", "gateway.api.changes",
+    "xml.etree.ElementTree",
+)
+OPENING = [
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+]
+
+
+def _start_to_the_tools_list(home: Path) -> tuple[bytes, set[str]]:
+    """One real `gateway serve` (no fork server) to its tools/list answer: the answer, and the modules it imported."""
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    env.pop("GATEWAY_TEST_LAUNCHER", None)
+    process = subprocess.Popen([sys.executable, "-m", "gateway", "serve"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=home)
+    answer = b""
+    for message in OPENING:
+        process.stdin.write((json.dumps(message) + "\n").encode())
+        process.stdin.flush()
+        if "id" in message:
+            answer = process.stdout.readline()
+    process.stdin.close()
+    said = process.stderr.read().decode(errors="replace")
+    process.wait(60)
+    process.stdout.close()
+    imported = {text.rsplit("|", 1)[1].strip() for text in said.splitlines() if text.startswith("import time:")}
+    return answer, imported
+
+
+def test_a_start_to_its_first_answer_imports_only_what_the_answer_needs(gateway_home: Path) -> None:
+    installed = sorted({entry.name for entry in importlib.metadata.entry_points(group="gateway.plugins")})
+    write_config(gateway_home, {"gateway": {"plugins": installed}})
+    first, imported_first = _start_to_the_tools_list(gateway_home)
+    assert "gateway_mail.settings" in imported_first  # nothing kept yet: the models are made, and kept
+    _start_to_the_tools_list(gateway_home)  # the folders the first start made are there from now on
+    again, imported = _start_to_the_tools_list(gateway_home)
+    assert json.loads(again) == json.loads(first) and len(json.loads(again)["result"]["tools"]) > 40
+    assert "gateway_time.tools" in imported  # the plugins were loaded
+    assert sorted(set(NOT_AT_START) & imported) == []
