@@ -16,10 +16,10 @@ from gateway.commands.cli import main
 from gateway.engine.audit import AuditLog
 
 
-def _log(folder: Path, lines: int = 5) -> AuditLog:
+def _log(folder: Path, lines: int = 5, tool: str = "t") -> AuditLog:
     log = AuditLog(folder)
     for number in range(lines):
-        log.write({"tool": "t", "i": number})
+        log.write({"tool": tool, "i": number})
     return log
 
 
@@ -73,7 +73,9 @@ def test_a_whole_log_made_anew_with_a_consistent_chain_is_named(tmp_path: Path) 
     assert log.verify() == []
     for path in folder.glob("*.jsonl"):
         path.unlink()
-    forged = _log(folder, 6)  # a chain that holds, but not the one verified before
+    # A chain that holds, but not the one verified before (other lines: written within the same millisecond, lines
+    # of the same entries would be the very lines verified, not a rewrite).
+    forged = _log(folder, 6, tool="forged")
     problems = forged.verify()
     assert problems and "rewritten since" in problems[0]
 
