@@ -333,7 +333,10 @@ class Registry:
         plugin.settings_model = model = ask()
         if kept is None:
             return
-        read = plugin.read_table(settings)
+        try:
+            read = plugin.read_table(settings)
+        except ValueError:  # a value marshal cannot keep (a TOML date in a table the model refuses): not kept
+            return
         modules = [getattr(plugin.module, "__name__", "") or ""]
         annotations: list[Any] = []
         if model is not None:

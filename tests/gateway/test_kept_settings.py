@@ -172,6 +172,20 @@ def test_a_table_with_a_date_is_not_taken_for_its_text(gateway_home, site) -> No
     assert again.settings_for(written)["greeting"] == "2026-12-02"
 
 
+def test_a_refused_table_holding_a_date_is_read_by_the_model_and_not_kept(gateway_home, site) -> None:
+    # TOML gives dates as date objects, which a refused table's settings carry as written: they cannot be kept, and
+    # the plugin is loaded as without keeping, off with the table's problem.
+    import datetime
+
+    write_package(site)
+    folders = Folders.from_environment()
+    table = {"limit": datetime.date(2026, 12, 2)}
+    for _start in range(2):
+        plugin = load(folders, table)
+        assert plugin.table_problem(table) and "limit" in plugin.table_problem(table)
+        assert plugin.settings_for(table)["limit"] == datetime.date(2026, 12, 2)
+
+
 def test_another_package_under_the_same_name_is_not_given_the_first_ones_reading(gateway_home, site) -> None:
     other = site / "gateway_keptother"
     other.mkdir()
