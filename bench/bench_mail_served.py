@@ -11,6 +11,8 @@
                                                                            # (`git archive COMMIT | tar -x -C TREE`)
     .venv/bin/python bench/bench_mail_served.py --work DIR --only cheapside,zqxjvbnonexistent   # a few kinds only
     .venv/bin/python bench/bench_mail_served.py --work DIR --floor        # hello calls beside: the SDK's floor
+    .venv/bin/python bench/bench_mail_served.py --work DIR --only cheapside --floor --back-to-back 5   # each asked
+                                                                  # 5 times in a row: caches warm, as in a burst
     .venv/bin/python bench/bench_mail_served.py --work DIR --in-process --before TREE   # the tool's function alone
 
 Each of QUERIES (22 kinds: words common and rare, a phrase, a prefix, AND/OR/NOT, from:, to:, list:, attachment:,
@@ -336,6 +338,10 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true",
                         help="also ask, in the same rounds, a `hello` call of `gateway serve` (only the example plugin "
                              "on) and of the bare SDK server: the floor a search's wall stands on")
+    parser.add_argument("--back-to-back", type=int, default=1, metavar="N",
+                        help="ask each query of a tool N times in a row, the first left out of the figures (its caches "
+                             "warm: a host's calls in a burst; the default, 1, asks each once between the others' calls"
+                             ", as an agent's spaced calls meet caches others' work has cooled)")
     parser.add_argument("--in-process", action="store_true",
                         help="only time search_mail's own function in process, hot and cold (see IN_PROCESS), for "
                              "the rare word and the no-match query (or --only's), this tree and --before's")
@@ -414,17 +420,20 @@ def main() -> None:
             turn = (round_number + number) % len(names)
             for name in names[turn:] + names[:turn]:
                 pid = tools[name].process.pid
-                before = cpu_ns(pid)
-                took, _shown, _total = tools[name].search(row[column[name]])
-                cpu[name][row[0]].append((cpu_ns(pid) - before) / 1e9)
-                times[name][row[0]].append(took)
+                for again in range(options.back_to_back):
+                    before = cpu_ns(pid)
+                    took, _shown, _total = tools[name].search(row[column[name]])
+                    if again or options.back_to_back == 1:
+                        cpu[name][row[0]].append((cpu_ns(pid) - before) / 1e9)
+                        times[name][row[0]].append(took)
     elapsed = time.monotonic() - started
-    calls = options.repeat * len(queries)
+    calls = options.repeat * len(queries) * options.back_to_back
     used = {name: (cpu_seconds(tools[name].process.pid) - used[name]) / calls for name in names}
     for tool in tools.values():
         tool.close()
 
-    print(f"{len(queries)} queries x {options.repeat} rounds, interleaved, in {elapsed:.0f} s; load "
+    burst = f", each asked {options.back_to_back} times in a row (the first left out)" if options.back_to_back > 1 else ""
+    print(f"{len(queries)} queries x {options.repeat} rounds{burst}, interleaved, in {elapsed:.0f} s; load "
           f"{os.getloadavg()[0]:.1f}; medians in ms, wall / CPU of the server's process for that call (matches: "
           "ours total up to its bound, '>' past it | notmuch's count | mu's found, at most 20)")
     print(f"  {'query':38} " + " ".join(f"{name:>24}" for name in names))
