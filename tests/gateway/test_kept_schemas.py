@@ -21,6 +21,7 @@ from gateway.api import kept_schemas, schemas
 from gateway.api.context import Folders
 from gateway.engine.registry import Registry
 from gateway.testing import serve_client, write_config
+from tests.gateway.probe_site import forget, site_fixture
 
 PACKAGE = "gateway_keptprobe"
 
@@ -89,15 +90,9 @@ def age(folder: Path, seconds: int = 120) -> None:
         os.utime(path, (then, then))
 
 
-def forget_package() -> None:
-    """Forget the package's modules, as a new process starts without them."""
-    for name in [n for n in sys.modules if n == PACKAGE or n.startswith(f"{PACKAGE}.")]:
-        del sys.modules[name]
-
-
 def load(folders: Folders):  # noqa: ANN201 (a Plugin)
     """The package loaded by a registry of its own (a fresh import, as a new start does)."""
-    forget_package()
+    forget(PACKAGE)
     import importlib
 
     module = importlib.import_module(PACKAGE)
@@ -106,13 +101,7 @@ def load(folders: Folders):  # noqa: ANN201 (a Plugin)
     return plugin
 
 
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "site"
-    folder.mkdir()
-    monkeypatch.syspath_prepend(str(folder))
-    yield folder
-    forget_package()
+site = site_fixture(PACKAGE)
 
 
 @pytest.fixture
