@@ -13,6 +13,17 @@ description gives (the input schema, the output schema, which parameters pydanti
   is installed (each `sys.path` folder, whose modification time changes when a distribution is added, removed
   or upgraded in it).
 
+The working folder is the exception among the `sys.path` folders: `python -m gateway` (and `python -c`) puts it
+first, and a person's working folder changes all the time (a log written, a file saved) without anything
+importable changing. Its modification time would throw away everything kept at each such change. It is watched
+instead by what in it can be imported: the name and signature of each folder in it (a package, a namespace
+package, a distribution's metadata) and of each file with a module's suffix (`.py`, `.pyc`, an extension
+module's) or an `.egg-info`'s; nothing else in a folder can give a module or a plugin. So a file of any other
+kind made there keeps what was kept, and a module file that appears, goes, or changes there (one that could
+shadow a module a description was read from, since the working folder comes before every other) throws it away,
+as does an entry changed in the last two seconds. The `gateway` console script does not put the working folder
+on `sys.path` at all.
+
 So each description is kept, per plugin, in ``<cache>/schemas/<plugin>.marshal`` with the signature (inode,
 size, modification time, mode) of each of those files and folders, and is given again only while every one of
 them is unchanged and the function's own key is equal. Anything else (a changed or missing file, another
@@ -33,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import importlib.machinery
 import inspect
 import marshal
 import os
@@ -51,6 +63,8 @@ _SETTLE_NS = 2_000_000_000
 _WRITERS = ("gateway.api.schemas", "gateway.wire.seams")
 
 Signature = tuple[int, int, int, int] | None
+# The ends of a file's name by which the working folder can give a module (or a distribution's metadata).
+_IMPORTABLE = (*importlib.machinery.all_suffixes(), ".egg-info")
 
 _kept: contextvars.ContextVar[KeptSchemas | None] = contextvars.ContextVar("gateway_kept_schemas", default=None)
 
@@ -81,6 +95,7 @@ class KeptSchemas:
         self.changed = False
         self._signatures: dict[str, Signature] = {}
         self._environment: tuple | None = None
+        self._settling: list[Signature] = []  # the working folder's importable entries (`_importable`)
         self._packages: dict[tuple[str, int], tuple[str, ...]] = {}
         self._read()
 
@@ -124,12 +139,35 @@ class KeptSchemas:
         return self._signatures[path]
 
     def environment(self) -> tuple:
-        """The Python running, and each folder modules are found in (installing or removing a package changes one)."""
+        """The Python running, and each folder modules are found in (installing or removing a package changes one):
+        each folder's own signature, but the working folder's (see `_working_folder`) by what in it can be imported."""
         if self._environment is None:
             folders = [entry or "." for entry in sys.path]
             self._environment = (sys.version, sys.implementation.cache_tag, tuple(folders),
-                                 tuple(self._signature(folder) for folder in folders))
+                                 tuple(self._importable(folder) if _working_folder(index, folder)
+                                       else self._signature(folder) for index, folder in enumerate(folders)))
         return self._environment
+
+    def _importable(self, folder: str) -> tuple:
+        """The working folder as imports see it: the name and signature of each entry that can be imported or found
+        as a distribution (a folder of any name, a file with a module's suffix, an ``.egg-info``), in name order.
+        An entry changed in the last two seconds keeps nothing, as a file a description was read from (`keep`)."""
+        found = []
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        if not (entry.name.endswith(_IMPORTABLE) or entry.is_dir()):
+                            continue
+                        status = entry.stat()
+                    except OSError:
+                        continue
+                    found.append((entry.name, (status.st_ino, status.st_size, status.st_mtime_ns, status.st_mode)))
+        except OSError:
+            return ("importable", None)
+        found.sort()
+        self._settling.extend(signature for _name, signature in found)
+        return ("importable", tuple(found))
 
     def _fresh(self, watched: Iterable[tuple[str, Signature]]) -> bool:
         return all(self._signature(path) == kept for path, kept in watched)
@@ -172,13 +210,16 @@ class KeptSchemas:
     def keep(self, key: str, identity: tuple, described: dict[str, Any], files: Iterable[str]) -> None:
         """Keep a description, with the signatures of the files it depends on (unless one changed just now)."""
         now = time.time_ns()
+        environment = self.environment()
+        if any(found is not None and now - found[2] < _SETTLE_NS for found in self._settling):
+            return
         watched = []
         for path in sorted(set(files)):
             found = self._signature(path)
             if found is not None and now - found[2] < _SETTLE_NS:
                 return
             watched.append((path, found))
-        entry = {"identity": identity, "environment": self.environment(), "watched": tuple(watched),
+        entry = {"identity": identity, "environment": environment, "watched": tuple(watched),
                  "described": described}
         try:
             marshal.dumps(entry)  # only plain data is kept (a default or a bound of another kind is described again)
@@ -186,6 +227,19 @@ class KeptSchemas:
             return
         self.entries[key] = entry
         self.changed = True
+
+
+def _working_folder(index: int, folder: str) -> bool:
+    """Whether this `sys.path` folder is the working folder the interpreter put there (first, under `python -m` and
+    `python -c`, or written as "" or "."), rather than a folder packages are installed in."""
+    if folder == ".":
+        return True
+    if index != 0:
+        return False
+    try:
+        return os.path.samefile(folder, os.getcwd())
+    except OSError:
+        return False
 
 
 def active() -> KeptSchemas | None:

@@ -178,6 +178,64 @@ def test_another_python_or_installed_packages_describe_again(gateway_home, site,
     assert sorted(described) == ["day_after", "find"]
 
 
+def test_the_working_folder_first_on_sys_path_throws_away_what_was_kept_only_for_what_it_can_import(
+        gateway_home, site, described, tmp_path, monkeypatch) -> None:
+    # As under `python -m gateway`: the working folder first on sys.path.
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(work))
+    write_package(site)
+    folders = Folders.from_environment()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+    for name in ("notes.txt", "report.json", "Makefile", ".hidden", "build.log"):
+        (work / name).write_text("nothing to import")  # the folder changed, but nothing in it can be imported
+    described.clear()
+    load(folders)
+    assert described == []
+    (work / "helper.py").write_text("LIMIT = 3\n")  # a module there could shadow any other: described again
+    described.clear()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+    age(work)  # nothing changed in the last two seconds: the new description is kept
+    load(folders)
+    described.clear()
+    load(folders)
+    assert described == []
+    (work / "helper.py").write_text("LIMIT = 4\n")  # changed in place
+    age(work, 60)
+    described.clear()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+    (work / "shapes").mkdir()  # a folder: a package, or a namespace package, of that name
+    age(work)
+    described.clear()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+    (work / "helper.py").unlink()
+    described.clear()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+
+
+def test_a_working_folder_that_is_not_first_on_sys_path_is_watched_as_any_other(gateway_home, site, described,
+                                                                               tmp_path, monkeypatch) -> None:
+    # The `gateway` console script puts its own folder first: a folder behind it is an installed one.
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(work))
+    monkeypatch.syspath_prepend(str(tmp_path / "bin"))
+    write_package(site)
+    folders = Folders.from_environment()
+    load(folders)
+    (work / "notes.txt").write_text("the folder changed")
+    described.clear()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+
+
 def test_a_damaged_or_foreign_file_is_not_read(gateway_home, site, described) -> None:
     write_package(site)
     folders = Folders.from_environment()
