@@ -16,13 +16,15 @@ description gives (the input schema, the output schema, which parameters pydanti
 The working folder is the exception among the `sys.path` folders: `python -m gateway` (and `python -c`) puts it
 first, and a person's working folder changes all the time (a log written, a file saved) without anything
 importable changing. Its modification time would throw away everything kept at each such change. It is watched
-instead by what in it can be imported: the name and signature of each folder in it (a package, a namespace
-package, a distribution's metadata) and of each file with a module's suffix (`.py`, `.pyc`, an extension
-module's) or an `.egg-info`'s; nothing else in a folder can give a module or a plugin. So a file of any other
-kind made there keeps what was kept, and a module file that appears, goes, or changes there (one that could
-shadow a module a description was read from, since the working folder comes before every other) throws it away,
-as does an entry changed in the last two seconds. The `gateway` console script does not put the working folder
-on `sys.path` at all.
+instead by what in it can be imported: each folder in it that can be a package or a namespace package (a name
+without a dot) or a distribution's metadata (`.dist-info`, `.egg-info`), by its name and inode, and each file with
+a module's suffix (`.py`, `.pyc`, an extension module's) or an `.egg-info`'s, by its name and signature; nothing
+else in a folder can give a module or a plugin. So a file of any other kind made there (a log, a note, a folder
+named `.cache`) keeps what was kept; a module file or a package that appears, goes, is replaced, or (a file)
+changes there throws it away (it could shadow a module a description was read from: the working folder comes
+before every other), as does a module file there changed in the last two seconds. A file made inside one of its
+folders is not looked at, as the folder's modification time never showed one either. The `gateway` console
+script does not put the working folder on `sys.path` at all.
 
 So each description is kept, per plugin, in ``<cache>/schemas/<plugin>.marshal`` with the signature (inode,
 size, modification time, mode) of each of those files and folders, and is given again only while every one of
@@ -63,8 +65,10 @@ _SETTLE_NS = 2_000_000_000
 _WRITERS = ("gateway.api.schemas", "gateway.wire.seams")
 
 Signature = tuple[int, int, int, int] | None
-# The ends of a file's name by which the working folder can give a module (or a distribution's metadata).
+# The ends of a file's name by which the working folder can give a module (or a distribution's metadata), and of a
+# folder's name with a dot in it that can still give something (a distribution's metadata, its entry points).
 _IMPORTABLE = (*importlib.machinery.all_suffixes(), ".egg-info")
+_METADATA = (".dist-info", ".egg-info")
 
 _kept: contextvars.ContextVar[KeptSchemas | None] = contextvars.ContextVar("gateway_kept_schemas", default=None)
 
@@ -149,25 +153,28 @@ class KeptSchemas:
         return self._environment
 
     def _importable(self, folder: str) -> tuple:
-        """The working folder as imports see it: the name and signature of each entry that can be imported or found
-        as a distribution (a folder of any name, a file with a module's suffix, an ``.egg-info``), in name order.
-        An entry changed in the last two seconds keeps nothing, as a file a description was read from (`keep`)."""
-        found = []
+        """The working folder as imports see it, in name order: each folder in it that can be a package or a
+        distribution's metadata (a name without a dot, or ending in ``.dist-info`` or ``.egg-info``) by its name and
+        inode, and each file with a module's suffix (or an ``.egg-info``) by its name and signature. A file counted
+        here that changed in the last two seconds keeps nothing, as a file a description was read from (`keep`)."""
+        found: list[tuple[str, Any]] = []
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
                     try:
-                        if not (entry.name.endswith(_IMPORTABLE) or entry.is_dir()):
-                            continue
-                        status = entry.stat()
+                        if entry.is_dir():
+                            if "." not in entry.name or entry.name.endswith(_METADATA):
+                                found.append((entry.name, entry.stat().st_ino))
+                        elif entry.name.endswith(_IMPORTABLE):
+                            status = entry.stat()
+                            signed = (status.st_ino, status.st_size, status.st_mtime_ns, status.st_mode)
+                            found.append((entry.name, signed))
+                            self._settling.append(signed)
                     except OSError:
                         continue
-                    found.append((entry.name, (status.st_ino, status.st_size, status.st_mtime_ns, status.st_mode)))
         except OSError:
             return ("importable", None)
-        found.sort()
-        self._settling.extend(signature for _name, signature in found)
-        return ("importable", tuple(found))
+        return ("importable", tuple(sorted(found)))
 
     def _fresh(self, watched: Iterable[tuple[str, Signature]]) -> bool:
         return all(self._signature(path) == kept for path, kept in watched)

@@ -182,15 +182,16 @@ def test_the_working_folder_first_on_sys_path_throws_away_what_was_kept_only_for
         gateway_home, site, described, tmp_path, monkeypatch) -> None:
     # As under `python -m gateway`: the working folder first on sys.path.
     work = tmp_path / "work"
-    work.mkdir()
+    (work / "logs").mkdir(parents=True)
     monkeypatch.chdir(work)
     monkeypatch.syspath_prepend(str(work))
     write_package(site)
     folders = Folders.from_environment()
     load(folders)
     assert sorted(described) == ["day_after", "find"]
-    for name in ("notes.txt", "report.json", "Makefile", ".hidden", "build.log"):
+    for name in ("notes.txt", "report.json", "Makefile", ".hidden", "build.log", "logs/today.log"):
         (work / name).write_text("nothing to import")  # the folder changed, but nothing in it can be imported
+    (work / ".cache").mkdir()  # a folder no import statement can name
     described.clear()
     load(folders)
     assert described == []
