@@ -404,7 +404,7 @@ class Registry:
                   strict: bool = False, gate: Any = None, **arguments: Any) -> list:
         """Call a hook of each named, loaded plugin in turn, with `arguments` besides ``gateway``; a failure is
         logged and skipped, or with `strict` raised as HookFailed (for a hook whose silence would open something).
-A failure is anything the plugin's code raises but an interrupt or a cancellation (`gateway.engine.faults`).
+        A failure is anything the plugin's code raises but an interrupt or a cancellation (`gateway.engine.faults`).
 
         `settings(name)` gives the plugin's table; each hook sees it in the one shape (defaults filled in).
         """
