@@ -278,7 +278,7 @@ class Registry:
             if not plugin_failed(error):
                 raise
             self._unregister(name)
-            plugin.error = f"cannot be registered: {said(error) if isinstance(error, SystemExit) else error}"
+            plugin.error = f"cannot be registered: {error if isinstance(error, Exception) else said(error)}"
             log.warning("plugin failed to register", plugin=name, error=str(error))
             return plugin
         try:
