@@ -181,7 +181,7 @@ def test_help_doctor_and_plugins_finish_and_name_the_plugin_that_exited(installe
     assert plugins.returncode == 1 and said.removeprefix("plugin exiting: ") in plugins.stdout
 
 
-def test_a_plugins_own_command_runs_and_the_exited_plugins_says_why(installed) -> None:
+def test_a_plugin_command_runs_and_one_named_after_the_plugin_that_exited_says_why(installed) -> None:
     hello = _run(installed, "steady", "hello")
     assert hello.returncode == 0 and hello.stdout == "steady says hello\n", hello.stderr
     refused = _run(installed, "exiting")
