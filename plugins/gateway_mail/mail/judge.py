@@ -12,7 +12,12 @@ The labels: `gateway mail hostile MID` and `gateway mail not-hostile MID` train 
 `<data>/plugins/mail/shield-model.sqlite`, hostile in the place of spam. A message is hostile when its score is
 0.5 or more (0.5 is what no evidence gives: with no evidence either way, mail to a shielded address is kept). The
 model judges nothing until it holds at least one label of each kind. A message the person labelled is judged by
-that label, whatever the command or the model says (`shield.label`, on the index's rows).
+that label, whatever the command or the model says (`shield.label`, on the index's rows; `Labels.person`, for a file
+of the very bytes labelled that the index's rows do not know).
+
+The model records the tokenizer's version it was counted with and, for each label, the digest of the bytes it
+counted: a label is taken back exactly, and a model of another version is counted again from the labels (`learn`,
+`relearn`; the plugin's README says when).
 """
 
 from __future__ import annotations
