@@ -160,7 +160,7 @@ def _label_command(name: str, verdict: str, gateway: PluginHost, configured, shi
             click.echo(f"The model was counted again from the person's {plural(learnt.recounted, 'label')}, for the "
                        "spam filter's current tokenizer (or for a message whose bytes changed since its label).")
         if learnt.uncounted:
-            click.echo(judge.uncounted_said(learnt.uncounted) + " (gateway doctor says them too)")
+            click.echo(judge.uncounted_said(learnt.uncounted) + " (gateway doctor says them too).")
 
     label.help = (f"Label a message {name.replace('-', ' ')} for the AI shield: its verdict from now on, and a lesson "
                   "for the model that judges mail to a shielded address when no shield_command is set.")

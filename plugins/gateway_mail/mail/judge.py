@@ -301,10 +301,14 @@ def relearn(data: Path, copies: Copies) -> Learnt | None:
     except store.ModelError:
         return None
     try:
-        if table.tokens_version == _tokenizer.VERSION and not table.sources(uncounted_only=True):
-            return None
+        stale, missing = is_stale(table), table.sources(uncounted_only=True)
     finally:
         table.close()
+    # A label whose message is gone for good is looked for at each pass (gateway watch's rounds): found first, before
+    # the whole model is read.
+    if not stale and not any(_pick(copies(key.removeprefix("mid:")), digest, strict=True) is not None
+                             for key, (digest, _counted) in missing.items()):
+        return None
     with _locked(path):
         try:
             model = _read(path)
