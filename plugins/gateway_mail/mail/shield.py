@@ -27,6 +27,7 @@ import atexit
 import contextlib
 import hashlib
 import json
+import math
 import sqlite3
 import threading
 import time
@@ -439,11 +440,12 @@ def _judge_commands(connection: sqlite3.Connection, accounts: list[Account], shi
 
 
 _relearning: dict[str, threading.Thread] = {}
+_relearn_failed: dict[str, float] = {}  # when a count failed, per model folder: tried again after RETRY_SECONDS
 
 
 def relearn_in_background(connection: sqlite3.Connection, accounts: list[Account], shield: Shield) -> None:
     """Count the labels' model again (`judge.relearn`) on a thread of its own, unless one does it for this model
-    now: a call never waits for it (a thousand labels take seconds). The thread reads the index through a connection
+    now: a call never waits for it (thousands of labels take seconds). The thread reads the index through a connection
     of its own; the model's lock keeps it and a label command from writing at once."""
     index = next((row[2] for row in connection.execute("PRAGMA database_list") if row[1] == "main"), "")
     if not index:
@@ -451,6 +453,8 @@ def relearn_in_background(connection: sqlite3.Connection, accounts: list[Account
     with _threads_lock:
         running = _relearning.get(str(shield.data))
         if running is not None and running.is_alive():
+            return
+        if time.monotonic() - _relearn_failed.get(str(shield.data), -math.inf) < RETRY_SECONDS:
             return
         thread = threading.Thread(target=_relearn, args=(index, accounts, shield.data), name="mail-shield-relearn",
                                   daemon=True)
@@ -466,6 +470,8 @@ def _relearn(index: str, accounts: list[Account], data: Path) -> None:
         connection = sqlite3.connect(index, timeout=30)
     except sqlite3.Error:
         log.error("the shield's labels could not be counted again: the mail index cannot be opened", exc_info=True)
+        with _threads_lock:
+            _relearn_failed[str(data)] = time.monotonic()
         return
     try:
         learnt = judge.relearn(data, copies_of(connection, accounts))
@@ -474,18 +480,10 @@ def _relearn(index: str, accounts: list[Account], data: Path) -> None:
                      labels=learnt.recounted, not_found=len(learnt.uncounted))
     except Exception:  # noqa: BLE001 - never the server's end; the model stays as it was, and is tried again
         log.error("the shield's labels could not be counted again", exc_info=True)
+        with _threads_lock:
+            _relearn_failed[str(data)] = time.monotonic()
     finally:
         connection.close()
-
-
-def settle_relearning(data: Path, timeout: float) -> bool:
-    """Wait for the server's count of the labels' model (tests); False when it still runs."""
-    with _threads_lock:
-        running = _relearning.get(str(data))
-    if running is not None:
-        running.join(timeout)
-        return not running.is_alive()
-    return True
 
 
 def settle(index: Path, timeout: float) -> bool:
