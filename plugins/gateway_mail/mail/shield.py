@@ -13,7 +13,10 @@ model only (a few milliseconds a message); a `shield_command` is never waited fo
 a thread of its own, one message after the other (`judge_in_background`), and the calls that come after see its
 verdicts. `gateway mail index` and `gateway watch` judge in the same pass, waiting for the command. A judge that
 fails leaves the message unjudged with its reason; the server tries it again after `RETRY_SECONDS`,
-`gateway mail index` at once.
+`gateway mail index` at once. The labels' model, when counted with another version of the spam filter's tokenizer,
+is counted again from the labels at the start of the pass of `gateway mail index` and `gateway watch`; a call
+leaves that to a thread of the server's (`relearn_in_background`), and the model judges nothing meanwhile (the
+person's labels still judge their messages).
 
 What the tools do with it (`hidden`): a message addressed to a shielded address is given only once judged not
 hostile. Judged hostile, or not judged yet (its judge failed, is still at work, or the message was not looked at
@@ -284,7 +287,13 @@ def _judge(connection: sqlite3.Connection, accounts: list[Account], shield: Shie
     """Judge what waits: the person's labels first, then the command (when `commands`) or the labels' model."""
     left_for_command = 0
     if commands:  # gateway mail index, gateway watch: the labels' model counted again first, waited for
-        judge.relearn(shield.data, copies_of(connection, accounts))
+        try:
+            judge.relearn(shield.data, copies_of(connection, accounts))
+        except (OSError, sqlite3.Error):  # the model stays as it was: it judges nothing until counted
+            import structlog
+
+            structlog.get_logger("gateway_mail").error("the shield's labels could not be counted again",
+                                                       exc_info=True)
     with judge.Labels(shield.data) as labels:
         if labels.stale:  # a call: counted again on a thread of the server's; the model judges nothing meanwhile
             relearn_in_background(connection, accounts, shield)
