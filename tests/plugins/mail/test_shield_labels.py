@@ -204,3 +204,35 @@ def test_a_labelled_message_gone_from_the_maildir_keeps_its_label_and_is_said(ga
         connection.close()
     assert rows == [("Restored", shield.HOSTILE, "person")]
     assert _model(data)[2][f"mid:{ids['hostile']}"][1] is True and _model(data)[3] == 2
+
+
+def test_the_spam_plugins_model_files_are_written_and_read_as_before(tmp_path: Path) -> None:
+    """The store is shared with the spam plugin: what the labels' model adds is written only when given."""
+    plain, recorded = tmp_path / "model.sqlite", tmp_path / "shield.sqlite"
+    store.write(plain, 1, 1, {"lottery": [1, 0], "garden": [0, 1]}, {"file:a": "spam", "file:b": "ham"})
+    store.write(recorded, 1, 1, {"lottery": [1, 0], "garden": [0, 1]}, {"mid:a": "spam", "mid:b": "ham"},
+                tokens_version=tokenizer.VERSION, sources={"mid:a": ("d1", True), "mid:b": ("d2", False)})
+    connection = sqlite3.connect(plain)
+    try:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        keys = {row[0] for row in connection.execute("SELECT key FROM meta")}
+    finally:
+        connection.close()
+    assert tables == {"meta", "tokens", "trained"} and keys == {"format", "spam", "ham", "trained_at"}
+    for path in (plain, recorded):
+        table = store.Table(path)
+        try:
+            assert (table.spam, table.ham) == (1, 1)
+            assert sorted(table.counts(["lottery", "garden", "other"])) == [("garden", 0, 1), ("lottery", 1, 0)]
+        finally:
+            table.close()
+    plain_table, recorded_table = store.Table(plain), store.Table(recorded)
+    try:
+        assert (plain_table.tokens_version, plain_table.sources(), plain_table.label_of("file:a")) == (
+            None, {}, ("spam", ""))
+        assert recorded_table.tokens_version == tokenizer.VERSION
+        assert recorded_table.sources(uncounted_only=True) == {"mid:b": ("d2", False)}
+        assert recorded_table.label_of("mid:a") == ("spam", "d1") and recorded_table.label_of("mid:c") is None
+    finally:
+        plain_table.close()
+        recorded_table.close()
