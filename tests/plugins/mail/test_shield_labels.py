@@ -236,3 +236,42 @@ def test_the_spam_plugins_model_files_are_written_and_read_as_before(tmp_path: P
     finally:
         plain_table.close()
         recorded_table.close()
+
+
+COUNTING_JUDGE = f"""import sys
+data = sys.stdin.buffer.read()
+with open(sys.argv[1], "a") as log:
+    log.write("judged\\n")
+print("hostile" if b"{HOSTILE_CANARY}" in data else "ok")
+"""
+
+
+def test_a_labelled_message_back_is_judged_by_its_label_not_by_the_command(gateway_home: Path) -> None:
+    """The person labelled the kind message hostile; its file went away and came back (the index's verdict of it
+    gone meanwhile): the server's judge gives it the person's label, and the command is not run for it."""
+    root = gateway_home / "Mail" / "personal"
+    ids = shield_world.world(root)
+    runs = gateway_home / "runs.log"
+    command = [*shield_world.write_judge(gateway_home / "bin", COUNTING_JUDGE, "counting.py"), str(runs)]
+    served = make_gateway([gateway_mail], home=gateway_home, config=shield_world.config(root, shield_command=command))
+    for args in (["mail", "index"], ["mail", "hostile", f"mid:{ids['kind']}"]):
+        said = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert said.exit_code == 0, said.output
+    assert runs.read_text().count("judged") == 3
+    kind = next(p for p in (root / "INBOX" / "cur").iterdir() if f"<{ids['kind']}>".encode() in p.read_bytes())
+    kept = kind.read_bytes()
+    kind.unlink()
+    assert CliRunner().invoke(main, ["mail", "index"], catch_exceptions=False).exit_code == 0
+    sample.deliver(sample.make_folder(root / "Restored"), kept)
+    path = index.index_path(folders_of(gateway_home).cache / "plugins" / "mail")
+    served.call("search_mail", {"query": "plumtree"})
+    assert shield.settle(path, 30)
+    found = served.call("search_mail", {"query": "plumtree"})
+    assert runs.read_text().count("judged") == 3  # no judge run for it
+    assert f"mid:{ids['kind']}" not in {h["address"] for h in found.data["hits"]} and found.data["shielded"] == 3
+    connection = sqlite3.connect(path)
+    try:
+        assert connection.execute("SELECT folder, verdict, judge FROM shield WHERE message_id = ?",
+                                  (ids["kind"],)).fetchall() == [("Restored", shield.HOSTILE, "person")]
+    finally:
+        connection.close()
