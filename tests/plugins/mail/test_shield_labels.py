@@ -188,9 +188,13 @@ def test_a_labelled_message_gone_from_the_maildir_keeps_its_label_and_is_said(ga
     assert sources[f"mid:{ids['hostile']}"][1] is False
     doctor = CliRunner().invoke(main, ["doctor"], catch_exceptions=False)
     assert f"1 labelled message cannot be found in the mail index as labelled (mid:{ids['hostile']})" in doctor.output
-    # Labelling another message says it too.
+    # Labelling another message says it too (after another change of the tokenizer, counting the model again).
+    store.write(judge.model_path(data), spam, ham, counts, trained, tokens_version=1, sources=sources)
     private = CliRunner().invoke(main, ["mail", "not-hostile", f"mid:{ids['private']}"], catch_exceptions=False)
+    assert "The model was counted again from the person's 3 labels, for the spam filter's current tokenizer" in (
+        private.output)
     assert f"(mid:{ids['hostile']})" in private.output and "gateway doctor says them too" in private.output
+    assert _model(data)[3:] == (1, 2, tokenizer.VERSION)
 
     # It comes back (restored from a backup, into another folder): the person's label is its verdict, no judge's.
     sample.deliver(sample.make_folder(root / "Restored"), kept)
