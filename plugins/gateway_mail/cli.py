@@ -145,6 +145,9 @@ def _label_command(name: str, verdict: str, gateway: PluginHost, configured, shi
                                      shield.copies_of(connection, chosen))
             except ValueError as error:
                 raise click.ClickException(f"mid:{message_id}: {error}; it is not labelled") from error
+            except OSError as error:
+                raise click.ClickException(f"mid:{message_id}: the shield's model cannot be written "
+                                           f"({error.strerror or error}); it is not labelled") from error
             if shielded.on:
                 shield.update(connection, chosen, shielded, until=time.monotonic() + 60, commands=False)
             shield.label(connection, message_id, verdict)
