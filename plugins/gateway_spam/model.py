@@ -18,7 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from spamfilter import store
 from spamfilter import tokens as tokenizer
 from spamfilter.score import MAX_CLUES, MIN_DISTANCE, MIN_EACH, SQUASH, S, X, chi2q
 
-from gateway_spam.kept import identity_of
+from gateway_spam.kept import Kept, identity_of
 
 __all__ = ["MAX_CLUES", "MIN_DISTANCE", "MIN_EACH", "SQUASH", "S", "X", "Model", "Score", "chi2q",
            "is_stale"]
@@ -142,9 +142,9 @@ class Model:
         self.sources[key] = identity_of(tokens).hex()
         return True
 
-    def counted_tokens(self, key: str, tokens: set[str], kept: Any = None) -> set[str] | None:
+    def counted_tokens(self, key: str, tokens: set[str], kept: Kept | None = None) -> set[str] | None:
         """The tokens the counts hold for a trained message, when they are known exactly: `tokens` (the message as
-        read now) when their identity is the one recorded, else those the facts store (`kept`, a `Kept`) holds
+        read now) when their identity is the one recorded, else those the facts store (`kept`) holds
         for the message under that identity; None when neither is (no identity recorded, or the message's bytes
         changed and its earlier tokens are no longer kept). Never for a stale model: the store holds today's."""
         recorded = self.sources.get(key)
@@ -154,7 +154,7 @@ class Model:
             return tokens
         return kept.tokens_counted(key, bytes.fromhex(recorded)) if kept is not None else None
 
-    def snapshot(self, tokens: Iterable[str]) -> Any:
+    def snapshot(self, tokens: Iterable[str]) -> Callable[[], None]:
         """A function that puts back the message counts, the trained and sources maps and the counts of `tokens`
         as they are now: a change confined to these tokens is undone exactly (no clamping at zero left behind)."""
         pairs = {token: (list(pair) if (pair := self.counts.get(token)) is not None else None) for token in tokens}
