@@ -1,7 +1,7 @@
 """A model counted with an older tokenizer, played through a real `gateway serve` and the SDK's client: spam_status
 says it is stale, a label changed on it is recorded but leaves the model as it is (no guessed subtraction) and says
-the next training counts it, `gateway doctor` warns, and `gateway spam train` counts it anew with the label; no
-answer gives a message's text."""
+the next training counts it, `gateway doctor` warns, `gateway spam why` notes it, and `gateway spam train` counts it
+anew with the label; no answer gives a message's text."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ def test_a_stale_model_is_said_and_a_label_on_it_waits_for_the_training(gateway_
     sample.write_mailbox(root, messages=40, now=time.time())
     write_config(gateway_home, sample.config(root), projects=sample.PROJECTS)
     model_file = folders_of(gateway_home).data / "plugins" / "spam" / store.NAME
+    sample_file = next((root / "Junk" / "cur").iterdir())
 
     def forge() -> None:  # the same counts, recorded as counted by version 1 of the tokenizer
         model = Model.load(model_file)
@@ -65,6 +66,7 @@ def test_a_stale_model_is_said_and_a_label_on_it_waits_for_the_training(gateway_
             given["label"] = await client.call_tool("spam_label", {"address": HAM, "label": "spam"})
             given["unchanged"] = model_file.read_bytes() == written
             given["doctor"] = await anyio.to_thread.run_sync(_command, gateway_home, "doctor")
+            given["why"] = await anyio.to_thread.run_sync(_command, gateway_home, "spam", "why", str(sample_file))
             given["train"] = await anyio.to_thread.run_sync(_command, gateway_home, "spam", "train")
             given["after"] = await client.call_tool("spam_status", {})
         return given
@@ -79,6 +81,9 @@ def test_a_stale_model_is_said_and_a_label_on_it_waits_for_the_training(gateway_
     assert given["unchanged"]  # the model was not touched by a guess
     assert "WARNING  spam: spam filter's model at " in given["doctor"].stdout
     assert "stale: counted with version 1 of the tokenizer" in given["doctor"].stdout
+    why = given["why"]  # the person's terminal: the verdict as ever, and a note on standard error
+    assert why.returncode == 0 and why.stdout.split()[0] in ("spam", "ham", "unsure"), why.stderr
+    assert why.stderr.startswith("note: The model is stale: it was counted with version 1 of the tokenizer")
     train = given["train"]
     assert train.returncode == 0, train.stderr
     assert (f"The model was counted with version 1 of the tokenizer: counted anew with version "
