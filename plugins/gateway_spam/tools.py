@@ -475,16 +475,23 @@ def status_answer(ctx: Context) -> Answer:
     lines = []
     if path.exists():
         table = store.Table(path)  # its counts of messages alone: the tokens are not read
-        table.close()
+        try:
+            waiting = labels_waiting(ctx.folders.data, table)
+        finally:
+            table.close()
         age = time.time() - path.stat().st_mtime
         version = version_of(table.tokens_version)
         data["model"] = {"trained": _when(path.stat().st_mtime), "age_hours": round(age / 3600, 1),
                          "spam": table.spam, "ham": table.ham, "tokens_version": version,
-                         "stale": is_stale(version)}
+                         "stale": is_stale(version), "labels_waiting": waiting}
         lines.append(f"Model: trained {_when(path.stat().st_mtime)} ({age / 86400:.1f} days ago) on "
                      f"{table.spam + table.ham} messages ({table.spam} spam, {table.ham} ham).")
         if is_stale(version):
             lines.append(stale_sentence(version))
+        if waiting:
+            lines.append(f"{plural(waiting, 'label')} given since the model was written "
+                         f"{'is' if waiting == 1 else 'are'} not in it yet: the next training (spam_train) counts "
+                         f"{'it' if waiting == 1 else 'them'}.")
     else:
         lines.append("Model: none yet; start spam_train.")
     lines.append(f"Thresholds: ham below {ham}, spam above {spam}, unsure between.")
@@ -499,6 +506,14 @@ def status_answer(ctx: Context) -> Answer:
     lines.append("Jobs running: " + (", ".join(f"{j['kind']} {j['id']} ({j['progress'].get('phase', '')})"
                                                for j in running) or "none") + ".")
     return Answer(text="\n".join(lines), data=data)
+
+
+def labels_waiting(data: Path, table: store.Table) -> int:
+    """How many labels given since the model file was written it does not count as given: those spam_label left for
+    the next training (a stale model, tokens to take back no longer known)."""
+    since = int(table.trained_at)  # a label's time is kept to the second
+    return sum(1 for key, entry in labels.read_labels(data).items()
+               if labels.moment_of(entry) >= since and (table.label_of(key) or ("",))[0] != entry["label"])
 
 
 def stale_sentence(version: int | None) -> str:

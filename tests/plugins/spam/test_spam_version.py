@@ -174,6 +174,7 @@ def test_a_label_changed_back_and_forth_leaves_the_counts_of_one_label(gateway_h
         answer = _label(gateway, key, label)
         assert answer["learned"] is True and answer["waits_for_training"] is False, answer["text"]
         assert answer["before"] == before
+        assert gateway.call("spam_status").data["model"]["labels_waiting"] == 0
     labelled = Model.load(_model_file(settings))
     expected = _every_message_scored(settings)  # the message's bytes as they are now, labelled spam
     assert (labelled.spam, labelled.ham, labelled.trained) == (expected.spam, expected.ham, expected.trained)
@@ -192,7 +193,11 @@ def test_a_label_whose_counted_tokens_are_no_longer_known_waits_for_the_training
     assert answer["learned"] is False and answer["waits_for_training"] is True
     assert "the tokens it counted for this message's earlier label are no longer known" in answer["text"]
     assert _model_file(settings).read_bytes() == before  # no guess subtracted
+    status = gateway.call("spam_status")
+    assert status.data["model"]["labels_waiting"] == 1
+    assert "1 label given since the model was written is not in it yet" in status.text
     training.train(settings)
+    assert gateway.call("spam_status").data["model"]["labels_waiting"] == 0
     expected = _every_message_scored(settings)
     written = Model.load(_model_file(settings))
     assert (written.spam, written.ham, written.counts) == (expected.spam, expected.ham, expected.counts)
@@ -217,6 +222,7 @@ def test_a_label_changed_after_a_tokenizer_change_leaves_no_stale_counts(gateway
     assert answer["learned"] is False and answer["waits_for_training"] is True
     assert "counted with an earlier version of the tokenizer" in answer["text"]
     assert _model_file(settings).read_bytes() == before
+    assert gateway.call("spam_status").data["model"]["labels_waiting"] == 1
     result = training.train(settings)
     assert result["recounted_from_version"] == new_version - 1
     written = Model.load(_model_file(settings))
