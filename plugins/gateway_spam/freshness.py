@@ -18,11 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import structlog
-
 from gateway import Context, Refreshed, Source, ToolError
-
-log = structlog.get_logger("gateway_spam")
 
 # The message directories' times as the last run in this process left the store, per store folder.
 _seen: dict[str, tuple] = {}
@@ -81,7 +77,10 @@ def _retrain_if_stale(ctx: Context, settings: dict) -> None:
         job = jobs.start(ctx.folders.state, "train", {"dry_run": False, "why": "stale model"}, settings)
     except ToolError:  # one started meanwhile
         return
-    log.info("the spam model is stale: a training job started", job=job.get("id"), state=job.get("state"))
+    import structlog  # here: registering the refresh imports this module, and no more than it needs
+
+    structlog.get_logger("gateway_spam").info("the spam model is stale: a training job started", job=job.get("id"),
+                                              state=job.get("state"))
 
 
 def sources(ctx: Context) -> list[Source]:
