@@ -271,3 +271,19 @@ def test_delivery_judges_alike_with_a_stale_model(gateway_home: Path) -> None:
     finally:
         served.terminate()
         served.wait(timeout=30)
+
+
+def test_a_label_tried_for_its_effect_is_put_back_exactly() -> None:
+    # What an agent's spam label is tried as (its effect on a correspondent's mail), then undone: the counts, totals
+    # and records as they were, even where the trial subtracted tokens the model never counted (clamped at zero).
+    model = Model()
+    model.relearn({"garden", "ladder", "shared"}, "ham", "mid:a@example.org")
+    model.relearn({"casino", "shared"}, "spam", "mid:b@example.org")
+    before = (model.spam, model.ham, {k: list(v) for k, v in model.counts.items()}, dict(model.trained),
+              dict(model.sources))
+    now = {"garden", "orchard", "casino"}  # the message read now: other tokens than those counted
+    restore = model.snapshot(now)
+    assert model.relearn(now, "spam", "mid:a@example.org")  # takes back `now` where `counted` is unknown
+    assert model.counts != before[2]
+    restore()
+    assert (model.spam, model.ham, model.counts, model.trained, model.sources) == before
