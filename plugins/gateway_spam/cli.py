@@ -70,7 +70,12 @@ def commands(gateway: PluginHost) -> list[click.Command]:
             click.echo(f"error: {file}: the message cannot be read (its structure is broken or nested too deep)",
                        err=True)
             sys.exit(ERROR)
-        return Model.load(path).score(found, keep_clues=True)
+        model = Model.load(path)
+        if model.stale:  # the person's terminal: said here, never on a delivery rule's line
+            from gateway_spam.tools import stale_sentence
+
+            click.echo(f"note: {stale_sentence(model.tokens_version)}", err=True)
+        return model.score(found, keep_clues=True)
 
     def cutoffs() -> tuple[float, float]:
         from spamfilter.score import HAM_CUTOFF, SPAM_CUTOFF
@@ -134,6 +139,10 @@ def commands(gateway: PluginHost) -> list[click.Command]:
                 "mail_accounts": list(gateway.plugin_settings("mail").get("accounts", []))}
 
     def report(result: dict) -> None:
+        if "recounted_from_version" in result and not result.get("dry_run"):
+            was = result["recounted_from_version"]
+            click.echo(f"The model was counted with {'version ' + str(was) if was is not None else 'an unrecorded version'}"
+                       f" of the tokenizer: counted anew with version {result['tokens_version']}.")
         online = result["online"]
         click.echo(f"{online['messages']} messages: FP {online['fp_percent']}%, FN {online['fn_percent']}%, "
                    f"unsure {online['unsure_percent']}%, (1-ROCA) {online['one_minus_roca_percent']}%")

@@ -8,6 +8,9 @@ the whole store is emptied when the tokenizer's version (`spamfilter.tokens.VERS
 writes them back, and spam_review takes the tokens of what it reviews from it. What it holds are the tokens the
 model file already holds counts of, under the person's own cache folder, 0600; no tool shows them.
 
+A label taken back subtracts the tokens a model counted for its message: `tokens_counted` finds them here by the
+message's key and the identity the model recorded (`Model.counted_tokens`).
+
 It also keeps the last training's online evaluation (`online`): per message in the order it was evaluated, its key,
 label, the identity of its tokens (a digest of their stored text) and its score and strength, with the score's
 stamp (`spamfilter.score.STAMP`). The next training takes the outcomes of the run of messages at the start of its
@@ -155,6 +158,22 @@ class Kept:
             else:
                 found[path] = (size, mtime, (key, digest, moment, None if tokens is None else _split(tokens)))
         return found
+
+    def tokens_counted(self, key: str, wanted: bytes) -> set[str] | None:
+        """The tokens of a message `key` whose identity is `wanted` (what a model recorded it counted), from any
+        file kept under that key; None when no kept file has them. A label taken back subtracts these. (The key
+        has no index: a scan of the table, for a label, never for a training or a delivery.)"""
+        if self.connection is None:
+            return None
+        try:
+            rows = self.connection.execute("SELECT tokens FROM facts WHERE key = ? AND readable = 1 AND tokens IS NOT "
+                                           "NULL", (key,)).fetchall()
+        except sqlite3.Error:
+            return None
+        for (text,) in rows:
+            if identity(text) == wanted:
+                return _split(text)
+        return None
 
     def signatures(self) -> dict[str, tuple[int, int]]:
         """path -> (size, mtime) of every kept file, without its facts (what a refresh compares; a file found

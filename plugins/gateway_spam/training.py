@@ -22,7 +22,7 @@ from spamfilter.score import STAMP as SCORE_STAMP
 from gateway import clip, mask, usable_cores
 from gateway_spam import corpus, evaluation
 from gateway_spam.kept import Kept, identity_of, signature, stored
-from gateway_spam.model import LEGACY, Model
+from gateway_spam.model import LEGACY, Model, is_stale, version_of
 from gateway_spam.tokens import MAX_TEXT, header_text, parse, stripped, texts, tokens_of
 
 Progress = Callable[[str, int, int], None]
@@ -39,6 +39,16 @@ def model_path(data: Path) -> Path:
         Model.load(path).save(path)
         legacy.unlink(missing_ok=True)
     return path
+
+
+def recorded_version(path: Path) -> int | None | bool:
+    """The tokenizer's version a model file records (None: not recorded); False when there is no readable model."""
+    try:
+        table = store.Table(path)
+    except store.ModelError:
+        return False
+    table.close()
+    return version_of(table.tokens_version)
 
 
 def evaluation_path(data: Path) -> Path:
@@ -310,7 +320,10 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
     the next training takes the outcomes of the unchanged start of its stream from it, and, when that start is the
     whole of the last stream and the model file is still the one it wrote (no label changed it since), the counts
     from that file rather than from the messages' tokens. When nothing changed at all (the same messages, labels and
-    cutoffs), the model file is left as it is: it is already the model this training would write.
+    cutoffs), the model file is left as it is: it is already the model this training would write. A model file
+    counted with another version of the tokenizer (or one that does not record it) is never taken: the counts are
+    made anew from the messages' tokens, which the facts store holds in today's version, and the model is written
+    with today's version (`recounted_from_version` in the result says which it replaced).
     """
     data = Path(settings["data"])
     ham_cutoff, spam_cutoff = float(settings["ham_cutoff"]), float(settings["spam_cutoff"])
@@ -319,7 +332,8 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
     if progress:
         progress("evaluating online and training", 0, total)
     path = model_path(data)
-    model = Model(cutoffs=(ham_cutoff, spam_cutoff))
+    before = recorded_version(path)
+    model = Model(cutoffs=(ham_cutoff, spam_cutoff))  # counted with today's tokenizer (`Model.tokens_version`)
     ended: list[Model] = []
 
     def whole() -> Model | None:
@@ -331,7 +345,7 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
             loaded = Model.load(path)
         except store.ModelError:
             return None
-        if loaded.trained_at != written:
+        if loaded.trained_at != written or loaded.stale:  # a stale model is counted anew, whatever the stream
             return None
         ended.append(loaded)
         return loaded
@@ -345,6 +359,8 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
         earlier = kept.stream(SCORE_STAMP)
         online = evaluation.online(samples, (lambda done: progress("evaluating online and training", done, total))
                                    if progress else None, model=model, earlier=earlier, whole=whole)
+        # What each message's counts hold, so that a label taken back later subtracts exactly those tokens.
+        model.sources = {sample.key: sample.source.hex() for sample in samples if sample.source is not None}
         # Nothing changed: the same stream, the model file training wrote for it, the same cutoffs in it.
         unchanged = (bool(ended) and len(online) == len(earlier) and model.counts is ended[0].counts
                      and ended[0].cutoffs == (ham_cutoff, spam_cutoff))
@@ -355,7 +371,10 @@ def train(settings: dict[str, Any], dry_run: bool = False, progress: Progress | 
             "online": evaluation.figures(online, ham_cutoff, spam_cutoff),
             "worst": evaluation.worst(_with_envelopes(online, ham_cutoff, spam_cutoff), ham_cutoff, spam_cutoff),
             "cutoffs": {"ham": ham_cutoff, "spam": spam_cutoff},
+            "tokens_version": model.tokens_version,
         }
+        if before is not False and is_stale(before):  # the model it replaces was of another tokenizer
+            result["recounted_from_version"] = before
         if dry_run:
             result["written"] = []
             return result

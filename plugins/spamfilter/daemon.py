@@ -85,6 +85,25 @@ def _receive(connection) -> bytes | None:  # noqa: ANN001
             return None
 
 
+def _say_if_stale(data: str) -> None:
+    """A line on standard error (the session's journal) when the model was counted with another version of the
+    tokenizer than the one reading mail now, or does not record it: it still judges, a little less well. Said once,
+    at the start; the verdicts themselves say nothing of it."""
+    from spamfilter import store, tokens
+
+    try:
+        table = store.Table(os.path.join(data, store.NAME))
+    except store.ModelError:
+        return
+    table.close()
+    if str(table.tokens_version) != str(tokens.VERSION):
+        counted = (f"version {table.tokens_version}" if table.tokens_version is not None
+                   else "an unrecorded version")
+        print(f"note: the model was counted with {counted} of the tokenizer, and mail is read by version "
+              f"{tokens.VERSION}: it still judges, a little less well, until it is trained again (gateway spam "
+              "train)", file=sys.stderr, flush=True)
+
+
 def serve(data: str) -> int:
     """Listen on `<data>/classify.sock` until SIGTERM or SIGINT; the exit code (3 when it cannot listen)."""
     import signal
@@ -145,6 +164,7 @@ def serve(data: str) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     print(f"listening on {path}", file=sys.stderr, flush=True)
+    _say_if_stale(data)
     try:
         while True:
             connection, _address = listener.accept()

@@ -3,10 +3,12 @@
 Tables: `meta` (format, message counts, when trained, the cutoffs of the config that wrote it), `tokens` (token,
 spam, ham; WITHOUT ROWID, so a lookup is one B-tree descent) and `trained` (message key, label: so a label can
 take back a message's earlier training). A model may also record the tokenizer's version it was counted with
-(`tokens` in `meta`) and, in a table `sources` (message key, digest, counted), the digest of the bytes each trained
-message was counted from and whether its tokens are in the counts: the AI shield's model of the person's labels
-writes both (so that a label is taken back exactly and the model counted again when the tokenizer changes); the
-spam plugin's model writes neither, and its files are as they were.
+(`tokens` in `meta`) and, in a table `sources` (message key, digest, counted), a digest of what each trained
+message was counted from and whether its tokens are in the counts, so that a label is taken back exactly and a
+model of another tokenizer is known as such. The AI shield's model of the person's labels writes the digest of the
+bytes labelled; the spam plugin's model, the identity of the tokens counted (a digest of their text as its facts
+store keeps them), every message counted. Both are additions to the format: a reader that does not ask for them
+reads such a file as any other, and a file without them reads as "not recorded".
 
 It is written whole under a temporary name (0600, one transaction, the file fsynced), then renamed over the old one:
 a reader has the old model or the new one, never half of one, and a reader that opened the old file keeps reading it
@@ -124,7 +126,7 @@ class Table:
         self.trained_at = float(meta.get("trained_at", 0.0))
         self.cutoffs = ((float(meta["ham_cutoff"]), float(meta["spam_cutoff"])) if "ham_cutoff" in meta
                         else None)
-        self.tokens_version = meta.get("tokens")  # None: not recorded (the spam plugin's, or written before it was)
+        self.tokens_version = meta.get("tokens")  # None: not recorded (a file written before it was)
 
     def counts(self, tokens: Iterable[str]) -> list[tuple[str, int, int]]:
         """(token, spam, ham) of each of `tokens` the model knows."""
