@@ -155,12 +155,42 @@ def page_hits(ctx: Context, found: list[tuple[Any, ...]], zone: Any) -> list[dic
             hit["encrypted"] = True
         hits.append(hit)
         fields += (folder, shown_from, subject)
-    if not all(type(text) is str and text and len(text) <= FIELD_LIMIT and not text[0].isspace()
-               and not text[-1].isspace() for text in fields) or _NOT_ONE_LINE.search(_BETWEEN_FIELDS.join(fields)):
+    if not _each_on_one_line(fields):
         for hit in hits:
             for key in ("folder", "from", "subject"):
                 hit[key] = on_one_line(ctx, hit[key], FIELD_LIMIT)
     return hits
+
+
+_ONLY_STRINGS = {str}
+
+
+def _each_on_one_line(fields: list[Any]) -> bool:
+    """Whether each of `fields` is what `on_one_line` gives back as it is: a string, not empty, within FIELD_LIMIT,
+    with no space at either end, no control character and no two spaces in a row.
+
+    Looked at in a few passes over all of them, each in C: a text str.isprintable() passes holds no control
+    character and no space but the ASCII one (every other character `\\s` matches is a control character or a
+    separator, which it refuses), so two spaces in a row are "  ", and a field's space at an end is a " " at an end
+    of the joined text or beside the `_BETWEEN_FIELDS` joining it. Only when that character stands beside a space
+    (inside a field too, "a | b") are the fields' ends looked at one by one; a text not printable takes the
+    regular expression."""
+    if not fields:
+        return True
+    if set(map(type, fields)) != _ONLY_STRINGS:
+        return False
+    lengths = list(map(len, fields))
+    if min(lengths) == 0 or max(lengths) > FIELD_LIMIT:
+        return False
+    joined = _BETWEEN_FIELDS.join(fields)
+    if joined.isprintable():
+        if "  " in joined or joined[0] == " " or joined[-1] == " ":
+            return False
+        if f"{_BETWEEN_FIELDS} " not in joined and f" {_BETWEEN_FIELDS}" not in joined:
+            return True
+        return all(text[0] != " " and text[-1] != " " for text in fields)
+    return (all(not text[0].isspace() and not text[-1].isspace() for text in fields)
+            and _NOT_ONE_LINE.search(joined) is None)
 
 
 def _hit_lines(hit: dict[str, Any]) -> list[str]:
