@@ -502,6 +502,44 @@ def expanded(connection: sqlite3.Connection, generation: tuple[str, int], search
                   count_arguments=[match, *search.count_arguments[1:]])
 
 
+# Pages already read (the rows of a page statement), by the connection that read them, the index file and its
+# generation, the statement, its values and the limit: the same search again on an unchanged index reads no row again
+# (its hits are made from the rows as always). Every value the rows follow is in the key: the index's rows by its
+# generation (moved on by every write to them, a flag changed too) and by the connection (a file replaced is opened
+# anew, and a connection kept here is never another's, since the key holds it); what the gate keeps, blocked senders
+# and shielded messages by their lists, which are values of the statement. Searches with `days` or `date:`, whose
+# values follow the clock, are not kept (each call's key would be its own). At most PAGES_KEPT pages of at most
+# PAGE_ROWS_KEPT rows in all are kept (then all are forgotten). KEEPING_PAGES: whether pages are kept (the tests
+# compare each answer with the one read afresh).
+_pages: dict[tuple[Any, ...], tuple[tuple[Any, ...], ...]] = {}
+_page_rows_kept = 0
+PAGES_KEPT = 128
+PAGE_ROWS_KEPT = 10_000
+KEEPING_PAGES = True
+
+
+def page_rows(connection: sqlite3.Connection, generation: tuple[str, int], search: Search, limit: int,
+              keep: bool = True) -> tuple[tuple[Any, ...], ...]:
+    """The page of `search` (its rows as plain tuples, columns `HIT_NAMES`, newest first, at most `limit`), read once
+    per index generation and page (see `_pages`) when `keep`."""
+    global _page_rows_kept
+    key = (connection, *generation, search.page_sql, *search.arguments, limit)
+    if keep and KEEPING_PAGES:
+        found = _pages.get(key)
+        if found is not None:
+            return found
+    cursor = connection.cursor()
+    cursor.row_factory = None  # plain tuples, unpacked by page_hits (sqlite3.Row finds a name by comparing names)
+    rows = tuple(cursor.execute(search.page_sql, [*search.arguments, limit]).fetchall())
+    if keep and KEEPING_PAGES:
+        if len(_pages) >= PAGES_KEPT or _page_rows_kept + len(rows) > PAGE_ROWS_KEPT:
+            _pages.clear()
+            _page_rows_kept = 0
+        _pages[key] = rows
+        _page_rows_kept += len(rows)
+    return rows
+
+
 def total_of(connection: sqlite3.Connection, generation: tuple[str, int], search: Search) -> int:
     """How many messages `search` matches, counted up to TOTAL_BOUND + 1 (past the bound: more than it)."""
     return remembered(connection, generation, search.count_sql, search.count_arguments)
@@ -533,9 +571,8 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
             if every is not None:  # every match, newest first: the page is the first of them, the total their number
                 rows, total, more = every[:limit], len(every), False
             else:
-                page = mail.connection.cursor()
-                page.row_factory = None
-                rows = page.execute(search.page_sql, [*search.arguments, limit]).fetchall()
+                rows = page_rows(mail.connection, mail.generation, search, limit,
+                                 keep=days is None and "date:" not in query.lower())
                 total, more = len(rows), False
             if len(rows) >= limit and every is None:
                 # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
