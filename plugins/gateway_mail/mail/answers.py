@@ -534,10 +534,36 @@ def page_rows(connection: sqlite3.Connection, generation: tuple[str, int], searc
     if keep and KEEPING_PAGES:
         if len(_pages) >= PAGES_KEPT or _page_rows_kept + len(rows) > PAGE_ROWS_KEPT:
             _pages.clear()
+            _shown.clear()
             _page_rows_kept = 0
         _pages[key] = rows
         _page_rows_kept += len(rows)
     return rows
+
+
+# What a kept page shows, by the page's rows (the very tuple `_pages` holds, kept with it, so its id names no other)
+# and the zone its dates are written in: its hits (each given as a copy of its own: an answer's data is its own),
+# their lines and their addresses, made once from rows that do not change.
+_shown: dict[tuple[int, Any], tuple[Any, tuple[dict[str, Any], ...], tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def shown_hits(ctx: Context, rows: Any, zone: Any, kept: bool = False
+               ) -> tuple[list[dict[str, Any]], tuple[str, ...], tuple[str, ...]]:
+    """The hits `page_hits` makes of `rows`, their lines and their addresses; made once per page and zone when the
+    rows are a page kept (`kept`: `page_rows` gave them from, or put them in, `_pages`)."""
+    key = (id(rows), zone)
+    made = _shown.get(key) if kept else None
+    if made is None or made[0] is not rows:
+        hits = page_hits(ctx, rows, zone)
+        made = (rows, tuple(hits), tuple(line for hit in hits for line in _hit_lines(hit)),
+                tuple(hit["address"] for hit in hits))
+        if kept and KEEPING_PAGES:
+            if len(_shown) >= PAGES_KEPT:
+                _shown.clear()
+            _shown[key] = made
+        else:
+            return hits, made[2], made[3]
+    return [dict(hit) for hit in made[1]], made[2], made[3]
 
 
 def total_of(connection: sqlite3.Connection, generation: tuple[str, int], search: Search) -> int:
@@ -563,6 +589,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
                               [shield_json, *values, closed, blocked_json]) if mail.shielded.ids else 0
         zone = _zone(ctx)
         search = statements(zone, query, where, values, days, closed, blocked_json, shield_json)
+        keep = days is None and "date:" not in query.lower()  # (a search whose values follow the clock is not kept)
         try:
             # Plain tuples, unpacked by page_hits (sqlite3.Row finds a name by comparing it with each column's).
             if search.prefixes and EXPANDING:
@@ -571,8 +598,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
             if every is not None:  # every match, newest first: the page is the first of them, the total their number
                 rows, total, more = every[:limit], len(every), False
             else:
-                rows = page_rows(mail.connection, mail.generation, search, limit,
-                                 keep=days is None and "date:" not in query.lower())
+                rows = page_rows(mail.connection, mail.generation, search, limit, keep=keep)
                 total, more = len(rows), False
             if len(rows) >= limit and every is None:
                 # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
@@ -583,7 +609,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
                 raise
             # SQLite's own words name its parser's insides: the person is told what to write instead.
             raise ToolError(f"the query cannot be read as a search{_READ_AGAIN}") from error
-        hits = page_hits(ctx, rows, zone)
+        hits, hit_lines, given = shown_hits(ctx, rows, zone, kept=keep and every is None)
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
     if total == len(hits) and not more:
@@ -591,15 +617,14 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
     else:
         lines = [f"{len(hits)} shown of {'more than ' if more else ''}{total:,} messages matching, newest first "
                  f"({scope}); more words, an account, a folder or days narrow it."]
-    for hit in hits:
-        lines += _hit_lines(hit)
+    lines += hit_lines
     lines += _counts_lines(left_out, blocked, shielded)
     lines += missing_lines(mail)
     data = {"order": "newest first", "hits": hits, "total": total, "more": more, "left_out": left_out, "blocked": blocked,
             "unavailable": [a.name for a in mail.missing]}
     if mail.shield_on:
         data["shielded"] = shielded
-    return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
+    return Answer("\n".join(lines), data, given=list(given), left_out=left_out)
 
 
 def find(mail: Mail, address: str, tool: str = "read_message") -> Any:

@@ -4,6 +4,7 @@ sender blocked) gives the answer read afresh, as if no page had been kept."""
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from pathlib import Path
@@ -132,3 +133,19 @@ def test_pages_kept_are_bounded(gateway_home: Path, monkeypatch: pytest.MonkeyPa
         assert not gateway.call("search_mail", {"query": "note", "limit": limit}).is_error
         assert len(answers._pages) <= 5 and answers._page_rows_kept <= 40
         assert answers._page_rows_kept == sum(len(rows) for rows in answers._pages.values())
+
+
+def test_each_answer_s_hits_are_its_own(gateway_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a kept page shows is made once, and each answer gets hits of its own: one changed by whoever holds an
+    answer is not the next answer's."""
+    root = gateway_home / "Mail" / "personal"
+    _deliver(gateway_home, 12)
+    gateway = make_gateway([gateway_mail], home=gateway_home, config=sample.config(root, blocked=[]))
+    first = gateway.call("search_mail", {"query": "harvest"})
+    kept = json.dumps(first.data)
+    for hit in first.data["hits"]:
+        hit["subject"] = "changed"
+        hit.pop("address")
+    first.data["hits"].append({"address": "mid:forged@example.org"})
+    again = gateway.call("search_mail", {"query": "harvest"})
+    assert json.dumps(again.data) == kept and again.data["hits"] is not first.data["hits"]
