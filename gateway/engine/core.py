@@ -543,11 +543,20 @@ class Gateway:
             return self._finish(Answer(text=str(error), is_error=True), entry, "bad_arguments", caller, watch)
         try:
             # The refresh makes a context of its own only when it has something to run; the tool's is made once,
-            # with the deadline that starts when the refresh is done.
-            still_reading = (await self.refresh(tool.plugin, snapshot, caller, catalogue=catalogue)
-                             if self._refreshes(tool.plugin, snapshot) else None)
-            deadline = self._deadline()
-            ctx = self.context(tool.plugin, snapshot, caller, catalogue, deadline)
+            # with the deadline that starts when the refresh is done. A plugin whose refreshes each say they have
+            # nothing to do (`stale`) is asked so with the tool's own context, made first: no second one.
+            refreshes = self._refreshes(tool.plugin, snapshot)
+            askable = refreshes and self._askable(tool.plugin)
+            still_reading, ctx = None, None
+            if askable:
+                deadline = self._deadline()
+                ctx = self.context(tool.plugin, snapshot, caller, catalogue, deadline)
+            if refreshes and not (askable and self._nothing_stale(tool.plugin, ctx)):
+                still_reading = await self.refresh(tool.plugin, snapshot, caller, catalogue=catalogue)
+                ctx = None
+            if ctx is None:
+                deadline = self._deadline()
+                ctx = self.context(tool.plugin, snapshot, caller, catalogue, deadline)
             answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin,
                                               self._pace(tool), deadline)
         except anyio.get_cancelled_exc_class():
@@ -574,6 +583,22 @@ class Gateway:
             for i, refresh in enumerate(plugin.refreshes)
         ]
         return next((note for note in notes if note), None)
+
+    def _askable(self, plugin_name: str) -> bool:
+        """Whether each of the plugin's refreshes has a `stale` check and none is running (a call waits for one that
+        runs): then the checks are asked with the tool's own context before anything else (`_nothing_stale`)."""
+        refreshes = self.registry.get(plugin_name).refreshes
+        return all(refresh.stale is not None for refresh in refreshes) and not any(
+            self.refreshing.running(plugin_name if i == 0 else f"{plugin_name}/{i}") for i in range(len(refreshes)))
+
+    def _nothing_stale(self, plugin_name: str, ctx: Context) -> bool:
+        """Whether each of the plugin's `stale` checks says, for `ctx`, that its refresh has nothing to run. False
+        sends the call the long way (`refresh`), which asks each again with a context of its own; a check that
+        fails is said there."""
+        try:
+            return not any(refresh.stale(ctx) for refresh in self.registry.get(plugin_name).refreshes)
+        except Exception:
+            return False
 
     def _refreshes(self, plugin_name: str, snapshot: Snapshot) -> bool:
         """Whether the plugin has a refresh to run before it answers (it declares one, and its table leaves it on)."""
