@@ -57,18 +57,49 @@ def test_refreshes_with_nothing_to_run_are_asked_with_the_tools_own_context(gate
     assert len({mark for _s, _l, mark in seen}) == 5
 
 
-@pytest.mark.parametrize("stale", [lambda ctx: True, lambda ctx: 1 / 0, None])
+@pytest.mark.parametrize("kind", ["stale", "failing", "no check"])
 def test_a_refresh_with_something_to_run_runs_under_its_own_context(gateway_home: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch, stale) -> None:
+                                                                   monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    asked: list = []
+
+    def stale(ctx) -> bool:
+        asked.append(ctx)
+        if kind == "failing":
+            raise OSError("a source cannot be read")
+        return True
+
     runs: list = []
     seen: list = []
-    gateway = _gateway(gateway_home, stale, runs, seen)
+    gateway = _gateway(gateway_home, None if kind == "no check" else stale, runs, seen)
     made = _counting(monkeypatch)
     for _ in range(3):
         assert gateway.call("look").text == "looked"
     assert runs == [float("inf")] * 3  # the refresh's own budget, not the call's deadline
     assert all(seconds == 9 and 0 < left <= 9 for seconds, left, _mark in seen)
-    assert made == ["look"] * (9 if stale is not None else 6)  # asked first, then the refresh's and the tool's own
+    assert made == ["look"] * (6 if kind == "no check" else 9)  # asked first, then the refresh's and the tool's own
+    # Asked once a call: what it said is not asked again the long way; a check that failed is (and said there).
+    assert len(asked) == {"stale": 3, "failing": 6, "no check": 0}[kind]
+
+
+def test_each_refresh_of_a_plugin_is_asked_once_and_only_the_stale_ones_run(gateway_home: Path) -> None:
+    asked: list[str] = []
+    runs: list[str] = []
+
+    def refresh(name: str, says: bool) -> Refresh:
+        return Refresh(run=lambda ctx: runs.append(name) or Refreshed(),
+                       stale=lambda ctx: asked.append(name) or says)
+
+    def look(ctx) -> Answer:
+        return Answer(text="looked")
+
+    name, plugin = inline_plugin("look", tools=[Tool.from_function(look, read_only=True)])
+    plugin.register_refresh = hookimpl(lambda gateway: [refresh("fresh", False), refresh("behind", True),
+                                                        refresh("fresh too", False)])
+    gateway = make_gateway([(name, plugin)], config={"gateway": {"plugins": ["look"]}}, home=gateway_home)
+    for _ in range(2):
+        assert gateway.call("look").text == "looked"
+    assert asked == ["fresh", "behind", "fresh too"] * 2
+    assert runs == ["behind"] * 2
 
 
 def test_a_running_refresh_is_waited_for_the_long_way(gateway_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
