@@ -12,7 +12,9 @@ hostile and a kind vocabulary), indexed first. Then, side by side in one run:
 - search_mail warm (the same query again), median and p95 of `--repeat` calls, shield off and shield on (everything
   judged): what the shield adds to a call once its work is done;
 - search_mail right after one new message to the shielded address (indexed, looked at, judged by the labels'
-  model, what is kept worked out again), shield off and on.
+  model, what is kept worked out again), shield off and on;
+- the labels' model counted again from the labels (as after a change of the spam filter's tokenizer: each labelled
+  message found through the index, read, tokenized, the model written whole), per label, and the model file's size.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 import gateway_mail  # noqa: E402
 from gateway_mail.mail import index, judge, sample, shield  # noqa: E402
 from gateway_mail.mail.store import accounts  # noqa: E402
+from spamfilter import store  # noqa: E402
 from spamfilter.tokens import stripped, tokens  # noqa: E402
 
 from gateway.api.context import home_environment  # noqa: E402
@@ -76,6 +79,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--labels", type=int, default=40, help="messages the person labelled")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder) / "home"
@@ -92,13 +96,13 @@ def main() -> None:
         mail_folders = folders_of(home)
         data = mail_folders.data / "plugins" / "mail"
         paths = sorted((root / "INBOX" / "cur").iterdir())
-        wanted = {f"<{mid}>".encode(): (mid, hostile) for mid, hostile in made[:40]}
-        for path in paths:  # 40 labels of the person's, as the CLI gives them
+        wanted = {f"<{mid}>".encode(): (mid, hostile) for mid, hostile in made[:arguments.labels]}
+        for path in paths:  # the labels of the person's, as the CLI gives them
             raw = path.read_bytes()
             head = raw[:4000]
             for marker, (mid, hostile) in wanted.items():
                 if b"Message-ID: " + marker in head:
-                    judge.learn(data, mid, raw, shield.HOSTILE if hostile else shield.OK)
+                    judge.learn(data, mid, shield.HOSTILE if hostile else shield.OK, lambda _mid, raw=raw: [raw])
 
         started = time.perf_counter()
         for path in paths:
@@ -117,10 +121,23 @@ def main() -> None:
         shield.update(connection, found, shielding, until=math.inf, commands=False)
         judged = time.perf_counter() - started
         counts = shield.counts(connection)
+        model = judge.model_path(data)
+        table = store.Table(model)
+        everything, sources = table.everything(), table.sources()
+        bare = Path(folder) / "bare.sqlite"  # the same model without the labels' sources, for their share of the file
+        store.write(bare, table.spam, table.ham, *everything)
+        store.write(model, table.spam, table.ham, *everything, tokens_version=0, sources=sources)  # forged: stale
+        table.close()
+        started = time.perf_counter()
+        learnt = judge.relearn(data, shield.copies_of(connection, found))
+        relearnt = time.perf_counter() - started
         connection.close()
         print(f"floor: the spam filter's tokens, read and made: {per_message(floor, len(paths))} a message")
         print(f"shield: headers looked at: {per_message(looked, len(paths))} a message; judged by the label model: "
               f"{per_message(judged, len(paths))} a message ({judged / floor:.2f}x the floor); {counts}")
+        print(f"the labels' model counted again from {learnt.recounted} labels: {relearnt * 1000:.0f} ms, "
+              f"{per_message(relearnt, learnt.recounted)} a label; the model file {model.stat().st_size / 1024:.0f} "
+              f"KiB, {bare.stat().st_size / 1024:.0f} KiB without the labels' sources")
 
         def warm(served) -> list[float]:
             served.call("search_mail", {"query": "orchard"})

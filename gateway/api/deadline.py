@@ -103,14 +103,34 @@ async def run_in_worker(function: Callable[[], T]) -> T:
     """Run `function` on a worker thread and wait for it; cancelling the wait leaves the worker to finish.
 
     A call not yet started when the wait is cancelled never starts. The caller's context variables (structlog's
-    bound values) go with it.
+    bound values) go with it. A `GeneratorExit` the function raises (a plugin's own subclass) is raised here as
+    it is: the event loop would throw it into the waiting coroutine, which Python takes for closing it.
     """
     loop = asyncio.get_running_loop()
     context = contextvars.copy_context()
-    future = loop.run_in_executor(_workers(), context.run, function)
+    future = loop.run_in_executor(_workers(), context.run, _carrying, function)
     try:
-        return await future
+        outcome = await future
     except anyio.get_cancelled_exc_class():
         future.cancel()
         raise
+    if isinstance(outcome, _Carried):
+        raise outcome.error
+    return outcome
+
+
+class _Carried:
+    """A GeneratorExit raised on a worker, carried to the waiting coroutine as a value (see `run_in_worker`)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: GeneratorExit) -> None:
+        self.error = error
+
+
+def _carrying(function: Callable[[], T]) -> T | _Carried:
+    try:
+        return function()
+    except GeneratorExit as error:
+        return _Carried(error)
 

@@ -13,6 +13,19 @@ description gives (the input schema, the output schema, which parameters pydanti
   is installed (each `sys.path` folder, whose modification time changes when a distribution is added, removed
   or upgraded in it).
 
+The working folder is the exception among the `sys.path` folders: `python -m gateway` (and `python -c`) puts it
+first, and a person's working folder changes all the time (a log written, a file saved) without anything
+importable changing. Its modification time would throw away everything kept at each such change. It is watched
+instead by what in it can be imported: each folder in it that can be a package or a namespace package (a name
+without a dot) or a distribution's metadata (`.dist-info`, `.egg-info`), by its name and inode, and each file with
+a module's suffix (`.py`, `.pyc`, an extension module's) or an `.egg-info`'s, by its name and signature; nothing
+else in a folder can give a module or a plugin. So a file of any other kind made there (a log, a note, a folder
+named `.cache`) keeps what was kept; a module file or a package that appears, goes, is replaced, or (a file)
+changes there throws it away (it could shadow a module a description was read from: the working folder comes
+before every other), as does a module file there changed in the last two seconds. A file made inside one of its
+folders is not looked at, as the folder's modification time never showed one either. The `gateway` console
+script does not put the working folder on `sys.path` at all.
+
 So each description is kept, per plugin, in ``<cache>/schemas/<plugin>.marshal`` with the signature (inode,
 size, modification time, mode) of each of those files and folders, and is given again only while every one of
 them is unchanged and the function's own key is equal. Anything else (a changed or missing file, another
@@ -33,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import importlib.machinery
 import inspect
 import marshal
 import os
@@ -51,6 +65,10 @@ _SETTLE_NS = 2_000_000_000
 _WRITERS = ("gateway.api.schemas", "gateway.wire.seams")
 
 Signature = tuple[int, int, int, int] | None
+# The ends of a file's name by which the working folder can give a module (or a distribution's metadata), and of a
+# folder's name with a dot in it that can still give something (a distribution's metadata, its entry points).
+_IMPORTABLE = (*importlib.machinery.all_suffixes(), ".egg-info")
+_METADATA = (".dist-info", ".egg-info")
 
 _kept: contextvars.ContextVar[KeptSchemas | None] = contextvars.ContextVar("gateway_kept_schemas", default=None)
 
@@ -81,6 +99,7 @@ class KeptSchemas:
         self.changed = False
         self._signatures: dict[str, Signature] = {}
         self._environment: tuple | None = None
+        self._settling: list[Signature] = []  # the working folder's importable entries (`_importable`)
         self._packages: dict[tuple[str, int], tuple[str, ...]] = {}
         self._read()
 
@@ -124,12 +143,38 @@ class KeptSchemas:
         return self._signatures[path]
 
     def environment(self) -> tuple:
-        """The Python running, and each folder modules are found in (installing or removing a package changes one)."""
+        """The Python running, and each folder modules are found in (installing or removing a package changes one):
+        each folder's own signature, but the working folder's (see `_working_folder`) by what in it can be imported."""
         if self._environment is None:
             folders = [entry or "." for entry in sys.path]
             self._environment = (sys.version, sys.implementation.cache_tag, tuple(folders),
-                                 tuple(self._signature(folder) for folder in folders))
+                                 tuple(self._importable(folder) if _working_folder(index, folder)
+                                       else self._signature(folder) for index, folder in enumerate(folders)))
         return self._environment
+
+    def _importable(self, folder: str) -> tuple:
+        """The working folder as imports see it, in name order: each folder in it that can be a package or a
+        distribution's metadata (a name without a dot, or ending in ``.dist-info`` or ``.egg-info``) by its name and
+        inode, and each file with a module's suffix (or an ``.egg-info``) by its name and signature. A file counted
+        here that changed in the last two seconds keeps nothing, as a file a description was read from (`keep`)."""
+        found: list[tuple[str, Any]] = []
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir():
+                            if "." not in entry.name or entry.name.endswith(_METADATA):
+                                found.append((entry.name, entry.stat().st_ino))
+                        elif entry.name.endswith(_IMPORTABLE):
+                            status = entry.stat()
+                            signed = (status.st_ino, status.st_size, status.st_mtime_ns, status.st_mode)
+                            found.append((entry.name, signed))
+                            self._settling.append(signed)
+                    except OSError:
+                        continue
+        except OSError:
+            return ("importable", None)
+        return ("importable", tuple(sorted(found)))
 
     def _fresh(self, watched: Iterable[tuple[str, Signature]]) -> bool:
         return all(self._signature(path) == kept for path, kept in watched)
@@ -172,13 +217,16 @@ class KeptSchemas:
     def keep(self, key: str, identity: tuple, described: dict[str, Any], files: Iterable[str]) -> None:
         """Keep a description, with the signatures of the files it depends on (unless one changed just now)."""
         now = time.time_ns()
+        environment = self.environment()
+        if any(found is not None and now - found[2] < _SETTLE_NS for found in self._settling):
+            return
         watched = []
         for path in sorted(set(files)):
             found = self._signature(path)
             if found is not None and now - found[2] < _SETTLE_NS:
                 return
             watched.append((path, found))
-        entry = {"identity": identity, "environment": self.environment(), "watched": tuple(watched),
+        entry = {"identity": identity, "environment": environment, "watched": tuple(watched),
                  "described": described}
         try:
             marshal.dumps(entry)  # only plain data is kept (a default or a bound of another kind is described again)
@@ -186,6 +234,19 @@ class KeptSchemas:
             return
         self.entries[key] = entry
         self.changed = True
+
+
+def _working_folder(index: int, folder: str) -> bool:
+    """Whether this `sys.path` folder is the working folder the interpreter put there (first, under `python -m` and
+    `python -c`, or written as "" or "."), rather than a folder packages are installed in."""
+    if folder == ".":
+        return True
+    if index != 0:
+        return False
+    try:
+        return os.path.samefile(folder, os.getcwd())
+    except OSError:
+        return False
 
 
 def active() -> KeptSchemas | None:

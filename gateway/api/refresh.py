@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from attrs import field, frozen
 
+from gateway.engine.faults import plugin_failed
 from gateway.engine.log import get_logger
 
 if TYPE_CHECKING:
@@ -119,7 +120,9 @@ class Refreshing:
         started = time.perf_counter()
         try:
             result = refresh.run(ctx) or Refreshed()
-        except Exception:
+        except BaseException as error:  # a plugin's sys.exit() too (gateway.engine.faults)
+            if not plugin_failed(error):
+                raise
             log.error("refresh failed", plugin=plugin, traceback=traceback.format_exc())
         finally:
             done.set()
@@ -140,7 +143,9 @@ class Refreshing:
             try:
                 if not refresh.stale(ctx):
                     return None
-            except Exception:
+            except BaseException as error:
+                if not plugin_failed(error):
+                    raise
                 log.error("refresh's stale check failed", plugin=plugin, traceback=traceback.format_exc())
         done = self.start(plugin, refresh, ctx)
         if done.wait(0.0005):  # nothing changed: done before a thread hand-off would be

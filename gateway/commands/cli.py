@@ -154,6 +154,8 @@ class PluginCommands(click.Group):
             if name in gateway.registry.candidates and name not in gateway.enabled(snapshot.config):
                 where = snapshot.config.path or gateway.source.path
                 ctx.fail(f"No such command {name!r}: the plugin {name} is off; add it to [gateway] plugins in {where}")
+            if name in gateway.registry.candidates and not (plugin := gateway.registry.get(name)).ok:
+                ctx.fail(f"No such command {name!r}: the plugin {name} {plugin.error}")
         return super().resolve_command(ctx, args)
 
 

@@ -10,6 +10,7 @@ from attrs import frozen
 from gateway.api.kit import plural
 from gateway.engine.config import Snapshot
 from gateway.engine.core import Caller, Gateway
+from gateway.engine.faults import plugin_failed, said
 
 
 @frozen
@@ -149,8 +150,10 @@ def say_sources(gateway: Gateway, say: Callable[[str], None],
         for refresh in gateway.registry.get(name).refreshes:
             try:
                 sources = refresh.sources(gateway.context(name, snapshot, caller))
-            except Exception as error:
-                say(f"WARNING  {name}: its sources cannot be listed ({type(error).__name__}: {error})")
+            except BaseException as error:  # a plugin's sys.exit() too (gateway.engine.faults)
+                if not plugin_failed(error):
+                    raise
+                say(f"WARNING  {name}: its sources cannot be listed ({said(error)})")
                 continue
             for source in sources:
                 if not source.found and source.setting:

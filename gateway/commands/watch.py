@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gateway.api.refresh import Refresh
 from gateway.engine.core import Caller, Gateway
+from gateway.engine.faults import plugin_failed
 from gateway.engine.log import get_logger
 
 log = get_logger("gateway.commands.watch")
@@ -84,7 +85,9 @@ def watched_places(gateway: Gateway) -> list[Path]:
     for _key, refresh in refreshes(gateway):
         try:
             sources = refresh.sources(gateway.context(refresh.plugin, snapshot, CALLER))
-        except Exception as error:
+        except BaseException as error:  # a plugin's sys.exit() too (gateway.engine.faults)
+            if not plugin_failed(error):
+                raise
             log.warning("sources unknown", plugin=refresh.plugin, error=str(error))
             continue
         for source in sources:

@@ -37,6 +37,7 @@ from gateway.engine import log as _log  # noqa: F401 (stderr for every log line,
 from gateway.engine.arguments import check_arguments, check_output
 from gateway.engine.audit import AuditError, AuditLog, Stopwatch, summarise_arguments
 from gateway.engine.config import CLOSED, Config, ConfigSource, Snapshot, stat_stamp
+from gateway.engine.faults import plugin_failed, said
 from gateway.engine.log import get_logger
 from gateway.engine.registry import HookFailed, Plugin, Registry
 from gateway.gate.access import Gate, Manifest
@@ -499,13 +500,24 @@ class Gateway:
         snapshot = snapshot or self.snapshot()
         for plugin, things in self.registry.call_each("census", self.catalogue(snapshot).plugin_order,
                                                       snapshot.config.table, gate=snapshot.gate):
-            try:
-                for source, traits in things or ():
-                    if isinstance(traits, Traits):
-                        yield plugin, str(source), traits
-            except Exception as error:
-                log.error("census failed", plugin=plugin, traceback=traceback.format_exc())
-                yield plugin, f"its census failed ({type(error).__name__}: {error})", None
+            # The plugin's generator is stepped inside the try, and this one yields outside it: a GeneratorExit
+            # thrown in here (the reader stopped early) is never taken for the plugin's failure.
+            each = None
+            while True:
+                try:
+                    each = iter(things or ()) if each is None else each
+                    source, traits = next(each)
+                    source = str(source)
+                except StopIteration:
+                    break
+                except BaseException as error:
+                    if not plugin_failed(error):
+                        raise
+                    log.error("census failed", plugin=plugin, traceback=traceback.format_exc())
+                    yield plugin, f"its census failed ({said(error)})", None
+                    break
+                if isinstance(traits, Traits):
+                    yield plugin, source, traits
 
     # -- calls ----------------------------------------------------------------------------------------
 
@@ -690,7 +702,9 @@ class Gateway:
             if not deadline.passed():
                 # A gate's refusal keeps its owners for an in-process caller (`gateway access why`), never sent.
                 return Answer(text=str(error), is_error=True, refused_by=getattr(error, "owners", None)), "refused"
-        except Exception as error:
+        except BaseException as error:  # a plugin's sys.exit() is its failure too; a cancellation goes on up
+            if not plugin_failed(error):
+                raise
             if not deadline.passed() and not isinstance(error, DeadlinePassed):
                 log.error("plugin failed", plugin=plugin, what=what, traceback=traceback.format_exc())
                 text = (
@@ -777,7 +791,9 @@ class Gateway:
                 result = template.listing(ctx, inner, PAGE_SIZE - len(page))
             except ToolError:
                 result = None
-            except Exception:
+            except BaseException as error:
+                if not plugin_failed(error):
+                    raise
                 log.error("resource listing failed", plugin=template.plugin, traceback=traceback.format_exc())
                 result = None
             if result is not None:
@@ -1073,7 +1089,9 @@ def _on_loop(pace: Pace, bound: Any, deadline: Deadline, plugin: str, what: str)
         return _NOT_RUN
     except (ToolError, DeadlinePassed):
         raise
-    except Exception as error:
+    except BaseException as error:
+        if not plugin_failed(error):
+            raise
         if deadline.passed():
             raise  # stopped by its deadline (SQLite's interrupt): answered as such, not run again
         pace.pinned = True

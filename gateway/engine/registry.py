@@ -1,7 +1,9 @@
 """Plugin discovery and loading: entry points in the ``gateway.plugins`` group, each loaded in isolation.
 
 A plugin that fails to import or to register is unregistered, logged and remembered with its error; the
-others serve. Plugins are imported only when enabled, and each only once.
+others serve. Plugins are imported only when enabled, and each only once. Failing means raising anything but an
+interrupt or a cancellation (`gateway.engine.faults`): a plugin that calls `sys.exit()` while it is imported, in a
+hook or in its settings model is off, or its hook skipped, like one that raises an `Exception`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from gateway.api.kept_schemas import KeptSchemas, active, keeping
 from gateway.api.refresh import Refresh
 from gateway.api.settings import filled, is_settings_model, table_problem
 from gateway.engine import startup
+from gateway.engine.faults import plugin_failed, said
 from gateway.engine.log import get_logger
 
 GROUP = "gateway.plugins"
@@ -93,7 +96,14 @@ class Plugin:
         read = self._read.get(_table_key(table))
         if read is not None:
             return read["problem"]
-        return table_problem(self.name, self.settings_model, table)
+        try:
+            return table_problem(self.name, self.settings_model, table)
+        except BaseException as error:  # the model's own code (a validator of the plugin's) failed on this table
+            if not plugin_failed(error):
+                raise
+            log.error("plugin settings model failed", plugin=self.name, traceback=traceback.format_exc())
+            return (f"plugin {self.name}: its settings model failed on [plugins.{self.name}] ({said(error)}); the "
+                    "plugin is off until it or the config is fixed")
 
     def settings_for(self, table: Mapping[str, Any]) -> dict[str, Any]:
         """The settings every hook and call sees: defaults filled in, ``prefix`` and ``disabled_tools`` left out."""
@@ -253,8 +263,10 @@ class Registry:
             plugin.error = f"cannot be imported: {message}" + ("" if "pip install" in message else f" (try: {fix})")
             log.warning("plugin failed to import", plugin=name, error=str(error))
             return plugin
-        except Exception as error:
-            plugin.error = f"failed while importing: {type(error).__name__}: {error}"
+        except BaseException as error:
+            if not plugin_failed(error):
+                raise
+            plugin.error = f"failed while importing: {said(error)}"
             log.error("plugin failed to import", plugin=name, traceback=traceback.format_exc())
             return plugin
         plugin.module = module
@@ -262,9 +274,11 @@ class Registry:
         try:
             self.manager.register(_hashable(module, name), name=name)
             self.manager.check_pending()
-        except Exception as error:
+        except BaseException as error:
+            if not plugin_failed(error):
+                raise
             self._unregister(name)
-            plugin.error = f"cannot be registered: {error}"
+            plugin.error = f"cannot be registered: {error if isinstance(error, Exception) else said(error)}"
             log.warning("plugin failed to register", plugin=name, error=str(error))
             return plugin
         try:
@@ -275,9 +289,11 @@ class Registry:
         try:
             with keeping(self._kept_schemas(name)):
                 self._register(plugin, name, folders, settings)
-        except Exception as error:
+        except BaseException as error:
+            if not plugin_failed(error):
+                raise
             self._unregister(name)
-            plugin.error = f"failed while registering: {type(error).__name__}: {error}"
+            plugin.error = f"failed while registering: {said(error)}"
             log.error("plugin failed to register", plugin=name, traceback=traceback.format_exc())
         return plugin
 
@@ -388,6 +404,7 @@ class Registry:
                   strict: bool = False, gate: Any = None, **arguments: Any) -> list:
         """Call a hook of each named, loaded plugin in turn, with `arguments` besides ``gateway``; a failure is
         logged and skipped, or with `strict` raised as HookFailed (for a hook whose silence would open something).
+        A failure is anything the plugin's code raises but an interrupt or a cancellation (`gateway.engine.faults`).
 
         `settings(name)` gives the plugin's table; each hook sees it in the one shape (defaults filled in).
         """
@@ -396,14 +413,16 @@ class Registry:
             plugin = self._loaded.get(name)
             if plugin is None or not plugin.ok:
                 continue
-            host = PluginHost(name=name, folders=self.folders.for_plugin(name), settings=plugin.settings_for(settings(name)),
-                              plugin_tables=settings)
-            if gate is not None:
-                host = attrs.evolve(host, gate=gate)
             try:
+                host = PluginHost(name=name, folders=self.folders.for_plugin(name),
+                                  settings=plugin.settings_for(settings(name)), plugin_tables=settings)
+                if gate is not None:
+                    host = attrs.evolve(host, gate=gate)
                 for result in self.hook_caller(name, hook)(gateway=host, **arguments):
                     results.append((name, result))
-            except Exception as error:
+            except BaseException as error:
+                if not plugin_failed(error):
+                    raise
                 log.error("plugin hook failed", plugin=name, hook=hook, traceback=traceback.format_exc())
                 if strict:
                     raise HookFailed(name, hook, error) from error

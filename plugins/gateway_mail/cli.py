@@ -62,6 +62,7 @@ def commands(gateway: PluginHost) -> list[click.Command]:
             if shielded.on:  # every message looked at, what waits judged (the command waited for, each in its time)
                 shield.update(connection, configured(), shielded, until=math.inf, commands=True)
                 judged = shield.counts(connection)
+                gone = judge.uncounted(Path(gateway.folders.data))
             # Nothing new and no shield (whose verdicts depend on time and another program): the next run of this
             # same command line says the same, as long as what this refresh looked at is as it is now.
             kept = None if full or shielded.on or any(counts.values()) else _looked_at(connection, chosen)
@@ -78,6 +79,8 @@ def commands(gateway: PluginHost) -> list[click.Command]:
             click.echo(f"AI shield: {plural(judged['hostile'] + judged['ok'] + judged['unjudged'], 'message')} to a "
                        f"shielded address: {judged['hostile']} hostile, {judged['ok']} judged ok, "
                        f"{judged['unjudged']} not judged (kept from agents; gateway doctor says why).")
+            if gone:
+                click.echo(judge.uncounted_said(gone) + ".")
 
     for name, verdict in (("hostile", shield.HOSTILE), ("not-hostile", shield.OK)):
         group.add_command(_label_command(name, verdict, gateway, configured, shielding))
@@ -126,8 +129,6 @@ def _label_command(name: str, verdict: str, gateway: PluginHost, configured, shi
     @click.command(name)
     @click.argument("address")
     def label(address: str) -> None:
-        from gateway_mail.mail.gating import folder_paths
-
         message_id = address.strip().removeprefix("mid:").strip().strip("<>")
         if not message_id:
             raise click.ClickException("give a message's address: mid:<Message-ID>, as search_mail prints it")
@@ -136,21 +137,17 @@ def _label_command(name: str, verdict: str, gateway: PluginHost, configured, shi
         connection = index.connect(index.index_path(gateway.folders.cache))
         try:
             index.refresh(connection, chosen)
-            rows = connection.execute("SELECT account, folder, sub, filename FROM messages WHERE message_id = ?",
-                                      (message_id,)).fetchall()
-            if not rows:
+            if connection.execute("SELECT 1 FROM messages WHERE message_id = ?", (message_id,)).fetchone() is None:
                 raise click.ClickException(f"no message mid:{message_id} in the mail index (gateway mail index reads "
                                            "new mail; a Message-ID is written without its < >)")
-            dirs = folder_paths(chosen)
-            account, folder, sub, filename = rows[0]
             try:
-                raw = (Path(dirs[(account, folder)]) / sub / filename).read_bytes()[:shield.MAX_MESSAGE]
-                totals = judge.learn(Path(gateway.folders.data), message_id, raw, verdict)
-            except (KeyError, OSError) as error:
-                raise click.ClickException(f"the message's file cannot be read now ({error}); gateway mail index, "
-                                           "then try again") from error
+                learnt = judge.learn(Path(gateway.folders.data), message_id, verdict,
+                                     shield.copies_of(connection, chosen))
             except ValueError as error:
                 raise click.ClickException(f"mid:{message_id}: {error}; it is not labelled") from error
+            except OSError as error:
+                raise click.ClickException(f"mid:{message_id}: the shield's model cannot be written "
+                                           f"({error.strerror or error}); it is not labelled") from error
             if shielded.on:
                 shield.update(connection, chosen, shielded, until=time.monotonic() + 60, commands=False)
             shield.label(connection, message_id, verdict)
@@ -161,7 +158,12 @@ def _label_command(name: str, verdict: str, gateway: PluginHost, configured, shi
         kept = ("kept from agents" if hostile else "given to agents like any other mail to it") if addressed else (
             "not to a shielded address, so only the model learns from it")
         click.echo(f"mid:{message_id} labelled {name}: {kept}. The shield's model now holds "
-                   f"{plural(totals[0], 'hostile message')} and {plural(totals[1], 'message')} not hostile.")
+                   f"{plural(learnt.hostile, 'hostile message')} and {plural(learnt.ok, 'message')} not hostile.")
+        if learnt.recounted:
+            click.echo(f"The model was counted again from the person's {plural(learnt.recounted, 'label')}, for the "
+                       "spam filter's current tokenizer (or for a message whose bytes changed since its label).")
+        if learnt.uncounted:
+            click.echo(judge.uncounted_said(learnt.uncounted) + " (gateway doctor says them too).")
 
     label.help = (f"Label a message {name.replace('-', ' ')} for the AI shield: its verdict from now on, and a lesson "
                   "for the model that judges mail to a shielded address when no shield_command is set.")

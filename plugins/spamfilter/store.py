@@ -2,9 +2,15 @@
 
 Tables: `meta` (format, message counts, when trained, the cutoffs of the config that wrote it), `tokens` (token,
 spam, ham; WITHOUT ROWID, so a lookup is one B-tree descent) and `trained` (message key, label: so a label can
-take back a message's earlier training). It is written whole under a temporary name (0600, one transaction, the
-file fsynced), then renamed over the old one: a reader has the old model or the new one, never half of one, and a
-reader that opened the old file keeps reading it (it is never changed in place, so it is opened `immutable`).
+take back a message's earlier training). A model may also record the tokenizer's version it was counted with
+(`tokens` in `meta`) and, in a table `sources` (message key, digest, counted), the digest of the bytes each trained
+message was counted from and whether its tokens are in the counts: the AI shield's model of the person's labels
+writes both (so that a label is taken back exactly and the model counted again when the tokenizer changes); the
+spam plugin's model writes neither, and its files are as they were.
+
+It is written whole under a temporary name (0600, one transaction, the file fsynced), then renamed over the old one:
+a reader has the old model or the new one, never half of one, and a reader that opened the old file keeps reading it
+(it is never changed in place, so it is opened `immutable`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE tokens (token TEXT PRIMARY KEY, spam INTEGER NOT NULL, ham INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE trained (key TEXT PRIMARY KEY, label TEXT NOT NULL) WITHOUT ROWID;
 """
+_SOURCES = "CREATE TABLE sources (key TEXT PRIMARY KEY, digest TEXT NOT NULL, counted INTEGER NOT NULL) WITHOUT ROWID"
 
 
 class ModelError(Exception):
@@ -35,8 +42,10 @@ class ModelError(Exception):
 
 
 def write(path: PathLike, spam: int, ham: int, counts: Mapping[str, list[int]], trained: Mapping[str, str],
-          cutoffs: tuple[float, float] | None = None, trained_at: float | None = None) -> float:
-    """Write the model to `path` atomically; returns the time it records as trained."""
+          cutoffs: tuple[float, float] | None = None, trained_at: float | None = None, *,
+          tokens_version: int | None = None, sources: Mapping[str, tuple[str, bool]] | None = None) -> float:
+    """Write the model to `path` atomically; returns the time it records as trained. `tokens_version` and
+    `sources` (key: (digest, counted)) are written only when given."""
     trained_at = time.time() if trained_at is None else trained_at
     path = os.fspath(path)
     folder, name = os.path.split(path)
@@ -54,6 +63,8 @@ def write(path: PathLike, spam: int, ham: int, counts: Mapping[str, list[int]], 
             meta = {"format": FORMAT, "spam": spam, "ham": ham, "trained_at": trained_at}
             if cutoffs is not None:
                 meta["ham_cutoff"], meta["spam_cutoff"] = cutoffs
+            if tokens_version is not None:
+                meta["tokens"] = tokens_version
             connection.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
             # Sorted: rows go in key order, so the B-tree fills page after page rather than splitting pages. The
             # tokens alone are sorted (strings compared directly), then looked up: sorting the (token, counts) items
@@ -61,6 +72,10 @@ def write(path: PathLike, spam: int, ham: int, counts: Mapping[str, list[int]], 
             connection.executemany("INSERT INTO tokens VALUES (?, ?, ?)",
                                    ((token, *counts[token]) for token in sorted(counts)))
             connection.executemany("INSERT INTO trained VALUES (?, ?)", sorted(trained.items()))
+            if sources is not None:
+                connection.execute(_SOURCES)
+                connection.executemany("INSERT INTO sources VALUES (?, ?, ?)",
+                                       ((key, *sources[key]) for key in sorted(sources)))
             connection.execute("COMMIT")
         finally:
             connection.close()
@@ -98,6 +113,7 @@ class Table:
 
     def __init__(self, path: PathLike) -> None:
         self.connection = _open(path)
+        self._sources: bool | None = None  # whether the file has the table `sources`, once asked
         try:
             meta = dict(self.connection.execute("SELECT key, value FROM meta"))
         except sqlite3.Error as error:
@@ -108,6 +124,7 @@ class Table:
         self.trained_at = float(meta.get("trained_at", 0.0))
         self.cutoffs = ((float(meta["ham_cutoff"]), float(meta["spam_cutoff"])) if "ham_cutoff" in meta
                         else None)
+        self.tokens_version = meta.get("tokens")  # None: not recorded (the spam plugin's, or written before it was)
 
     def counts(self, tokens: Iterable[str]) -> list[tuple[str, int, int]]:
         """(token, spam, ham) of each of `tokens` the model knows."""
@@ -123,6 +140,28 @@ class Table:
         """Every token's counts and every trained message (the in-memory model, for training and labels)."""
         counts = {token: [spam, ham] for token, spam, ham in self.connection.execute("SELECT * FROM tokens")}
         return counts, dict(self.connection.execute("SELECT key, label FROM trained"))
+
+    def sources(self, uncounted_only: bool = False) -> dict[str, tuple[str, bool]]:
+        """Each trained message's (digest, counted), as `write` was given them; {} when none were."""
+        if not self._has_sources():
+            return {}
+        rows = self.connection.execute("SELECT key, digest, counted FROM sources"
+                                       + (" WHERE counted = 0" if uncounted_only else ""))
+        return {key: (digest, bool(counted)) for key, digest, counted in rows}
+
+    def label_of(self, key: str) -> tuple[str, str] | None:
+        """A trained message's label and the digest of its source ("" when none was written), or None."""
+        found = self.connection.execute(
+            "SELECT t.label, coalesce(s.digest, '') FROM trained t LEFT JOIN sources s ON s.key = t.key "
+            "WHERE t.key = ?" if self._has_sources() else "SELECT label, '' FROM trained WHERE key = ?",
+            (key,)).fetchone()
+        return (found[0], found[1]) if found is not None else None
+
+    def _has_sources(self) -> bool:
+        if self._sources is None:
+            self._sources = self.connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'sources'").fetchone() is not None
+        return self._sources
 
     def close(self) -> None:
         self.connection.close()

@@ -1,5 +1,9 @@
 """A real `gateway serve --http` for the attacks on the organizer, spoken to by two SDK clients: one makes the
-calls, the other pings throughout; the server's peak memory and CPU time read from /proc."""
+calls, the other pings throughout; the server's peak memory and CPU time read from /proc.
+
+The second client's "ping" is a `tools/list`: the protocol's `ping` is removed in the 2026-07-28 era (the SDK's
+client warns that it works under the handshake era only), and a `tools/list` is a request every revision answers
+from the catalogue in memory, touching no file, so it is answered at once whenever the event loop is free."""
 
 from __future__ import annotations
 
@@ -120,7 +124,7 @@ def attack(server: Server, calls: list[tuple[str, dict]], until: Any = None) -> 
                 while not done.is_set():
                     started = time.monotonic()
                     with anyio.fail_after(120):
-                        await pinger.send_ping()
+                        await pinger.list_tools()
                     seen.pings.append(time.monotonic() - started)
                     with anyio.move_on_after(PING_EVERY_S):
                         await done.wait()
@@ -144,7 +148,7 @@ def settle_idle(server: Server) -> None:
 
     async def run() -> None:
         async with server.client("attacker") as attacker, server.client("pinger") as pinger:
-            await pinger.send_ping()
+            await pinger.list_tools()
             await attacker.list_tools()
 
     anyio.run(run)

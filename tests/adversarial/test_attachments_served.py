@@ -23,8 +23,6 @@ from gateway_mail.mail import sample
 from gateway.testing import serve_client, write_config
 from tests.adversarial.organizer_attack import Server, assert_bounded, attack, settle_idle, text_of
 
-pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")
-
 CANARY = "wyvernattachcanary"
 ROUTE = "Kestrel ledger"
 CARD = "4000 0566 5566 5556"  # Luhn-valid test number

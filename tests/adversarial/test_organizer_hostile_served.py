@@ -4,8 +4,9 @@ A calendar server adds invitations on its own and a sync brings whatever a corre
 every second for a billion times or every minute forever, thousands of EXDATE and RDATE, a DURATION of a million
 days, calendars and task lists of 1 GB and 4 GB, a card with a 30 MB photo, a 64 MB card on one line, a 512 MB
 card file, a card vobject cannot read. Each answer is checked, with the server's peak memory (at most 300 MB over
-the idle server), a ping from a second client answered within two seconds throughout, and no work left running once
-the answers are given. The big files are sparse: what the bounds read of them is real, the rest is a hole.
+the idle server), a second client's ping (a tools/list) answered within two seconds throughout, and no work left
+running once the answers are given. The big files are sparse: what the bounds read of them is real, the rest is a
+hole.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from gateway.api.context import home_environment
 from gateway.testing import write_config
 from tests.adversarial.organizer_attack import Server, assert_bounded, attack, settle_idle, sparse, text_of
 from tests.forkserver import gateway_command
-
-pytestmark = pytest.mark.filterwarnings("ignore:ping is removed")  # served under the handshake era: it answers
 
 NOW = datetime.now(UTC)
 TODAY = NOW.strftime("%Y%m%d")

@@ -6,7 +6,8 @@ hostile. No answer of any mail tool, resource or spam tool holds the canary; the
 "someone at troll.example.net"; draft_reply, read_message, links and add_task refuse it with a sentence. A judge
 that hangs leaves every call answered (the gateway's call deadline is shorter than the judge's timeout) and doctor
 names the messages it could not judge. With no command, the person's labels (`gateway mail hostile` and
-`not-hostile`) train the model that judges the next messages.
+`not-hostile`) train the model that judges the next messages, and labelled mail stays as labelled while the server
+counts that model again for a new tokenizer.
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from pathlib import Path
 
 import anyio
 from click.testing import CliRunner
+from gateway_mail.mail import judge
 from gateway_mail.mail import sample as mail_sample
 from gateway_spam import sample as spam_sample
+from spamfilter import store
+from spamfilter import tokens as tokenizer
 
 from gateway.commands.cli import main
-from gateway.testing import read_audit, serve_client, write_config
+from gateway.testing import folders_of, read_audit, serve_client, write_config
 from tests.adversarial.test_spam_traits_served import HAM_TEXT, _text, _trained
 from tests.plugins.mail import shield_world
 from tests.plugins.mail.shield_world import HOSTILE_CANARY, PRESS
@@ -240,3 +244,68 @@ def test_the_persons_labels_train_the_model_and_the_next_message_follows_them(ga
     assert f"mid:{ids['blind']}" not in shown  # unlabelled, judged hostile by the model
     assert after.structured_content["shielded"] == 3
     assert reads["next-hostile"].is_error and not reads["next-kind"].is_error
+
+
+def test_labelled_mail_stays_shielded_while_the_labels_model_is_counted_again(gateway_home: Path,
+                                                                              tmp_path: Path) -> None:
+    """The person labelled the troll's mail hostile and the kind mail not; then the spam filter's tokenizer changed
+    (the model's version forged, with a count no label gave). Through `gateway serve`: the labelled mail is kept and
+    given as before in every answer while the server counts the model again; new mail to the address waits, kept,
+    until the model is counted, then is judged by it; the model is then the one the same labels make afresh."""
+    root = gateway_home / "Mail" / "personal"
+    ids = shield_world.world(root)
+    write_config(gateway_home, mail_sample.config(root, shielded=[PRESS]), projects=[])
+    for command in (["mail", "hostile", f"mid:{ids['hostile']}"], ["mail", "not-hostile", "mid:kind@example.net"]):
+        said = CliRunner().invoke(main, command, catch_exceptions=False)
+        assert said.exit_code == 0, said.output
+    data = folders_of(gateway_home).data / "plugins" / "mail"
+    table = store.Table(judge.model_path(data))
+    counts, trained = table.everything()
+    sources, spam, ham = table.sources(), table.spam, table.ham
+    table.close()
+    store.write(judge.model_path(data), spam, ham, {**counts, "stalecount": [7, 0]}, trained, tokens_version=1,
+                sources=sources)
+    now = time.time()
+    for role, words in (("next-hostile", f"{shield_world.HOSTILE_WORDS} {HOSTILE_CANARY}"),
+                        ("next-kind", shield_world.KIND_WORDS)):
+        mail_sample.deliver(root / "INBOX", mail_sample.message(
+            message_id=f"{role}@example.net", sender="Someone <someone@example.com>", to=PRESS, subject="Your piece",
+            body=f"{words}. plumtree", date=now))
+
+    async def play():
+        async with serve_client(gateway_home) as client:
+            answers = []
+            for _ in range(WAIT_SECONDS * 5):
+                answers.append(await client.call_tool("search_mail", {"query": "plumtree"}))
+                if "mid:next-kind@example.net" in {h["address"] for h in answers[-1].structured_content["hits"]}:
+                    break
+                await anyio.sleep(0.2)
+            reads = {role: await client.call_tool("read_message", {"address": address}) for role, address in
+                     (("hostile", f"mid:{ids['hostile']}"), ("kind", "mid:kind@example.net"),
+                      ("next-hostile", "mid:next-hostile@example.net"))}
+            return answers, reads
+
+    answers, reads = anyio.run(play)
+    shown = [{h["address"] for h in a.structured_content["hits"]} for a in answers]
+    assert "mid:next-kind@example.net" not in shown[0]  # waits, kept, while the model is counted again
+    assert "mid:next-kind@example.net" in shown[-1], _text(answers[-1])
+    for answer, addresses in zip(answers, shown, strict=True):
+        assert not answer.is_error and HOSTILE_CANARY not in _text(answer)
+        assert "mid:kind@example.net" in addresses and f"mid:{ids['hostile']}" not in addresses
+        assert "mid:next-hostile@example.net" not in addresses and f"mid:{ids['blind']}" not in addresses
+    assert reads["hostile"].is_error and reads["next-hostile"].is_error and not reads["kind"].is_error
+    assert "neither read nor answered" in _text(reads["hostile"])
+    # The model the server wrote: today's tokenizer, no count that no label gave, the same labels counted afresh.
+    files = {m: p.read_bytes() for p in (root / "INBOX" / "cur").iterdir()
+             for m in (ids["hostile"], "kind@example.net") if f"<{m}>".encode() in p.read_bytes()}
+    fresh = tmp_path / "fresh"
+    for message_id, verdict in ((ids["hostile"], "hostile"), ("kind@example.net", "ok")):
+        judge.learn(fresh, message_id, verdict, lambda m: [files[m]])
+    written, again = store.Table(judge.model_path(data)), store.Table(judge.model_path(fresh))
+    try:
+        assert written.tokens_version == tokenizer.VERSION and "stalecount" not in written.everything()[0]
+        assert (written.everything(), written.sources(), written.spam, written.ham) == (
+            again.everything(), again.sources(), again.spam, again.ham)
+    finally:
+        written.close()
+        again.close()

@@ -21,6 +21,7 @@ from gateway.api import kept_schemas, schemas
 from gateway.api.context import Folders
 from gateway.engine.registry import Registry
 from gateway.testing import serve_client, write_config
+from tests.gateway.probe_site import forget, site_fixture
 
 PACKAGE = "gateway_keptprobe"
 
@@ -89,15 +90,9 @@ def age(folder: Path, seconds: int = 120) -> None:
         os.utime(path, (then, then))
 
 
-def forget_package() -> None:
-    """Forget the package's modules, as a new process starts without them."""
-    for name in [n for n in sys.modules if n == PACKAGE or n.startswith(f"{PACKAGE}.")]:
-        del sys.modules[name]
-
-
 def load(folders: Folders):  # noqa: ANN201 (a Plugin)
     """The package loaded by a registry of its own (a fresh import, as a new start does)."""
-    forget_package()
+    forget(PACKAGE)
     import importlib
 
     module = importlib.import_module(PACKAGE)
@@ -106,13 +101,7 @@ def load(folders: Folders):  # noqa: ANN201 (a Plugin)
     return plugin
 
 
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "site"
-    folder.mkdir()
-    monkeypatch.syspath_prepend(str(folder))
-    yield folder
-    forget_package()
+site = site_fixture(PACKAGE)
 
 
 @pytest.fixture
@@ -185,6 +174,65 @@ def test_another_python_or_installed_packages_describe_again(gateway_home, site,
     assert sorted(described) == ["day_after", "find"]
     described.clear()
     monkeypatch.setattr(sys, "version", sys.version + " (another build)")
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+
+
+def test_the_working_folder_first_on_sys_path_throws_away_what_was_kept_only_for_what_it_can_import(
+        gateway_home, site, described, tmp_path, monkeypatch) -> None:
+    # As under `python -m gateway`: the working folder first on sys.path.
+    work = tmp_path / "work"
+    (work / "logs").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(work))
+    write_package(site)
+    folders = Folders.from_environment()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+    for name in ("notes.txt", "report.json", "Makefile", ".hidden", "build.log", "logs/today.log"):
+        (work / name).write_text("nothing to import")  # the folder changed, but nothing in it can be imported
+    (work / ".cache").mkdir()  # a folder no import statement can name
+    described.clear()
+    load(folders)
+    assert described == []
+    (work / "helper.py").write_text("LIMIT = 3\n")  # a module there could shadow any other: described again
+    described.clear()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+    age(work)  # nothing changed in the last two seconds: the new description is kept
+    load(folders)
+    described.clear()
+    load(folders)
+    assert described == []
+    (work / "helper.py").write_text("LIMIT = 4\n")  # changed in place
+    age(work, 60)
+    described.clear()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+    (work / "shapes").mkdir()  # a folder: a package, or a namespace package, of that name
+    age(work)
+    described.clear()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+    (work / "helper.py").unlink()
+    described.clear()
+    load(folders)
+    assert sorted(described) == ["day_after", "find"]
+
+
+def test_a_working_folder_that_is_not_first_on_sys_path_is_watched_as_any_other(gateway_home, site, described,
+                                                                               tmp_path, monkeypatch) -> None:
+    # The `gateway` console script puts its own folder first: a folder behind it is an installed one.
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.syspath_prepend(str(work))
+    monkeypatch.syspath_prepend(str(tmp_path / "bin"))
+    write_package(site)
+    folders = Folders.from_environment()
+    load(folders)
+    (work / "notes.txt").write_text("the folder changed")
+    described.clear()
     load(folders)
     assert sorted(described) == ["day_after", "find"]
 

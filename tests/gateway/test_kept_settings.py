@@ -19,6 +19,7 @@ import pytest
 
 from gateway.api.context import Folders
 from gateway.engine.registry import Registry
+from tests.gateway.probe_site import forget, site_fixture
 
 PACKAGE = "gateway_keptsettings"
 
@@ -89,14 +90,9 @@ def write_package(site: Path, greeting: str = "Hello") -> None:
         os.utime(path, (then, then))
 
 
-def forget_package() -> None:
-    for name in [n for n in sys.modules if n == PACKAGE or n.startswith(f"{PACKAGE}.")]:
-        del sys.modules[name]
-
-
 def load(folders: Folders, table: dict):  # noqa: ANN201 (a Plugin)
     """The package loaded by a registry of its own with `table` (a fresh import, as a new start does)."""
-    forget_package()
+    forget(PACKAGE)
     module = importlib.import_module(PACKAGE)
     plugin = Registry(folders, plugins=[("keptsettings", module)], entrypoints=False).get("keptsettings", table)
     assert plugin.ok, plugin.error
@@ -107,13 +103,7 @@ def read(plugin, table: dict) -> tuple:  # noqa: ANN001
     return plugin.settings_for(table), plugin.table_problem(table), plugin.switched_off(table)
 
 
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "site"
-    folder.mkdir()
-    monkeypatch.syspath_prepend(str(folder))
-    yield folder
-    forget_package()
+site = site_fixture(PACKAGE)
 
 
 @pytest.mark.parametrize("table", TABLES)
@@ -204,8 +194,7 @@ def test_another_package_under_the_same_name_is_not_given_the_first_ones_reading
         plugin = Registry(folders, plugins=[("keptsettings", module)], entrypoints=False).get("keptsettings", {})
         assert plugin.settings_for({})["greeting"] == "Hallo"
     finally:
-        for name in [n for n in sys.modules if n.startswith("gateway_keptother")]:
-            del sys.modules[name]
+        forget("gateway_keptother")
 
 
 def test_a_plugin_given_as_an_object_asks_for_its_model_at_each_load(gateway_home) -> None:

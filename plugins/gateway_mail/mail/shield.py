@@ -13,7 +13,10 @@ model only (a few milliseconds a message); a `shield_command` is never waited fo
 a thread of its own, one message after the other (`judge_in_background`), and the calls that come after see its
 verdicts. `gateway mail index` and `gateway watch` judge in the same pass, waiting for the command. A judge that
 fails leaves the message unjudged with its reason; the server tries it again after `RETRY_SECONDS`,
-`gateway mail index` at once.
+`gateway mail index` at once. The labels' model, when counted with another version of the spam filter's tokenizer,
+is counted again from the labels at the start of the pass of `gateway mail index` and `gateway watch`; a call
+leaves that to a thread of the server's (`relearn_in_background`), and the model judges nothing meanwhile (the
+person's labels still judge their messages).
 
 What the tools do with it (`hidden`): a message addressed to a shielded address is given only once judged not
 hostile. Judged hostile, or not judged yet (its judge failed, is still at work, or the message was not looked at
@@ -27,10 +30,11 @@ import atexit
 import contextlib
 import hashlib
 import json
+import math
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -282,7 +286,17 @@ def _judge(connection: sqlite3.Connection, accounts: list[Account], shield: Shie
            retry_after: float) -> int:
     """Judge what waits: the person's labels first, then the command (when `commands`) or the labels' model."""
     left_for_command = 0
+    if commands:  # gateway mail index, gateway watch: the labels' model counted again first, waited for
+        try:
+            judge.relearn(shield.data, copies_of(connection, accounts))
+        except (OSError, sqlite3.Error):  # the model stays as it was: it judges nothing until counted
+            import structlog
+
+            structlog.get_logger("gateway_mail").error("the shield's labels could not be counted again",
+                                                       exc_info=True)
     with judge.Labels(shield.data) as labels:
+        if labels.stale:  # a call: counted again on a thread of the server's; the model judges nothing meanwhile
+            relearn_in_background(connection, accounts, shield)
         # With no command and a model that cannot judge yet, only the messages never tried are looked at (for the
         # person's own labels, and to record why they wait): the others wait for a label, which judges them.
         new_only = not shield.command and bool(labels.problem)
@@ -291,19 +305,23 @@ def _judge(connection: sqlite3.Connection, accounts: list[Account], shield: Shie
             return 0
         dirs = folder_paths(accounts)
         judged: list[tuple[tuple[str, str, str], judge.Judgement]] = []
-        for account, folder, unique, _message_id, _by, _tried, sub, filename in rows:
+        for account, folder, unique, message_id, _by, _tried, sub, filename in rows:
             if time.monotonic() > until:
                 break
-            given = None
             if shield.command and not commands:
                 left_for_command += 1
                 continue
-            if given is None and new_only:
+            given = None
+            if new_only and labels.table is None:  # no label at all: nothing to read
                 given = judge.Judgement(UNJUDGED, "labels", labels.problem)
             if given is None:
                 raw = _raw(dirs.get((account, folder)), sub, filename)
                 if raw is None:
                     continue
+                given = labels.person(message_id, raw)
+                if given is None and new_only:
+                    given = judge.Judgement(UNJUDGED, "labels", labels.problem)
+            if given is None:
                 if shield.command:
                     left = max(min(shield.timeout, until - time.monotonic()), 0.1)
                     given = judge.run_command(shield.command, raw, left)
@@ -316,6 +334,22 @@ def _judge(connection: sqlite3.Connection, accounts: list[Account], shield: Shie
                 record_all(connection, judged)
         record_all(connection, judged)
     return left_for_command
+
+
+def copies_of(connection: sqlite3.Connection, accounts: list[Account]) -> judge.Copies:
+    """How the labels' model finds a labelled message: its indexed copies under its Message-ID, oldest first, each
+    read as it is judged (the first `MAX_MESSAGE` bytes); a copy that cannot be read is left out."""
+    dirs = folder_paths(accounts)
+
+    def copies(message_id: str) -> Iterator[bytes]:
+        rows = connection.execute("SELECT account, folder, sub, filename FROM messages WHERE message_id = ? "
+                                  "ORDER BY id", (message_id,)).fetchall()
+        for account, folder, sub, filename in rows:
+            raw = _raw(dirs.get((account, folder)), sub, filename)
+            if raw is not None:
+                yield raw
+
+    return copies
 
 
 def _raw(folder_dir: str | None, sub: str, filename: str) -> bytes | None:
@@ -404,11 +438,61 @@ def _background(index: Path, accounts: list[Account], shield: Shield,
 
 def _judge_commands(connection: sqlite3.Connection, accounts: list[Account], shield: Shield, rows: list[Any]) -> None:
     dirs = folder_paths(accounts)
-    for account, folder, unique, _message_id, _by, _tried, sub, filename in rows:
+    for account, folder, unique, message_id, _by, _tried, sub, filename in rows:
         raw = _raw(dirs.get((account, folder)), sub, filename)
-        given = (judge.run_command(shield.command, raw, shield.timeout) if raw is not None else
-                 judge.Judgement(UNJUDGED, "command", "the message's file could not be read"))
+        if raw is None:
+            given = judge.Judgement(UNJUDGED, "command", "the message's file could not be read")
+        else:
+            with judge.Labels(shield.data) as labels:  # opened for each: a command takes far longer
+                given = labels.person(message_id, raw) or judge.run_command(shield.command, raw, shield.timeout)
         record(connection, (account, folder, unique), given)
+
+
+_relearning: dict[str, threading.Thread] = {}
+_relearn_failed: dict[str, float] = {}  # when a count failed, per model folder: tried again after RETRY_SECONDS
+
+
+def relearn_in_background(connection: sqlite3.Connection, accounts: list[Account], shield: Shield) -> None:
+    """Count the labels' model again (`judge.relearn`) on a thread of its own, unless one does it for this model
+    now: a call never waits for it (thousands of labels take seconds). The thread reads the index through a connection
+    of its own; the model's lock keeps it and a label command from writing at once."""
+    index = next((row[2] for row in connection.execute("PRAGMA database_list") if row[1] == "main"), "")
+    if not index:
+        return
+    with _threads_lock:
+        running = _relearning.get(str(shield.data))
+        if running is not None and running.is_alive():
+            return
+        if time.monotonic() - _relearn_failed.get(str(shield.data), -math.inf) < RETRY_SECONDS:
+            return
+        thread = threading.Thread(target=_relearn, args=(index, accounts, shield.data), name="mail-shield-relearn",
+                                  daemon=True)
+        _relearning[str(shield.data)] = thread
+        thread.start()
+
+
+def _relearn(index: str, accounts: list[Account], data: Path) -> None:
+    import structlog
+
+    log = structlog.get_logger("gateway_mail")
+    try:
+        connection = sqlite3.connect(index, timeout=30)
+    except sqlite3.Error:
+        log.error("the shield's labels could not be counted again: the mail index cannot be opened", exc_info=True)
+        with _threads_lock:
+            _relearn_failed[str(data)] = time.monotonic()
+        return
+    try:
+        learnt = judge.relearn(data, copies_of(connection, accounts))
+        if learnt is not None:
+            log.info("the shield's model of the person's labels counted again for the current tokenizer",
+                     labels=learnt.recounted, not_found=len(learnt.uncounted))
+    except Exception:  # noqa: BLE001 - never the server's end; the model stays as it was, and is tried again
+        log.error("the shield's labels could not be counted again", exc_info=True)
+        with _threads_lock:
+            _relearn_failed[str(data)] = time.monotonic()
+    finally:
+        connection.close()
 
 
 def settle(index: Path, timeout: float) -> bool:
@@ -431,6 +515,13 @@ def doctor_lines(connection: sqlite3.Connection, shield: Shield, limit: int = 10
     """How many messages the shield keeps unjudged, and a sentence naming the first few with why."""
     if not shield.on:
         return 0, ""
+    gone = judge.uncounted(shield.data)
+    said_gone = judge.uncounted_said(gone, limit) if gone else ""
+    count, said = _waiting_lines(connection, shield, limit)
+    return count, ". ".join(part for part in (said, said_gone) if part)
+
+
+def _waiting_lines(connection: sqlite3.Connection, shield: Shield, limit: int) -> tuple[int, str]:
     rows = connection.execute(
         "SELECT m.account, m.folder, m.sub, m.filename, m.message_id, s.reason, "
         "s.unique_name IS NULL OR s.size != m.size OR s.mtime_ns != m.mtime_ns FROM messages m LEFT JOIN shield s "

@@ -132,7 +132,8 @@ def test_a_move_keeps_its_verdict_and_the_persons_label_wins(shielded, gateway_h
     connection = index.connect(_index(gateway_home))
     try:
         raw = next((archive / "cur").iterdir()).read_bytes()
-        judge.learn(folders_of(gateway_home).data / "plugins" / "mail", "kind@example.net", raw, shield.HOSTILE)
+        judge.learn(folders_of(gateway_home).data / "plugins" / "mail", "kind@example.net", shield.HOSTILE,
+                    lambda _message_id: [raw])
         assert shield.label(connection, "kind@example.net", shield.HOSTILE) == 1
     finally:
         connection.close()
