@@ -619,7 +619,9 @@ class Gateway:
         for refresh in self.registry.get(plugin_name).refreshes:
             try:
                 verdicts.append(bool(refresh.stale(ctx)) if refresh.stale is not None else True)
-            except Exception:
+            except BaseException as error:  # a plugin's sys.exit() too (gateway.engine.faults); a cancellation goes on
+                if not plugin_failed(error):
+                    raise
                 verdicts.append(None)
         return verdicts
 

@@ -4,6 +4,7 @@ own budget and context, and the tool's context then carries a deadline that star
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def test_refreshes_with_nothing_to_run_are_asked_with_the_tools_own_context(gate
     assert len({mark for _s, _l, mark in seen}) == 5
 
 
-@pytest.mark.parametrize("kind", ["stale", "failing", "no check"])
+@pytest.mark.parametrize("kind", ["stale", "failing", "exiting", "no check"])
 def test_a_refresh_with_something_to_run_runs_under_its_own_context(gateway_home: Path,
                                                                    monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     asked: list = []
@@ -66,6 +67,8 @@ def test_a_refresh_with_something_to_run_runs_under_its_own_context(gateway_home
         asked.append(ctx)
         if kind == "failing":
             raise OSError("a source cannot be read")
+        if kind == "exiting":
+            sys.exit(12)  # a plugin's exit is its check failing (gateway.engine.faults), never the gateway's end
         return True
 
     runs: list = []
@@ -78,7 +81,7 @@ def test_a_refresh_with_something_to_run_runs_under_its_own_context(gateway_home
     assert all(seconds == 9 and 0 < left <= 9 for seconds, left, _mark in seen)
     assert made == ["look"] * (6 if kind == "no check" else 9)  # asked first, then the refresh's and the tool's own
     # Asked once a call: what it said is not asked again the long way; a check that failed is (and said there).
-    assert len(asked) == {"stale": 3, "failing": 6, "no check": 0}[kind]
+    assert len(asked) == {"stale": 3, "failing": 6, "exiting": 6, "no check": 0}[kind]
 
 
 def test_each_refresh_of_a_plugin_is_asked_once_and_only_the_stale_ones_run(gateway_home: Path) -> None:
