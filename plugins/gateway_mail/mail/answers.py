@@ -525,7 +525,10 @@ def page_rows(connection: sqlite3.Connection, generation: tuple[str, int], searc
     global _page_rows_kept
     key = (connection, *generation, search.page_sql, *search.arguments, limit)
     if keep and KEEPING_PAGES:
-        found = _pages.get(key)
+        try:
+            found = _pages.get(key)
+        except TypeError:  # a value that cannot be a key (none of the plan's is): read, not kept
+            found, keep = None, False
         if found is not None:
             return found
     cursor = connection.cursor()
