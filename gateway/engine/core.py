@@ -555,11 +555,21 @@ class Gateway:
             return self._finish(Answer(text=str(error), is_error=True), entry, "bad_arguments", caller, watch)
         try:
             # The refresh makes a context of its own only when it has something to run; the tool's is made once,
-            # with the deadline that starts when the refresh is done.
-            still_reading = (await self.refresh(tool.plugin, snapshot, caller, catalogue=catalogue)
-                             if self._refreshes(tool.plugin, snapshot) else None)
-            deadline = self._deadline()
-            ctx = self.context(tool.plugin, snapshot, caller, catalogue, deadline)
+            # with the deadline that starts when the refresh is done. A plugin whose refreshes each say they have
+            # nothing to do (`stale`) is asked so with the tool's own context, made first: no second one.
+            refreshes = self._refreshes(tool.plugin, snapshot)
+            still_reading, ctx, verdicts = None, None, None
+            if refreshes and self._askable(tool.plugin):
+                deadline = self._deadline()
+                ctx = self.context(tool.plugin, snapshot, caller, catalogue, deadline)
+                verdicts = self._staleness(tool.plugin, ctx)
+            if refreshes and (verdicts is None or any(verdict is not False for verdict in verdicts)):
+                still_reading = await self.refresh(tool.plugin, snapshot, caller, catalogue=catalogue,
+                                                   verdicts=verdicts)
+                ctx = None
+            if ctx is None:
+                deadline = self._deadline()
+                ctx = self.context(tool.plugin, snapshot, caller, catalogue, deadline)
             answer, outcome = await self._run(tool.function, ctx, checked, f"the tool {name}", tool.plugin,
                                               self._pace(tool), deadline)
         except anyio.get_cancelled_exc_class():
@@ -572,20 +582,48 @@ class Gateway:
         return self._finish(_noted(answer, still_reading), entry, outcome, caller, watch)
 
     async def refresh(self, plugin_name: str, snapshot: Snapshot, caller: Caller = Caller(),
-                      ctx: Context | None = None, catalogue: Catalogue | None = None) -> str | None:
+                      ctx: Context | None = None, catalogue: Catalogue | None = None,
+                      verdicts: list[bool | None] | None = None) -> str | None:
         """Bring the plugin's store up to date before it answers, under the budget (gateway.api.refresh); the line to
         add to its answer when the budget ran out first. `ctx`: the call's own context for that plugin, when made
-        (else one is made, only when there is a refresh to run); `catalogue`, the one the call looked up."""
+        (else one is made, only when there is a refresh to run); `catalogue`, the one the call looked up;
+        `verdicts`, what each refresh's `stale` check said already this call (`_staleness`): one that said False is
+        not run, one that said True is run without being asked again, one that failed is asked again."""
         if not self._refreshes(plugin_name, snapshot):
             return None
         plugin = self.registry.get(plugin_name)
         ctx = ctx or self.context(plugin_name, snapshot, caller, catalogue)
         budget = snapshot.config.refresh_budget_ms
-        notes = [
-            await self.refreshing.before(plugin_name if i == 0 else f"{plugin_name}/{i}", refresh, ctx, budget)
-            for i, refresh in enumerate(plugin.refreshes)
-        ]
+        notes = []
+        for i, refresh in enumerate(plugin.refreshes):
+            said = verdicts[i] if verdicts is not None else None
+            if said is False:
+                continue
+            notes.append(await self.refreshing.before(plugin_name if i == 0 else f"{plugin_name}/{i}",
+                                                      attrs.evolve(refresh, stale=None) if said else refresh, ctx,
+                                                      budget))
         return next((note for note in notes if note), None)
+
+    def _askable(self, plugin_name: str) -> bool:
+        """Whether each of the plugin's refreshes has a `stale` check and none is running (a call waits for one that
+        runs): then the checks are asked with the tool's own context before anything else (`_staleness`)."""
+        refreshes = self.registry.get(plugin_name).refreshes
+        return all(refresh.stale is not None for refresh in refreshes) and not any(
+            self.refreshing.running(plugin_name if i == 0 else f"{plugin_name}/{i}") for i in range(len(refreshes)))
+
+    def _staleness(self, plugin_name: str, ctx: Context) -> list[bool | None]:
+        """What each of the plugin's `stale` checks says for `ctx`, in order: True when its refresh has something to
+        run, False when it has nothing, None when the check failed (asked again the long way, which says why). Each
+        is asked once a call: the long way (`refresh`) is given these verdicts, not asked again."""
+        verdicts: list[bool | None] = []
+        for refresh in self.registry.get(plugin_name).refreshes:
+            try:
+                verdicts.append(bool(refresh.stale(ctx)) if refresh.stale is not None else True)
+            except BaseException as error:  # a plugin's sys.exit() too (gateway.engine.faults); a cancellation goes on
+                if not plugin_failed(error):
+                    raise
+                verdicts.append(None)
+        return verdicts
 
     def _refreshes(self, plugin_name: str, snapshot: Snapshot) -> bool:
         """Whether the plugin has a refresh to run before it answers (it declares one, and its table leaves it on)."""

@@ -6,6 +6,7 @@ and listed item before they leave.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -85,12 +86,32 @@ def _strings_of_any(value: Any, found: list[str]) -> list[str]:
 _SEPARATOR = "\n\x1f\n"
 
 
+# The digests of texts `needs_masking` found nothing to mask in, never the texts themselves: a host asks again, a search
+# kept by its index's generation answers again with the same text, and the masks' look costs several times the
+# digest. Masking is a pure function of the text (its rules are code, versioned by MASKS_VERSION), so a text whose
+# digest is here needs nothing masked, as it did when it was looked at. At most CLEAN_KEPT digests (then all are
+# forgotten), each of a text of at most CLEAN_LENGTH characters (a longer one is looked at afresh every time).
+CLEAN_KEPT = 4096
+CLEAN_LENGTH = 1 << 20
+_clean: set[bytes] = set()
+
+
 def needs_masking(value: Any) -> bool:
     """Whether any string of `value` (a number's digits too) holds something `mask_secrets` masks: one pass over
-    the distinct ones, joined, instead of one per string."""
+    the distinct ones, joined, instead of one per string (none for a text found clean before: `_clean`)."""
     # Each distinct string once: a page of hits repeats its account, folder, flags and dates.
     joined = _SEPARATOR.join(dict.fromkeys(_strings(value, [])))
-    return mask_secrets(joined) != joined
+    if len(joined) > CLEAN_LENGTH:
+        return mask_secrets(joined) != joined
+    key = hashlib.blake2b(joined.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    if key in _clean:
+        return False
+    if mask_secrets(joined) != joined:
+        return True
+    if len(_clean) >= CLEAN_KEPT:
+        _clean.clear()
+    _clean.add(key)
+    return False
 
 
 def masked_item(item: T, fields: tuple[str, ...]) -> T:

@@ -155,12 +155,42 @@ def page_hits(ctx: Context, found: list[tuple[Any, ...]], zone: Any) -> list[dic
             hit["encrypted"] = True
         hits.append(hit)
         fields += (folder, shown_from, subject)
-    if not all(type(text) is str and text and len(text) <= FIELD_LIMIT and not text[0].isspace()
-               and not text[-1].isspace() for text in fields) or _NOT_ONE_LINE.search(_BETWEEN_FIELDS.join(fields)):
+    if not _each_on_one_line(fields):
         for hit in hits:
             for key in ("folder", "from", "subject"):
                 hit[key] = on_one_line(ctx, hit[key], FIELD_LIMIT)
     return hits
+
+
+_ONLY_STRINGS = {str}
+
+
+def _each_on_one_line(fields: list[Any]) -> bool:
+    """Whether each of `fields` is what `on_one_line` gives back as it is: a string, not empty, within FIELD_LIMIT,
+    with no space at either end, no control character and no two spaces in a row.
+
+    Looked at in a few passes over all of them, each in C: a text str.isprintable() passes holds no control
+    character and no space but the ASCII one (every other character `\\s` matches is a control character or a
+    separator, which it refuses), so two spaces in a row are "  ", and a field's space at an end is a " " at an end
+    of the joined text or beside the `_BETWEEN_FIELDS` joining it. Only when that character stands beside a space
+    (inside a field too, "a | b") are the fields' ends looked at one by one; a text not printable takes the
+    regular expression."""
+    if not fields:
+        return True
+    if set(map(type, fields)) != _ONLY_STRINGS:
+        return False
+    lengths = list(map(len, fields))
+    if min(lengths) == 0 or max(lengths) > FIELD_LIMIT:
+        return False
+    joined = _BETWEEN_FIELDS.join(fields)
+    if joined.isprintable():
+        if "  " in joined or joined[0] == " " or joined[-1] == " ":
+            return False
+        if f"{_BETWEEN_FIELDS} " not in joined and f" {_BETWEEN_FIELDS}" not in joined:
+            return True
+        return all(text[0] != " " and text[-1] != " " for text in fields)
+    return (all(not text[0].isspace() and not text[-1].isspace() for text in fields)
+            and _NOT_ONE_LINE.search(joined) is None)
 
 
 def _hit_lines(hit: dict[str, Any]) -> list[str]:
@@ -472,6 +502,73 @@ def expanded(connection: sqlite3.Connection, generation: tuple[str, int], search
                   count_arguments=[match, *search.count_arguments[1:]])
 
 
+# Pages already read (the rows of a page statement), by the connection that read them, the index file and its
+# generation, the statement, its values and the limit: the same search again on an unchanged index reads no row again
+# (its hits are made from the rows as always). Every value the rows follow is in the key: the index's rows by its
+# generation (moved on by every write to them, a flag changed too) and by the connection (a file replaced is opened
+# anew, and a connection kept here is never another's, since the key holds it); what the gate keeps, blocked senders
+# and shielded messages by their lists, which are values of the statement. Searches with `days` or `date:`, whose
+# values follow the clock, are not kept (each call's key would be its own). At most PAGES_KEPT pages of at most
+# PAGE_ROWS_KEPT rows in all are kept (then all are forgotten). KEEPING_PAGES: whether pages are kept (the tests
+# compare each answer with the one read afresh).
+_pages: dict[tuple[Any, ...], tuple[tuple[Any, ...], ...]] = {}
+_page_rows_kept = 0
+PAGES_KEPT = 128
+PAGE_ROWS_KEPT = 10_000
+KEEPING_PAGES = True
+
+
+def page_rows(connection: sqlite3.Connection, generation: tuple[str, int], search: Search, limit: int,
+              keep: bool = True) -> tuple[tuple[Any, ...], ...]:
+    """The page of `search` (its rows as plain tuples, columns `HIT_NAMES`, newest first, at most `limit`), read once
+    per index generation and page (see `_pages`) when `keep`."""
+    global _page_rows_kept
+    key = (connection, *generation, search.page_sql, *search.arguments, limit)
+    if keep and KEEPING_PAGES:
+        try:
+            found = _pages.get(key)
+        except TypeError:  # a value that cannot be a key (none of the plan's is): read, not kept
+            found, keep = None, False
+        if found is not None:
+            return found
+    cursor = connection.cursor()
+    cursor.row_factory = None  # plain tuples, unpacked by page_hits (sqlite3.Row finds a name by comparing names)
+    rows = tuple(cursor.execute(search.page_sql, [*search.arguments, limit]).fetchall())
+    if keep and KEEPING_PAGES:
+        if len(_pages) >= PAGES_KEPT or _page_rows_kept + len(rows) > PAGE_ROWS_KEPT:
+            _pages.clear()
+            _shown.clear()
+            _page_rows_kept = 0
+        _pages[key] = rows
+        _page_rows_kept += len(rows)
+    return rows
+
+
+# What a kept page shows, by the page's rows (the very tuple `_pages` holds, kept with it, so its id names no other)
+# and the zone its dates are written in: its hits (each given as a copy of its own: an answer's data is its own),
+# their lines and their addresses, made once from rows that do not change.
+_shown: dict[tuple[int, Any], tuple[Any, tuple[dict[str, Any], ...], tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def shown_hits(ctx: Context, rows: Any, zone: Any, kept: bool = False
+               ) -> tuple[list[dict[str, Any]], tuple[str, ...], tuple[str, ...]]:
+    """The hits `page_hits` makes of `rows`, their lines and their addresses; made once per page and zone when the
+    rows are a page kept (`kept`: `page_rows` gave them from, or put them in, `_pages`)."""
+    key = (id(rows), zone)
+    made = _shown.get(key) if kept else None
+    if made is None or made[0] is not rows:
+        hits = page_hits(ctx, rows, zone)
+        made = (rows, tuple(hits), tuple(line for hit in hits for line in _hit_lines(hit)),
+                tuple(hit["address"] for hit in hits))
+        if kept and KEEPING_PAGES:
+            if len(_shown) >= PAGES_KEPT:
+                _shown.clear()
+            _shown[key] = made
+        else:
+            return hits, made[2], made[3]
+    return [dict(hit) for hit in made[1]], made[2], made[3]
+
+
 def total_of(connection: sqlite3.Connection, generation: tuple[str, int], search: Search) -> int:
     """How many messages `search` matches, counted up to TOTAL_BOUND + 1 (past the bound: more than it)."""
     return remembered(connection, generation, search.count_sql, search.count_arguments)
@@ -495,6 +592,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
                               [shield_json, *values, closed, blocked_json]) if mail.shielded.ids else 0
         zone = _zone(ctx)
         search = statements(zone, query, where, values, days, closed, blocked_json, shield_json)
+        keep = days is None and "date:" not in query.lower()  # (a search whose values follow the clock is not kept)
         try:
             # Plain tuples, unpacked by page_hits (sqlite3.Row finds a name by comparing it with each column's).
             if search.prefixes and EXPANDING:
@@ -503,9 +601,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
             if every is not None:  # every match, newest first: the page is the first of them, the total their number
                 rows, total, more = every[:limit], len(every), False
             else:
-                page = mail.connection.cursor()
-                page.row_factory = None
-                rows = page.execute(search.page_sql, [*search.arguments, limit]).fetchall()
+                rows = page_rows(mail.connection, mail.generation, search, limit, keep=keep)
                 total, more = len(rows), False
             if len(rows) >= limit and every is None:
                 # How many match in all, counted up to a bound: past it, "more than" (a common word costs no more).
@@ -516,7 +612,7 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
                 raise
             # SQLite's own words name its parser's insides: the person is told what to write instead.
             raise ToolError(f"the query cannot be read as a search{_READ_AGAIN}") from error
-        hits = page_hits(ctx, rows, zone)
+        hits, hit_lines, given = shown_hits(ctx, rows, zone, kept=keep and every is None)
     scope = ", ".join(p for p in (f"account {account}" if account else "", f"folder {folder}" if folder else "",
                                   f"last {days} days" if days else "") if p) or "all accounts"
     if total == len(hits) and not more:
@@ -524,15 +620,14 @@ def search_answer(ctx: Context, query: str, account: str | None, folder: str | N
     else:
         lines = [f"{len(hits)} shown of {'more than ' if more else ''}{total:,} messages matching, newest first "
                  f"({scope}); more words, an account, a folder or days narrow it."]
-    for hit in hits:
-        lines += _hit_lines(hit)
+    lines += hit_lines
     lines += _counts_lines(left_out, blocked, shielded)
     lines += missing_lines(mail)
     data = {"order": "newest first", "hits": hits, "total": total, "more": more, "left_out": left_out, "blocked": blocked,
             "unavailable": [a.name for a in mail.missing]}
     if mail.shield_on:
         data["shielded"] = shielded
-    return Answer("\n".join(lines), data, given=[h["address"] for h in hits], left_out=left_out)
+    return Answer("\n".join(lines), data, given=list(given), left_out=left_out)
 
 
 def find(mail: Mail, address: str, tool: str = "read_message") -> Any:

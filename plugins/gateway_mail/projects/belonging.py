@@ -119,13 +119,21 @@ def mail_ties(data_folder: Path) -> Tied:
     Whether they changed: no event for the store or its write-ahead log since the last look found them unchanged
     (`gateway_mail.noted`, one look at the notifications); else two stats. A tie committed before a call wrote the
     log (or, after a checkpoint, the store) before that call began."""
-    path = data_folder / FILE_NAME
-    files = (path, Path(f"{path}-wal"))
+    files = _tie_files.get(data_folder)
+    if files is None:
+        path = data_folder / FILE_NAME
+        if len(_tie_files) >= 8:
+            _tie_files.clear()
+        files = _tie_files[data_folder] = (path, Path(f"{path}-wal"))
     noted = noted_in(_ties_noted, files)
     tied = noted.seen()
     if tied is None:
-        tied = noted.look(lambda: _mail_ties_read(path, files))
+        tied = noted.look(lambda: _mail_ties_read(files[0], files))
     return tied
+
+
+# The tie store and its write-ahead log, by the data folder they are in: two paths made once, not on every call.
+_tie_files: dict[Path, tuple[Path, Path]] = {}
 
 
 def _mail_ties_read(path: Path, files: tuple[Path, Path]) -> Tied:

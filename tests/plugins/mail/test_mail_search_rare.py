@@ -197,3 +197,23 @@ def test_the_lists_of_blocked_senders_and_shielded_messages_are_written_as_json_
             assert mail.blocked_json == json.dumps(sorted(blocked))
             assert mail.shield_json == shield.hidden_json(hidden)
             assert json.loads(mail.shield_json) == sorted(hidden.ids)
+
+
+def _one_line_the_long_way(fields: list) -> bool:
+    return (all(type(text) is str and text and len(text) <= answers.FIELD_LIMIT and not text[0].isspace()
+                and not text[-1].isspace() for text in fields)
+            and answers._NOT_ONE_LINE.search(answers._BETWEEN_FIELDS.join(fields)) is None)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(fields=st.lists(st.one_of(FIELD, st.text(alphabet="a| ", max_size=6), st.none(), st.integers(0, 9)),
+                       max_size=9))
+def test_the_pages_one_look_for_line_ends_gives_the_field_by_field_verdict(fields: list) -> None:
+    assert answers._each_on_one_line(fields) == _one_line_the_long_way(fields)
+
+
+def test_the_pages_one_look_for_line_ends_on_each_kind_of_space_and_control_character() -> None:
+    for character in [*AWKWARD, *map(chr, range(0x20)), "\x7f", "\x85", "\u200b", "\ufeff", "\ud800", "\U000e0001"]:
+        for fields in (["a", character], [character + "a", "b"], ["a" + character, "b"], ["a", character + "a"],
+                       ["a" + character + "b"], [f"a{character} b"], [f"a {character}b"], [f"a {character}"]):
+            assert answers._each_on_one_line(fields) == _one_line_the_long_way(fields), (character, fields)
