@@ -6,9 +6,10 @@ cannot name a source (its switches and numbers, and the core's `prefix`, `disabl
 path, address, account, server and password is left behind, so each plugin reads its defaults, which the scratch
 home (HOME and the XDG folders pointed into it) holds. One setting is the selftest's own: `refresh_budget_ms` at
 its most (a minute), so that every call waits until its plugin's stores have read the invented items, however
-busy the computer is, instead of answering from a store still being filled (which would prove nothing). The manifest is copied with the person's project ids and
-routes; a `paths` route written as an absolute path is moved under the scratch home (`~/...` for one under the
-person's home, `~/root/...` for one elsewhere), so it takes the invented files there and nothing of the person's.
+busy the computer is, instead of answering from a store still being filled (which would prove nothing). The
+manifest is copied with the person's project ids and routes; a `paths` route written as an absolute path is moved
+under the scratch home (`~/...` for one under the person's home, `~/root/...` for one elsewhere), so it takes the
+invented files there and nothing of the person's.
 The person's data is never read, and nothing is written outside the scratch folder, which is removed at the end.
 
 The invented items are written in the formats the built-in plugins read (a Maildir message, a Markdown note, a

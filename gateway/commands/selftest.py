@@ -3,18 +3,18 @@ manifest, filled with invented items, through a real `gateway serve` spoken to w
 
 The probes: the copy is served twice. First with every project opened (in the copy only): each closed
 project's canary must reach some answer, else its items prove nothing (said, not failed), and a card number
-planted in a note must be found by no search of its digits and shown whole by no answer. Then with the manifest
-as the person wrote it: every reading tool (called with no arguments when it needs none, with each canary as its
-`query`, with each address given in the first round as its single required argument), every resource listed
-or given in the first round, and every prompt: no closed project's canary in any of them. Then the manifest is
-emptied as the first of a dozen calls sent at once is answered, the others in flight: nothing of any project is
-given (the gate closes, never opens), and nothing by the same calls sent again once it is empty. Last, each
-tool taking a `query` is given one of 100,000 characters: it must be refused with a sentence. Tools that may
-reach out of the computer (`openWorldHint`) and tools that write are never called. The two gateways (each with
-its own config folder, stores and audit log, both reading the one scratch home) start at once. Every call waits
-for its plugin's stores to have read the invented items (see `gateway.commands.scratch`), and the host's read
-timeout is above that wait and the call's deadline together: a busy computer makes the run slower, never its
-verdicts different.
+planted in a note must be found by no search of its digits and shown whole by no answer. Then with the
+manifest as the person wrote it: every reading tool (called with no arguments when it needs none, with each
+canary as its `query`, with each address given in the first round as its single required argument), every
+resource listed or given in the first round, and every prompt: no closed project's canary in any of them. Then
+the manifest is emptied as the first of up to a dozen calls asked at once is answered, the others in flight:
+nothing of any project is given (the gate closes, never opens), and nothing by the same calls asked again once
+it is empty. Last, each tool taking a `query` is given one of 100,000 characters: it must be refused with a
+sentence. Tools that may reach out of the computer (`openWorldHint`) and tools that write are never called.
+The two gateways (each with its own config folder, stores and audit log, both reading the one scratch home)
+start at once. Every call waits for its plugin's stores to have read the invented items (see
+`gateway.commands.scratch`), and the host's read timeout is above that wait and the call's deadline together:
+a busy computer makes the run slower, never its verdicts different.
 """
 
 from __future__ import annotations
