@@ -4,9 +4,12 @@ with invented items written there for each route of each project.
 What is copied: the config's `[gateway]`, `[access]` and `[profiles]` tables, and of each plugin's table only what
 cannot name a source (its switches and numbers, and the core's `prefix`, `disabled_tools`, `refresh`): every
 path, address, account, server and password is left behind, so each plugin reads its defaults, which the scratch
-home (HOME and the XDG folders pointed into it) holds. The manifest is copied with the person's project ids and
-routes; a `paths` route written as an absolute path is moved under the scratch home (`~/...` for one under the
-person's home, `~/root/...` for one elsewhere), so it takes the invented files there and nothing of the person's.
+home (HOME and the XDG folders pointed into it) holds. One setting is the selftest's own: `refresh_budget_ms` at
+its most (a minute), so that every call waits until its plugin's stores have read the invented items, however
+busy the computer is, instead of answering from a store still being filled (which would prove nothing). The
+manifest is copied with the person's project ids and routes; a `paths` route written as an absolute path is moved
+under the scratch home (`~/...` for one under the person's home, `~/root/...` for one elsewhere), so it takes the
+invented files there and nothing of the person's.
 The person's data is never read, and nothing is written outside the scratch folder, which is removed at the end.
 
 The invented items are written in the formats the built-in plugins read (a Maildir message, a Markdown note, a
@@ -49,6 +52,7 @@ OWN_SERVER = "mx.selftest.example.org"  # the scratch accounts' server: its Auth
 CARD = "4111 1111 1111 1111"  # passes Luhn's check: the masks must hide it
 CARD_MARK = "plumtreecardnote"  # the word of the note that holds the card
 SCRATCH_CLOSED = "selftest-closed"
+REFRESH_BUDGET_MS = 60_000  # the most `[gateway] refresh_budget_ms` allows
 
 
 def canary_of(project_id: str) -> str:
@@ -103,6 +107,13 @@ class Scratch:
     unplanted: list[str] = attrs.field(factory=list)  # route kinds that got no item
     manifest: Path = Path()
     manifest_text: str = ""
+    call_timeout: float = 30.0  # the person's `[gateway] call_timeout`, which the copy keeps
+
+    def answer_within(self) -> float:
+        """Seconds a scratch gateway may take to answer one request: the wait for its stores to be read, the call's
+        own deadline, and a minute more for a busy computer (the host's read timeout; past it, the request is
+        counted as refused)."""
+        return REFRESH_BUDGET_MS / 1000 + self.call_timeout + 60.0
 
     def folders(self, which: str) -> Path:
         """The XDG folders of one of the two scratch gateways (`opened`, `closed`): each its own config, stores
@@ -130,6 +141,9 @@ def make_scratch(snapshot: Snapshot, config_text: str | None, lock_file: Path | 
     config: dict[str, Any] = {}
     if isinstance(raw.get("gateway"), dict):
         config["gateway"] = dict(raw["gateway"])
+    # Each call waits for its plugin's stores to have read the invented items (at most a minute): a probe that
+    # answered from a store still being filled, on a busy computer, would prove nothing of that store.
+    config.setdefault("gateway", {})["refresh_budget_ms"] = REFRESH_BUDGET_MS
     access = dict(raw.get("access") or {}) if isinstance(raw.get("access"), dict) else {}
     access["projects"] = "projects.toml"
     config["access"] = access
@@ -143,7 +157,7 @@ def make_scratch(snapshot: Snapshot, config_text: str | None, lock_file: Path | 
         projects.append(Project(SCRATCH_CLOSED, "Closed by the selftest", False, paths=("~/selftest-closed",),
                                 senders=("@closed.selftest.example.net",)))
     scratch = Scratch(root, home, projects, {p.id: canary_of(p.id) for p in projects if not p.ai},
-                      {p.id: canary_of(p.id) for p in projects if p.ai})
+                      {p.id: canary_of(p.id) for p in projects if p.ai}, call_timeout=snapshot.config.call_timeout)
     for plugin, table in _plant(scratch).items():
         plugins.setdefault(plugin, {}).update(table)
     config["plugins"] = plugins

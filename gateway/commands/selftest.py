@@ -3,14 +3,18 @@ manifest, filled with invented items, through a real `gateway serve` spoken to w
 
 The probes: the copy is served twice. First with every project opened (in the copy only): each closed
 project's canary must reach some answer, else its items prove nothing (said, not failed), and a card number
-planted in a note must be found by no search of its digits and shown whole by no answer. Then with the manifest
-as the person wrote it: every reading tool (called with no arguments when it needs none, with each canary as its
-`query`, with each address given in the first round as its single required argument), every resource listed
-or given in the first round, and every prompt: no closed project's canary in any of them. Then the manifest is
-emptied while calls are in flight: nothing of any project is given (the gate closes, never opens). Last, each
-tool taking a `query` is given one of 100,000 characters: it must be refused with a sentence. Tools that may
-reach out of the computer (`openWorldHint`) and tools that write are never called. The two gateways (each with
-its own config folder, stores and audit log, both reading the one scratch home) start at once.
+planted in a note must be found by no search of its digits and shown whole by no answer. Then with the
+manifest as the person wrote it: every reading tool (called with no arguments when it needs none, with each
+canary as its `query`, with each address given in the first round as its single required argument), every
+resource listed or given in the first round, and every prompt: no closed project's canary in any of them. Then
+the manifest is emptied as the first of up to a dozen calls asked at once is answered, the others in flight:
+nothing of any project is given (the gate closes, never opens), and nothing by the same calls asked again once
+it is empty. Last, each tool taking a `query` is given one of 100,000 characters: it must be refused with a
+sentence. Tools that may reach out of the computer (`openWorldHint`) and tools that write are never called.
+The two gateways (each with its own config folder, stores and audit log, both reading the one scratch home)
+start at once. Every call waits for its plugin's stores to have read the invented items (see
+`gateway.commands.scratch`), and the host's read timeout is above that wait and the call's deadline together:
+a busy computer makes the run slower, never its verdicts different.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -27,14 +32,18 @@ from typing import Any
 import anyio
 import attrs
 
+from gateway.api.refresh import STILL_READING as REFRESH_LINE
 from gateway.commands.scratch import CARD_MARK, SCRATCH_CLOSED, Scratch, make_scratch
 from gateway.engine.config import Snapshot
 
 CARD_SEARCHES = ("4111111111111111", "4111 1111 1111 1111", "411111111111")
 CARD_WHOLE = re.compile(r"4111[\s-]?1111[\s-]?1111[\s-]?1111")
 OVERSIZED = 100_000
+# How an answer given before its plugin's refresh ended begins its line about it (gateway.api.refresh).
+STILL_READING = REFRESH_LINE.split("{plugin}")[0]
 MAX_ADDRESSES = 40
 ADDRESS_ARGUMENTS = ("address", "uri", "id", "message_id", "path", "name")
+REMOVAL_SECONDS = 10.0  # how long the scratch folder is removed again while something still writes in it
 
 
 @attrs.frozen
@@ -88,7 +97,8 @@ async def _serve(scratch: Scratch, which: str, body: Callable[[Served], Any]) ->
     command = gateway_command()
     params = StdioServerParameters(command=command[0], args=[*command[1:], "serve"], env=scratch.env(which))
     with open(os.devnull, "w") as quiet:
-        async with Client(stdio_client(params, errlog=quiet), mode="legacy", read_timeout_seconds=60,
+        async with Client(stdio_client(params, errlog=quiet), mode="legacy",
+                          read_timeout_seconds=scratch.answer_within(),
                           client_info=Implementation(name="gateway-selftest", version="1")) as client:
             session = Served(client)
             session.tools = list((await client.list_tools()).tools)
@@ -219,6 +229,9 @@ async def play(scratch: Scratch, progress: Callable[[str], None]) -> list[Outcom
                                 + ("" if seen else " (the note itself reached no answer)")))
 
     checked = closed.answers[:empty_round.get("start", len(closed.answers))]
+    unread = [label for label, text in checked if STILL_READING in text]
+    unread_said = (f"; {len(unread)} answers came from a store still being read after a minute, and prove nothing "
+                   f"of it: {', '.join(unread[:3])}") if unread else ""
     for project_id, canary in scratch.canaries.items():
         leaks = [label for label, text in checked if canary in text]
         proof = "" if _where(opened, canary) else (" (but its invented items reached no tool even with it opened: "
@@ -234,7 +247,7 @@ async def play(scratch: Scratch, progress: Callable[[str], None]) -> list[Outcom
             outcomes.append(Outcome(f"closed project {project_id!r}", True,
                                     f"the word of its {items} invented items in none of {len(checked)} answers "
                                     f"({len(closed.readers())} tools, resources, prompts, {len(addresses)} "
-                                    f"addresses asked for){added}{proof}"))
+                                    f"addresses asked for){added}{proof}{unread_said}"))
     during = closed.answers[empty_round.get("start", 0):empty_round.get("end", 0)]
     after = closed.answers[empty_round.get("after", 0):empty_round.get("end", 0)]
     every_canary = [*scratch.canaries.values(), *scratch.opened_canaries.values(), CARD_MARK]
@@ -245,8 +258,10 @@ async def play(scratch: Scratch, progress: Callable[[str], None]) -> list[Outcom
             "a closed project's items: " + ", ".join(leaked[:3]) if leaked else
             "items while the manifest was empty: " + ", ".join(opened_up[:3]))))
     else:
-        outcomes.append(Outcome("manifest emptied mid-call", True, f"{len(during)} calls during and after: none gave "
-                                "a closed project's items, none gave anything while the manifest was empty"))
+        waiting = empty_round.get("in_flight", 0)
+        outcomes.append(Outcome("manifest emptied mid-call", True, f"{len(during)} calls during and after ({waiting} "
+                                "asked and not yet answered as it was emptied): none gave a closed project's items, "
+                                "none gave anything while the manifest was empty"))
     oversized = empty_round.get("oversized", [])
     crashed = [name for name, text in oversized
                if not _refused_with_a_sentence(text)]
@@ -268,18 +283,30 @@ async def _emptied_and_oversized(scratch: Scratch, session: Served, queries: lis
     marks["start"] = len(session.answers)
     searchers = [t for t in session.readers() if "query" in _schema(t)[0] and set(_schema(t)[1]) <= {"query"}]
     plain = [t for t in session.readers() if not _schema(t)[1]]
+    tools = (searchers + plain)[:12]
 
-    async def calls() -> None:
-        for tool in (searchers + plain)[:12]:
-            arguments = {"query": queries[0]} if tool in searchers and queries else {}
+    def empty() -> None:
+        if "in_flight" not in marks:
+            marks["in_flight"] = len(tools) - (len(session.answers) - marks["start"])
+            scratch.manifest.write_text("")
+
+    async def call(tool: Any, first_batch: bool = False) -> None:
+        arguments = {"query": queries[0]} if tool in searchers and queries else {}
+        try:
             await session.ask(f"{tool.name} (manifest emptied)", session.client.call_tool(tool.name, arguments))
+        finally:
+            if first_batch:
+                empty()
 
+    # All asked at once; the first answer to come back empties the manifest there and then (no other task runs in
+    # between), so that the others are asked and not yet answered as it is emptied, whatever the computer's load.
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(calls)
-        await anyio.sleep(0)
-        scratch.manifest.write_text("")
+        for tool in tools:
+            tasks.start_soon(call, tool, True)
+    empty()  # no tool to call: emptied all the same
     marks["after"] = len(session.answers)
-    await calls()
+    for tool in tools:  # each asked once the manifest is empty: none may give anything
+        await call(tool)
     marks["end"] = len(session.answers)
     scratch.manifest.write_text(scratch.manifest_text)
     progress("asking with an oversized query")
@@ -304,6 +331,17 @@ def _refused_with_a_sentence(text: str) -> bool:
     return bool(result.get("isError") or result.get("is_error")) and len(words.split()) >= 3
 
 
+def _remove(root: Path, within: float = REMOVAL_SECONDS) -> None:
+    """The scratch folder removed whole. Removed again while something is still written in it (a scratch gateway
+    that the SDK's client stopped waiting for, still closing its stores), for `within` seconds at most."""
+    deadline = time.monotonic() + within
+    while True:
+        shutil.rmtree(root, ignore_errors=True)
+        if not os.path.lexists(root) or time.monotonic() >= deadline:
+            return
+        time.sleep(0.05)
+
+
 def run(snapshot: Snapshot, config_text: str | None, lock_file: Path | None, say: Callable[[str], None],
         progress: Callable[[str], None], keep: bool = False) -> int:
     """Play every probe; one line each through `say`; 0 when all held, 1 otherwise."""
@@ -320,7 +358,7 @@ def run(snapshot: Snapshot, config_text: str | None, lock_file: Path | None, say
             return 1
     finally:
         if not keep:
-            shutil.rmtree(scratch.root, ignore_errors=True)
+            _remove(scratch.root)
     for outcome in outcomes:
         say(outcome.line())
     if scratch.unplanted:

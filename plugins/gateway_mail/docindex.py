@@ -87,9 +87,22 @@ def _lock(path: Path) -> threading.Lock:
         return _locks.setdefault(str(path), threading.Lock())
 
 
+_connecting: dict[str, threading.Lock] = {}
+
+
 def connect(path: Path, root: Path) -> sqlite3.Connection:
-    """The index at `path` for the folder `root`, made 0600; emptied if made with other masks or another root."""
+    """The index at `path` for the folder `root`, made 0600; emptied if made with other masks or another root.
+
+    One thread of the process at a time checks and makes the schema of one index: two threads opening a new index
+    at once would each read it as made by another version and empty it, one of them after the other had filled it."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with _guard:
+        connecting = _connecting.setdefault(str(path.resolve()), threading.Lock())
+    with connecting:
+        return _connect(path, root)
+
+
+def _connect(path: Path, root: Path) -> sqlite3.Connection:
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
     if os.stat(path).st_mode & 0o077:
         os.chmod(path, 0o600)

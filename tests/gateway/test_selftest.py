@@ -1,10 +1,13 @@
 """`gateway selftest` on a temporary home: every probe holds on a sound setup, the person's own files are neither
-read into any line nor changed, the scratch folder goes; and a plugin that ignores the gate (installed as pip
-would, the way a careless third-party plugin would reach a person) is caught: FAILED, exit 1."""
+read into any line nor changed, the scratch folder goes; a busy computer changes no verdict (every call waits for
+its stores to have read the invented items, the manifest is emptied as the first of the calls asked at once is
+answered); and a plugin that ignores the gate (installed as pip would, the way a careless third-party plugin would
+reach a person) is caught: FAILED, exit 1."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -13,6 +16,11 @@ import pytest
 from gateway.api.context import home_environment
 from gateway.testing import installed_plugin, write_config
 from tests.forkserver import VARIABLE, gateway_command
+
+# A selftest's run is bounded by its own timeouts (a minute and a half a request at most); the subprocess's bound is
+# above them, and the test's above that, so that a run cut short says what it printed.
+RUN_SECONDS = 300
+pytestmark = pytest.mark.timeout(RUN_SECONDS + 60)
 
 SECRET = "marmaladetruth"  # in the person's own notes: the selftest must never read or print it
 PROJECTS = [
@@ -41,14 +49,15 @@ def register_tools(gateway):
 '''
 
 
-def person(home: Path, plugins: list[str]) -> None:
-    """A person's own home: notes of their own (a secret word in them), a config naming them, a manifest."""
+def person(home: Path, plugins: list[str], **gateway: object) -> None:
+    """A person's own home: notes of their own (a secret word in them), a config naming them (with `gateway`'s
+    settings in its `[gateway]` table), a manifest."""
     notes = home / "Notes"
     (notes / "garden").mkdir(parents=True)
     (notes / "garden" / "Beds.md").write_text(f"# Beds\n\nThe {SECRET} bed.\n")
     (home / "projects" / "lawsuit").mkdir(parents=True)
     (home / "projects" / "lawsuit" / "Fence.md").write_text(f"# Fence\n\n{SECRET} for the lawyer.\n")
-    write_config(home, {"gateway": {"plugins": plugins},
+    write_config(home, {"gateway": {"plugins": plugins, **gateway},
                         "plugins": {"mail": {"notes": str(notes), "timezone": "Europe/Paris"}}}, projects=PROJECTS)
 
 
@@ -62,8 +71,11 @@ def selftest(home: Path, scratch: Path, extra: dict[str, str] | None = None) -> 
     launcher = {VARIABLE: os.environ[VARIABLE]} if VARIABLE in os.environ else {}
     env = {"PATH": os.environ.get("PATH", ""), **home_environment(home), "TMPDIR": str(scratch), **launcher,
            **(extra or {})}
-    return subprocess.run(gateway_command("selftest"), env=env, capture_output=True, text=True,
-                          timeout=300)
+    try:
+        return subprocess.run(gateway_command("selftest"), env=env, capture_output=True, text=True,
+                              timeout=RUN_SECONDS)
+    except subprocess.TimeoutExpired as late:
+        pytest.fail(f"the selftest ran over {RUN_SECONDS} s; it had printed:\n{late.stdout!r}\n{late.stderr!r}")
 
 
 @pytest.fixture
@@ -85,9 +97,23 @@ def test_selftest_holds_on_a_sound_setup_and_leaves_the_home_as_it_was(gateway_h
     assert all(line.startswith("held") for line in probes), done.stdout
     assert "reached no tool" not in done.stdout, "the invented items must reach the tools, or they prove nothing"
     assert lines[-1] == "4 of 4 probes held."
+    waiting = re.search(r"\((\d+) asked and not yet answered as it was emptied\)", probes[2])
+    assert waiting and int(waiting[1]) >= 1, f"the manifest must be emptied while calls are in flight: {probes[2]}"
     assert SECRET not in done.stdout + done.stderr
     assert tree(gateway_home) == before, "nothing of the person's home is written or changed"
     assert list(scratch.iterdir()) == [], "the scratch folder is removed"
+
+
+def test_no_probe_answers_from_a_store_still_being_read(gateway_home: Path, scratch: Path) -> None:
+    """A person whose calls never wait for their stores (`refresh_budget_ms = 0`, as a computer too busy for the
+    budget makes it): the scratch gateways wait all the same, so that no closed project is probed in a store that
+    has not read its items yet, and every probe holds."""
+    person(gateway_home, ["mail", "sessions", "timeline"], refresh_budget_ms=0)
+    done = selftest(gateway_home, scratch)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "4 of 4 probes held.", done.stdout
+    assert "still being read" not in done.stdout, done.stdout
+    assert "reached no tool" not in done.stdout, done.stdout
 
 
 def test_a_plugin_that_ignores_the_gate_is_reported_and_fails_the_run(gateway_home: Path, scratch: Path,

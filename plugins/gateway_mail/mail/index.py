@@ -119,9 +119,23 @@ def _lock(path: Path) -> threading.Lock:
         return _locks.setdefault(str(path), threading.Lock())
 
 
+_connecting: dict[str, threading.Lock] = {}
+
+
 def connect(path: Path) -> sqlite3.Connection:
-    """The index, made 0600 when new, with its schema; emptied when it was made with other masks."""
+    """The index, made 0600 when new, with its schema; emptied when it was made with other masks.
+
+    One thread of the process at a time checks and makes the schema of one index: two threads opening a new index
+    at once (the first calls of a server, asked together) would each read it as made by another version and empty
+    it, one of them after the other's refresh had filled it, under a generation that readers had already taken."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with _locks_guard:
+        connecting = _connecting.setdefault(str(path.resolve()), threading.Lock())
+    with connecting:
+        return _connect(path)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
     if not path.exists():
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     os.chmod(path, 0o600)
