@@ -5,7 +5,6 @@ sender blocked) gives the answer read afresh, as if no page had been kept."""
 from __future__ import annotations
 
 import json
-import random
 import shutil
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from gateway_mail.mail import answers, index, sample
 
 from gateway.testing import folders_of, make_gateway
+from tests.plugins.mail import test_mail_search_rare as search_rare
 
 QUERIES = ["harvest", "quince", "zqxjvbnonexistent", '"note 3"', "note*", "cider -pears", "is:flagged",
            "is:unread quince", "subject:plums", "from:ann@example.com", "harvest date:2023-11-15..2023-11-16",
@@ -21,17 +21,7 @@ QUERIES = ["harvest", "quince", "zqxjvbnonexistent", '"note 3"', "note*", "cider
 
 
 def _deliver(home: Path, count: int, start: int = 0) -> None:
-    words = ["harvest", "apples", "pears", "cider", "plums"]
-    picker = random.Random(start)
-    for number in range(start, start + count):
-        sender = ("Ada Example <ada@example.net>", "Ann Example <ann@example.com>",
-                  "Deals <deals@spam.example.net>")[number % 3]
-        folder = ("INBOX", "Archive", "Lists/Orchard")[number % 3 if number % 7 else 2]
-        sample.deliver(home / "Mail" / "personal" / folder,
-                       sample.message(sender=sender, subject=f"Note {number} {picker.choice(words)}",
-                                      body=" ".join(picker.sample(words, 3)) + (" quince" if number % 11 == 0 else ""),
-                                      date=1_700_000_000 + number * 3600, message_id=f"note{number}@example.org"),
-                       flags=("S", None, "FS", "RS")[number % 4])
+    search_rare._deliver(home, count, start, message_ids=True)
 
 
 def _answers(gateway, monkeypatch: pytest.MonkeyPatch, keeping: bool) -> list:

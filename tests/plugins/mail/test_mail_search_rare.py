@@ -47,7 +47,9 @@ def test_the_page_reads_the_columns_page_hits_unpacks() -> None:
                                  "sender_name", "subject", "auth", "encrypted")
 
 
-def _deliver(home: Path, count: int, start: int = 0) -> None:
+def _deliver(home: Path, count: int, start: int = 0, message_ids: bool = False) -> None:
+    """`count` invented messages from `start` on, over three folders and senders (each with its own Message-ID
+    when `message_ids`)."""
     words = ["harvest", "apples", "pears", "cider", "plums"]
     picker = random.Random(start)
     for number in range(start, start + count):
@@ -57,7 +59,8 @@ def _deliver(home: Path, count: int, start: int = 0) -> None:
         sample.deliver(home / "Mail" / "personal" / folder,
                        sample.message(sender=sender, subject=f"Note {number} {picker.choice(words)}",
                                       body=" ".join(picker.sample(words, 3)) + (" quince" if number % 11 == 0 else ""),
-                                      date=1_700_000_000 + number * 3600),
+                                      date=1_700_000_000 + number * 3600,
+                                      **({"message_id": f"note{number}@example.org"} if message_ids else {})),
                        flags=("S", None, "FS", "RS")[number % 4])
 
 
