@@ -21,19 +21,10 @@ import pytest
 from gateway.api.context import home_environment
 from gateway.testing import installed_plugin, read_audit, serve_client, write_config
 from tests.forkserver import gateway_command
+from tests.gateway import test_plugin_exits as in_process
 
-STEADY = '''
-import click
-from gateway import Tool, hookimpl
-
-def steady_echo(word: str) -> str:
-    """Say a word back."""
-    return "steady " + word
-
-@hookimpl
-def register_tools(gateway):
-    return [Tool.from_function(steady_echo, read_only=True)]
-
+# The in-process tests' steady plugin, with a command group of its own.
+STEADY = "import click\n" + in_process.STEADY + '''
 @hookimpl
 def register_commands(gateway):
     @click.group("steady")

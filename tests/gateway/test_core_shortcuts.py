@@ -18,13 +18,14 @@ from hypothesis import strategies as st
 
 from gateway import Answer, Tool
 from gateway.api.refresh import Refresh, Refreshed
-from gateway.engine import audit, core
+from gateway.engine import audit
 from gateway.engine.audit import ARGUMENT_LIMIT, KEPT_LENGTH, AuditLog, summarise_arguments
 from gateway.privacy import framing
 from gateway.privacy.framing import one_line
 from gateway.privacy.masks import mask_typed
 from gateway.testing import inline_plugin, make_gateway
 from tests.gateway.test_masks import CHUNKS
+from tests.gateway.test_refresh_asked_once import contexts_counted
 
 # --- an argument's summary, kept by its digest ----------------------------------------------------------------
 
@@ -189,14 +190,7 @@ def test_a_tools_context_carries_the_calls_deadline_and_is_made_once(gateway_hom
 
     gateway = make_gateway([inline_plugin("look", tools=[Tool.from_function(look, read_only=True)])],
                            config={"gateway": {"plugins": ["look"], "call_timeout": 7}}, home=gateway_home)
-    made: list[str] = []
-    context = core.Gateway.context
-
-    def counted(self, plugin_name, *args, **kwargs):
-        made.append(plugin_name)
-        return context(self, plugin_name, *args, **kwargs)
-
-    monkeypatch.setattr(core.Gateway, "context", counted)
+    made = contexts_counted(monkeypatch)
     for _ in range(12):  # on a worker at first, then on the loop once it proved quick
         assert gateway.call("look").text == "looked"
     assert made == ["look"] * 12

@@ -31,7 +31,8 @@ def _gateway(home: Path, stale, runs: list, seen: list):
     return make_gateway([(name, plugin)], config={"gateway": {"plugins": ["look"], "call_timeout": 9}}, home=home)
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def contexts_counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The plugins' names of the contexts the core makes from here on, one each, in order."""
     made: list[str] = []
     context = core.Gateway.context
 
@@ -49,7 +50,7 @@ def test_refreshes_with_nothing_to_run_are_asked_with_the_tools_own_context(gate
     runs: list = []
     seen: list = []
     gateway = _gateway(gateway_home, lambda ctx: asked.append(ctx) or False, runs, seen)
-    made = _counting(monkeypatch)
+    made = contexts_counted(monkeypatch)
     for _ in range(5):
         assert gateway.call("look").text == "looked"
     assert made == ["look"] * 5 and runs == [] and len(asked) == 5
@@ -74,7 +75,7 @@ def test_a_refresh_with_something_to_run_runs_under_its_own_context(gateway_home
     runs: list = []
     seen: list = []
     gateway = _gateway(gateway_home, None if kind == "no check" else stale, runs, seen)
-    made = _counting(monkeypatch)
+    made = contexts_counted(monkeypatch)
     for _ in range(3):
         assert gateway.call("look").text == "looked"
     assert runs == [float("inf")] * 3  # the refresh's own budget, not the call's deadline
